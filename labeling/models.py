@@ -1,0 +1,199 @@
+"""The crowd workflow: workers, campaigns, HITs with quiz checkpoints, answers and their aggregate."""
+
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import models
+
+from annotation.models import Dialogue, Label, Turn
+
+
+class Worker(models.Model):
+    SITE, MTURK, PROLIFIC = "site", "mturk", "prolific"
+    PLATFORM_CHOICES = [(SITE, "This site"), (MTURK, "Amazon Mechanical Turk"), (PROLIFIC, "Prolific")]
+    ACTIVE, BLOCKED = "active", "blocked"
+    STATUS_CHOICES = [(ACTIVE, "Active"), (BLOCKED, "Blocked")]
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True, related_name="worker"
+    )
+    platform = models.CharField(max_length=16, choices=PLATFORM_CHOICES, default=SITE)
+    external_id = models.CharField(max_length=128, help_text="platform worker id, or the username")
+    country = models.CharField(max_length=64, blank=True)
+    status = models.CharField(max_length=8, choices=STATUS_CHOICES, default=ACTIVE)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["platform", "external_id"], name="worker_unique_platform_id")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.external_id} ({self.platform})"
+
+    @property
+    def is_blocked(self) -> bool:
+        return self.status == self.BLOCKED
+
+
+class Campaign(models.Model):
+    DRAFT, OPEN, PAUSED, CLOSED = "draft", "open", "paused", "closed"
+    STATUS_CHOICES = [(DRAFT, "Draft"), (OPEN, "Open"), (PAUSED, "Paused"), (CLOSED, "Closed")]
+
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    labels = models.ManyToManyField(Label, blank=True, related_name="campaigns", help_text="the label set")
+    dialogues_per_hit = models.PositiveSmallIntegerField(default=15)
+    quiz_per_hit = models.PositiveSmallIntegerField(default=5)
+    workers_per_hit = models.PositiveSmallIntegerField(default=3)
+    reward = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("0.40"))
+    bonus = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("0.10"))
+    quiz_pass_mark = models.PositiveSmallIntegerField(default=3, help_text="quiz answers right to earn the bonus")
+    time_limit_minutes = models.PositiveIntegerField(default=60)
+    # three label names shown when a dialogue's target turn has no weak-labeler prediction
+    fallback_choices = models.JSONField(default=list, blank=True)
+    tie_breaking = models.BooleanField(default=False)
+    tie_break_workers = models.PositiveSmallIntegerField(default=2)
+    status = models.CharField(max_length=8, choices=STATUS_CHOICES, default=DRAFT)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class QuizQuestion(models.Model):
+    BUILTIN, IMPORTED = "builtin", "imported"
+
+    text = models.TextField()
+    gold_label = models.ForeignKey(Label, on_delete=models.PROTECT, related_name="quiz_questions")
+    choices = models.JSONField(default=list, help_text="the three label names shown, gold among them")
+    explanation = models.TextField(blank=True)
+    source = models.CharField(max_length=16, default=BUILTIN)
+    is_active = models.BooleanField(default=True)
+
+    def __str__(self) -> str:
+        return self.text[:60]
+
+
+class HIT(models.Model):
+    REGULAR, TIE_BREAK = "regular", "tiebreak"
+    KIND_CHOICES = [(REGULAR, "Regular"), (TIE_BREAK, "Tie-break")]
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="hits")
+    position = models.PositiveIntegerField(default=0)
+    kind = models.CharField(max_length=8, choices=KIND_CHOICES, default=REGULAR)
+    required_workers = models.PositiveSmallIntegerField(default=3)
+    external_id = models.CharField(max_length=128, blank=True, help_text="id on a crowd platform once published")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["campaign_id", "position"]
+
+    def __str__(self) -> str:
+        return f"HIT {self.pk} of {self.campaign}"
+
+
+class HITItem(models.Model):
+    """One screen of a HIT: a dialogue to label, or a quiz question that looks just like one."""
+
+    hit = models.ForeignKey(HIT, on_delete=models.CASCADE, related_name="items")
+    position = models.PositiveSmallIntegerField()
+    dialogue = models.ForeignKey(Dialogue, on_delete=models.CASCADE, null=True, blank=True)
+    target_turn = models.ForeignKey(Turn, on_delete=models.CASCADE, null=True, blank=True)
+    quiz_question = models.ForeignKey(QuizQuestion, on_delete=models.PROTECT, null=True, blank=True)
+    # frozen at build time: the weak labeler's top 3, or the campaign's fallback
+    choices = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["hit_id", "position"]
+        constraints = [models.UniqueConstraint(fields=["hit", "position"], name="hititem_unique_position")]
+
+    @property
+    def is_quiz(self) -> bool:
+        return self.quiz_question_id is not None
+
+
+class Assignment(models.Model):
+    ACCEPTED, SUBMITTED, APPROVED, REJECTED, EXPIRED = "accepted", "submitted", "approved", "rejected", "expired"
+    STATUS_CHOICES = [
+        (ACCEPTED, "Accepted"),
+        (SUBMITTED, "Submitted"),
+        (APPROVED, "Approved"),
+        (REJECTED, "Rejected"),
+        (EXPIRED, "Expired"),
+    ]
+    LIVE_OR_DONE = (ACCEPTED, SUBMITTED, APPROVED)
+
+    hit = models.ForeignKey(HIT, on_delete=models.CASCADE, related_name="assignments")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="assignments")
+    status = models.CharField(max_length=10, choices=STATUS_CHOICES, default=ACCEPTED)
+    accepted_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    quiz_correct = models.PositiveSmallIntegerField(null=True, blank=True)
+    completion_code = models.CharField(max_length=32, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["hit", "worker"], name="assignment_unique_hit_worker")]
+        indexes = [models.Index(fields=["hit", "status"])]
+
+
+class Response(models.Model):
+    TOP3, OTHER_LIST, OTHER_NEW = "top3", "other-list", "other-new"
+    METHOD_CHOICES = [(TOP3, "One of the top 3"), (OTHER_LIST, "Other: from the list"), (OTHER_NEW, "Other: new label")]
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="responses")
+    item = models.ForeignKey(HITItem, on_delete=models.CASCADE, related_name="responses")
+    label = models.ForeignKey(Label, on_delete=models.PROTECT, null=True, blank=True)
+    new_label_text = models.CharField(max_length=64, blank=True)
+    method = models.CharField(max_length=10, choices=METHOD_CHOICES)
+    seconds_spent = models.FloatField(default=0)
+    answered_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["assignment", "item"], name="response_unique_item")]
+
+    @property
+    def answer(self) -> str:
+        return self.label.name if self.label_id else self.new_label_text
+
+
+class AggregatedLabel(models.Model):
+    MAJORITY, UNRESOLVED = "majority", "unresolved"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="aggregated_labels")
+    dialogue = models.ForeignKey(Dialogue, on_delete=models.CASCADE)
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE)
+    label = models.ForeignKey(Label, on_delete=models.PROTECT, null=True, blank=True)
+    label_text = models.CharField(max_length=64, blank=True, help_text="the winning answer as given")
+    status = models.CharField(max_length=10, default=UNRESOLVED)
+    votes = models.JSONField(default=dict)
+    answer_count = models.PositiveSmallIntegerField(default=0)
+    agreement = models.FloatField(null=True, blank=True)
+    dawid_skene_label = models.CharField(max_length=64, blank=True)
+    dawid_skene_confidence = models.FloatField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "turn"], name="aggregated_unique_turn")]
+
+
+class PaymentEntry(models.Model):
+    """The ledger. One row per assignment and kind, so paying twice is impossible by construction."""
+
+    REWARD, BONUS = "reward", "bonus"
+    KIND_CHOICES = [(REWARD, "Reward"), (BONUS, "Quiz bonus")]
+
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="payments")
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="payments")
+    kind = models.CharField(max_length=8, choices=KIND_CHOICES)
+    amount = models.DecimalField(max_digits=8, decimal_places=2)
+    created_at = models.DateTimeField(auto_now_add=True)
+    paid_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["assignment", "kind"], name="payment_unique_assignment_kind")]

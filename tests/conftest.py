@@ -1,0 +1,57 @@
+"""The shared cast: a researcher, three annotators, an outsider, and a tiny corpus."""
+
+from pathlib import Path
+
+import pytest
+
+EDOS_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "edos"
+EDOS_CSV = EDOS_DIR / "MTurk_groundtruth_labels_9K.csv"
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def edos_csv() -> Path:
+    if not EDOS_CSV.exists():
+        pytest.skip(f"real EDOS data not present at {EDOS_CSV}")
+    return EDOS_CSV
+
+
+@pytest.fixture
+def researcher(django_user_model):
+    return django_user_model.objects.create_user("researcher", password="pw-researcher", is_staff=True)
+
+
+@pytest.fixture
+def annotators(django_user_model):
+    return [django_user_model.objects.create_user(f"annotator{i}", password=f"pw-annotator{i}") for i in (1, 2, 3)]
+
+
+@pytest.fixture
+def outsider(django_user_model):
+    return django_user_model.objects.create_user("outsider", password="pw-outsider")
+
+
+@pytest.fixture
+def tiny_corpus(db):
+    """Two movies, four dialogues of two or three turns each (hand-written)."""
+    from annotation.models import Dialogue, Movie, Turn
+
+    lines = [
+        ["Where have you been all night?", "I was at the station, waiting for you.", "You could have called."],
+        ["We won the cup!", "I knew you could do it."],
+        ["The bridge is out.", "Then we take the ferry.", "Fine, let's go."],
+        ["I miss the old house.", "So do I, every single day."],
+    ]
+    movies = [Movie.objects.create(title="Night Train", year=1999), Movie.objects.create(title="Harbour", year=2004)]
+    dialogues = []
+    for index, turns in enumerate(lines):
+        dialogue = Dialogue.objects.create(
+            movie=movies[index % 2], position=index, content_hash=f"tiny-{index}", turn_count=len(turns)
+        )
+        for position, text in enumerate(turns):
+            Turn.objects.create(
+                dialogue=dialogue, position=position, text=text, start=position * 2.0, end=position * 2.0 + 1.5,
+                token_count=len(text.split()),
+            )
+        dialogues.append(dialogue)
+    return dialogues
