@@ -38,6 +38,9 @@ class SubtitleFile(models.Model):
     dialogue_count = models.PositiveIntegerField(default=0)
     duplicates_dropped = models.PositiveIntegerField(default=0)
     removed_by_rule = models.JSONField(default=dict, blank=True)
+    # histogram of the gaps between adjacent raw cues, the evidence for the dialogue split:
+    # {"bin_seconds": 0.5, "max_seconds": 30, "counts": [...], "over_max": n}
+    cue_gaps = models.JSONField(default=dict, blank=True)
     ingested_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -1,10 +1,10 @@
 from django.urls import path
 
-from annotation import views
+from annotation import analysis_urls, views
 
 app_name = "annotation"
 urlpatterns = [
     path("", views.corpus, name="corpus"),
     path("files/<int:pk>/", views.subtitle_file, name="subtitle_file"),
-    path("analysis/", views.analysis, name="analysis"),
+    *analysis_urls.urlpatterns,
 ]

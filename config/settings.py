@@ -104,7 +104,16 @@ USE_TZ = True
 
 # --- Static and media -----------------------------------------------------------------------
 STATIC_URL = "static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+
+
+def _plotly_js_dir() -> str:
+    # plotly.js ships inside the plotly package: serve it from there instead of a CDN or a 4 MB copy in git.
+    import plotly
+
+    return str(Path(plotly.__file__).parent / "package_data")
+
+
+STATICFILES_DIRS = [BASE_DIR / "static", ("vendor/plotly", _plotly_js_dir())]
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

@@ -1,9 +1,6 @@
-from django.urls import path
+"""One namespace, two owners: the annotator's pages and the researcher's pages."""
 
-from labeling import views
+from labeling import annotator_urls, researcher_urls
 
 app_name = "labeling"
-urlpatterns = [
-    path("campaigns/", views.campaign_list, name="campaign_list"),
-    path("", views.worker_home, name="worker_home"),
-]
+urlpatterns = annotator_urls.urlpatterns + researcher_urls.urlpatterns
