@@ -1,0 +1,76 @@
+"""Settings come from the environment and refuse bad values at start-up."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from config import env
+from tests.conftest import REPO_ROOT
+
+
+def _import_settings(**overrides: str) -> subprocess.CompletedProcess:
+    environment = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG", "DATABASE_URL"}}
+    environment.update(overrides)
+    return subprocess.run(
+        [sys.executable, "-c", "import config.settings"],
+        cwd=REPO_ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_it_refuses_to_start_without_a_secret_key_when_debug_is_off():
+    result = _import_settings(DEBUG="0")
+    assert result.returncode != 0
+    assert "SECRET_KEY is required" in result.stderr
+
+
+def test_it_starts_without_a_secret_key_in_debug():
+    assert _import_settings(DEBUG="1").returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("DEBUG", "maybe", "DEBUG='maybe' is not a boolean"),
+        ("DATABASE_URL", "mysql://x/y", "DATABASE_URL='mysql://x/y' must start with"),
+        ("CELERY_BROKER_URL", "localhost:6379", "CELERY_BROKER_URL='localhost:6379' must start with"),
+        ("DIALOGUE_GAP_SECONDS", "five", "DIALOGUE_GAP_SECONDS='five' is not a number"),
+        ("DIALOGUE_GAP_SECONDS", "-1", "must be positive"),
+        ("ML_DEVICE", "tpu", "ML_DEVICE='tpu' must be one of"),
+        ("DB_CONN_MAX_AGE", "soon", "DB_CONN_MAX_AGE='soon' is not an integer"),
+    ],
+)
+def test_it_fails_loudly_on_a_bad_value(name, value, message):
+    result = _import_settings(SECRET_KEY="x", **{name: value})
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
+def test_env_helpers_read_typed_values(monkeypatch):
+    monkeypatch.setenv("FLAG", "yes")
+    monkeypatch.setenv("HOSTS", "a.example, b.example,,")
+    monkeypatch.setenv("RATE", "0.25")
+    assert env.env_bool("FLAG") is True
+    assert env.env_list("HOSTS", []) == ["a.example", "b.example"]
+    assert env.env_float("RATE", 1.0) == 0.25
+    assert env.env_int("MISSING_INT", 7) == 7
+
+
+def test_without_a_broker_tasks_run_in_process(settings):
+    from django.conf import settings as live
+
+    assert (live.CELERY_BROKER_URL is None) == live.CELERY_TASK_ALWAYS_EAGER
+
+
+def test_env_example_lists_every_variable_settings_read():
+    import re
+
+    source = (REPO_ROOT / "config" / "settings.py").read_text()
+    read = set(re.findall(r'env_\w+\(\s*"([A-Z_]+)"', source))
+    listed = set(re.findall(r"^([A-Z_]+)=", (REPO_ROOT / ".env.example").read_text(), re.M))
+    assert read - listed == set()
