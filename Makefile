@@ -7,7 +7,7 @@ BIN = $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install demo serve test lint format bench clean
+.PHONY: install browser-deps demo test lint format clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +24,15 @@ demo: install
 	@echo "Serving on http://$(HOST):$(PORT)/  (researcher: demo / demo-researcher)"
 	DEBUG=1 $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
-test: install
+test: install browser-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Debian's chromium for the browser test (a test tool's own browser download cannot work offline).
+# Installed when we can (root with apt-get); otherwise the browser test skips and says why.
+browser-deps:
+	@if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
 
 lint: install
 	$(BIN)/ruff check .

@@ -35,9 +35,7 @@ def plan_bundles(
     if dialogues_per_hit < 1:
         raise ValueError("dialogues_per_hit must be at least 1")
     if quiz_per_hit > len(quiz_ids):
-        raise ValueError(
-            f"each HIT needs {quiz_per_hit} quiz questions but only {len(quiz_ids)} active ones exist"
-        )
+        raise ValueError(f"each HIT needs {quiz_per_hit} quiz questions but only {len(quiz_ids)} active ones exist")
     bundles = []
     for start in range(0, len(dialogue_ids), dialogues_per_hit):
         items = [PlannedItem(dialogue_id=d) for d in dialogue_ids[start : start + dialogues_per_hit]]

@@ -1,0 +1,377 @@
+"""The annotator's state changes, one function each: build HITs, claim one, answer, submit.
+
+Views, the API, admin actions and tasks all call these, so every path obeys the same rules.
+
+Concurrency: a claim locks the worker's row (one claim at a time per worker) and then a HIT row
+(SELECT ... FOR UPDATE SKIP LOCKED on PostgreSQL, so concurrent claimers spread over HITs instead
+of queueing on one) and counts the HIT's seats again under that lock. A submission is a
+conditional UPDATE accepted -> submitted, so a double click submits once. SQLite ignores row locks
+but serialises writers, and the unique (hit, worker) constraint still refuses a duplicate.
+"""
+
+import random
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn
+from labeling.bundling import normalise_label_text, plan_bundles, top_choices
+from labeling.models import HIT, Assignment, Campaign, HITItem, QuizQuestion, Response, Worker
+
+
+class SubmissionRefused(Exception):
+    """An answer or a submission that breaks a rule; the message says which, for the annotator."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+# --- Building HITs ------------------------------------------------------------------------------
+
+
+def build_hits(campaign: Campaign, dialogues: Iterable[Dialogue], *, seed: int | None = None) -> list[HIT]:
+    """Bundle the dialogues, in the order given, into HITs of `campaign.dialogues_per_hit` dialogues
+    plus `campaign.quiz_per_hit` active quiz questions, shuffled (see labeling.bundling).
+
+    Each dialogue's target is its last turn; its three choices are frozen now: the newest weak
+    labeler's top 3 for that turn, else the campaign's fallback. A quiz item's choices are its
+    question's three, in a shuffled order so the gold label has no fixed place.
+    """
+    rng = random.Random(seed)
+    dialogues = list(dialogues)
+    last_turns = _last_turns([d.pk for d in dialogues])
+    quiz_by_id = {q.pk: q for q in QuizQuestion.objects.filter(is_active=True).select_related("gold_label")}
+    bundles = plan_bundles(
+        [d.pk for d in dialogues],
+        sorted(quiz_by_id),
+        dialogues_per_hit=campaign.dialogues_per_hit,
+        quiz_per_hit=campaign.quiz_per_hit,
+        rng=rng,
+    )
+    ranked = _weak_top_k([turn.pk for turn in last_turns.values()])
+    with transaction.atomic():
+        first_position = (campaign.hits.order_by("-position").values_list("position", flat=True).first() or 0) + 1
+        hits = []
+        for offset, bundle in enumerate(bundles):
+            hit = HIT.objects.create(
+                campaign=campaign, position=first_position + offset, required_workers=campaign.workers_per_hit
+            )
+            items = []
+            for position, planned in enumerate(bundle, start=1):
+                if planned.quiz_id is not None:
+                    quiz = quiz_by_id[planned.quiz_id]
+                    choices = rng.sample(list(quiz.choices), len(quiz.choices))
+                    items.append(HITItem(hit=hit, position=position, quiz_question=quiz, choices=choices))
+                else:
+                    turn = last_turns[planned.dialogue_id]
+                    choices = _choices_for(turn, ranked.get(turn.pk, []), campaign.fallback_choices)
+                    items.append(
+                        HITItem(
+                            hit=hit,
+                            position=position,
+                            dialogue_id=planned.dialogue_id,
+                            target_turn=turn,
+                            choices=choices,
+                        )
+                    )
+            HITItem.objects.bulk_create(items)
+            hits.append(hit)
+    return hits
+
+
+def _last_turns(dialogue_ids: list[int]) -> dict[int, Turn]:
+    last_position = Turn.objects.filter(dialogue=OuterRef("dialogue")).order_by("-position").values("position")[:1]
+    turns = Turn.objects.filter(dialogue_id__in=dialogue_ids, position=Subquery(last_position))
+    by_dialogue = {turn.dialogue_id: turn for turn in turns}
+    missing = [d for d in dialogue_ids if d not in by_dialogue]
+    if missing:
+        raise ValueError(f"dialogues without any turn cannot be labeled: ids {missing[:10]}")
+    return by_dialogue
+
+
+def _weak_top_k(turn_ids: list[int]) -> dict[int, list[str]]:
+    """Label names best first, per turn, from the newest weak labeler (empty when there is none)."""
+    weak = ModelVersion.objects.filter(kind=ModelVersion.WEAK).order_by("-created_at", "-pk").first()
+    if weak is None:
+        return {}
+    rows = Prediction.objects.filter(model_version=weak, turn_id__in=turn_ids).values_list("turn_id", "top_k")
+    return {turn_id: [entry[0] for entry in top_k] for turn_id, top_k in rows}
+
+
+def _choices_for(turn: Turn, ranked: list[str], fallback: list[str]) -> list[str]:
+    try:
+        return top_choices(ranked, fallback)
+    except ValueError as error:
+        raise ValueError(f"dialogue {turn.dialogue_id}: {error}; give the campaign three fallback_choices") from error
+
+
+# --- Workers and claims -------------------------------------------------------------------------
+
+
+def worker_for_user(user) -> Worker:
+    """The site Worker of a site account, created on first use."""
+    worker, _ = Worker.objects.get_or_create(
+        user=user, defaults={"platform": Worker.SITE, "external_id": user.get_username()}
+    )
+    return worker
+
+
+def expire_stale_assignments(now: datetime | None = None) -> int:
+    """Mark accepted assignments past their time limit expired, freeing their seat. Returns how many."""
+    now = now or timezone.now()
+    return Assignment.objects.filter(status=Assignment.ACCEPTED, expires_at__lte=now).update(status=Assignment.EXPIRED)
+
+
+def live_assignment(worker: Worker, campaign: Campaign | None = None) -> Assignment | None:
+    """The worker's accepted, unexpired assignment in an open campaign, if any."""
+    assignments = Assignment.objects.filter(
+        worker=worker,
+        status=Assignment.ACCEPTED,
+        expires_at__gt=timezone.now(),
+        hit__campaign__status=Campaign.OPEN,
+    )
+    if campaign is not None:
+        assignments = assignments.filter(hit__campaign=campaign)
+    return assignments.select_related("hit__campaign").order_by("accepted_at").first()
+
+
+def claim_next_hit(worker: Worker, campaign: Campaign | None = None) -> Assignment | None:
+    """Give the worker a seat on a HIT: their live assignment if they have one, else a new one on
+    the first open HIT with a free seat that they have never held. None when nothing is left,
+    the worker is blocked, or the campaign is not open.
+    """
+    if worker.is_blocked or (campaign is not None and campaign.status != Campaign.OPEN):
+        return None
+    expire_stale_assignments()
+    with transaction.atomic():
+        # One claim at a time per worker, so a double click cannot take two HITs.
+        locked_worker = Worker.objects.select_for_update().get(pk=worker.pk)
+        if locked_worker.is_blocked:
+            return None
+        existing = live_assignment(locked_worker, campaign)
+        if existing is not None:
+            return existing
+        hit = _lock_hit_with_free_seat(locked_worker, campaign)
+        if hit is None:
+            return None
+        minutes = hit.campaign.time_limit_minutes
+        return Assignment.objects.create(
+            hit=hit, worker=locked_worker, expires_at=timezone.now() + timedelta(minutes=minutes)
+        )
+
+
+def _open_hits_for(worker: Worker, campaign: Campaign | None):
+    now = timezone.now()
+    seats_taken = (
+        Assignment.objects.filter(hit=OuterRef("pk"))
+        .filter(
+            Q(status__in=[Assignment.SUBMITTED, Assignment.APPROVED])
+            | Q(status=Assignment.ACCEPTED, expires_at__gt=now)
+        )
+        .values("hit")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    hits = (
+        HIT.objects.filter(campaign__status=Campaign.OPEN)
+        .exclude(assignments__worker=worker)
+        .annotate(seats_taken=Coalesce(Subquery(seats_taken, output_field=IntegerField()), Value(0)))
+        .filter(seats_taken__lt=F("required_workers"))
+    )
+    if campaign is not None:
+        hits = hits.filter(campaign=campaign)
+    return hits.order_by("campaign_id", "position", "pk")
+
+
+def _lock_hit_with_free_seat(worker: Worker, campaign: Campaign | None) -> HIT | None:
+    """Lock one HIT row, then count its seats again: the count in the candidate query may be
+    stale by the time the lock is granted. Locked rows are skipped so concurrent claimers spread
+    over HITs; only when every candidate is locked does a claimer wait for one."""
+    candidates = _open_hits_for(worker, campaign)
+    checked: list[int] = []
+    for _attempt in range(10):
+        hit = candidates.exclude(pk__in=checked).select_for_update(skip_locked=True, of=("self",)).first()
+        if hit is None:
+            hit = candidates.exclude(pk__in=checked).select_for_update(of=("self",)).first()
+        if hit is None:
+            return None
+        if _seats_taken(hit) < hit.required_workers:
+            return HIT.objects.select_related("campaign").get(pk=hit.pk)
+        checked.append(hit.pk)
+    return None
+
+
+def _seats_taken(hit: HIT) -> int:
+    return (
+        Assignment.objects.filter(hit=hit)
+        .filter(
+            Q(status__in=[Assignment.SUBMITTED, Assignment.APPROVED])
+            | Q(status=Assignment.ACCEPTED, expires_at__gt=timezone.now())
+        )
+        .count()
+    )
+
+
+# --- Answering and submitting -------------------------------------------------------------------
+
+
+def _lock_live(assignment: Assignment) -> Assignment:
+    """Lock the assignment row (answers and the submission queue behind one another) and check it
+    can still change; raise SubmissionRefused saying why not."""
+    current = Assignment.objects.select_for_update().select_related("hit__campaign").get(pk=assignment.pk)
+    if current.status in (Assignment.SUBMITTED, Assignment.APPROVED):
+        raise SubmissionRefused("This HIT was already submitted; its answers can no longer change.")
+    if current.status == Assignment.REJECTED:
+        raise SubmissionRefused("This HIT was rejected; its answers can no longer change.")
+    if current.status == Assignment.EXPIRED or current.expires_at <= timezone.now():
+        raise SubmissionRefused("The time limit for this HIT has passed; it was released to other workers.")
+    return current
+
+
+def save_response(
+    assignment: Assignment,
+    item: HITItem,
+    *,
+    label_name: str | None = None,
+    new_label_text: str = "",
+    method: str,
+    seconds_spent: float = 0,
+) -> Response:
+    """Record (or replace) the answer to one screen of a live assignment.
+
+    Normalisation, so aggregation counts like with like:
+    - a label picked from the "Other" list that is one of the screen's three choices is stored
+      with method top3;
+    - an "Other: new" text equal to an existing label (case and spaces aside) is stored as that
+      label, with method other-list (or top3 when it is one of the choices), and no text;
+    - any other new label is kept as text (new_label_text), label left empty.
+    seconds_spent adds up over visits to the same screen.
+    """
+    with transaction.atomic():
+        assignment = _lock_live(assignment)
+        if item.hit_id != assignment.hit_id:
+            raise SubmissionRefused("That item is not part of this HIT.")
+        label, text, method = _resolve_answer(item, label_name, new_label_text, method)
+        previous = Response.objects.filter(assignment=assignment, item=item).values_list("seconds_spent", flat=True)
+        spent = (previous.first() or 0) + min(max(float(seconds_spent), 0.0), 3600.0)
+        response, _ = Response.objects.update_or_create(
+            assignment=assignment,
+            item=item,
+            defaults={"label": label, "new_label_text": text, "method": method, "seconds_spent": spent},
+        )
+        return response
+
+
+def _resolve_answer(item: HITItem, label_name: str | None, new_text: str, method: str) -> tuple[Label | None, str, str]:
+    if method == Response.OTHER_NEW:
+        typed = " ".join((new_text or "").split())
+        if not typed:
+            raise SubmissionRefused("Type the new label, or pick one from the list.")
+        if len(typed) > 64:
+            raise SubmissionRefused("A new label can be at most 64 characters long.")
+        existing = _label_named(typed)
+        if existing is None:
+            return None, typed, Response.OTHER_NEW
+        label_name, method = existing.name, Response.OTHER_LIST
+    elif method not in (Response.TOP3, Response.OTHER_LIST):
+        raise SubmissionRefused(f"Unknown answer method {method!r}.")
+    label = _label_named(label_name or "")
+    if label is None:
+        raise SubmissionRefused(f"There is no label called {label_name!r}.")
+    in_choices = normalise_label_text(label.name) in {normalise_label_text(c) for c in item.choices}
+    if method == Response.TOP3 and not in_choices:
+        raise SubmissionRefused(f"{label.name!r} is not one of this item's three choices.")
+    return label, "", Response.TOP3 if in_choices else Response.OTHER_LIST
+
+
+def _label_named(name: str) -> Label | None:
+    key = normalise_label_text(name)
+    if not key:
+        return None
+    for label in _selectable_labels():
+        if normalise_label_text(label.name) == key:
+            return label
+    return None
+
+
+def _selectable_labels() -> list[Label]:
+    return list(Label.objects.filter(is_active=True).exclude(kind=Label.PROPOSED))
+
+
+@dataclass(frozen=True)
+class WrongQuizAnswer:
+    position: int
+    text: str
+    given: str
+    gold_label: str
+    explanation: str
+
+
+@dataclass(frozen=True)
+class SubmissionResult:
+    quiz_correct: int
+    quiz_total: int
+    wrong: list[WrongQuizAnswer] = field(default_factory=list)
+    completion_code: str = ""
+
+
+def submit_assignment(assignment: Assignment) -> SubmissionResult:
+    """Submit a live assignment whose every screen is answered; score its quiz questions.
+
+    The status moves accepted -> submitted in one conditional UPDATE, so two concurrent submissions
+    of one assignment succeed once; the other gets SubmissionRefused and nothing changes.
+    """
+    with transaction.atomic():
+        current = _lock_live(assignment)
+        unanswered = current.hit.items.exclude(responses__assignment=current).values_list("position", flat=True)
+        if unanswered:
+            positions = ", ".join(str(p) for p in unanswered)
+            raise SubmissionRefused(f"Answer every item before submitting (still open: {positions}).")
+        result = quiz_result(current)
+        code = secrets.token_hex(6).upper()
+        updated = Assignment.objects.filter(
+            pk=current.pk, status=Assignment.ACCEPTED, expires_at__gt=timezone.now()
+        ).update(
+            status=Assignment.SUBMITTED,
+            submitted_at=timezone.now(),
+            quiz_correct=result.quiz_correct,
+            completion_code=code,
+        )
+        if updated != 1:
+            raise SubmissionRefused("This HIT was already submitted or has expired.")
+    assignment.refresh_from_db()
+    return SubmissionResult(result.quiz_correct, result.quiz_total, result.wrong, code)
+
+
+def quiz_result(assignment: Assignment) -> SubmissionResult:
+    """Score the quiz screens of an assignment from its saved answers (no side effects)."""
+    responses = {
+        r.item_id: r
+        for r in Response.objects.filter(assignment=assignment, item__quiz_question__isnull=False).select_related(
+            "label"
+        )
+    }
+    quiz_items = (
+        HITItem.objects.filter(hit_id=assignment.hit_id, quiz_question__isnull=False)
+        .select_related("quiz_question__gold_label")
+        .order_by("position")
+    )
+    correct, wrong = 0, []
+    for item in quiz_items:
+        gold = item.quiz_question.gold_label
+        response = responses.get(item.pk)
+        if response is not None and response.label_id == gold.pk:
+            correct += 1
+            continue
+        given = response.answer if response is not None else "(no answer)"
+        wrong.append(
+            WrongQuizAnswer(item.position, item.quiz_question.text, given, gold.name, item.quiz_question.explanation)
+        )
+    return SubmissionResult(correct, len(quiz_items), wrong, assignment.completion_code)
