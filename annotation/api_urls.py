@@ -1,3 +1,9 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from annotation import api
+
+urlpatterns = [
+    path("exports/", api.ExportJobCreateView.as_view(), name="api-export-create"),
+    path("exports/stream/", api.ExportStreamView.as_view(), name="api-export-stream"),
+    path("exports/<int:pk>/", api.ExportJobDetailView.as_view(), name="api-export-detail"),
+]

@@ -164,6 +164,23 @@ if ML_DEVICE not in {"auto", "cpu", "cuda", "mps"}:
 DIALOGUE_GAP_SECONDS = env_float("DIALOGUE_GAP_SECONDS", 5.0)
 if DIALOGUE_GAP_SECONDS <= 0:
     raise ConfigError(f"DIALOGUE_GAP_SECONDS={DIALOGUE_GAP_SECONDS} must be positive")
+# Cleaning rules switched off for every ingest (names: annotation/ingest/cleaning.py RULE_NAMES).
+INGEST_DISABLED_RULES = env_list("INGEST_DISABLED_RULES", [])
+
+
+def _check_rule_names(names: list[str]) -> None:
+    from annotation.ingest.cleaning import RULE_NAMES  # pure module: no Django import
+
+    unknown = sorted(set(names) - set(RULE_NAMES))
+    if unknown:
+        raise ConfigError(f"INGEST_DISABLED_RULES names unknown rule(s) {', '.join(unknown)}; known: {', '.join(RULE_NAMES)}")
+
+
+_check_rule_names(INGEST_DISABLED_RULES)
+
+# --- Crowd platforms -----------------------------------------------------------------------
+# Off publishes real, paid HITs on Mechanical Turk.
+MTURK_SANDBOX = env_bool("MTURK_SANDBOX", default=True)
 
 # --- DRF ------------------------------------------------------------------------------------
 REST_FRAMEWORK = {

@@ -39,8 +39,8 @@ def known_label_index(label_names: Iterable[str]) -> dict[str, str]:
 
 def normalise_answer(text: str, known_labels: Mapping[str, str] | None = None) -> str:
     """The label `text` names: a taxonomy label or a known label (e.g. one accepted later as
-    "proposed") in its own spelling when it matches case and spaces aside; otherwise the text as
-    typed, with runs of white space collapsed."""
+    "proposed") in its own spelling when it matches case and spaces aside; otherwise the typed
+    text folded the same way and capitalised, so "greeting" and "Greeting " are one new label."""
     canonical = canonical_label(text)
     if canonical:
         return canonical
@@ -48,7 +48,7 @@ def normalise_answer(text: str, known_labels: Mapping[str, str] | None = None) -
         known = known_labels.get(normalise_label_name(text))
         if known:
             return known
-    return " ".join(text.split())
+    return normalise_label_name(text).capitalize()
 
 
 def majority_vote(answers: Sequence[str]) -> MajorityResult:

@@ -10,6 +10,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class RatingTable:
@@ -32,45 +34,45 @@ def rating_table(answers_by_item: Iterable[Sequence[str]], categories: Sequence[
     return RatingTable(categories=list(categories), rows=rows)
 
 
-def _category_shares(rows: list[list[int]]) -> list[float]:
-    total = sum(sum(row) for row in rows)
-    return [sum(row[j] for row in rows) / total for j in range(len(rows[0]))]
+def _counts(table: RatingTable) -> np.ndarray:
+    return np.asarray(table.rows, dtype=float)
 
 
 def observed_agreement(table: RatingTable) -> float | None:
     """Mean pairwise agreement P-bar: the chance two answers to the same item agree."""
     if not table.rows:
         return None
-    per_item = [sum(c * (c - 1) for c in row) / (sum(row) * (sum(row) - 1)) for row in table.rows]
-    return sum(per_item) / len(per_item)
+    counts = _counts(table)
+    per_item_n = counts.sum(axis=1)
+    per_item = (counts * (counts - 1)).sum(axis=1) / (per_item_n * (per_item_n - 1))
+    return float(per_item.mean())
 
 
 def fleiss_kappa(table: RatingTable) -> float | None:
     """Fleiss' kappa; None when undefined (no items, or every answer in one category)."""
     if not table.rows:
         return None
-    p_bar = observed_agreement(table)
-    expected = sum(share * share for share in _category_shares(table.rows))
+    counts = _counts(table)
+    shares = counts.sum(axis=0) / counts.sum()
+    expected = float((shares**2).sum())
     if expected >= 1.0:
         return None
-    return (p_bar - expected) / (1 - expected)
+    return (observed_agreement(table) - expected) / (1 - expected)
 
 
 def per_label_kappa(table: RatingTable) -> dict[str, float | None]:
     """Category-specific kappa (Fleiss 1971): kappa_j = 1 - sum_i n_ij (n - n_ij) / (N n (n-1) p_j q_j),
     generalised to item counts n_i as 1 - sum_i n_ij (n_i - n_ij) / (n_i - 1) / (sum_i n_i p_j q_j)."""
     if not table.rows:
-        return {category: None for category in table.categories}
-    shares = _category_shares(table.rows)
-    total_answers = sum(sum(row) for row in table.rows)
+        return dict.fromkeys(table.categories)
+    counts = _counts(table)
+    per_item_n = counts.sum(axis=1, keepdims=True)
+    shares = counts.sum(axis=0) / counts.sum()
+    spread = shares * (1 - shares)
+    disagreement = (counts * (per_item_n - counts) / (per_item_n - 1)).sum(axis=0)
     kappas: dict[str, float | None] = {}
     for j, category in enumerate(table.categories):
-        p, q = shares[j], 1 - shares[j]
-        if p * q == 0:
-            kappas[category] = None
-            continue
-        disagreement = sum(row[j] * (sum(row) - row[j]) / (sum(row) - 1) for row in table.rows)
-        kappas[category] = 1 - disagreement / (total_answers * p * q)
+        kappas[category] = None if spread[j] == 0 else float(1 - disagreement[j] / (counts.sum() * spread[j]))
     return kappas
 
 

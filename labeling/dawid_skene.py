@@ -26,7 +26,7 @@ class DawidSkeneResult:
 
 
 def dawid_skene(
-    triples: Iterable[tuple[object, object, str]], *, max_iterations: int = 50, tolerance: float = 1e-6
+    triples: Iterable[tuple[object, object, str]], *, max_iterations: int = 30, tolerance: float = 1e-4
 ) -> DawidSkeneResult:
     triples = list(triples)
     if not triples:
@@ -37,36 +37,61 @@ def dawid_skene(
     item_index = {item: i for i, item in enumerate(items)}
     worker_index = {worker: w for w, worker in enumerate(workers)}
     label_index = {label: k for k, label in enumerate(labels)}
-    # counts[i, w, k]: how many times worker w answered k on item i (0 or 1 in practice)
-    counts = np.zeros((len(items), len(workers), len(labels)))
-    for item, worker, answer in triples:
-        counts[item_index[item], worker_index[worker], label_index[answer]] += 1
-
-    posterior = counts.sum(axis=1)
+    # Sparse form: one entry per answer, so the cost grows with the answers, not items x labels^2.
+    answers = _Answers(
+        np.array([item_index[t[0]] for t in triples]),
+        np.array([worker_index[t[1]] for t in triples]),
+        np.array([label_index[t[2]] for t in triples]),
+        len(items),
+        len(workers),
+        len(labels),
+    )
+    posterior = np.zeros((len(items), len(labels)))
+    np.add.at(posterior, (answers.item, answers.label), 1.0)
     posterior /= posterior.sum(axis=1, keepdims=True)
     iterations = 0
     for iterations in range(1, max_iterations + 1):  # noqa: B007 - kept for the result
-        priors, confusion = _m_step(posterior, counts)
-        updated = _e_step(priors, confusion, counts)
+        priors, confusion = _m_step(posterior, answers)
+        updated = _e_step(priors, confusion, answers)
         converged = np.abs(updated - posterior).max() < tolerance
         posterior = updated
         if converged:
             break
-    priors, confusion = _m_step(posterior, counts)
+    priors, confusion = _m_step(posterior, answers)
     return _result(items, workers, labels, posterior, priors, confusion, iterations)
 
 
-def _m_step(posterior: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+class _Answers:
+    """Answers as parallel index arrays, with the sort orders the two EM steps group by."""
+
+    def __init__(self, item, worker, label, n_items, n_workers, n_labels):
+        self.item, self.worker, self.label = item, worker, label
+        self.n_workers, self.n_labels = n_workers, n_labels
+        self.by_item = np.argsort(item, kind="stable")
+        self.item_starts = np.flatnonzero(np.r_[True, np.diff(item[self.by_item]) != 0])
+        pair = worker * n_labels + label
+        self.by_pair = np.argsort(pair, kind="stable")
+        sorted_pairs = pair[self.by_pair]
+        self.pair_starts = np.flatnonzero(np.r_[True, np.diff(sorted_pairs) != 0])
+        self.pairs = sorted_pairs[self.pair_starts]
+
+
+def _m_step(posterior: np.ndarray, answers: _Answers) -> tuple[np.ndarray, np.ndarray]:
     priors = posterior.mean(axis=0)
-    # confusion[w, true, answered]
-    confusion = np.einsum("it,iwa->wta", posterior, counts) + _SMOOTHING
+    # confusion[w, true, answered]: the posterior mass of the items on which w answered `answered`
+    summed = np.add.reduceat(posterior[answers.item[answers.by_pair]], answers.pair_starts, axis=0)
+    confusion = np.full((answers.n_workers, answers.n_labels, answers.n_labels), _SMOOTHING)
+    workers, answered = np.divmod(answers.pairs, answers.n_labels)
+    confusion[workers, :, answered] += summed
     confusion /= confusion.sum(axis=2, keepdims=True)
     return priors, confusion
 
 
-def _e_step(priors: np.ndarray, confusion: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    # log P(true = t | answers of item i) up to a constant
-    log_likelihood = np.einsum("iwa,wta->it", counts, np.log(confusion)) + np.log(np.maximum(priors, 1e-12))
+def _e_step(priors: np.ndarray, confusion: np.ndarray, answers: _Answers) -> np.ndarray:
+    # log P(true = t | answers of item i) up to a constant: the prior plus each answer's log likelihood
+    per_answer = np.log(confusion)[answers.worker, :, answers.label]
+    log_likelihood = np.add.reduceat(per_answer[answers.by_item], answers.item_starts, axis=0)
+    log_likelihood += np.log(np.maximum(priors, 1e-12))
     log_likelihood -= log_likelihood.max(axis=1, keepdims=True)
     posterior = np.exp(log_likelihood)
     return posterior / posterior.sum(axis=1, keepdims=True)

@@ -54,12 +54,20 @@ class Campaign(models.Model):
     fallback_choices = models.JSONField(default=list, blank=True)
     tie_breaking = models.BooleanField(default=False)
     tie_break_workers = models.PositiveSmallIntegerField(default=2)
+    # sha256 of the crowd-results file a campaign was imported from, so a second import is refused
+    source_sha256 = models.CharField(max_length=64, blank=True, db_index=True)
     status = models.CharField(max_length=8, choices=STATUS_CHOICES, default=DRAFT)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            # one campaign per imported file, even when two imports of it race
+            models.UniqueConstraint(
+                fields=["source_sha256"], condition=~models.Q(source_sha256=""), name="campaign_unique_source_file"
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -149,7 +157,8 @@ class Response(models.Model):
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="responses")
     item = models.ForeignKey(HITItem, on_delete=models.CASCADE, related_name="responses")
     label = models.ForeignKey(Label, on_delete=models.PROTECT, null=True, blank=True)
-    new_label_text = models.CharField(max_length=64, blank=True)
+    # what the worker typed through "Other"; crowd files hold answers up to ~90 characters
+    new_label_text = models.CharField(max_length=128, blank=True)
     method = models.CharField(max_length=10, choices=METHOD_CHOICES)
     seconds_spent = models.FloatField(default=0)
     answered_at = models.DateTimeField(auto_now=True)
@@ -169,12 +178,12 @@ class AggregatedLabel(models.Model):
     dialogue = models.ForeignKey(Dialogue, on_delete=models.CASCADE)
     turn = models.ForeignKey(Turn, on_delete=models.CASCADE)
     label = models.ForeignKey(Label, on_delete=models.PROTECT, null=True, blank=True)
-    label_text = models.CharField(max_length=64, blank=True, help_text="the winning answer as given")
+    label_text = models.CharField(max_length=128, blank=True, help_text="the winning answer as given")
     status = models.CharField(max_length=10, default=UNRESOLVED)
     votes = models.JSONField(default=dict)
     answer_count = models.PositiveSmallIntegerField(default=0)
     agreement = models.FloatField(null=True, blank=True)
-    dawid_skene_label = models.CharField(max_length=64, blank=True)
+    dawid_skene_label = models.CharField(max_length=128, blank=True)
     dawid_skene_confidence = models.FloatField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -1,7 +1,16 @@
 from django.urls import path
 
-from labeling import views
+from labeling import researcher_views as views
 
 urlpatterns = [
     path("campaigns/", views.campaign_list, name="campaign_list"),
+    path("campaigns/new/", views.campaign_create, name="campaign_create"),
+    path("campaigns/<int:pk>/", views.campaign_detail, name="campaign_detail"),
+    path("campaigns/<int:pk>/report/", views.campaign_report_partial, name="campaign_report"),
+    path("campaigns/<int:pk>/aggregate/", views.campaign_aggregate, name="campaign_aggregate"),
+    path("campaigns/<int:pk>/approve/", views.campaign_approve_submitted, name="campaign_approve_submitted"),
+    path("campaigns/<int:pk>/payments/", views.campaign_record_payments, name="campaign_record_payments"),
+    path("campaigns/<int:pk>/labels.csv", views.campaign_labels_csv, name="campaign_labels_csv"),
+    path("workers/<int:pk>/block/", views.worker_block, name="worker_block"),
+    path("labels/accept/", views.label_accept, name="label_accept"),
 ]

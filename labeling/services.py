@@ -143,9 +143,10 @@ def live_assignment(worker: Worker, campaign: Campaign | None = None) -> Assignm
 
 
 def claim_next_hit(worker: Worker, campaign: Campaign | None = None) -> Assignment | None:
-    """Give the worker a seat on a HIT: their live assignment if they have one, else a new one on
-    the first open HIT with a free seat that they have never held. None when nothing is left,
-    the worker is blocked, or the campaign is not open.
+    """Give the worker a seat on a HIT: their live assignment if they have one (in whichever open
+    campaign), else a new one on the first open HIT (of `campaign`, when given) with a free seat
+    that they have never held. None when nothing is left, the worker is blocked, or the campaign
+    is not open.
     """
     if worker.is_blocked or (campaign is not None and campaign.status != Campaign.OPEN):
         return None
@@ -155,7 +156,8 @@ def claim_next_hit(worker: Worker, campaign: Campaign | None = None) -> Assignme
         locked_worker = Worker.objects.select_for_update().get(pk=worker.pk)
         if locked_worker.is_blocked:
             return None
-        existing = live_assignment(locked_worker, campaign)
+        # One live HIT per worker across campaigns: finish (or let expire) the current one first.
+        existing = live_assignment(locked_worker)
         if existing is not None:
             return existing
         hit = _lock_hit_with_free_seat(locked_worker, campaign)
@@ -167,7 +169,7 @@ def claim_next_hit(worker: Worker, campaign: Campaign | None = None) -> Assignme
         )
 
 
-def _open_hits_for(worker: Worker, campaign: Campaign | None):
+def open_hits_for(worker: Worker, campaign: Campaign | None):
     now = timezone.now()
     seats_taken = (
         Assignment.objects.filter(hit=OuterRef("pk"))
@@ -190,21 +192,36 @@ def _open_hits_for(worker: Worker, campaign: Campaign | None):
     return hits.order_by("campaign_id", "position", "pk")
 
 
+class _HitFull(Exception):
+    def __init__(self, hit_id: int) -> None:
+        super().__init__(hit_id)
+        self.hit_id = hit_id
+
+
 def _lock_hit_with_free_seat(worker: Worker, campaign: Campaign | None) -> HIT | None:
     """Lock one HIT row, then count its seats again: the count in the candidate query may be
     stale by the time the lock is granted. Locked rows are skipped so concurrent claimers spread
-    over HITs; only when every candidate is locked does a claimer wait for one."""
-    candidates = _open_hits_for(worker, campaign)
+    over HITs; only when every candidate is locked does a claimer wait for one.
+
+    Each try runs in a savepoint that is rolled back when the HIT turns out full, which lets go
+    of its lock: a claimer that waits then holds no HIT lock, so two claimers cannot deadlock.
+    """
+    candidates = open_hits_for(worker, campaign)
     checked: list[int] = []
     for _attempt in range(10):
-        hit = candidates.exclude(pk__in=checked).select_for_update(skip_locked=True, of=("self",)).first()
-        if hit is None:
-            hit = candidates.exclude(pk__in=checked).select_for_update(of=("self",)).first()
-        if hit is None:
-            return None
-        if _seats_taken(hit) < hit.required_workers:
-            return HIT.objects.select_related("campaign").get(pk=hit.pk)
-        checked.append(hit.pk)
+        try:
+            with transaction.atomic():
+                remaining = candidates.exclude(pk__in=checked)
+                hit = remaining.select_for_update(skip_locked=True, of=("self",)).first()
+                if hit is None:
+                    hit = remaining.select_for_update(of=("self",)).first()
+                if hit is None:
+                    return None
+                if _seats_taken(hit) >= hit.required_workers:
+                    raise _HitFull(hit.pk)
+                return HIT.objects.select_related("campaign").get(pk=hit.pk)
+        except _HitFull as full:
+            checked.append(full.hit_id)
     return None
 
 
@@ -225,7 +242,9 @@ def _seats_taken(hit: HIT) -> int:
 def _lock_live(assignment: Assignment) -> Assignment:
     """Lock the assignment row (answers and the submission queue behind one another) and check it
     can still change; raise SubmissionRefused saying why not."""
-    current = Assignment.objects.select_for_update().select_related("hit__campaign").get(pk=assignment.pk)
+    # of=("self",): lock only this row, not the HIT and campaign joined in (that would queue every
+    # answer of a campaign behind one another).
+    current = Assignment.objects.select_for_update(of=("self",)).select_related("hit__campaign").get(pk=assignment.pk)
     if current.status in (Assignment.SUBMITTED, Assignment.APPROVED):
         raise SubmissionRefused("This HIT was already submitted; its answers can no longer change.")
     if current.status == Assignment.REJECTED:
@@ -259,13 +278,17 @@ def save_response(
         if item.hit_id != assignment.hit_id:
             raise SubmissionRefused("That item is not part of this HIT.")
         label, text, method = _resolve_answer(item, label_name, new_label_text, method)
-        previous = Response.objects.filter(assignment=assignment, item=item).values_list("seconds_spent", flat=True)
-        spent = (previous.first() or 0) + min(max(float(seconds_spent), 0.0), 3600.0)
-        response, _ = Response.objects.update_or_create(
-            assignment=assignment,
-            item=item,
-            defaults={"label": label, "new_label_text": text, "method": method, "seconds_spent": spent},
-        )
+        spent = min(max(float(seconds_spent), 0.0), 3600.0)
+        # An update-or-create by hand (no savepoint): the assignment lock held here keeps every
+        # other writer of this assignment's answers out until commit.
+        response = Response.objects.filter(assignment=assignment, item=item).first()
+        if response is None:
+            return Response.objects.create(
+                assignment=assignment, item=item, label=label, new_label_text=text, method=method, seconds_spent=spent
+            )
+        response.label, response.new_label_text, response.method = label, text, method
+        response.seconds_spent += spent
+        response.save(update_fields=["label", "new_label_text", "method", "seconds_spent", "answered_at"])
         return response
 
 
@@ -292,17 +315,11 @@ def _resolve_answer(item: HITItem, label_name: str | None, new_text: str, method
 
 
 def _label_named(name: str) -> Label | None:
-    key = normalise_label_text(name)
-    if not key:
+    """The active taxonomy label called `name`, case and runs of spaces aside."""
+    typed = " ".join(name.split())
+    if not typed:
         return None
-    for label in _selectable_labels():
-        if normalise_label_text(label.name) == key:
-            return label
-    return None
-
-
-def _selectable_labels() -> list[Label]:
-    return list(Label.objects.filter(is_active=True).exclude(kind=Label.PROPOSED))
+    return Label.objects.filter(name__iexact=typed, is_active=True).exclude(kind=Label.PROPOSED).first()
 
 
 @dataclass(frozen=True)

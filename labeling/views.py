@@ -1,14 +1,335 @@
-from django.contrib.admin.views.decorators import staff_member_required
+"""The annotator's pages: home, tutorial, one HIT screen at a time, review, quiz feedback, done.
+
+Every view is thin: the rules live in labeling.services. An annotator only ever reaches their own
+assignments (anyone else's id is a 404). htmx requests get partials from
+templates/labeling/partials/; the same URLs serve whole pages to a reload or a browser without JS.
+"""
+
+import time
+
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation.models import Label, Turn
+from labeling import services
+from labeling.models import HIT, Assignment, Campaign, HITItem, Response
+from labeling.services import SubmissionRefused
+
+NEW_LABEL = "__new__"
 
 
-@staff_member_required
-def campaign_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "labeling/placeholder.html", {"title": "Campaigns"})
+def _is_htmx(request: HttpRequest) -> bool:
+    """An htmx swap wants a partial; htmx restoring history after a cache miss wants the page."""
+    return request.headers.get("HX-Request") == "true" and "HX-History-Restore-Request" not in request.headers
+
+
+def _own_assignment(request: HttpRequest, pk: int) -> Assignment:
+    """The signed-in user's assignment, else 404 (never 403: another worker's ids stay unknowable)."""
+    return get_object_or_404(
+        Assignment.objects.select_related("hit__campaign", "worker"), pk=pk, worker__user=request.user
+    )
+
+
+def _is_live(assignment: Assignment) -> bool:
+    return assignment.status == Assignment.ACCEPTED and assignment.expires_at > timezone.now()
+
+
+# --- Home and tutorial --------------------------------------------------------------------------
 
 
 @login_required
+@require_GET
 def worker_home(request: HttpRequest) -> HttpResponse:
-    return render(request, "labeling/placeholder.html", {"title": "Annotate"})
+    worker = services.worker_for_user(request.user)
+    campaigns = [
+        (campaign, services.open_hits_for(worker, campaign).count())
+        for campaign in Campaign.objects.filter(status=Campaign.OPEN).order_by("name")
+    ]
+    context = {
+        "worker": worker,
+        "campaigns": campaigns,
+        "live": services.live_assignment(worker),
+        "history": worker.assignments.select_related("hit__campaign").order_by("-accepted_at")[:50],
+    }
+    return render(request, "labeling/worker_home.html", context)
+
+
+@login_required
+@require_GET
+def instructions(request: HttpRequest) -> HttpResponse:
+    return render(request, "labeling/instructions.html", {"labels": _core_labels()})
+
+
+LABELS_CACHE_SECONDS = 60
+_labels_cache: dict[str, tuple[float, list[Label], str]] = {}
+_hit_sizes: dict[tuple, int] = {}
+
+
+def _core_labels() -> list[Label]:
+    """The 41 taxonomy labels for display. Every screen lists them all, so each process reads them
+    at most once a minute; answers are always checked against the table itself."""
+    return _cached_labels()[0]
+
+
+def _label_list_html(checked_name: str) -> str:
+    """The "Other" list, rendered once per cache period (it is the bulk of every screen), with
+    the saved answer's radio checked."""
+    html = _cached_labels()[1]
+    if checked_name:
+        marker = format_html('value="{}">', checked_name)
+        html = html.replace(marker, marker[:-1] + " checked>", 1)
+    return mark_safe(html)  # built with format_html from escaped values only
+
+
+def _cached_labels() -> tuple[list[Label], str]:
+    now = time.monotonic()
+    cached = _labels_cache.get("core")
+    if cached is None or cached[0] < now:
+        labels = list(Label.objects.filter(is_active=True).exclude(kind=Label.PROPOSED).order_by("position", "name"))
+        rows = format_html_join(
+            "\n",
+            '<li data-filter="{} {}"><label><input type="radio" name="answer" value="{}">'
+            ' <strong>{}</strong> <span class="muted">{}</span></label></li>',
+            ((lb.name.lower(), lb.description.lower(), lb.name, lb.name, lb.description) for lb in labels),
+        )
+        cached = _labels_cache["core"] = (now + LABELS_CACHE_SECONDS, labels, str(rows))
+    return cached[1], cached[2]
+
+
+def _hit_size(hit: HIT) -> int:
+    """Screens in a HIT; fixed once built, so remembered per process (keyed with the creation
+    time too, as a database that reuses ids after a rollback could otherwise mislead it)."""
+    key = (hit.pk, hit.created_at)
+    if key not in _hit_sizes:
+        _hit_sizes[key] = HITItem.objects.filter(hit_id=hit.pk).count()
+    return _hit_sizes[key]
+
+
+@login_required
+@require_POST
+def claim(request: HttpRequest) -> HttpResponse:
+    worker = services.worker_for_user(request.user)
+    campaign = None
+    if request.POST.get("campaign"):
+        campaign = get_object_or_404(Campaign, pk=request.POST["campaign"])
+    if worker.is_blocked:
+        messages.error(request, "Your account is blocked from taking HITs.")
+        return redirect("labeling:worker_home")
+    assignment = services.claim_next_hit(worker, campaign)
+    if assignment is None:
+        messages.info(request, "No HIT is available for you right now. Thank you!")
+        return redirect("labeling:worker_home")
+    return redirect("labeling:assignment_detail", pk=assignment.pk)
+
+
+# --- One assignment -----------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def assignment_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """Send the annotator where this assignment stands: the first open screen, the review, the
+    quiz feedback, or a page saying it is over."""
+    assignment = _own_assignment(request, pk)
+    if assignment.status in (Assignment.SUBMITTED, Assignment.APPROVED):
+        return redirect("labeling:assignment_feedback", pk=pk)
+    if not _is_live(assignment):
+        return render(request, "labeling/assignment_closed.html", {"assignment": assignment})
+    answered = set(assignment.responses.values_list("item__position", flat=True))
+    positions = assignment.hit.items.values_list("position", flat=True)
+    first_open = next((p for p in positions if p not in answered), None)
+    if first_open is None:
+        return redirect("labeling:assignment_review", pk=pk)
+    return redirect("labeling:assignment_item", pk=pk, position=first_open)
+
+
+@login_required
+@require_GET
+def assignment_item(request: HttpRequest, pk: int, position: int) -> HttpResponse:
+    assignment = _own_assignment(request, pk)
+    if not _is_live(assignment):
+        return redirect("labeling:assignment_detail", pk=pk)
+    item = _item_at(assignment, position)
+    return _render_item(request, assignment, item)
+
+
+def _item_at(assignment: Assignment, position: int) -> HITItem:
+    try:
+        return HITItem.objects.select_related("quiz_question").get(hit_id=assignment.hit_id, position=position)
+    except HITItem.DoesNotExist:
+        raise Http404("No such item in this HIT") from None
+
+
+def _render_item(request: HttpRequest, assignment: Assignment, item: HITItem, error: str = "") -> HttpResponse:
+    template = "labeling/partials/hit_item.html" if _is_htmx(request) else "labeling/hit_item_page.html"
+    response = render(request, template, _item_context(assignment, item, error))
+    if _is_htmx(request):
+        response["HX-Push-Url"] = reverse("labeling:assignment_item", args=[assignment.pk, item.position])
+    return response
+
+
+def _item_context(assignment: Assignment, item: HITItem, error: str) -> dict:
+    """What one screen shows. A quiz question is shaped exactly like a dialogue (its text as a
+    one-turn dialogue) and carries nothing of its gold label or explanation."""
+    by_name = {label.name.casefold(): label for label in _core_labels()}
+    if item.is_quiz:
+        turns = [(item.quiz_question.text, True)]
+    else:
+        rows = Turn.objects.filter(dialogue_id=item.dialogue_id).order_by("position").values_list("pk", "text")
+        turns = [(text, pk == item.target_turn_id) for pk, text in rows]
+    saved = Response.objects.filter(assignment=assignment, item=item).values_list(
+        "label__name", "new_label_text", "method"
+    )
+    saved_name, saved_text, saved_method = saved.first() or (None, "", "")
+    other_open = saved_method in (Response.OTHER_LIST, Response.OTHER_NEW)
+    return {
+        "assignment": assignment,
+        "position": item.position,
+        "total": _hit_size(assignment.hit),
+        "turns": turns,
+        "choices": [(name, by_name.get(name.casefold())) for name in item.choices],
+        "label_list": _label_list_html(saved_name if other_open else ""),
+        "saved": bool(saved_method),
+        "saved_name": saved_name or "",
+        "saved_text": saved_text,
+        "saved_method": saved_method,
+        "other_open": other_open,
+        "new_label": NEW_LABEL,
+        "error": error,
+    }
+
+
+@login_required
+@require_POST
+def answer_item(request: HttpRequest, pk: int, position: int) -> HttpResponse:
+    """Save the answer given on one screen (if any), then go where the button said:
+    stay (autosave on every change), back, or next (which needs an answer)."""
+    assignment = _own_assignment(request, pk)
+    item = _item_at(assignment, position)
+    go = request.POST.get("go", "stay")
+    try:
+        saved = _save_posted_answer(request, assignment, item)
+        if go == "next" and not saved and not Response.objects.filter(assignment=assignment, item=item).exists():
+            raise SubmissionRefused("Choose a label (or Other) before going on.")
+    except SubmissionRefused as refused:
+        return _refuse(request, assignment, item, refused.message, go)
+    if go == "stay" and _is_htmx(request):
+        return render(request, "labeling/partials/save_status.html", {"message": "Saved"})
+    if go == "stay":
+        return redirect("labeling:assignment_item", pk=pk, position=position)
+    target = position - 1 if go == "back" else position + 1
+    return _go_to(request, assignment, target)
+
+
+def _save_posted_answer(request: HttpRequest, assignment: Assignment, item: HITItem) -> bool:
+    """Save the posted answer, if the form carried one; say whether it did."""
+    answer = request.POST.get("answer", "")
+    if not answer:
+        return False
+    try:
+        seconds = float(request.POST.get("seconds", 0) or 0)
+    except ValueError:
+        seconds = 0.0
+    if answer == NEW_LABEL:
+        services.save_response(
+            assignment,
+            item,
+            new_label_text=request.POST.get("new_label", ""),
+            method=Response.OTHER_NEW,
+            seconds_spent=seconds,
+        )
+    else:
+        # The service stores a list pick that is one of the three choices as top3.
+        services.save_response(assignment, item, label_name=answer, method=Response.OTHER_LIST, seconds_spent=seconds)
+    return True
+
+
+def _refuse(request: HttpRequest, assignment: Assignment, item: HITItem, message: str, go: str) -> HttpResponse:
+    assignment.refresh_from_db()
+    if not _is_htmx(request):
+        messages.error(request, message)
+        if _is_live(assignment):
+            return redirect("labeling:assignment_item", pk=assignment.pk, position=item.position)
+        return redirect("labeling:assignment_detail", pk=assignment.pk)
+    if go == "stay" or not _is_live(assignment):
+        return render(request, "labeling/partials/save_status.html", {"message": message, "error": True})
+    return _render_item(request, assignment, item, error=message)
+
+
+def _go_to(request: HttpRequest, assignment: Assignment, position: int) -> HttpResponse:
+    """The screen at `position`, or the review once past the last one."""
+    try:
+        item = _item_at(assignment, max(position, 1))
+    except Http404:
+        if _is_htmx(request):
+            response = render(request, "labeling/partials/review.html", _review_context(assignment))
+            response["HX-Push-Url"] = reverse("labeling:assignment_review", args=[assignment.pk])
+            return response
+        return redirect("labeling:assignment_review", pk=assignment.pk)
+    if _is_htmx(request):
+        return _render_item(request, assignment, item)
+    return redirect("labeling:assignment_item", pk=assignment.pk, position=item.position)
+
+
+@login_required
+@require_GET
+def assignment_review(request: HttpRequest, pk: int) -> HttpResponse:
+    assignment = _own_assignment(request, pk)
+    if not _is_live(assignment):
+        return redirect("labeling:assignment_detail", pk=pk)
+    template = "labeling/partials/review.html" if _is_htmx(request) else "labeling/review_page.html"
+    return render(request, template, _review_context(assignment))
+
+
+def _review_context(assignment: Assignment) -> dict:
+    answers = {r.item_id: r for r in assignment.responses.select_related("label")}
+    rows = [(item.position, answers.get(item.pk)) for item in assignment.hit.items.only("pk", "position")]
+    return {
+        "assignment": assignment,
+        "rows": rows,
+        "total": len(rows),
+        "answered": sum(1 for _, r in rows if r is not None),
+    }
+
+
+@login_required
+@require_POST
+def submit(request: HttpRequest, pk: int) -> HttpResponse:
+    assignment = _own_assignment(request, pk)
+    try:
+        services.submit_assignment(assignment)
+    except SubmissionRefused as refused:
+        messages.error(request, refused.message)
+        return redirect("labeling:assignment_detail", pk=pk)
+    response = redirect("labeling:assignment_feedback", pk=pk)
+    if _is_htmx(request):
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = reverse("labeling:assignment_feedback", args=[pk])
+    return response
+
+
+@login_required
+@require_GET
+def assignment_feedback(request: HttpRequest, pk: int) -> HttpResponse:
+    """After submission only: the quiz questions answered wrong, with the right label and why."""
+    assignment = _own_assignment(request, pk)
+    if assignment.status not in (Assignment.SUBMITTED, Assignment.APPROVED, Assignment.REJECTED):
+        return redirect("labeling:assignment_detail", pk=pk)
+    result = services.quiz_result(assignment)
+    return render(request, "labeling/feedback.html", {"assignment": assignment, "result": result})
+
+
+@login_required
+@require_GET
+def assignment_done(request: HttpRequest, pk: int) -> HttpResponse:
+    assignment = _own_assignment(request, pk)
+    if assignment.status not in (Assignment.SUBMITTED, Assignment.APPROVED, Assignment.REJECTED):
+        return redirect("labeling:assignment_detail", pk=pk)
+    return render(request, "labeling/done.html", {"assignment": assignment})

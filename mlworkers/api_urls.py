@@ -1,3 +1,10 @@
-from django.urls import path  # noqa: F401
+from rest_framework.routers import DefaultRouter
 
-urlpatterns: list = []
+from mlworkers.api import JobRunViewSet, ModelVersionViewSet
+
+router = DefaultRouter(trailing_slash=True)
+router.include_root_view = False
+router.register("jobs", JobRunViewSet, basename="jobrun")
+router.register("model-versions", ModelVersionViewSet, basename="modelversion")
+
+urlpatterns = router.urls

@@ -55,3 +55,9 @@ def tiny_corpus(db):
             )
         dialogues.append(dialogue)
     return dialogues
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hasher(settings):
+    # PBKDF2 costs ~0.4 s a user on this machine; tests don't need slow hashes.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -22,7 +22,6 @@ class Cue:
     start: float
     end: float
     text: str
-    line: int
 
 
 @dataclass(slots=True)

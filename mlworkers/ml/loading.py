@@ -85,7 +85,7 @@ def load_sentence_transformer(
 
 
 def pick_device(preference: str = "auto") -> torch.device:
-    """"auto" takes CUDA, then Apple MPS, then the CPU; an explicit choice that is absent is an error."""
+    """ "auto" takes CUDA, then Apple MPS, then the CPU; an explicit choice that is absent is an error."""
     preference = (preference or "auto").lower()
     if preference == "auto":
         if torch.cuda.is_available():

@@ -94,8 +94,10 @@ def faiss_matches(
     index.add(np.ascontiguousarray(gold, dtype=np.float32))
     for start in range(0, len(unlabeled), chunk_size):
         block = np.ascontiguousarray(unlabeled[start : start + chunk_size], dtype=np.float32)
-        lims, scores, ids = index.range_search(block, float(threshold))
-        # FAISS keeps scores strictly above the radius for inner products; keep equality like the others.
+        # FAISS keeps inner products strictly above the radius: step one float below the threshold
+        # and filter with >=, so a similarity equal to the threshold matches as in the other searches.
+        radius = float(np.nextafter(np.float32(threshold), np.float32(-np.inf)))
+        lims, scores, ids = index.range_search(block, radius)
         _keep_best(start, lims, scores, ids, threshold, gold_index, similarity)
         if progress:
             progress(start + len(block), len(unlabeled))
@@ -103,7 +105,7 @@ def faiss_matches(
 
 
 def _keep_best(start, lims, scores, ids, threshold, gold_index, similarity) -> None:
-    counts = np.diff(lims)
+    counts = np.diff(lims.astype(np.int64))
     if not counts.sum():
         return
     query = np.repeat(np.arange(len(counts)), counts)

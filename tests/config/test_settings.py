@@ -43,6 +43,7 @@ def test_it_starts_without_a_secret_key_in_debug():
         ("DIALOGUE_GAP_SECONDS", "-1", "must be positive"),
         ("ML_DEVICE", "tpu", "ML_DEVICE='tpu' must be one of"),
         ("DB_CONN_MAX_AGE", "soon", "DB_CONN_MAX_AGE='soon' is not an integer"),
+        ("INGEST_DISABLED_RULES", "advert,typo_rule", "unknown rule(s) typo_rule"),
     ],
 )
 def test_it_fails_loudly_on_a_bad_value(name, value, message):

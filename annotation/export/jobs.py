@@ -1,0 +1,47 @@
+"""The "export_dataset" job: a large export written under MEDIA_ROOT/exports/ with progress.
+
+The file is not public media: the staff-only view `annotation:analysis_export_download` serves it.
+"""
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+from annotation.export.query import ExportFilters, check_request, count_rows, export_to_path
+from annotation.export.writers import HF
+from mlworkers.jobs import register, report_progress
+from mlworkers.models import JobRun
+
+EXPORT_DIR = "exports"
+
+
+def exports_root() -> Path:
+    return Path(settings.MEDIA_ROOT) / EXPORT_DIR
+
+
+def export_file_name(job_id: int, kind: str, fmt: str) -> str:
+    return f"export-{job_id}-{kind}.{'zip' if fmt == HF else fmt}"
+
+
+@register("export_dataset")
+def export_dataset_job(job: JobRun, *, kind: str, format: str, **filter_values: Any) -> dict[str, Any]:
+    filters = check_request(kind, format, ExportFilters(**filter_values))
+    total = count_rows(kind, filters)
+    report_progress(job, 0, total, f"exporting {total} {kind} rows as {format}")
+    root = exports_root()
+    root.mkdir(parents=True, exist_ok=True)
+    name = export_file_name(job.pk, kind, format)
+    target = root / name
+    written = target.with_suffix("") if format == HF else target
+
+    def progress(rows: int) -> None:
+        report_progress(job, rows, max(total, rows))
+
+    summary = export_to_path(kind, format, written, filters, on_progress=progress, every=20_000)
+    if format == HF:
+        shutil.make_archive(str(written), "zip", root_dir=written)
+        shutil.rmtree(written)
+    report_progress(job, summary.rows, summary.rows, f"wrote {summary.rows} rows")
+    return {"file": name, "bytes": target.stat().st_size, **summary.as_dict()}

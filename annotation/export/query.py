@@ -1,0 +1,161 @@
+"""The Django side of an export: one streamed query per kind, feeding the pure row builders."""
+
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from django.db.models import Q, QuerySet
+
+from annotation.analysis import queries
+from annotation.analysis.records import GOLD, KINDS, SILVER
+from annotation.export.card import dataset_card
+from annotation.export.rows import SPLITS, ExportRecord, build_row, row_matches
+from annotation.export.writers import FORMATS, ExportSummary, csv_lines, jsonl_lines, write_rows
+
+CHUNK_SIZE = 2000
+SILVER_SOURCE = "model"
+RECORD_FIELDS = (
+    "turn__dialogue_id",
+    "turn__dialogue__content_hash",
+    "turn__dialogue__external_id",
+    "turn__dialogue__movie__title",
+    "turn__dialogue__movie__year",
+    "turn__position",
+    "turn__text",
+    "label__name",
+)
+
+
+class ExportError(ValueError):
+    """A request for an export that cannot be made (unknown kind, no model version, ...)."""
+
+
+@dataclass(frozen=True)
+class ExportFilters:
+    label: str | None = None
+    min_confidence: float | None = None
+    source: str | None = None
+    split: str | None = None
+    model_version: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def check_request(kind: str, fmt: str, filters: ExportFilters) -> ExportFilters:
+    """Validate and complete the request: silver gets the newest dialogue model when none is named."""
+    if kind not in KINDS:
+        raise ExportError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    if fmt not in FORMATS:
+        raise ExportError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    if filters.split and filters.split not in SPLITS:
+        raise ExportError(f"split must be one of {', '.join(SPLITS)}, not {filters.split!r}")
+    allowed_sources = (SILVER_SOURCE,) if kind == SILVER else queries.SOURCES_OF_KIND[kind]
+    if filters.source and filters.source not in allowed_sources:
+        allowed = ", ".join(allowed_sources)
+        raise ExportError(f"source {filters.source!r} is not part of {kind} labels ({allowed})")
+    if kind == SILVER:
+        version = queries.silver_version(filters.model_version)
+        if version is None:
+            raise ExportError(
+                f"model version {filters.model_version} does not exist"
+                if filters.model_version
+                else "no dialogue classifier version exists yet: silver labels need one"
+            )
+        filters = ExportFilters(**{**filters.as_dict(), "model_version": version.pk})
+    return filters
+
+
+def export_queryset(kind: str, filters: ExportFilters) -> QuerySet:
+    labels = queries.labels_of_kind(kind, filters.model_version)
+    if kind != SILVER:
+        if filters.source:
+            labels = labels.filter(source=filters.source)
+        if filters.model_version:
+            labels = labels.filter(model_version_id=filters.model_version)
+        if filters.split:
+            # blank splits are assigned by hash afterwards, so they stay candidates
+            labels = labels.filter(Q(split=filters.split) | Q(split=""))
+    if filters.label:
+        labels = labels.filter(label__name__iexact=filters.label)
+    if filters.min_confidence is not None:
+        # gold rows with no confidence fall back to the crowd's agreement, checked in Python
+        keep_null = Q(confidence__isnull=True) if kind == GOLD else Q(pk__in=[])
+        labels = labels.filter(Q(confidence__gte=filters.min_confidence) | keep_null)
+    return labels.order_by("turn__dialogue_id", "turn__position", "pk")
+
+
+def export_rows(kind: str, filters: ExportFilters) -> Iterator[dict[str, Any]]:
+    """Rows of one kind, sorted by dialogue and turn, streamed from the database in chunks."""
+    if kind == SILVER:
+        fields = (*RECORD_FIELDS, "confidence", "model_version_id", "model_version__name", "top_k")
+    else:
+        fields = (
+            *RECORD_FIELDS,
+            "source",
+            "confidence",
+            "split",
+            "model_version_id",
+            "model_version__name",
+            "provenance",
+        )
+    for values in export_queryset(kind, filters).values_list(*fields).iterator(chunk_size=CHUNK_SIZE):
+        record = _record(kind, values)
+        row = build_row(kind, record)
+        if row_matches(row, min_confidence=filters.min_confidence, split=filters.split):
+            yield row
+
+
+def _record(kind: str, values: tuple) -> ExportRecord:
+    if kind == SILVER:
+        # silver labels come from a model and have no stored split
+        *common, confidence, model_version, version_name, top_k = values
+        return ExportRecord(*common, SILVER_SOURCE, confidence, "", model_version, version_name, top_k)
+    return ExportRecord(*values)
+
+
+def count_rows(kind: str, filters: ExportFilters) -> int:
+    """The rows the database will hand over (the Python-side filters may drop a few)."""
+    return export_queryset(kind, filters).count()
+
+
+def label_names() -> list[str]:
+    return queries.taxonomy_order()
+
+
+def stream_export(kind: str, fmt: str, filters: ExportFilters) -> Iterator[str]:
+    """CSV or JSONL text in chunks, for a streaming HTTP response."""
+    lines = csv_lines if fmt == "csv" else jsonl_lines
+    return lines(kind, export_rows(kind, filters))
+
+
+def export_to_path(
+    kind: str,
+    fmt: str,
+    out: Path,
+    filters: ExportFilters,
+    *,
+    on_progress: Callable[[int], None] | None = None,
+    every: int = 10_000,
+) -> ExportSummary:
+    """Write an export to `out` (a file, or a folder for hf) and return what was written."""
+    filters = check_request(kind, fmt, filters)
+    names = label_names()
+
+    def progress(summary: ExportSummary) -> None:
+        if on_progress and summary.rows % every == 0:
+            on_progress(summary.rows)
+
+    summary = write_rows(
+        kind,
+        fmt,
+        export_rows(kind, filters),
+        out,
+        label_names=names,
+        card=lambda s: dataset_card(s, label_names=names, filters=filters.as_dict()),
+        on_row=progress,
+    )
+    if on_progress:
+        on_progress(summary.rows)
+    return summary

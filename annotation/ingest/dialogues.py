@@ -1,0 +1,73 @@
+"""The dialogue split and the turn rules that cut a dialogue short."""
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+
+from annotation.ingest.cleaning import AFTER_REMOVED_TURN, CleaningRules, turn_removal_reason
+from annotation.ingest.records import DialogueRecord, TurnRecord
+
+
+def is_scene_break(previous_end: float | None, next_start: float | None, gap_seconds: float) -> bool:
+    """A gap over the threshold starts a new dialogue; with either time unknown the turns stay together.
+    (DialogueSplitter.split inlines this test: it runs once per turn.)"""
+    if previous_end is None or next_start is None:
+        return False
+    return next_start - previous_end > gap_seconds
+
+
+MAX_DIALOGUE_TURNS = 1000
+
+
+class DialogueSplitter:
+    """Splits a turn stream at long gaps and applies the turn rules as it goes.
+
+    The first removed turn ends its dialogue: it and every later turn up to the next gap go (only
+    counted, never buffered). Dialogues left with too few turns are dropped. A dialogue that reaches
+    `max_turns` (only a file with no times at all gets there) is closed and a new one begins, so
+    memory stays bounded and positions fit the database."""
+
+    def __init__(
+        self, gap_seconds: float, rules: CleaningRules, removed: Counter, max_turns: int = MAX_DIALOGUE_TURNS
+    ) -> None:
+        self.gap_seconds = gap_seconds
+        self.max_turns = max_turns
+        self.rules = rules
+        self.removed = removed
+        self.turn_count = 0
+
+    def split(self, turns: Iterable[TurnRecord]) -> Iterator[DialogueRecord]:
+        kept: list[TurnRecord] = []
+        previous_text: str | None = None
+        cut = False
+        position = 0
+        last_end: float | None = None
+        started = False
+        gap, rules = self.gap_seconds, self.rules
+        for turn in turns:
+            start = turn.start  # is_scene_break(last_end, start, gap), inlined
+            scene_break = started and start is not None and last_end is not None and start - last_end > gap
+            if scene_break or len(kept) >= self.max_turns:
+                yield from self._finish(kept, position)
+                kept, previous_text, cut, position = [], None, False, position + 1
+            started, last_end = True, turn.end
+            self.turn_count += 1
+            if cut:
+                self.removed[AFTER_REMOVED_TURN] += 1
+                continue
+            tokens = turn.text.casefold().split()
+            normalised = " ".join(tokens)  # == normalise_text(turn.text), sparing a second split
+            reason = turn_removal_reason(turn.text, tokens, normalised, previous_text, rules)
+            if reason:
+                self.removed[reason] += 1
+                cut = True
+                continue
+            kept.append(turn)
+            previous_text = normalised
+        if started:
+            yield from self._finish(kept, position)
+
+    def _finish(self, kept: list[TurnRecord], position: int) -> Iterator[DialogueRecord]:
+        if not kept or (self.rules.too_few_turns and len(kept) < self.rules.min_dialogue_turns):
+            self.removed["too_few_turns"] += 1
+            return
+        yield DialogueRecord(kept, position)

@@ -1,0 +1,125 @@
+"""From cues (or OPUS sentences) to cleaned sentences.
+
+A cue may hold several sentences, and a sentence may run on over several cues: an unfinished
+sentence waits for the next piece of text unless that piece is dash-led (another speaker).
+Lines that cleaning leaves empty vanish: they neither end a sentence nor start one.
+"""
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+
+from annotation.ingest.cleaning import CleaningRules, clean_line, is_advert, split_dash, strip_markup
+from annotation.ingest.opus_reader import RawSentence
+from annotation.ingest.records import Cue, Sentence
+
+TERMINALS = (".", "!", "?", "…")
+CLOSERS = "\"'”’»)]"
+_CLOSERS_AND_TERMINALS = CLOSERS + ".!?…"
+# A boundary is terminal punctuation (plus closing quotes) followed by white space.
+_BOUNDARY = re.compile(r"(?<=[.!?…])[\"'”’»)\]]*\s+")
+_ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "st", "jr", "sr", "prof", "mt", "vs", "lt", "sgt", "capt", "col", "gen"}
+
+
+def starts_lower_case(text: str) -> bool:
+    for char in text:
+        if char.isalpha():
+            return char.islower()
+    return False
+
+
+def split_sentences(text: str) -> list[str] | tuple[str]:
+    body = text.rstrip(_CLOSERS_AND_TERMINALS)
+    if "." not in body and "!" not in body and "?" not in body and "…" not in body:
+        return (text,)  # no boundary possible: most subtitle lines, spared the regex
+    pieces: list[str] = []
+    start = 0
+    for boundary in _BOUNDARY.finditer(text):
+        end = boundary.start() + len(boundary.group().rstrip())
+        if _ends_with_abbreviation(text, start, end):
+            continue
+        pieces.append(text[start:end])
+        start = boundary.end()
+    pieces.append(text[start:])
+    return pieces
+
+
+def _ends_with_abbreviation(text: str, start: int, end: int) -> bool:
+    if text[end - 1] != ".":
+        return False
+    word = text[start : end - 1].rsplit(" ", 1)[-1]
+    return word.lower() in _ABBREVIATIONS or (len(word) == 1 and word.isupper())
+
+
+class SentenceBuilder:
+    """Turns cue or OPUS text into `Sentence`s, counting every cleaning removal in `removed`."""
+
+    def __init__(self, rules: CleaningRules, removed: Counter) -> None:
+        self.rules = rules
+        self.removed = removed
+        self.count = 0
+        self._pending: Sentence | None = None
+
+    def from_cues(self, cues: Iterable[Cue]) -> Iterator[Sentence]:
+        push, speaker_runs = self._push, self._speaker_runs
+        for cue in cues:
+            start, end = cue.start, cue.end
+            for text, new_speaker in speaker_runs(cue.text):
+                for piece in split_sentences(text):
+                    finished = push(piece, new_speaker, start, end)
+                    new_speaker = False  # only a run's first sentence follows the dash
+                    if finished is not None:
+                        yield finished
+        yield from self._flush()
+
+    def from_opus(self, sentences: Iterable[RawSentence]) -> Iterator[Sentence]:
+        for raw in sentences:
+            for text, new_speaker in self._speaker_runs(raw.text):
+                finished = self._push(text, new_speaker, raw.start, raw.end)
+                if finished is not None:
+                    yield finished
+        yield from self._flush()
+
+    def _speaker_runs(self, text: str) -> list[tuple[str, bool]] | tuple:
+        """The cleaned text of one cue as runs of lines by one speaker: [(text, dash-led), ...]."""
+        if "<" in text or "{" in text:
+            text = strip_markup(text)
+        rules = self.rules
+        if rules.advert and is_advert(text, rules, self.removed):
+            return ()
+        if "\n" not in text:  # the common one-line cue, without the bookkeeping below
+            line, dash_led = split_dash(text.strip())
+            if line:
+                line = clean_line(line, rules, self.removed)
+            return ((line, dash_led),) if line else ()
+        runs: list[list] = []
+        for raw_line in text.split("\n"):
+            line, dash_led = split_dash(raw_line.strip())
+            if line:
+                line = clean_line(line, rules, self.removed)
+            if not line:
+                continue
+            if dash_led or not runs:
+                runs.append([line, dash_led])
+            else:
+                runs[-1][0] += " " + line
+        return [(line, dash_led) for line, dash_led in runs]
+
+    def _push(self, text: str, new_speaker: bool, start: float | None, end: float | None) -> Sentence | None:
+        """Add a piece of text; returns the sentence it completes, if any. A sentence is complete
+        when it ends in terminal punctuation (a closing quote after it allowed)."""
+        pending = self._pending
+        if pending is not None and not new_speaker and not pending.text.rstrip(CLOSERS).endswith(TERMINALS):
+            pending.text += " " + text
+            pending.end = end
+            return None
+        self._pending = Sentence(text, start, end, new_speaker)
+        if pending is not None:
+            self.count += 1
+        return pending
+
+    def _flush(self) -> Iterator[Sentence]:
+        if self._pending is not None:
+            self.count += 1
+            yield self._pending
+            self._pending = None

@@ -1,0 +1,143 @@
+"""SubRip reader: the `srt` package parses the cues; this module only feeds it well.
+
+The file is decoded and handed to `srt.parse` in chunks cut at cue boundaries, so memory stays flat.
+`srt` already accepts missing cue numbers, `.` or `:` before the milliseconds, missing milliseconds,
+position suffixes (`X1:100 X2:200 ...`) and empty cues. The one quirk it misreads is a one- or
+two-digit fraction (`00:00:01.5` is 1.5 s, srt says 1.005 s), so such fractions are padded first
+from the first chunk whose end times show the quirk on (a tool that writes them writes them
+everywhere; testing every line for it would cost as much as the parse).
+Universal newlines turn CRLF and CR-only line ends into LF. Out-of-order cues are put back in order
+within a sliding window.
+"""
+
+import bisect
+import io
+import re
+from collections import deque
+from collections.abc import Iterator
+from operator import attrgetter
+from pathlib import Path
+
+import srt
+
+from annotation.ingest.encoding import detect_encoding
+from annotation.ingest.gaps import CueGapHistogram
+from annotation.ingest.records import Cue, SubtitleFormatError
+
+CHUNK_CHARS = 256 * 1024
+REORDER_WINDOW = 256
+
+_SHORT_FRACTION_START = re.compile(r"^([ \t]*\d+:\d+:\d+[,.:])(\d{1,2})(?=[ \t]*-->)", re.MULTILINE)
+_SHORT_FRACTION_END = re.compile(r"(-->[ \t]*\d+:\d+:\d+[,.:])(\d{1,2})(?!\d)")
+_LOOKS_LIKE_TIME = re.compile(r"\d+:\d+")
+# srt keeps whatever follows the end time as `proprietary`; a real suffix is "X1:100 X2:200 ...",
+# while "00:00:0x,000" would leave "x,000" there: a broken timestamp, not a suffix.
+_POSITION_SUFFIX = re.compile(r"[A-Za-z]+\d*:")
+
+
+def read_srt_cues(
+    path: Path, language: str = "", reorder_window: int = REORDER_WINDOW, gaps: CueGapHistogram | None = None
+) -> Iterator[Cue]:
+    """Cues in start-time order (exact for cues displaced by fewer than `reorder_window` places),
+    each added to the `gaps` histogram as it passes."""
+    return _in_start_order(_parse_cues(path, language), reorder_window, gaps or CueGapHistogram())
+
+
+def _parse_cues(path: Path, language: str) -> Iterator[Cue]:
+    encoding = detect_encoding(path, language)
+    with open(path, "rb") as raw:
+        text = io.TextIOWrapper(raw, encoding=encoding, errors="replace", newline=None)
+        first_line = 1
+        short_fractions = False
+        for chunk in _chunks_at_cue_boundaries(text):
+            # The end-time pattern starts with the literal "-->", which the regex engine finds
+            # fast, so it is a cheap test; once a file shows the quirk, every later chunk is padded.
+            short_fractions = short_fractions or bool(_SHORT_FRACTION_END.search(chunk))
+            if short_fractions:
+                chunk = _pad_short_fractions(chunk)
+            yield from _parse_chunk(chunk, first_line, str(path))
+            first_line += chunk.count("\n")
+
+
+def _chunks_at_cue_boundaries(text: io.TextIOBase) -> Iterator[str]:
+    pending = ""
+    while block := text.read(CHUNK_CHARS):
+        pending += block
+        cut = _last_cue_boundary(pending)
+        if cut > 0:
+            yield pending[:cut]
+            pending = pending[cut:]
+    if pending.strip():
+        yield pending
+
+
+def _last_cue_boundary(text: str) -> int:
+    # A blank line followed by a digit (a cue number or timestamp) ends a cue; a blank line inside
+    # a cue's text does not, so the cut never splits a cue.
+    at = text.rfind("\n\n")
+    while at != -1 and not text[at + 2 : at + 3].isdigit():
+        at = text.rfind("\n\n", 0, at)
+    return at + 2 if at != -1 else 0
+
+
+def _parse_chunk(chunk: str, first_line: int, name: str) -> Iterator[Cue]:
+    chunk = chunk.lstrip("\ufeff")
+    try:
+        for number, cue in enumerate(srt.parse(chunk)):
+            if cue.proprietary and not _POSITION_SUFFIX.match(cue.proprietary.lstrip()):
+                line = _timestamp_line(chunk, number, first_line)
+                raise SubtitleFormatError(name, line, f"malformed timestamp (trailing {cue.proprietary!r})")
+            start, end = cue.start.total_seconds(), cue.end.total_seconds()
+            yield Cue(start, end if end > start else start, cue.content)
+    except srt.SRTParseError as exc:
+        raise _format_error(exc, chunk, first_line, name) from None
+    except SubtitleFormatError:
+        raise
+    except ValueError as exc:  # srt refuses e.g. an hour field it cannot fit in a timedelta
+        raise SubtitleFormatError(name, None, f"unreadable cue: {exc}") from None
+
+
+def _pad_short_fractions(chunk: str) -> str:
+    pad = lambda m: m.group(1) + m.group(2).ljust(3, "0")  # noqa: E731
+    return _SHORT_FRACTION_END.sub(pad, _SHORT_FRACTION_START.sub(pad, chunk))
+
+
+def _timestamp_line(chunk: str, cue_number: int, first_line: int) -> int:
+    """The line of the chunk's `cue_number`-th timestamp (each cue srt parsed has exactly one)."""
+    seen = -1
+    for offset, line in enumerate(chunk.split("\n")):
+        if "-->" in line:
+            seen += 1
+            if seen == cue_number:
+                return first_line + offset
+    return first_line
+
+
+def _format_error(exc: srt.SRTParseError, chunk: str, first_line: int, name: str) -> SubtitleFormatError:
+    line = first_line + chunk.count("\n", 0, exc.expected_start)
+    for offset, text in enumerate(exc.unmatched_content.split("\n")):
+        if "-->" in text or _LOOKS_LIKE_TIME.search(text):
+            return SubtitleFormatError(name, line + offset, f"malformed timestamp {text.strip()!r}")
+    skipped = len(exc.unmatched_content) - len(exc.unmatched_content.lstrip("\n"))
+    snippet = exc.unmatched_content.strip().split("\n")[0]
+    return SubtitleFormatError(name, line + skipped, f"cannot parse a cue from {snippet[:60]!r}")
+
+
+def _in_start_order(cues: Iterator[Cue], window: int, gaps: CueGapHistogram) -> Iterator[Cue]:
+    # A sorted buffer of the last `window` cues; in-order cues (nearly all) are a plain append.
+    # Cues leaving the buffer are in order, so the gap histogram is filled here too.
+    buffer: deque[Cue] = deque()
+    start = attrgetter("start")
+    add_gap = gaps.add_cue
+    for cue in cues:
+        if buffer and cue.start < buffer[-1].start:
+            buffer.insert(bisect.bisect_right(buffer, cue.start, key=start), cue)
+        else:
+            buffer.append(cue)
+        if len(buffer) > window:
+            ready = buffer.popleft()
+            add_gap(ready.start, ready.end)
+            yield ready
+    for ready in buffer:
+        add_gap(ready.start, ready.end)
+        yield ready

@@ -1,0 +1,45 @@
+"""Turn segmentation: which sentences one speaker says in a row.
+
+Subtitles rarely name speakers, so turns are guessed. `TurnSegmenter` is the seam where a trained
+segmenter plugs in later; `PunctuationSegmenter` is the default rule.
+"""
+
+from collections.abc import Iterable, Iterator
+from typing import Protocol
+
+from annotation.ingest.records import Sentence, TurnRecord
+from annotation.ingest.sentences import CLOSERS, TERMINALS, starts_lower_case
+
+
+class TurnSegmenter(Protocol):
+    def segment(self, sentences: Iterable[Sentence]) -> Iterator[TurnRecord]: ...
+
+
+class PunctuationSegmenter:
+    """A dash-led sentence starts a new turn. Otherwise a sentence joins the previous turn when that
+    turn does not end in terminal punctuation, or ends with an ellipsis and this sentence starts in
+    lower case ("I was going to..." / "...tell you"); every other sentence starts a new turn."""
+
+    def segment(self, sentences: Iterable[Sentence]) -> Iterator[TurnRecord]:
+        turn: TurnRecord | None = None
+        for sentence in sentences:
+            if turn is not None and not sentence.new_speaker and self.continues(turn.text, sentence.text):
+                # "I was going to..." + "...tell you" reads "I was going to... tell you".
+                turn.text += " " + sentence.text.lstrip(".… ")
+                # The turn's end is its last sentence's: an unknown end stays unknown, so a missing
+                # time keeps the dialogue together rather than inventing a gap.
+                turn.end = sentence.end
+                turn.sentence_count += 1
+                continue
+            if turn is not None:
+                yield turn
+            turn = TurnRecord(sentence.text, sentence.start, sentence.end)
+        if turn is not None:
+            yield turn
+
+    @staticmethod
+    def continues(previous: str, sentence: str) -> bool:
+        trimmed = previous.rstrip(CLOSERS)
+        if not trimmed.endswith(TERMINALS):
+            return True
+        return trimmed.endswith(("...", "…")) and starts_lower_case(sentence)

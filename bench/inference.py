@@ -1,0 +1,152 @@
+"""Turns per second of our bulk-annotation inference path on the CPU, beside a naive
+`transformers` text-classification pipeline over the same encoder weights and the same turns.
+
+Ours: each dialogue's turns tokenized once, every turn's input built (target first, history
+reversed, 100 tokens), inputs sorted by length and batched, padding per batch only,
+`torch.inference_mode()`, top-5 labels per turn, streamed in chunks. Naive: the same input text
+(target and reversed history joined by [SEP]) through `pipeline("text-classification")` in corpus
+order with the same batch size. The turns are synthetic (generated here, not EDOS sentences).
+Peak RSS is printed after a small and a 4x larger corpus: flat memory means it does not grow.
+
+    .venv/bin/python bench/inference.py [--turns 2000] [--batch-size 64] [--threads 2]
+
+Ends with one line: ratio=<ours/naive> turns_per_s=<ours>
+"""
+
+import os
+
+# Spinning OpenMP threads on a shared CPU slow everything down many times; wait passively.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import argparse
+import resource
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from annotation.taxonomy import LABEL_NAMES
+from mlworkers.ml import inference, loading
+from mlworkers.ml.dialogue_classifier import TrainConfig, build_classifier
+
+_VOCABULARY = (
+    "I you we they he she it the a an this that there here what why where when how who "
+    "is are was were be been have has had do did does can could will would should must "
+    "go come leave stay wait look listen tell ask know think want need love hate miss find "
+    "night morning door car train station boat river house room window money letter phone "
+    "father mother brother sister friend captain doctor boss kid baby man woman "
+    "now then never always again maybe really just only still already soon late "
+    "good bad fine sorry okay yes no please right wrong sure afraid happy tired cold "
+    "to of in on at for with from about over under after before into out up down"
+)
+WORDS = _VOCABULARY.split()
+ENDINGS = [".", "?", "!", "...", "."]
+
+
+def synthetic_dialogues(n_turns: int, seed: int) -> Iterator[list[str]]:
+    """Dialogues of 1-8 turns whose sentences run from one word to about 60 (lognormal), lazily."""
+    rng = np.random.default_rng(seed)
+    produced = 0
+    while produced < n_turns:
+        size = min(int(rng.integers(1, 9)), n_turns - produced)
+        turns = []
+        for _ in range(size):
+            length = int(np.clip(rng.lognormal(mean=2.0, sigma=0.7), 1, 60))
+            words = rng.choice(WORDS, size=length)
+            turns.append(" ".join(words).capitalize() + str(rng.choice(ENDINGS)))
+        produced += size
+        yield turns
+
+
+def ours(clf, dialogues: Iterator[list[str]], chunk_size: int, batch_size: int) -> int:
+    """The bulk-annotation path without the database: encode per dialogue, predict, top-5, per chunk."""
+    labeled = 0
+    chunk: list = []
+    for turns in dialogues:
+        chunk += inference.encode_dialogue(turns, clf.tokenizer, clf.config.max_tokens)
+        if len(chunk) >= chunk_size:
+            labeled += _label_chunk(clf, chunk, batch_size)
+            chunk = []
+    if chunk:
+        labeled += _label_chunk(clf, chunk, batch_size)
+    return labeled
+
+
+def _label_chunk(clf, encoded, batch_size: int) -> int:
+    probabilities = inference.predict_encoded_with(clf, encoded, batch_size=batch_size)
+    rows = [inference.top_k(row, clf.label_names, 5) for row in probabilities]
+    return len(rows)
+
+
+def naive_inputs(dialogues: Iterator[list[str]]) -> list[str]:
+    texts = []
+    for turns in dialogues:
+        for end in range(len(turns)):
+            texts.append(" [SEP] ".join(reversed(turns[: end + 1])))
+    return texts
+
+
+def naive_pipeline():
+    """The same MiniLM weights under a sequence-classification head, in a stock pipeline."""
+    from transformers import AutoModelForSequenceClassification, pipeline
+
+    path = loading.resolve_model_path("minilm")
+    model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=len(LABEL_NAMES))
+    return pipeline("text-classification", model=model, tokenizer=loading.load_tokenizer("minilm"), device="cpu")
+
+
+def naive(classifier, texts: list[str], batch_size: int) -> int:
+    outputs = classifier(texts, batch_size=batch_size, truncation=True, max_length=100, top_k=5)
+    return len(outputs)
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--turns", type=int, default=2000, help="turns in the speed comparison")
+    parser.add_argument("--memory-turns", type=int, default=2000, help="small corpus of the memory check (x4 after)")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--chunk-size", type=int, default=1000)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=11)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    clf = build_classifier(list(LABEL_NAMES), TrainConfig(device="cpu"))
+    print(f"model: packaged MiniLM, {args.threads} threads, batch {args.batch_size}, {args.turns} synthetic turns")
+    ours(clf, synthetic_dialogues(200, seed=99), args.chunk_size, args.batch_size)  # warm-up
+
+    started = time.perf_counter()
+    done = ours(clf, synthetic_dialogues(args.turns, args.seed), args.chunk_size, args.batch_size)
+    ours_rate = done / (time.perf_counter() - started)
+    print(f"ours:  {done} turns, {ours_rate:.1f} turns/s")
+
+    texts = naive_inputs(synthetic_dialogues(args.turns, args.seed))
+    classifier = naive_pipeline()
+    naive(classifier, texts[:200], args.batch_size)  # warm-up
+    started = time.perf_counter()
+    done = naive(classifier, texts, args.batch_size)
+    naive_rate = done / (time.perf_counter() - started)
+    print(f"naive: {done} turns, {naive_rate:.1f} turns/s (transformers pipeline, same inputs and batch size)")
+
+    small, large = args.memory_turns, 4 * args.memory_turns
+    ours(clf, synthetic_dialogues(small, args.seed + 1), args.chunk_size, args.batch_size)
+    rss_small = peak_rss_mb()
+    ours(clf, synthetic_dialogues(large, args.seed + 2), args.chunk_size, args.batch_size)
+    rss_large = peak_rss_mb()
+    print(
+        f"peak RSS after {small} turns: {rss_small:.0f} MB; after {large} turns: {rss_large:.0f} MB "
+        f"(+{rss_large - rss_small:.0f} MB)"
+    )
+    print(f"ratio={ours_rate / naive_rate:.2f} turns_per_s={ours_rate:.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,365 @@
+"""Load test of the annotator pages: N simulated annotators over HTTP against gunicorn.
+
+    .venv/bin/python bench/labeling_load.py [--annotators 100] [--hits 40] [--think 1.0]
+
+What it does:
+1. (re)creates the PostgreSQL database `bench_labeling` on 127.0.0.1 (override with --database-url),
+   migrates it, and fills it: one open campaign of `--hits` HITs (15 dialogues + 5 quiz questions
+   each, 3 workers per HIT), `--annotators` site accounts with a signed-in session each;
+2. starts gunicorn on 127.0.0.1 (gthread workers) with DATABASE_URL and SECRET_KEY set;
+3. runs one thread per annotator, using the same endpoints as the browser with htmx: POST claim,
+   GET the first screen, then per screen "think" (about --think seconds) and POST the answer with
+   go=next (the next-item request, answered with the next screen's partial), then POST submit; and
+   again until no HIT is left or --duration runs out;
+4. prints p50/p95 latency of next-item and submit requests, submits/s, and checks against the
+   database that every answer sent is stored exactly once and every HIT has exactly 3 submitted
+   assignments.
+
+Ends with one line: p95_ms=<ms> submits_per_s=<n> lost=<n> doubled=<n>
+The machine is shared: figures are noisy. Only 127.0.0.1 is contacted.
+"""
+
+import argparse
+import http.client
+import os
+import random
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/bench_labeling"
+HOST = "127.0.0.1"
+CHOICE = re.compile(r'name="answer" value="([^"]+)" data-key="\d"')
+HEADING = re.compile(r"Dialog (\d+)/(\d+)")
+ASSIGNMENT = re.compile(r"/labeling/assignments/(\d+)/")
+
+
+# --- Setting up the database ---------------------------------------------------------------------
+
+
+def recreate_database(database_url: str) -> None:
+    import psycopg
+
+    parts = urllib.parse.urlsplit(database_url)
+    name = parts.path.lstrip("/")
+    admin_url = urllib.parse.urlunsplit(parts._replace(path="/postgres"))
+    with psycopg.connect(admin_url, autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        connection.execute(f'CREATE DATABASE "{name}"')
+
+
+def setup_django(database_url: str, secret_key: str) -> None:
+    os.environ.update(
+        DATABASE_URL=database_url, SECRET_KEY=secret_key, DEBUG="0", DJANGO_SETTINGS_MODULE="config.settings"
+    )
+    import django
+
+    django.setup()
+
+
+def fill_database(annotators: int, hits: int, seed: int) -> list[str]:
+    """Migrate, build the campaign, and return one session key per annotator."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.sessions.backends.db import SessionStore
+    from django.core.management import call_command
+    from django.db import transaction
+
+    from annotation.models import Dialogue, Turn
+    from labeling.models import Campaign
+    from labeling.services import build_hits
+
+    call_command("migrate", verbosity=0)
+    campaign = Campaign.objects.create(
+        name="Load test", status=Campaign.OPEN, fallback_choices=["Neutral", "Joyful", "Sad"], time_limit_minutes=60
+    )
+    with transaction.atomic():
+        dialogues = []
+        for index in range(hits * campaign.dialogues_per_hit):
+            dialogue = Dialogue.objects.create(position=index, content_hash=f"bench-{index}", turn_count=2)
+            Turn.objects.bulk_create(
+                [
+                    Turn(dialogue=dialogue, position=0, text=f"Is that your boat out there, number {index}?"),
+                    Turn(dialogue=dialogue, position=1, text="It was my father's. Now it is mine."),
+                ]
+            )
+            dialogues.append(dialogue)
+    build_hits(campaign, dialogues, seed=seed)
+
+    users = get_user_model().objects
+    sessions = []
+    for index in range(annotators):
+        user = users.create(username=f"bench{index}")
+        user.set_unusable_password()  # no PBKDF2 cost: the bench signs in by session, not by form
+        user.save()
+        store = SessionStore()
+        store.update(
+            {
+                "_auth_user_id": str(user.pk),
+                "_auth_user_backend": "django.contrib.auth.backends.ModelBackend",
+                "_auth_user_hash": user.get_session_auth_hash(),
+            }
+        )
+        store.create()
+        sessions.append(store.session_key)
+    return sessions
+
+
+# --- The server ---------------------------------------------------------------------------------
+
+
+def start_gunicorn(port: int, workers: int, threads: int, env: dict) -> subprocess.Popen:
+    command = [
+        str(REPO / ".venv" / "bin" / "gunicorn"),
+        "config.wsgi:application",
+        f"--bind={HOST}:{port}",
+        f"--workers={workers}",
+        "--worker-class=gthread",
+        f"--threads={threads}",
+        "--keep-alive=5",
+        "--log-level=warning",
+    ]
+    server = subprocess.Popen(command, cwd=REPO, env=env)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            connection = http.client.HTTPConnection(HOST, port, timeout=2)
+            connection.request("GET", "/healthz")
+            if connection.getresponse().status == 200:
+                return server
+        except OSError:
+            time.sleep(0.2)
+    server.terminate()
+    raise RuntimeError(f"gunicorn did not answer on {HOST}:{port} within 30 s")
+
+
+# --- One simulated annotator --------------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    """What every annotator did, shared by all threads (appends are atomic under the GIL)."""
+
+    next_ms: list[float] = field(default_factory=list)
+    submit_ms: list[float] = field(default_factory=list)
+    claim_ms: list[float] = field(default_factory=list)
+    sent: dict[tuple[int, int], str] = field(default_factory=dict)  # (assignment, position) -> label
+    submitted: list[int] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+class Browser:
+    """A keep-alive HTTP connection with the session and CSRF cookies of one annotator."""
+
+    def __init__(self, port: int, session_key: str) -> None:
+        self.port = port
+        self.cookies = {"sessionid": session_key}
+        self.connection = http.client.HTTPConnection(HOST, port, timeout=30)
+
+    def request(self, method: str, path: str, form: dict | None = None, htmx: bool = False) -> tuple[int, dict, str]:
+        headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
+        body = None
+        if form is not None:
+            body = urllib.parse.urlencode(form)
+            headers |= {
+                "Content-Type": "application/x-www-form-urlencoded",
+                "X-CSRFToken": self.cookies.get("csrftoken", ""),
+            }
+        if htmx:
+            headers["HX-Request"] = "true"
+        for attempt in (1, 2):
+            try:
+                self.connection.request(method, path, body=body, headers=headers)
+                response = self.connection.getresponse()
+                break
+            except (http.client.RemoteDisconnected, ConnectionError):
+                # the server closed an idle keep-alive connection before this request was read
+                self.connection = http.client.HTTPConnection(HOST, self.port, timeout=30)
+                if attempt == 2:
+                    raise
+        for name, value in response.getheaders():
+            if name.lower() == "set-cookie":
+                key, _, rest = value.partition("=")
+                self.cookies[key] = rest.split(";", 1)[0]
+        return response.status, dict(response.getheaders()), response.read().decode()
+
+
+def annotate(browser: Browser, tally: Tally, think: float, deadline: float, rng: random.Random) -> None:
+    status, _, _ = browser.request("GET", "/labeling/")
+    if status != 200:
+        raise RuntimeError(f"home page answered {status}")
+    while time.monotonic() < deadline:
+        started = time.perf_counter()
+        status, headers, _ = browser.request("POST", "/labeling/claim/", form={})
+        tally.claim_ms.append((time.perf_counter() - started) * 1000)
+        found = ASSIGNMENT.search(headers.get("Location", ""))
+        if status != 302 or not found:
+            return  # no HIT left for this annotator
+        assignment = int(found.group(1))
+        _, headers, _ = browser.request("GET", headers["Location"])
+        status, _, page = browser.request("GET", headers["Location"])
+        while (heading := HEADING.search(page)) is not None and time.monotonic() < deadline:
+            position = int(heading.group(1))
+            label = rng.choice(CHOICE.findall(page))
+            time.sleep(think * rng.uniform(0.5, 1.5))
+            started = time.perf_counter()
+            status, _, page = browser.request(
+                "POST",
+                f"/labeling/assignments/{assignment}/items/{position}/answer/",
+                form={"go": "next", "answer": label, "seconds": "1"},
+                htmx=True,
+            )
+            tally.next_ms.append((time.perf_counter() - started) * 1000)
+            if status != 200:
+                raise RuntimeError(f"answer {assignment}/{position} answered {status}")
+            tally.sent[(assignment, position)] = label
+        if "Review and submit" not in page:
+            return  # out of time in the middle of a HIT: it stays accepted and is reported
+        time.sleep(think * rng.uniform(0.5, 1.5))
+        started = time.perf_counter()
+        status, headers, _ = browser.request("POST", f"/labeling/assignments/{assignment}/submit/", form={})
+        tally.submit_ms.append((time.perf_counter() - started) * 1000)
+        if status != 302 or "feedback" not in headers.get("Location", ""):
+            raise RuntimeError(f"submit of {assignment} answered {status} {headers.get('Location')}")
+        tally.submitted.append(assignment)
+
+
+def run_annotators(port: int, sessions: list[str], think: float, duration: float, seed: int) -> tuple[Tally, float]:
+    tally = Tally()
+    deadline = time.monotonic() + duration
+
+    def body(index: int) -> None:
+        rng = random.Random(seed * 1000 + index)
+        time.sleep(rng.uniform(0, think))  # arrivals spread over the first think time
+        try:
+            annotate(Browser(port, sessions[index]), tally, think, deadline, rng)
+        except Exception as error:
+            tally.errors.append(f"annotator {index}: {error!r}")
+
+    threads = [threading.Thread(target=body, args=(i,), daemon=True) for i in range(len(sessions))]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=duration + 60)
+    return tally, time.monotonic() - started
+
+
+# --- Checking the database ----------------------------------------------------------------------
+
+
+def check_database(tally: Tally) -> dict:
+    """Compare what the annotators sent with what the database holds."""
+    from labeling.models import HIT, Assignment, Response
+
+    stored = defaultdict(list)
+    for assignment_id, position, label in Response.objects.values_list(
+        "assignment_id", "item__position", "label__name"
+    ):
+        stored[(assignment_id, position)].append(label)
+    lost = sum(1 for key, label in tally.sent.items() if label not in stored.get(key, []))
+    doubled = sum(len(labels) - 1 for labels in stored.values() if len(labels) > 1)
+    doubled += sum(1 for key in stored if key not in tally.sent)  # stored but never sent
+    per_hit = Counter(Assignment.objects.filter(status=Assignment.SUBMITTED).values_list("hit_id", flat=True))
+    hit_ids = list(HIT.objects.values_list("pk", flat=True))
+    return {
+        "lost": lost,
+        "doubled": doubled,
+        "hits": len(hit_ids),
+        "hits_with_exactly_3": sum(1 for pk in hit_ids if per_hit.get(pk) == 3),
+        "hits_over_3": sum(1 for pk in hit_ids if per_hit.get(pk, 0) > 3),
+        "submitted_in_db": sum(per_hit.values()),
+        "accepted_left": Assignment.objects.filter(status=Assignment.ACCEPTED).count(),
+    }
+
+
+def _cpu_seconds(usage) -> float:
+    return usage.ru_utime + usage.ru_stime
+
+
+def percentile(values: list[float], share: float) -> float:
+    if not values:
+        return float("nan")
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[round(share * 100) - 1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--annotators", type=int, default=100)
+    parser.add_argument("--hits", type=int, default=40, help="HITs of 20 screens, 3 workers each")
+    parser.add_argument("--think", type=float, default=1.0, help="mean seconds between two answers")
+    parser.add_argument("--duration", type=float, default=240, help="hard limit in seconds")
+    parser.add_argument("--workers", type=int, default=3, help="gunicorn worker processes")
+    parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--database-url", default=DEFAULT_DATABASE_URL)
+    args = parser.parse_args()
+    if urllib.parse.urlsplit(args.database_url).hostname not in ("127.0.0.1", "localhost"):
+        parser.error("the bench only talks to a database on 127.0.0.1")
+
+    secret_key = "bench-only-secret-key-" + "x" * 32
+    recreate_database(args.database_url)
+    setup_django(args.database_url, secret_key)
+    sessions = fill_database(args.annotators, args.hits, args.seed)
+    # whitenoise serves static files from the finders; an empty STATIC_ROOT keeps it from warning
+    static_root = tempfile.mkdtemp(prefix="bench-static-")
+    env = {
+        **os.environ,
+        "DATABASE_URL": args.database_url,
+        "SECRET_KEY": secret_key,
+        "DEBUG": "0",
+        "STATIC_ROOT": static_root,
+    }
+    server = start_gunicorn(args.port, args.workers, args.threads, env)
+    client_cpu_before = resource.getrusage(resource.RUSAGE_SELF)
+    try:
+        tally, elapsed = run_annotators(args.port, sessions, args.think, args.duration, args.seed)
+    finally:
+        client_cpu = _cpu_seconds(resource.getrusage(resource.RUSAGE_SELF)) - _cpu_seconds(client_cpu_before)
+        server.terminate()
+        server.wait(timeout=30)
+    # gunicorn's workers are reaped by its master, whose times reach us once it is waited for
+    server_cpu = _cpu_seconds(resource.getrusage(resource.RUSAGE_CHILDREN))
+    checks = check_database(tally)
+
+    print(
+        f"annotators={args.annotators} hits={args.hits} think={args.think}s gunicorn={args.workers}x{args.threads} threads"
+    )
+    print(f"elapsed {elapsed:.1f} s, {len(tally.next_ms)} next-item requests, {len(tally.submit_ms)} submits")
+    for name, values in (("next-item", tally.next_ms), ("submit", tally.submit_ms), ("claim", tally.claim_ms)):
+        print(
+            f"{name:>9}: p50 {percentile(values, 0.5):7.1f} ms  p95 {percentile(values, 0.95):7.1f} ms  max {max(values, default=0):7.1f} ms"
+        )
+    requests = len(tally.next_ms) + len(tally.submit_ms) + len(tally.claim_ms)
+    print(
+        f"CPU per request: server {server_cpu / max(requests, 1) * 1000:.1f} ms, "
+        f"client {client_cpu / max(requests, 1) * 1000:.1f} ms (load average now {os.getloadavg()[0]:.1f})"
+    )
+    print(f"answers sent {len(tally.sent)}; checks: {checks}")
+    every_hit_full = checks["hits_with_exactly_3"] == checks["hits"]
+    print(f"every HIT has exactly 3 submitted assignments: {'yes' if every_hit_full else 'NO'}")
+    for error in tally.errors[:10]:
+        print("error:", error)
+    p95 = percentile(tally.next_ms + tally.submit_ms, 0.95)
+    print(
+        f"p95_ms={p95:.1f} submits_per_s={len(tally.submitted) / elapsed:.2f} "
+        f"lost={checks['lost']} doubled={checks['doubled']}"
+    )
+
+
+if __name__ == "__main__":
+    main()

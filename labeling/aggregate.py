@@ -1,0 +1,221 @@
+"""Turn a campaign's answers into AggregatedLabel rows and crowd TurnLabels, idempotently.
+
+`aggregate_campaign(campaign)` is the one function the dashboard button, the API, the job, the
+management command and the EDOS importer call. Running it twice writes the same rows: it has
+update_or_create semantics (keyed by the unique (campaign, turn) and (turn, source) constraints),
+done in bulk so a campaign of ten thousand items takes seconds.
+
+Answers counted: those of submitted or approved assignments (not rejected, expired or live ones),
+on dialogue items, pooled per target turn, so a tie-break HIT's answers join the first three.
+"""
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Label, TurnLabel
+from labeling.aggregation import MajorityResult, known_label_index, majority_vote, normalise_answer
+from labeling.dawid_skene import DawidSkeneResult, dawid_skene
+from labeling.models import AggregatedLabel, Assignment, Campaign, Response
+
+COUNTED_STATUSES = (Assignment.SUBMITTED, Assignment.APPROVED)
+_BATCH = 1000
+_UPDATE_BATCH = 200  # bulk_update builds one CASE per field and batch: keep the batches small
+
+
+@dataclass(frozen=True)
+class CrowdAnswer:
+    """One answer as the dashboard and aggregation see it."""
+
+    item_id: int
+    turn_id: int | None
+    dialogue_id: int | None
+    quiz_gold: str | None  # the gold label when the item is a quiz question
+    worker_id: int
+    assignment_id: int
+    text: str  # the label name, or what was typed through "Other"
+    method: str
+    seconds: float
+
+    @property
+    def through_other(self) -> bool:
+        return self.method != Response.TOP3
+
+
+def load_answers(campaign: Campaign) -> list[CrowdAnswer]:
+    # in a fixed order, so that Dawid-Skene sums in the same order and a re-run finds nothing changed
+    rows = (
+        Response.objects.filter(item__hit__campaign=campaign, assignment__status__in=COUNTED_STATUSES)
+        .order_by("pk")
+        .values_list(
+            "item_id",
+            "item__target_turn_id",
+            "item__dialogue_id",
+            "item__quiz_question__gold_label__name",
+            "assignment__worker_id",
+            "assignment_id",
+            "label__name",
+            "new_label_text",
+            "method",
+            "seconds_spent",
+        )
+    )
+    return [
+        CrowdAnswer(item, turn, dialogue, gold, worker, assignment, label or typed, method, seconds)
+        for item, turn, dialogue, gold, worker, assignment, label, typed, method, seconds in rows.iterator(
+            chunk_size=5000
+        )
+    ]
+
+
+def known_labels() -> dict[str, str]:
+    return known_label_index(Label.objects.values_list("name", flat=True))
+
+
+@dataclass
+class TurnVotes:
+    dialogue_id: int
+    answers: list[tuple[int, str]]  # (worker id, normalised answer)
+
+    def majority(self) -> MajorityResult:
+        return majority_vote([answer for _, answer in self.answers])
+
+
+def votes_by_turn(answers: Iterable[CrowdAnswer], known: dict[str, str]) -> dict[int, TurnVotes]:
+    """Answers per turn, one per worker: a worker who meets the same turn again (in a tie-break
+    HIT, or a second campaign item) is counted once, with their first answer."""
+    by_turn: dict[int, TurnVotes] = {}
+    counted: set[tuple[int, int]] = set()
+    for answer in answers:
+        if answer.quiz_gold is not None or answer.turn_id is None or (answer.turn_id, answer.worker_id) in counted:
+            continue
+        counted.add((answer.turn_id, answer.worker_id))
+        votes = by_turn.setdefault(answer.turn_id, TurnVotes(answer.dialogue_id, []))
+        votes.answers.append((answer.worker_id, normalise_answer(answer.text, known)))
+    return by_turn
+
+
+def aggregate_campaign(campaign: Campaign) -> dict[str, int]:
+    """Write the majority (and the Dawid-Skene opinion) of every answered turn; returns counts.
+
+    The campaign row is locked first, so two concurrent runs (a double click, two workers) take
+    turns and the second finds the rows the first wrote, instead of both inserting them."""
+    with transaction.atomic():
+        Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
+        known = known_labels()
+        by_turn = votes_by_turn(load_answers(campaign), known)
+        majorities = {turn: votes.majority() for turn, votes in by_turn.items()}
+        opinion = dawid_skene((t, worker, answer) for t, votes in by_turn.items() for worker, answer in votes.answers)
+        labels = {label.name: label for label in Label.objects.all()}
+        _write_aggregated(campaign, by_turn, majorities, opinion, labels)
+        turn_labels = _write_turn_labels(campaign, majorities, labels)
+    majority = sum(1 for result in majorities.values() if result.is_majority)
+    return {
+        "items": len(majorities),
+        "majority": majority,
+        "unresolved": len(majorities) - majority,
+        "turn_labels": turn_labels,
+    }
+
+
+def _write_aggregated(campaign, by_turn, majorities, opinion: DawidSkeneResult, labels) -> None:
+    existing = {row.turn_id: row for row in AggregatedLabel.objects.filter(campaign=campaign)}
+    to_create, to_update = [], []
+    for turn_id, result in majorities.items():
+        winner = result.label
+        values = {
+            "dialogue_id": by_turn[turn_id].dialogue_id,
+            "label": labels.get(winner) if winner else None,
+            "label_text": winner or "",
+            "status": AggregatedLabel.MAJORITY if winner else AggregatedLabel.UNRESOLVED,
+            "votes": result.votes,
+            "answer_count": result.answer_count,
+            "agreement": result.agreement,
+            "dawid_skene_label": opinion.labels.get(turn_id, ""),
+            "dawid_skene_confidence": opinion.confidence.get(turn_id),
+        }
+        row = existing.pop(turn_id, None)
+        if row is None:
+            to_create.append(AggregatedLabel(campaign=campaign, turn_id=turn_id, **values))
+            continue
+        if _unchanged(row, values):
+            continue  # a re-run writes nothing: bulk updates are slow, and nothing moved
+        for name, value in values.items():
+            setattr(row, name, value)
+        row.updated_at = timezone.now()  # bulk_update does not touch auto_now fields
+        to_update.append(row)
+    AggregatedLabel.objects.bulk_create(to_create, batch_size=_BATCH)
+    AggregatedLabel.objects.bulk_update(to_update, [*_AGGREGATED_FIELDS, "updated_at"], batch_size=_UPDATE_BATCH)
+    # turns whose answers were all rejected since the last run have nothing left to aggregate
+    AggregatedLabel.objects.filter(pk__in=[row.pk for row in existing.values()]).delete()
+
+
+def _unchanged(row, values: dict) -> bool:
+    current = {name: getattr(row, name) for name in values if name not in ("label", "dialogue_id")}
+    wanted = {name: value for name, value in values.items() if name not in ("label", "dialogue_id")}
+    label = values["label"]
+    return (
+        current == wanted and row.label_id == (label.pk if label else None) and row.dialogue_id == values["dialogue_id"]
+    )
+
+
+_AGGREGATED_FIELDS = [
+    "dialogue",
+    "label",
+    "label_text",
+    "status",
+    "votes",
+    "answer_count",
+    "agreement",
+    "dawid_skene_label",
+    "dawid_skene_confidence",
+]
+
+
+def _write_turn_labels(campaign: Campaign, majorities: dict[int, MajorityResult], labels: dict[str, Label]) -> int:
+    """One crowd TurnLabel per turn whose majority is a label of the taxonomy (a typed answer that
+    is not a label yet gets one once the label is accepted and the campaign aggregated again).
+    A turn keeps one crowd label: the last campaign aggregated over it wins."""
+    winners = {turn: labels[r.label] for turn, r in majorities.items() if r.label and r.label in labels}
+    existing = {tl.turn_id: tl for tl in TurnLabel.objects.filter(source=TurnLabel.CROWD, turn_id__in=list(majorities))}
+    to_create, to_update = [], []
+    for turn_id, label in winners.items():
+        result = majorities[turn_id]
+        provenance = {
+            "campaign": campaign.pk,
+            "votes": result.votes,
+            "workers": result.answer_count,
+            "agreement": result.agreement,
+        }
+        row = existing.pop(turn_id, None)
+        if row is None:
+            to_create.append(
+                TurnLabel(
+                    turn_id=turn_id,
+                    label=label,
+                    source=TurnLabel.CROWD,
+                    confidence=result.agreement,
+                    provenance=provenance,
+                )
+            )
+            continue
+        if (row.label_id, row.confidence, row.provenance) == (label.pk, result.agreement, provenance):
+            continue
+        row.label, row.confidence, row.provenance = label, result.agreement, provenance
+        to_update.append(row)
+    TurnLabel.objects.bulk_create(to_create, batch_size=_BATCH)
+    TurnLabel.objects.bulk_update(to_update, ["label", "confidence", "provenance"], batch_size=_UPDATE_BATCH)
+    lost = [row.pk for row in existing.values() if (row.provenance or {}).get("campaign") == campaign.pk]
+    TurnLabel.objects.filter(pk__in=lost).delete()
+    return len(winners)
+
+
+def answers_by_turn(campaign: Campaign) -> dict[int, list[str]]:
+    """Normalised answers per turn, for reports and tie-breaking."""
+    grouped: dict[int, list[str]] = defaultdict(list)
+    for turn, votes in votes_by_turn(load_answers(campaign), known_labels()).items():
+        grouped[turn] = [answer for _, answer in votes.answers]
+    return grouped

@@ -1,0 +1,136 @@
+"""The labeling API (staff only): campaigns, their report, aggregated labels and workers, and the
+same state changes as the dashboard's buttons. Reads and writes alike are for staff: the report
+names workers and their marks."""
+
+from django.db import transaction
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import IsAdminUser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Dialogue, Label
+from labeling.forms import candidate_dialogues
+from labeling.models import AggregatedLabel, Campaign, Worker
+from labeling.payments import approve_submitted, record_payments
+from labeling.reports import accept_proposed_label, campaign_report
+from labeling.serializers import (
+    AcceptLabelSerializer,
+    AggregatedLabelSerializer,
+    ApprovedSerializer,
+    CampaignReportSerializer,
+    CampaignSerializer,
+    JobQueuedSerializer,
+    LabelSerializer,
+    PaymentsRecordedSerializer,
+    WorkerStatsSerializer,
+    WorkerStatusSerializer,
+)
+from mlworkers.jobs import start_job
+
+
+class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    queryset = Campaign.objects.prefetch_related("labels").order_by("-created_at")
+    serializer_class = CampaignSerializer
+    permission_classes = [IsAdminUser]
+
+    def perform_create(self, serializer):
+        """Create the campaign and bundle its dialogues into HITs, or nothing at all."""
+        from labeling.services import build_hits
+
+        data = serializer.validated_data
+        dialogue_ids = data.pop("dialogue_ids", None)
+        recent = data.pop("recent_dialogues", None)
+        with transaction.atomic():
+            campaign = serializer.save(created_by=self.request.user)
+            if not data.get("labels"):
+                campaign.labels.set(Label.objects.filter(is_active=True))
+            dialogues = _chosen_dialogues(dialogue_ids, recent)
+            if dialogues:
+                try:
+                    build_hits(campaign, dialogues)
+                except ValueError as error:  # quiz bank too small, no choices to offer ...
+                    raise ValidationError({"dialogue_ids": [str(error)]})
+
+    @extend_schema(responses=CampaignReportSerializer)
+    @action(detail=True, methods=["get"])
+    def report(self, request, pk=None):
+        return Response(campaign_report(self.get_object()))
+
+    @extend_schema(responses=AggregatedLabelSerializer(many=True))
+    @action(detail=True, methods=["get"], url_path="aggregated-labels")
+    def aggregated_labels(self, request, pk=None):
+        rows = (
+            AggregatedLabel.objects.filter(campaign=self.get_object())
+            .select_related("label", "turn")
+            .order_by("dialogue_id", "turn_id")
+        )
+        page = self.paginate_queryset(rows)
+        return self.get_paginated_response(AggregatedLabelSerializer(page, many=True).data)
+
+    @extend_schema(responses=WorkerStatsSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def workers(self, request, pk=None):
+        return Response(campaign_report(self.get_object())["workers"])
+
+    @extend_schema(request=None, responses={202: JobQueuedSerializer})
+    @action(detail=True, methods=["post"])
+    def aggregate(self, request, pk=None):
+        """Queue the aggregation (tie-break HITs first when due); poll /api/jobs/<id>/."""
+        job = start_job("labeling.aggregate_campaign", {"campaign_id": self.get_object().pk}, user=request.user)
+        return Response({"job": job.pk, "status": job.status}, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(request=None, responses=ApprovedSerializer)
+    @action(detail=True, methods=["post"], url_path="approve-submitted")
+    def approve_submitted(self, request, pk=None):
+        """Approve every submitted assignment whose worker is not blocked."""
+        return Response({"approved": approve_submitted(self.get_object())})
+
+    @extend_schema(request=None, responses=PaymentsRecordedSerializer)
+    @action(detail=True, methods=["post"], url_path="record-payments")
+    def record_payments(self, request, pk=None):
+        return Response(record_payments(self.get_object()))
+
+
+def _chosen_dialogues(dialogue_ids: list[int] | None, recent: int | None) -> list[Dialogue]:
+    if dialogue_ids:
+        by_id = Dialogue.objects.in_bulk(dialogue_ids)
+        return [by_id[pk] for pk in dialogue_ids]
+    if recent:
+        return list(candidate_dialogues()[:recent])
+    return []
+
+
+class WorkerStatusView(APIView):
+    """Block or unblock a worker."""
+
+    permission_classes = [IsAdminUser]
+
+    @extend_schema(request=WorkerStatusSerializer, responses=WorkerStatusSerializer)
+    def post(self, request, pk: int):
+        worker = get_object_or_404(Worker, pk=pk)
+        serializer = WorkerStatusSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        blocked = serializer.validated_data["blocked"]
+        new_status = Worker.BLOCKED if blocked else Worker.ACTIVE
+        Worker.objects.filter(pk=worker.pk).update(status=new_status)
+        return Response({"id": worker.pk, "blocked": blocked, "status": new_status})
+
+
+class AcceptLabelView(APIView):
+    """Accept a label typed through "Other" into the taxonomy as kind "proposed"."""
+
+    permission_classes = [IsAdminUser]
+
+    @extend_schema(request=AcceptLabelSerializer, responses={201: LabelSerializer})
+    def post(self, request):
+        serializer = AcceptLabelSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            label = accept_proposed_label(serializer.validated_data["text"])
+        except ValueError as error:
+            return Response({"text": [str(error)]}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(LabelSerializer(label).data, status=status.HTTP_201_CREATED)

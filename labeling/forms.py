@@ -1,0 +1,80 @@
+"""The researcher's campaign form: the campaign's settings and which dialogues go into its HITs."""
+
+from django import forms
+from django.db.models import QuerySet
+
+from annotation.models import Dialogue, Label, TurnLabel
+from labeling.models import Campaign, HITItem
+
+RECENT, ALL = "recent", "all"
+
+
+def candidate_dialogues() -> QuerySet[Dialogue]:
+    """Dialogues with no crowd label that no campaign has put into a HIT yet, newest first."""
+    crowd_labeled = TurnLabel.objects.filter(source=TurnLabel.CROWD).values("turn__dialogue_id")
+    in_hits = HITItem.objects.filter(dialogue__isnull=False).values("dialogue_id")
+    return (
+        Dialogue.objects.filter(turn_count__gt=0).exclude(pk__in=crowd_labeled).exclude(pk__in=in_hits).order_by("-pk")
+    )
+
+
+class CampaignForm(forms.ModelForm):
+    labels = forms.ModelMultipleChoiceField(
+        queryset=Label.objects.filter(is_active=True),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="the label set; none ticked means all active labels",
+    )
+    fallback_choices = forms.CharField(
+        initial="Neutral, Questioning, Acknowledging",
+        help_text="three label names, comma-separated, shown when a turn has no weak-labeler prediction",
+    )
+    selection = forms.ChoiceField(
+        choices=[(RECENT, "The N most recent dialogues without a crowd label"), (ALL, "All candidates")],
+        initial=RECENT,
+    )
+    dialogue_count = forms.IntegerField(min_value=1, initial=150, required=False, label="N")
+
+    class Meta:
+        model = Campaign
+        fields = [
+            "name",
+            "description",
+            "labels",
+            "dialogues_per_hit",
+            "quiz_per_hit",
+            "workers_per_hit",
+            "reward",
+            "bonus",
+            "quiz_pass_mark",
+            "time_limit_minutes",
+            "fallback_choices",
+            "tie_breaking",
+            "tie_break_workers",
+        ]
+
+    def clean_fallback_choices(self) -> list[str]:
+        names = [name.strip() for name in self.cleaned_data["fallback_choices"].split(",") if name.strip()]
+        known = {label.name.lower(): label.name for label in Label.objects.filter(is_active=True)}
+        unknown = [name for name in names if name.lower() not in known]
+        if unknown:
+            raise forms.ValidationError(f"not labels: {', '.join(unknown)}")
+        resolved = [known[name.lower()] for name in names]
+        if len(set(resolved)) != 3:
+            raise forms.ValidationError("give exactly three different labels")
+        return resolved
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("selection") == RECENT and not cleaned.get("dialogue_count"):
+            self.add_error("dialogue_count", "say how many dialogues")
+        for field in ("dialogues_per_hit", "workers_per_hit", "tie_break_workers"):
+            if cleaned.get(field) == 0:
+                self.add_error(field, "must be at least 1")
+        return cleaned
+
+    def selected_dialogues(self) -> QuerySet[Dialogue]:
+        candidates = candidate_dialogues()
+        if self.cleaned_data["selection"] == RECENT:
+            return candidates[: self.cleaned_data["dialogue_count"]]
+        return candidates

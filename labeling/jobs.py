@@ -1,0 +1,14 @@
+"""Labeling's background jobs (see mlworkers.jobs): thin wrappers that take ids."""
+
+from labeling.aggregate import aggregate_campaign
+from labeling.models import Campaign
+from labeling.tiebreak import create_tiebreak_hits
+from mlworkers.jobs import register
+
+
+@register("labeling.aggregate_campaign")
+def aggregate_campaign_job(job, campaign_id: int) -> dict:
+    """Open tie-break HITs where they are due (when the campaign has tie-breaking on), then aggregate."""
+    campaign = Campaign.objects.get(pk=campaign_id)
+    tiebreak_hits = create_tiebreak_hits(campaign)
+    return {"campaign": campaign_id, "tiebreak_hits": len(tiebreak_hits), **aggregate_campaign(campaign)}

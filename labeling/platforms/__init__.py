@@ -1,0 +1,41 @@
+"""Crowd platforms: where HITs are offered. `publish_campaign` is the one way to publish."""
+
+from django.conf import settings
+from django.urls import reverse
+
+from labeling.models import HIT, Campaign
+from labeling.platforms.base import CrowdPlatform, ExternalResult, PlatformError
+
+__all__ = ["CrowdPlatform", "ExternalResult", "PlatformError", "get_platform", "hit_url", "publish_campaign"]
+
+
+def get_platform(name: str) -> CrowdPlatform:
+    if name == "local":
+        from labeling.platforms.local import LocalPlatform
+
+        return LocalPlatform()
+    if name == "mturk":
+        from labeling.platforms.mturk import MTurkPlatform
+
+        return MTurkPlatform(sandbox=getattr(settings, "MTURK_SANDBOX", True))
+    raise PlatformError(f"unknown crowd platform {name!r}; known: local, mturk")
+
+
+def hit_url(base_url: str, hit: HIT) -> str:
+    """The page a platform's worker is sent to for this HIT."""
+    return f"{base_url.rstrip('/')}{reverse('labeling:worker_home')}?campaign={hit.campaign_id}&hit={hit.pk}"
+
+
+def publish_campaign(campaign: Campaign, platform: CrowdPlatform, base_url: str) -> int:
+    """Publish every HIT of the campaign not published yet and open the campaign; returns how many.
+
+    Each HIT's external id is saved as soon as the platform returns it, so a failure half-way
+    leaves the published ones recorded and a second run publishes only the rest.
+    """
+    published = 0
+    for hit in campaign.hits.filter(external_id="").select_related("campaign").order_by("position"):
+        external_id = platform.publish_hit(hit, hit_url(base_url, hit))
+        HIT.objects.filter(pk=hit.pk, external_id="").update(external_id=external_id)
+        published += 1
+    Campaign.objects.filter(pk=campaign.pk, status__in=[Campaign.DRAFT, Campaign.PAUSED]).update(status=Campaign.OPEN)
+    return published

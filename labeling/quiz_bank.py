@@ -1,0 +1,339 @@
+"""The built-in quiz bank and the reading of researchers' own quiz CSVs. Pure, no Django.
+
+Each question is a one-turn situation with a known label, shown exactly like a dialogue to label:
+the gold label plus two plausible distractors as the three choices, and an explanation shown after
+the HIT is submitted. Every sentence here was written for this project.
+"""
+
+import csv
+import hashlib
+import io
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from annotation.taxonomy import TAXONOMY, canonical_label
+
+
+@dataclass(frozen=True)
+class QuizSpec:
+    text: str
+    label: str
+    distractors: tuple[str, str]
+    explanation: str
+
+    @property
+    def choices(self) -> list[str]:
+        """Gold and distractors in an order fixed by the text, so the gold has no fixed place."""
+        return shuffled_choices(self.text, [self.label, *self.distractors])
+
+
+def shuffled_choices(text: str, choices: Sequence[str]) -> list[str]:
+    return sorted(choices, key=lambda name: hashlib.sha256(f"{text}|{name}".encode()).hexdigest())
+
+
+Q = QuizSpec
+BUILTIN_QUIZ: tuple[QuizSpec, ...] = (
+    Q(
+        "The ropes are checked, the map is marked and the torches are charged. Let the storm come.",
+        "Prepared",
+        ("Confident", "Anticipating"),
+        "Everything is already done for what is coming: that is being prepared.",
+    ),
+    Q(
+        "Any minute now the doors open and we'll finally see who got the prize.",
+        "Anticipating",
+        ("Excited", "Anxious"),
+        "The speaker is waiting for an expected moment, without fear or joy dominating.",
+    ),
+    Q(
+        "The swelling's gone down a little. Maybe she'll be walking again by spring.",
+        "Hopeful",
+        ("Confident", "Anticipating"),
+        "'Maybe' marks a belief that something good could happen, not certainty.",
+    ),
+    Q(
+        "Did you see my daughter up there? First in her class, and she paid for school herself.",
+        "Proud",
+        ("Impressed", "Joyful"),
+        "Pleasure in the achievement of someone close is pride.",
+    ),
+    Q(
+        "Tickets! Real tickets! We're seeing them live on Saturday, I can't believe it!",
+        "Excited",
+        ("Joyful", "Anticipating"),
+        "Eager energy about something that is about to happen: excitement.",
+    ),
+    Q(
+        "Listen to them all singing in the kitchen. This house hasn't been this happy in years.",
+        "Joyful",
+        ("Content", "Nostalgic"),
+        "Great delight in the moment: joy, stronger than quiet contentment.",
+    ),
+    Q(
+        "A cup of tea, the rain on the roof and nowhere to be. This is enough for me.",
+        "Content",
+        ("Joyful", "Grateful"),
+        "Quiet satisfaction with how things are is contentment.",
+    ),
+    Q(
+        "You've been coughing all week. Sit down, I'll bring you a blanket and some honey.",
+        "Caring",
+        ("Consoling", "Suggesting"),
+        "Looking after someone's wellbeing with kindness is caring.",
+    ),
+    Q(
+        "You stayed up all night fixing my bike. I don't know how to thank you.",
+        "Grateful",
+        ("Impressed", "Caring"),
+        "Thankfulness for something done for the speaker: gratitude.",
+    ),
+    Q(
+        "Here's the key to the safe. I know you'll keep it where it belongs.",
+        "Trusting",
+        ("Confident", "Faithful"),
+        "Relying on the other person's honesty is trust.",
+    ),
+    Q(
+        "Don't worry about the exam. I know this subject better than the teacher does.",
+        "Confident",
+        ("Proud", "Prepared"),
+        "Being sure of oneself and of the outcome is confidence.",
+    ),
+    Q(
+        "Twenty years I've waited for him, and I'll wait twenty more. He promised he'd return.",
+        "Faithful",
+        ("Hopeful", "Trusting"),
+        "Steadfast loyalty that holds on whatever happens: faithful.",
+    ),
+    Q(
+        "You painted this in one afternoon? It looks like it belongs in a museum.",
+        "Impressed",
+        ("Surprised", "Proud"),
+        "Admiration for someone else's skill is being impressed.",
+    ),
+    Q(
+        "Snow? In July? I went to bed in summer and woke up in winter!",
+        "Surprised",
+        ("Disappointed", "Annoyed"),
+        "Something unexpected catches the speaker off guard.",
+    ),
+    Q(
+        "It's coming up the stairs. Hide, hide, please, it's going to find us!",
+        "Terrified",
+        ("Afraid", "Anxious"),
+        "Overwhelming, extreme fear is terror, stronger than being afraid.",
+    ),
+    Q(
+        "I don't like walking past that dog. It always growls at me.",
+        "Afraid",
+        ("Apprehensive", "Terrified"),
+        "Fear of a concrete harm, but not overwhelming: afraid.",
+    ),
+    Q(
+        "I'm not sure about signing this lease. Something about that landlord feels wrong.",
+        "Apprehensive",
+        ("Anxious", "Afraid"),
+        "Unease that something bad might happen, without present danger: apprehensive.",
+    ),
+    Q(
+        "The results should have come by now. Why hasn't the hospital called?",
+        "Anxious",
+        ("Apprehensive", "Questioning"),
+        "Tense worry about an uncertain outcome is anxiety.",
+    ),
+    Q(
+        "I waved back at him, and he was waving at the woman behind me. Everyone saw.",
+        "Embarrassed",
+        ("Ashamed", "Guilty"),
+        "Self-conscious after an awkward but harmless moment: embarrassment.",
+    ),
+    Q(
+        "I cheated on the test and my friend got blamed for it. I can't face her.",
+        "Ashamed",
+        ("Guilty", "Embarrassed"),
+        "Feeling bad about one's own wrong conduct, hiding from others: shame.",
+    ),
+    Q(
+        "The fire took everything. Forty years of our life, gone by morning.",
+        "Devastated",
+        ("Sad", "Disappointed"),
+        "Overwhelming shock and grief after a loss is devastation.",
+    ),
+    Q(
+        "The old cat died last night. The porch looks so empty without her.",
+        "Sad",
+        ("Devastated", "Lonely"),
+        "Sorrow that is felt but not overwhelming: sadness.",
+    ),
+    Q(
+        "I trained all year for this race, and they cancelled it the day before.",
+        "Disappointed",
+        ("Sad", "Annoyed"),
+        "Hopes that were not met leave the speaker let down.",
+    ),
+    Q(
+        "Another Sunday with no visitors. Even the postman doesn't stop here anymore.",
+        "Lonely",
+        ("Sad", "Nostalgic"),
+        "Sadness that comes from being without company is loneliness.",
+    ),
+    Q(
+        "I still keep the ticket stub from our first film together in my wallet.",
+        "Sentimental",
+        ("Nostalgic", "Caring"),
+        "Tender feeling stirred by a keepsake: sentimental.",
+    ),
+    Q(
+        "Back then we'd ride our bikes to the river every evening. Those were the days.",
+        "Nostalgic",
+        ("Sentimental", "Content"),
+        "Fond longing for the past is nostalgia.",
+    ),
+    Q(
+        "I told him to take the shortcut. If I hadn't, he'd never have crashed.",
+        "Guilty",
+        ("Ashamed", "Sad"),
+        "Feeling responsible for a harm done is guilt.",
+    ),
+    Q(
+        "He spat in the soup and served it anyway? That's revolting.",
+        "Disgusted",
+        ("Angry", "Surprised"),
+        "Being repelled by something offensive is disgust.",
+    ),
+    Q(
+        "You crashed my car and didn't even tell me? Get out before I throw you out!",
+        "Furious",
+        ("Angry", "Annoyed"),
+        "Rage, far stronger than plain anger, is fury.",
+    ),
+    Q(
+        "Why did you tell my sister what I said? That was between us.",
+        "Angry",
+        ("Furious", "Annoyed"),
+        "Strong displeasure at someone's act, without rage: anger.",
+    ),
+    Q(
+        "Could you please stop humming? I've read this page four times.",
+        "Annoyed",
+        ("Angry", "Questioning"),
+        "Mild irritation is annoyance.",
+    ),
+    Q(
+        "Of course he gave her the solo. She always gets everything she wants.",
+        "Jealous",
+        ("Annoyed", "Disappointed"),
+        "Resentment of a rival's advantage is jealousy.",
+    ),
+    Q(
+        "Yes, that's right. Taking the train is the smarter choice.",
+        "Agreeing",
+        ("Acknowledging", "Suggesting"),
+        "The speaker states agreement with what was said.",
+    ),
+    Q(
+        "Right, so the package arrives Tuesday and I sign for it. Understood.",
+        "Acknowledging",
+        ("Agreeing", "Questioning"),
+        "The speaker shows the message was heard and understood, without taking sides.",
+    ),
+    Q(
+        "Keep swimming, you're almost at the boat. Just a few more strokes!",
+        "Encouraging",
+        ("Suggesting", "Wishing"),
+        "Giving someone the confidence to keep going is encouraging.",
+    ),
+    Q(
+        "Shh, it's over now. You're safe, I'm right here with you.",
+        "Consoling",
+        ("Caring", "Sympathizing"),
+        "Comforting someone in distress is consoling.",
+    ),
+    Q(
+        "Losing a job like that, right before the holidays, must feel awful.",
+        "Sympathizing",
+        ("Consoling", "Acknowledging"),
+        "Expressing understanding of how someone feels is sympathizing.",
+    ),
+    Q(
+        "What if we leave the car here and walk the last mile?",
+        "Suggesting",
+        ("Questioning", "Encouraging"),
+        "Proposing a course of action is suggesting, even when phrased as a question.",
+    ),
+    Q(
+        "Which platform does the night train leave from?",
+        "Questioning",
+        ("Suggesting", "Acknowledging"),
+        "A plain request for information is questioning.",
+    ),
+    Q(
+        "Safe travels, and may the weather be kind to you all the way.",
+        "Wishing",
+        ("Caring", "Encouraging"),
+        "Expressing good wishes for someone is wishing.",
+    ),
+    Q(
+        "The library closes at six on Fridays.",
+        "Neutral",
+        ("Acknowledging", "Questioning"),
+        "Plain information with no particular emotion or intent is neutral.",
+    ),
+)
+
+
+def label_kinds() -> dict[str, str]:
+    return {spec.name: spec.kind for spec in TAXONOMY}
+
+
+def choose_distractors(text: str, label: str, kinds: dict[str, str]) -> tuple[str, str]:
+    """Two labels of the same kind as `label` (any other label when its kind has fewer), picked by
+    a hash of the text so that an import gives the same quiz every time."""
+    kind = kinds.get(label)
+    same_kind = [name for name, other in kinds.items() if other == kind and name != label]
+    others = [name for name in kinds if name != label and name not in same_kind]
+    pool = same_kind if len(same_kind) >= 2 else same_kind + others
+    ranked = sorted(pool, key=lambda name: hashlib.sha256(f"{text}|{name}".encode()).hexdigest())
+    return ranked[0], ranked[1]
+
+
+class QuizFileError(ValueError):
+    pass
+
+
+def parse_quiz_csv(content: str, source: str, kinds: dict[str, str]) -> list[QuizSpec]:
+    """Read a CSV with a `text,label` header (an `explanation` column is optional).
+
+    `kinds` maps every known label name to its kind; an unknown label is an error naming the line.
+    """
+    reader = csv.DictReader(io.StringIO(content))
+    missing = {"text", "label"} - set(reader.fieldnames or [])
+    if missing:
+        raise QuizFileError(f"{source}: line 1: missing column(s) {', '.join(sorted(missing))}; need text,label")
+    by_folded = {name.lower(): name for name in kinds}
+    specs = []
+    for row in reader:
+        line = reader.line_num
+        text = (row.get("text") or "").strip()
+        raw_label = (row.get("label") or "").strip()
+        if not text:
+            raise QuizFileError(f"{source}: line {line}: empty text")
+        label = canonical_label(raw_label) or by_folded.get(" ".join(raw_label.split()).lower())
+        if label is None:
+            raise QuizFileError(f"{source}: line {line}: unknown label {raw_label!r}")
+        explanation = (row.get("explanation") or "").strip() or f"The situation shows {label.lower()}."
+        specs.append(QuizSpec(text, label, choose_distractors(text, label, kinds), explanation))
+    if not specs:
+        raise QuizFileError(f"{source}: no questions")
+    return specs
+
+
+def check_bank(specs: Iterable[QuizSpec], label_names: Sequence[str]) -> list[str]:
+    """Problems with a bank: labels without a question, distractors that are not labels or repeat."""
+    specs = list(specs)
+    names = set(label_names)
+    problems = [f"no question for {name}" for name in label_names if name not in {s.label for s in specs}]
+    for spec in specs:
+        if len({spec.label, *spec.distractors}) != 3 or not set(spec.distractors) <= names:
+            problems.append(f"bad choices for {spec.text[:40]!r}")
+    return problems

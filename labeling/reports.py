@@ -1,0 +1,225 @@
+"""The campaign report: one plain dict that the researcher dashboard renders and the API returns.
+
+Computed live from the answers (submitted or approved assignments), with the same normalisation
+and majority rule as `aggregate_campaign`, so the dashboard is right even before aggregating.
+"""
+
+from collections import Counter, defaultdict
+from decimal import Decimal
+
+from django.db.models import Count, Q, Sum
+
+from annotation.models import Label, Turn
+from annotation.taxonomy import normalise_label_name
+from labeling.aggregate import COUNTED_STATUSES, CrowdAnswer, known_labels, load_answers, votes_by_turn
+from labeling.aggregation import MajorityResult, majority_vote, normalise_answer
+from labeling.agreement import (
+    agreement_with_majority,
+    fleiss_kappa,
+    observed_agreement,
+    per_label_kappa,
+    quiz_accuracy,
+    rating_table,
+    top_confusions,
+    unanimous_share,
+)
+from labeling.models import HIT, Assignment, Campaign, Worker
+from labeling.payments import payments_due
+
+EXAMPLES_PER_PROPOSAL = 3
+
+
+def campaign_report(campaign: Campaign) -> dict:
+    known = known_labels()
+    answers = load_answers(campaign)
+    normalised = {id(a): normalise_answer(a.text, known) for a in answers}
+    dialogue_answers = [a for a in answers if a.quiz_gold is None and a.turn_id is not None]
+    by_turn = {turn: [text for _, text in votes.answers] for turn, votes in votes_by_turn(answers, known).items()}
+    majorities = {turn: majority_vote(texts) for turn, texts in by_turn.items()}
+    winners = {turn: result.label for turn, result in majorities.items()}
+    table = rating_table(by_turn.values())
+    kappa = fleiss_kappa(table)
+    majority = sum(1 for result in majorities.values() if result.is_majority)
+    return {
+        "campaign": {"id": campaign.pk, "name": campaign.name, "status": campaign.status},
+        "progress": _progress(campaign),
+        "agreement": {
+            "items": len(majorities),
+            "majority": majority,
+            "majority_rate": _ratio(majority, len(majorities)),
+            "fleiss_kappa": _round(kappa),
+            "pairwise_agreement": _round(observed_agreement(table)),
+            "unanimous_share": _round(unanimous_share(by_turn.values())),
+        },
+        "labels": _label_table(by_turn, majorities, per_label_kappa(table)),
+        "workers": _worker_table(campaign, answers, normalised, winners),
+        "other_answers": _other_answers(dialogue_answers, normalised, known),
+        "anchoring": _anchoring(answers, normalised, winners),
+        "payments_due": _payments(campaign),
+    }
+
+
+def _round(value: float | None, digits: int = 4) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def _progress(campaign: Campaign) -> dict:
+    hits = HIT.objects.filter(campaign=campaign).aggregate(
+        hits=Count("pk"),
+        tiebreak=Count("pk", filter=Q(kind=HIT.TIE_BREAK)),
+        needed=Sum("required_workers"),
+    )
+    statuses = Counter(Assignment.objects.filter(hit__campaign=campaign).values_list("status", flat=True).iterator())
+    submitted = sum(statuses[s] for s in COUNTED_STATUSES)
+    return {
+        "hits": hits["hits"],
+        "tiebreak_hits": hits["tiebreak"],
+        "assignments_needed": hits["needed"] or 0,
+        "assignments_submitted": submitted,
+        "assignments_in_progress": statuses[Assignment.ACCEPTED],
+        "assignments_rejected": statuses[Assignment.REJECTED],
+        "completion": _ratio(submitted, hits["needed"] or 0),
+    }
+
+
+def _label_table(by_turn, majorities: dict[int, MajorityResult], kappas: dict) -> list[dict]:
+    answered: Counter = Counter()
+    won: Counter = Counter()
+    for turn, texts in by_turn.items():
+        for label in set(texts):
+            answered[label] += 1
+        if majorities[turn].label:
+            won[majorities[turn].label] += 1
+    confusions = top_confusions(
+        (majorities[turn].label, text) for turn, texts in by_turn.items() if majorities[turn].label for text in texts
+    )
+    rows = [
+        {
+            "label": label,
+            "items": count,
+            "majority": won[label],
+            "majority_rate": _ratio(won[label], count),
+            "kappa": _round(kappas.get(label)),
+            "top_confusions": [{"label": other, "count": n} for other, n in confusions.get(label, [])],
+        }
+        for label, count in answered.items()
+    ]
+    return sorted(rows, key=lambda row: (-row["items"], row["label"]))
+
+
+def _worker_table(campaign, answers: list[CrowdAnswer], normalised, winners) -> list[dict]:
+    agreement = agreement_with_majority(
+        ((a.turn_id, a.worker_id, normalised[id(a)]) for a in answers if a.quiz_gold is None), winners
+    )
+    quiz = quiz_accuracy((a.worker_id, normalised[id(a)], a.quiz_gold) for a in answers if a.quiz_gold is not None)
+    seconds: dict[int, float] = defaultdict(float)
+    for a in answers:
+        seconds[a.assignment_id] += a.seconds
+    assignments = Assignment.objects.filter(hit__campaign=campaign, status__in=COUNTED_STATUSES).values_list(
+        "pk", "worker_id", "quiz_correct"
+    )
+    per_worker: dict[int, dict] = defaultdict(lambda: {"hits": 0, "seconds": 0.0, "quiz_marks": []})
+    for pk, worker_id, quiz_correct in assignments:
+        row = per_worker[worker_id]
+        row["hits"] += 1
+        row["seconds"] += seconds.get(pk, 0.0)
+        if quiz_correct is not None:
+            row["quiz_marks"].append(quiz_correct)
+    workers = Worker.objects.in_bulk(list(per_worker))
+    table = []
+    for worker_id, row in per_worker.items():
+        worker = workers[worker_id]
+        marks = row["quiz_marks"]
+        table.append(
+            {
+                "id": worker_id,
+                "worker": worker.external_id,
+                "platform": worker.platform,
+                "status": worker.status,
+                "hits": row["hits"],
+                "quiz_mark": round(sum(marks) / len(marks), 2) if marks else None,
+                "quiz_accuracy": _round(quiz[worker_id].rate) if worker_id in quiz else None,
+                "agreement_with_majority": _round(agreement[worker_id].rate) if worker_id in agreement else None,
+                "seconds_per_hit": round(row["seconds"] / row["hits"], 1) if row["hits"] else None,
+            }
+        )
+    return sorted(table, key=lambda row: (-row["hits"], row["worker"]))
+
+
+def _other_answers(dialogue_answers: list[CrowdAnswer], normalised, known: dict[str, str]) -> dict:
+    """Answers given through "Other", and the typed labels that are not labels yet (proposals)."""
+    through_other = [a for a in dialogue_answers if a.through_other]
+    methods = Counter(a.method for a in dialogue_answers)
+    proposals: dict[str, list[CrowdAnswer]] = defaultdict(list)
+    label_names = set(known.values())
+    for a in through_other:
+        if normalised[id(a)] not in label_names:
+            proposals[normalised[id(a)]].append(a)
+    example_turns = {a.turn_id for group in proposals.values() for a in group[:EXAMPLES_PER_PROPOSAL]}
+    texts = dict(Turn.objects.filter(pk__in=example_turns).values_list("pk", "text"))
+    proposed = [
+        {
+            "text": text,
+            "count": len(group),
+            "examples": [texts.get(a.turn_id, "") for a in group[:EXAMPLES_PER_PROPOSAL]],
+        }
+        for text, group in proposals.items()
+    ]
+    return {
+        "answers": len(dialogue_answers),
+        "through_other": len(through_other),
+        "by_method": dict(methods),
+        "typed_matching_a_label": sum(
+            1 for a in through_other if normalised[id(a)] in label_names and a.method != "other-list"
+        ),
+        "proposed_labels": sorted(proposed, key=lambda row: (-row["count"], row["text"])),
+    }
+
+
+def _anchoring(answers: list[CrowdAnswer], normalised, winners) -> dict:
+    """Agreement with the majority and quiz accuracy, for answers taken from the three suggestions
+    versus answers through "Other": how strongly the suggestions anchor the workers."""
+    groups = {"top3": lambda a: not a.through_other, "other": lambda a: a.through_other}
+    result = {}
+    for name, belongs in groups.items():
+        mine = [a for a in answers if belongs(a)]
+        agree = [
+            normalised[id(a)] == winners[a.turn_id] for a in mine if a.quiz_gold is None and winners.get(a.turn_id)
+        ]
+        quiz = [normalised[id(a)] == a.quiz_gold for a in mine if a.quiz_gold is not None]
+        result[name] = {
+            "answers": len(mine),
+            "agreement_with_majority": _ratio(sum(agree), len(agree)),
+            "quiz_answers": len(quiz),
+            "quiz_accuracy": _ratio(sum(quiz), len(quiz)),
+        }
+    return result
+
+
+def _payments(campaign: Campaign) -> dict:
+    due = payments_due(campaign)
+    return {
+        "total": str(sum((d.total for d in due), Decimal(0))),
+        "workers": [
+            {"worker": d.worker, "rewards": str(d.rewards), "bonuses": str(d.bonuses), "total": str(d.total)}
+            for d in due
+        ],
+    }
+
+
+def accept_proposed_label(text: str) -> Label:
+    """Add a typed label to the taxonomy as kind "proposed" (or return the label it already names)."""
+    name = " ".join(text.split())
+    if not name:
+        raise ValueError("an empty label cannot be accepted")
+    if len(name) > Label._meta.get_field("name").max_length:
+        raise ValueError(f"{name[:40]!r}… is too long for a label name")
+    existing = {normalise_label_name(label.name): label for label in Label.objects.all()}
+    found = existing.get(normalise_label_name(name))
+    if found is not None:
+        return found
+    return Label.objects.create(name=name, kind=Label.PROPOSED, description="Proposed by the crowd through Other.")

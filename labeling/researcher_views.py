@@ -1,0 +1,179 @@
+"""The researcher's pages (staff only): campaigns, their creation, and a dashboard per campaign.
+
+Views are thin: every state change is one named function (build_hits, aggregate via a job,
+accept_proposed_label, record_payments, block) that the API and commands call too.
+"""
+
+import csv
+from collections.abc import Callable
+from functools import wraps
+
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import Count, Sum
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotation.models import Label
+from labeling.forms import CampaignForm
+from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, Worker
+from labeling.payments import approve_submitted, record_payments
+from labeling.reports import accept_proposed_label, campaign_report
+from mlworkers.jobs import start_job
+
+
+def staff_required(view: Callable) -> Callable:
+    """Anonymous visitors go to the login page; logged-in non-staff get 403, not a login loop."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        if not request.user.is_staff:
+            raise PermissionDenied("staff only")
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+@staff_required
+@require_GET
+def campaign_list(request: HttpRequest) -> HttpResponse:
+    campaigns = Campaign.objects.annotate(
+        hit_count=Count("hits", distinct=True),
+        needed=Sum("hits__required_workers"),
+    ).order_by("-created_at")
+    submitted = dict(
+        Assignment.objects.filter(status__in=[Assignment.SUBMITTED, Assignment.APPROVED])
+        .values_list("hit__campaign_id")
+        .annotate(n=Count("pk"))
+    )
+    rows = [(c, submitted.get(c.pk, 0)) for c in campaigns]
+    return render(request, "labeling/researcher/campaign_list.html", {"rows": rows})
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def campaign_create(request: HttpRequest) -> HttpResponse:
+    form = CampaignForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            campaign, hits = _create_campaign(form, request.user)
+        except ValueError as error:  # build_hits: quiz bank too small, no choices to offer ...
+            form.add_error(None, str(error))
+        else:
+            messages.success(request, f"Campaign created with {len(hits)} HITs.")
+            return redirect("labeling:campaign_detail", pk=campaign.pk)
+    return render(request, "labeling/researcher/campaign_form.html", {"form": form})
+
+
+def _create_campaign(form: CampaignForm, user) -> tuple[Campaign, list[HIT]]:
+    from labeling.services import build_hits
+
+    with transaction.atomic():
+        campaign = form.save(commit=False)
+        campaign.created_by = user
+        campaign.save()
+        labels = form.cleaned_data["labels"] or Label.objects.filter(is_active=True)
+        campaign.labels.set(labels)
+        hits = build_hits(campaign, list(form.selected_dialogues()))
+    return campaign, hits
+
+
+@staff_required
+@require_GET
+def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, pk=pk)
+    return render(request, "labeling/researcher/campaign_detail.html", {"campaign": campaign})
+
+
+@staff_required
+@require_GET
+def campaign_report_partial(request: HttpRequest, pk: int) -> HttpResponse:
+    """The dashboard's figures, loaded by htmx once the page is up (they take a moment on big campaigns)."""
+    campaign = get_object_or_404(Campaign, pk=pk)
+    return render(
+        request, "labeling/researcher/partials/report.html", {"campaign": campaign, "report": campaign_report(campaign)}
+    )
+
+
+@staff_required
+@require_POST
+def campaign_aggregate(request: HttpRequest, pk: int) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, pk=pk)
+    job = start_job("labeling.aggregate_campaign", {"campaign_id": campaign.pk}, user=request.user)
+    messages.success(request, f"Aggregation queued as job {job.pk}.")
+    return redirect("labeling:campaign_detail", pk=campaign.pk)
+
+
+@staff_required
+@require_POST
+def campaign_approve_submitted(request: HttpRequest, pk: int) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, pk=pk)
+    approved = approve_submitted(campaign)
+    messages.success(request, f"{approved} submitted HITs approved (blocked workers' work left for review).")
+    return redirect("labeling:campaign_detail", pk=campaign.pk)
+
+
+@staff_required
+@require_POST
+def campaign_record_payments(request: HttpRequest, pk: int) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, pk=pk)
+    counts = record_payments(campaign)
+    messages.success(request, f"{counts['new_entries']} new ledger entries for {counts['approved']} approved HITs.")
+    return redirect("labeling:campaign_detail", pk=campaign.pk)
+
+
+@staff_required
+@require_POST
+def worker_block(request: HttpRequest, pk: int) -> HttpResponse:
+    """Block (or, with action=unblock, unblock) a worker; a blocked worker can claim no more HITs."""
+    worker = get_object_or_404(Worker, pk=pk)
+    status = Worker.ACTIVE if request.POST.get("action") == "unblock" else Worker.BLOCKED
+    Worker.objects.filter(pk=worker.pk).update(status=status)
+    messages.success(request, f"Worker {worker.external_id} is now {status}.")
+    return _back(request)
+
+
+@staff_required
+@require_POST
+def label_accept(request: HttpRequest) -> HttpResponse:
+    """Accept a label typed through "Other" into the taxonomy, as kind "proposed"."""
+    try:
+        label = accept_proposed_label(request.POST.get("text", ""))
+    except ValueError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, f"{label.name} is a label ({label.get_kind_display()}). Aggregate again to use it.")
+    return _back(request)
+
+
+@staff_required
+@require_GET
+def campaign_labels_csv(request: HttpRequest, pk: int) -> HttpResponse:
+    """The aggregated labels as CSV: one row per turn."""
+    campaign = get_object_or_404(Campaign, pk=pk)
+    response = HttpResponse(content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="campaign-{campaign.pk}-labels.csv"'
+    writer = csv.writer(response)
+    writer.writerow(["dialogue", "turn", "status", "label", "answers", "agreement", "dawid_skene_label"])
+    rows = (
+        AggregatedLabel.objects.filter(campaign=campaign)
+        .order_by("dialogue_id")
+        .values_list("dialogue_id", "turn_id", "status", "label_text", "answer_count", "agreement", "dawid_skene_label")
+    )
+    for row in rows.iterator():
+        writer.writerow(row)
+    return response
+
+
+def _back(request: HttpRequest) -> HttpResponse:
+    """Back to the page the form was on, never to another site."""
+    target = request.POST.get("next", "")
+    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        return redirect(target)
+    return redirect("labeling:campaign_list")

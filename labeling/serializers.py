@@ -1,0 +1,125 @@
+"""What the labeling API reads and writes."""
+
+from rest_framework import serializers
+
+from annotation.models import Dialogue, Label
+from labeling.models import AggregatedLabel, Campaign
+
+
+class CampaignSerializer(serializers.ModelSerializer):
+    labels = serializers.SlugRelatedField(
+        slug_field="name", many=True, queryset=Label.objects.filter(is_active=True), required=False
+    )
+    hit_count = serializers.SerializerMethodField()
+    # a plain string, not an enum: "status" enums of other components would collide in the schema
+    status = serializers.CharField(read_only=True, help_text="draft, open, paused or closed")
+    dialogue_ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1),
+        write_only=True,
+        required=False,
+        help_text="dialogues to bundle into HITs, in this order",
+    )
+    recent_dialogues = serializers.IntegerField(
+        min_value=1,
+        write_only=True,
+        required=False,
+        help_text="or: the N most recent dialogues without a crowd label that are in no HIT yet",
+    )
+
+    class Meta:
+        model = Campaign
+        fields = [
+            "id", "name", "description", "labels", "status", "dialogues_per_hit", "quiz_per_hit",
+            "workers_per_hit", "reward", "bonus", "quiz_pass_mark", "time_limit_minutes", "fallback_choices",
+            "tie_breaking", "tie_break_workers", "created_at", "hit_count", "dialogue_ids", "recent_dialogues",
+        ]  # fmt: skip
+        read_only_fields = ["id", "status", "created_at", "hit_count"]
+
+    def get_hit_count(self, campaign: Campaign) -> int:
+        return campaign.hits.count()
+
+    def validate_fallback_choices(self, names) -> list[str]:
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise serializers.ValidationError("a list of three label names")
+        known = {label.name.lower(): label.name for label in Label.objects.filter(is_active=True)}
+        unknown = [n for n in names if n.lower() not in known]
+        if unknown:
+            raise serializers.ValidationError(f"not labels: {', '.join(unknown)}")
+        resolved = [known[n.lower()] for n in names]
+        if resolved and len(set(resolved)) != 3:
+            raise serializers.ValidationError("give exactly three different labels")
+        return resolved
+
+    def validate_dialogue_ids(self, ids: list[int]) -> list[int]:
+        found = set(Dialogue.objects.filter(pk__in=ids).values_list("pk", flat=True))
+        missing = [pk for pk in ids if pk not in found]
+        if missing:
+            raise serializers.ValidationError(f"no such dialogue: {missing[:10]}")
+        return ids
+
+
+class AggregatedLabelSerializer(serializers.ModelSerializer):
+    label = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    turn_text = serializers.CharField(source="turn.text", read_only=True)
+
+    class Meta:
+        model = AggregatedLabel
+        fields = [
+            "id", "dialogue", "turn", "turn_text", "label", "label_text", "status", "votes", "answer_count",
+            "agreement", "dawid_skene_label", "dawid_skene_confidence", "updated_at",
+        ]  # fmt: skip
+
+
+class WorkerStatsSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    worker = serializers.CharField()
+    platform = serializers.CharField()
+    status = serializers.CharField()
+    hits = serializers.IntegerField()
+    quiz_mark = serializers.FloatField(allow_null=True)
+    quiz_accuracy = serializers.FloatField(allow_null=True)
+    agreement_with_majority = serializers.FloatField(allow_null=True)
+    seconds_per_hit = serializers.FloatField(allow_null=True)
+
+
+class CampaignReportSerializer(serializers.Serializer):
+    """The dashboard's figures (see labeling.reports.campaign_report)."""
+
+    campaign = serializers.DictField()
+    progress = serializers.DictField()
+    agreement = serializers.DictField()
+    labels = serializers.ListField(child=serializers.DictField())
+    workers = WorkerStatsSerializer(many=True)
+    other_answers = serializers.DictField()
+    anchoring = serializers.DictField()
+    payments_due = serializers.DictField()
+
+
+class JobQueuedSerializer(serializers.Serializer):
+    job = serializers.IntegerField()
+    status = serializers.CharField()
+
+
+class ApprovedSerializer(serializers.Serializer):
+    approved = serializers.IntegerField()
+
+
+class PaymentsRecordedSerializer(serializers.Serializer):
+    approved = serializers.IntegerField()
+    new_entries = serializers.IntegerField()
+
+
+class WorkerStatusSerializer(serializers.Serializer):
+    id = serializers.IntegerField(read_only=True)
+    blocked = serializers.BooleanField(help_text="true blocks the worker (no more HITs), false unblocks")
+    status = serializers.CharField(read_only=True, help_text="active or blocked")
+
+
+class AcceptLabelSerializer(serializers.Serializer):
+    text = serializers.CharField(max_length=64)
+
+
+class LabelSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Label
+        fields = ["id", "name", "kind"]

@@ -1,0 +1,164 @@
+"""Fast batched inference for the dialogue classifier (and the batching its training shares).
+
+Why it is fast on a CPU: inputs are sorted by token length and batched in that order, so each
+batch is padded only to its own longest input (never to the corpus maximum) and similar lengths
+share a batch; the results are put back in the caller's order. Everything runs under
+`torch.inference_mode()`. `predict_stream` works chunk by chunk so memory stays flat however
+large the corpus is.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import islice
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+
+from mlworkers.ml.inputs import build_input_from_tokens, special_ids, tokenize_turns, turn_weights
+
+if TYPE_CHECKING:
+    from mlworkers.ml.dialogue_classifier import DialogueExample, TrainedClassifier
+
+Encoded = tuple[list[int], list[int]]  # (input_ids, turn_index)
+
+
+def configure_threads(num_threads: int | None = None) -> int:
+    """Set torch's intra-op threads: the argument, else ML_NUM_THREADS, else the CPUs this process may use."""
+    if num_threads is None:
+        from_env = os.environ.get("ML_NUM_THREADS", "").strip()
+        num_threads = int(from_env) if from_env else len(os.sched_getaffinity(0))
+    num_threads = max(1, num_threads)
+    torch.set_num_threads(num_threads)
+    return num_threads
+
+
+def encode_examples(examples: Sequence[DialogueExample], tokenizer: Any, max_tokens: int) -> list[Encoded]:
+    start_id, sep_id = special_ids(tokenizer)
+    # The tokenizer is fastest called once on many strings; only the last max_tokens-worth of
+    # history can survive truncation, so a long dialogue keeps just its recent turns.
+    recent = [list(example.turns)[-max_tokens:] for example in examples]
+    flat = [turn for turns in recent for turn in turns]
+    tokens = tokenize_turns(flat, tokenizer, max_tokens) if flat else []
+    encoded, offset = [], 0
+    for turns in recent:
+        encoded.append(build_input_from_tokens(tokens[offset : offset + len(turns)], start_id, sep_id, max_tokens))
+        offset += len(turns)
+    return encoded
+
+
+def encode_dialogue(turns: Sequence[str], tokenizer: Any, max_tokens: int) -> list[Encoded]:
+    """The input of EVERY turn of one dialogue (each with its history), tokenizing each turn once."""
+    start_id, sep_id = special_ids(tokenizer)
+    tokens = tokenize_turns(turns, tokenizer, max_tokens) if turns else []
+    return [
+        build_input_from_tokens(tokens[max(0, end - max_tokens) : end + 1], start_id, sep_id, max_tokens)
+        for end in range(len(tokens))
+    ]
+
+
+def collate(items: Sequence[Encoded], pad_id: int, decay: float) -> dict[str, torch.Tensor]:
+    """Pad a batch to ITS longest input; weights follow each token's turn (padding weight 0)."""
+    width = max(len(ids) for ids, _ in items)
+    input_ids = torch.full((len(items), width), pad_id, dtype=torch.long)
+    attention_mask = torch.zeros((len(items), width), dtype=torch.long)
+    weights = torch.zeros((len(items), width), dtype=torch.float32)
+    for row, (ids, turn_index) in enumerate(items):
+        input_ids[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+        attention_mask[row, : len(ids)] = 1
+        weights[row, : len(ids)] = torch.tensor(turn_weights(turn_index, decay), dtype=torch.float32)
+    return {"input_ids": input_ids, "attention_mask": attention_mask, "token_weights": weights}
+
+
+def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[np.ndarray]:
+    """Index batches in order of length (stable, so equal lengths keep their order)."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    order = np.argsort(np.asarray(lengths, dtype=np.int64), kind="stable")
+    return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+
+
+def predict_encoded(
+    model: torch.nn.Module,
+    encoded: Sequence[Encoded],
+    *,
+    pad_id: int,
+    decay: float,
+    batch_size: int = 64,
+    device: torch.device | str = "cpu",
+    sort_by_length: bool = True,
+) -> np.ndarray:
+    """Class probabilities (n, labels) in the order of `encoded`."""
+    if not encoded:
+        return np.zeros((0, model.num_labels), dtype=np.float32)
+    if sort_by_length:
+        batches = length_sorted_batches([len(ids) for ids, _ in encoded], batch_size)
+    else:
+        batches = [
+            np.arange(start, min(start + batch_size, len(encoded))) for start in range(0, len(encoded), batch_size)
+        ]
+    probabilities = np.empty((len(encoded), model.num_labels), dtype=np.float32)
+    was_training = model.training
+    model.eval()
+    with torch.inference_mode():
+        for indices in batches:
+            batch = collate([encoded[i] for i in indices], pad_id, decay)
+            logits = model(**{name: tensor.to(device) for name, tensor in batch.items()})
+            probabilities[indices] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
+    model.train(was_training)
+    return probabilities
+
+
+def predict_examples(
+    clf: TrainedClassifier, examples: Sequence[DialogueExample], batch_size: int = 64, sort_by_length: bool = True
+) -> np.ndarray:
+    encoded = encode_examples(examples, clf.tokenizer, clf.config.max_tokens)
+    return predict_encoded_with(clf, encoded, batch_size=batch_size, sort_by_length=sort_by_length)
+
+
+def predict_encoded_with(
+    clf: TrainedClassifier, encoded: Sequence[Encoded], batch_size: int = 64, sort_by_length: bool = True
+) -> np.ndarray:
+    return predict_encoded(
+        clf.model,
+        encoded,
+        pad_id=clf.tokenizer.pad_token_id or 0,
+        decay=clf.config.turn_weight_decay,
+        batch_size=batch_size,
+        device=clf.device,
+        sort_by_length=sort_by_length,
+    )
+
+
+def predict_texts(clf: TrainedClassifier, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+    """Probabilities for single sentences (each a one-turn dialogue, no context)."""
+    from mlworkers.ml.dialogue_classifier import DialogueExample
+
+    return predict_examples(clf, [DialogueExample([text]) for text in texts], batch_size=batch_size)
+
+
+def predict_stream(
+    clf: TrainedClassifier,
+    examples: Iterable[DialogueExample],
+    chunk_size: int = 10_000,
+    batch_size: int = 64,
+    on_chunk: Callable[[int], None] | None = None,
+) -> Iterator[np.ndarray]:
+    """Yield probabilities chunk by chunk (each chunk length-sorted inside); memory depends on
+    chunk_size, not on how many examples the iterable holds."""
+    iterator = iter(examples)
+    done = 0
+    while chunk := list(islice(iterator, chunk_size)):
+        probabilities = predict_examples(clf, chunk, batch_size=batch_size)
+        done += len(chunk)
+        if on_chunk:
+            on_chunk(done)
+        yield probabilities
+
+
+def top_k(probabilities: np.ndarray, label_names: Sequence[str], k: int = 5) -> list[list[Any]]:
+    """[[name, probability], ...] best first for one row of probabilities."""
+    best = np.argsort(-probabilities, kind="stable")[:k]
+    return [[label_names[i], round(float(probabilities[i]), 6)] for i in best]

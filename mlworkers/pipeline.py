@@ -1,0 +1,626 @@
+"""The model-in-the-loop jobs, Django side: each reads rows, calls the pure core in `mlworkers.ml`
+(or `annotation.readability`) and writes rows back in one transaction per logical unit.
+
+    weak_train         the weak sentence labeler, from the seed set or a text,label file
+    weak_apply         Prediction rows of the weak labeler for every turn (resumable, in chunks)
+    rank_candidates    prefilter (>= 0.9) + readability, top N per label -> a Campaign's HITs
+    gold_split         fix the held-out 20 % of the crowd labels (stratified) before any expansion
+    sbert_expand       TurnLabel(sbert) for unlabeled dialogues similar to a gold dialogue
+    self_label_rounds  the four rounds of Table 5 for the dialogue classifier and fastText
+    run_pipeline       the steps above in order, each one its own JobRun
+
+Every job is registered in `mlworkers.jobs` and runs the same in-process (no broker) or on a
+Celery worker. No job runs inside a web request: views only queue them.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Exists, F, OuterRef, Subquery
+
+from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn, TurnLabel
+from annotation.readability import Candidate, build_vocabulary
+from annotation.readability import rank_candidates as rank_by_readability
+from annotation.taxonomy import LABEL_NAMES
+from mlworkers import jobs
+from mlworkers.jobs import register, report_progress
+from mlworkers.ml import rounds as rounds_core
+from mlworkers.ml.embeddings import EmbeddingStore, dialogue_embedding, normalise_rows, write_embeddings
+from mlworkers.models import JobRun
+from mlworkers.registry import artifact_path, register_model_version
+
+WEAK_SEED = Path(__file__).resolve().parent / "data" / "weak_seed.csv"
+EMBEDDINGS_SUBDIR = "embeddings"
+
+
+class NoGoldLabels(RuntimeError):
+    """Raised by the steps that need crowd gold labels when there are none yet."""
+
+
+def _progress(job: JobRun) -> Callable[[int, int, str], None]:
+    return lambda done, total, message="": report_progress(job, done, total, message)
+
+
+def _label_rows(names: Iterable[str]) -> dict[str, Label]:
+    return {label.name: label for label in Label.objects.filter(name__in=list(names))}
+
+
+def newest_weak_version() -> ModelVersion | None:
+    return ModelVersion.objects.filter(kind=ModelVersion.WEAK).order_by("-created_at", "-pk").first()
+
+
+# --- 1. The weak labeler -----------------------------------------------------------------------
+
+
+@register("weak_train", queue="ml")
+def weak_train(
+    job: JobRun,
+    data_path: str | None = None,
+    model_name: str | None = None,
+    fine_tune: bool = False,
+    epochs: int | None = None,
+    name: str | None = None,
+) -> dict[str, Any]:
+    """Train the weak labeler on `data_path` (CSV or JSONL of text,label; default the seed set)."""
+    from mlworkers.ml.sentence_classifier import WeakLabelerConfig, read_labeled_sentences, train_weak_labeler
+
+    path = Path(data_path) if data_path else WEAK_SEED
+    sentences = read_labeled_sentences(path, LABEL_NAMES)
+    config = WeakLabelerConfig(
+        model_name=model_name or settings.WEAK_LABELER_MODEL, fine_tune=bool(fine_tune), device=settings.ML_DEVICE
+    )
+    if epochs:
+        config.epochs, config.fine_tune_epochs = int(epochs), int(epochs)
+    report_progress(job, 0, 1, f"training on {len(sentences)} sentences from {path.name}")
+    labeler = train_weak_labeler(sentences, LABEL_NAMES, config, progress=_progress(job))
+    version = register_model_version(
+        ModelVersion.WEAK,
+        name or f"weak labeler ({path.name})",
+        labeler,
+        base_model=config.model_name,
+        label_names=list(LABEL_NAMES),
+        training_data={"file": str(path), "sentences": len(sentences)},
+        hyperparameters=asdict(config),
+    )
+    return {"model_version": version.pk, "sentences": len(sentences)}
+
+
+def load_weak_labeler_for(version: ModelVersion):
+    """The one point where a weak ModelVersion's files become a model (tests may patch it)."""
+    from mlworkers.ml.sentence_classifier import load_weak_labeler
+
+    return load_weak_labeler(artifact_path(version))
+
+
+@register("weak_apply", queue="ml")
+def weak_apply(
+    job: JobRun, model_version_id: int | None = None, chunk_size: int = 2000, batch_size: int = 128
+) -> dict[str, Any]:
+    """A Prediction for every turn that has none from this version, in chunks of `chunk_size`,
+    each chunk committed on its own: a killed job started again skips what is done, and the
+    unique (turn, version) constraint refuses a duplicate from a second worker."""
+    from mlworkers.ml.sentence_classifier import top_k
+
+    version = _weak_version(model_version_id)
+    labeler = load_weak_labeler_for(version)
+    labels = _label_rows(version.label_names)
+    total = Turn.objects.count()
+    done = Prediction.objects.filter(model_version=version).count()
+    report_progress(job, done, total, f"{done} of {total} turns already labeled")
+    pending = Turn.objects.exclude(
+        Exists(Prediction.objects.filter(model_version=version, turn=OuterRef("pk")))
+    ).order_by("pk")
+    written, last_pk = 0, 0
+    while chunk := list(pending.filter(pk__gt=last_pk).values_list("pk", "text")[:chunk_size]):
+        probabilities = labeler.predict_proba([text for _, text in chunk], batch_size=batch_size)
+        ranked = top_k(probabilities, version.label_names, k=3)
+        rows = [
+            Prediction(
+                turn_id=turn_id, model_version=version, label=labels[best[0][0]], confidence=best[0][1], top_k=best
+            )
+            for (turn_id, _), best in zip(chunk, ranked, strict=True)
+        ]
+        with transaction.atomic():
+            Prediction.objects.bulk_create(rows, ignore_conflicts=True)
+        written, last_pk = written + len(rows), chunk[-1][0]
+        report_progress(job, min(total, done + written), total, f"labeled {done + written} of {total} turns")
+    return {"model_version": version.pk, "predicted": written, "total": total}
+
+
+def _weak_version(model_version_id: int | None) -> ModelVersion:
+    if model_version_id is not None:
+        return ModelVersion.objects.get(pk=model_version_id, kind=ModelVersion.WEAK)
+    version = newest_weak_version()
+    if version is None:
+        raise ModelVersion.DoesNotExist("no weak labeler yet: run weak_train first")
+    return version
+
+
+# --- 2. Prefilter, readability ranking, campaign candidates ------------------------------------
+
+
+def ranked_candidate_dialogues(
+    version: ModelVersion, *, min_confidence: float = 0.9, per_label: int = 250
+) -> tuple[list[int], dict[str, int]]:
+    """Dialogue ids for the crowd, ordered, and how many per label.
+
+    A candidate is a turn the weak labeler labels with confidence >= min_confidence. The crowd
+    labels the LAST turn of a dialogue (build_hits freezes the choices for that turn), so a
+    candidate is the last turn of its dialogue: the dialogue ending at that turn is what the
+    annotator reads. A confident turn in the middle of a dialogue is not a candidate; making it one
+    would need a truncated copy of the dialogue, which would count its turns twice in the corpus,
+    the exports and the statistics. Dialogues already in a HIT or with a crowd label are skipped.
+    The order interleaves the labels by rank (every label's best, then every label's second...),
+    so each HIT gets a mix of labels.
+    """
+    last_position = Turn.objects.filter(dialogue=OuterRef("turn__dialogue")).order_by("-position").values("position")
+    rows = (
+        Prediction.objects.filter(model_version=version, confidence__gte=min_confidence)
+        .annotate(last_position=Subquery(last_position[:1]))
+        .filter(turn__position=F("last_position"))
+        .exclude(Exists(TurnLabel.objects.filter(turn=OuterRef("turn"), source=TurnLabel.CROWD)))
+        .exclude(turn__dialogue__in=_dialogues_in_hits())
+        .values_list("turn_id", "turn__dialogue_id", "turn__text", "label__name", "confidence")
+    )
+    candidates = [Candidate(t, d, text, label, conf) for t, d, text, label, conf in rows.iterator(chunk_size=5000)]
+    vocabulary = build_vocabulary(Turn.objects.values_list("text", flat=True).iterator(chunk_size=5000))
+    ranked = rank_by_readability(candidates, vocabulary, min_confidence=min_confidence, per_label=per_label)
+    ranked.sort(
+        key=lambda r: (r.rank, LABEL_NAMES.index(r.candidate.label) if r.candidate.label in LABEL_NAMES else 99)
+    )
+    return [r.candidate.dialogue_id for r in ranked], dict(Counter(r.candidate.label for r in ranked))
+
+
+def _dialogues_in_hits():
+    from labeling.models import HITItem
+
+    return HITItem.objects.filter(dialogue__isnull=False).values("dialogue_id")
+
+
+@register("rank_candidates")
+def rank_candidates(
+    job: JobRun,
+    model_version_id: int | None = None,
+    min_confidence: float = 0.9,
+    per_label: int = 250,
+    campaign_id: int | None = None,
+    campaign_name: str | None = None,
+    seed: int | None = 13,
+) -> dict[str, Any]:
+    """Rank the candidates; with a campaign (id or a new name) build its HITs from them."""
+    from labeling.models import Campaign
+    from labeling.services import build_hits
+
+    version = _weak_version(model_version_id)
+    report_progress(job, 0, 2, "ranking candidates by readability")
+    dialogue_ids, per_label_counts = ranked_candidate_dialogues(
+        version, min_confidence=float(min_confidence), per_label=int(per_label)
+    )
+    result: dict[str, Any] = {
+        "model_version": version.pk,
+        "candidates": len(dialogue_ids),
+        "per_label": per_label_counts,
+    }
+    if campaign_id or campaign_name:
+        with transaction.atomic():
+            campaign = Campaign.objects.get(pk=campaign_id) if campaign_id else _new_campaign(campaign_name, job)
+            order = {pk: i for i, pk in enumerate(dialogue_ids)}
+            dialogues = sorted(Dialogue.objects.filter(pk__in=dialogue_ids), key=lambda d: order[d.pk])
+            hits = build_hits(campaign, dialogues, seed=seed) if dialogues else []
+        result.update(campaign=campaign.pk, hits=len(hits))
+    result["dialogue_ids"] = dialogue_ids
+    report_progress(
+        job, 2, 2, f"{len(dialogue_ids)} candidates" + (f", {result.get('hits', 0)} HITs" if "hits" in result else "")
+    )
+    return result
+
+
+def _new_campaign(name: str, job: JobRun):
+    from labeling.models import Campaign
+
+    campaign = Campaign.objects.create(
+        name=name,
+        description="Candidates ranked by the weak labeler and readability.",
+        created_by=job.created_by,
+        fallback_choices=["Neutral", "Acknowledging", "Questioning"],
+    )
+    campaign.labels.set(Label.objects.filter(name__in=LABEL_NAMES))
+    return campaign
+
+
+# --- 3. Gold split, embeddings, SBERT expansion --------------------------------------------------
+
+
+@register("gold_split")
+def gold_split(job: JobRun | None = None, test_fraction: float = 0.2, validation_fraction: float = 0.1, seed: int = 13):
+    """Fix the split of every crowd label that has none yet, stratified by label. A label's split
+    never changes once set, so the test split is fixed before any expansion and stays fixed."""
+    with transaction.atomic():
+        pending = list(
+            TurnLabel.objects.select_for_update()
+            .filter(source=TurnLabel.CROWD, split="")
+            .values_list("pk", "label__name")
+        )
+        split = rounds_core.stratified_split(
+            pending, test_fraction=test_fraction, validation_fraction=validation_fraction, seed=seed
+        )
+        by_split: dict[str, list[int]] = defaultdict(list)
+        for pk, name in split.items():
+            by_split[name].append(pk)
+        for name, pks in by_split.items():
+            TurnLabel.objects.filter(pk__in=pks).update(split=name)
+    return {"assigned": {name: len(pks) for name, pks in by_split.items()}}
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "model"
+
+
+def turn_embedding_store(model_name: str | None = None, progress=None) -> EmbeddingStore:
+    """Embeddings of every turn under MEDIA_ROOT/embeddings/<model>/, computed when the stored ids
+    are not exactly the corpus's turns (a new import recomputes them all)."""
+    from mlworkers.ml import loading
+
+    model_name = model_name or settings.ENCODER_MODEL
+    store = EmbeddingStore(Path(settings.MEDIA_ROOT) / EMBEDDINGS_SUBDIR / _slug(model_name))
+    turn_ids = np.fromiter(Turn.objects.order_by("pk").values_list("pk", flat=True), dtype=np.int64)
+    if store.exists() and np.array_equal(np.load(store.ids_path), turn_ids):
+        return store
+    encoder = loading.load_sentence_transformer(model_name, device=loading.pick_device(settings.ML_DEVICE))
+    texts = Turn.objects.order_by("pk").values_list("text", flat=True).iterator(chunk_size=4096)
+    return write_embeddings(
+        store,
+        turn_ids,
+        texts,
+        lambda chunk: encoder.encode(chunk, batch_size=128, convert_to_numpy=True),
+        _embedding_dimension(encoder),
+        progress=progress,
+    )
+
+
+def _embedding_dimension(encoder) -> int:
+    # sentence-transformers renamed the method; accept both spellings.
+    method = getattr(encoder, "get_embedding_dimension", None) or encoder.get_sentence_embedding_dimension
+    return int(method())
+
+
+class DialogueVectors:
+    """Decayed dialogue embeddings looked up by target turn id: the target turn and the turns of
+    its dialogue before it, last heaviest."""
+
+    def __init__(self, store: EmbeddingStore):
+        self.turn_ids, self.vectors = store.load()
+        self._history: dict[int, list[int]] = {}
+
+    def add_targets(self, target_turn_ids: Iterable[int]) -> None:
+        targets = [t for t in target_turn_ids if t not in self._history]
+        if not targets:
+            return
+        target_rows = Turn.objects.filter(pk__in=targets).values_list("pk", "dialogue_id", "position")
+        wanted = defaultdict(list)
+        for pk, dialogue_id, position in target_rows:
+            wanted[dialogue_id].append((position, pk))
+        turns = Turn.objects.filter(dialogue_id__in=list(wanted)).order_by("dialogue_id", "position")
+        by_dialogue = defaultdict(list)
+        for pk, dialogue_id, position in turns.values_list("pk", "dialogue_id", "position").iterator(chunk_size=5000):
+            by_dialogue[dialogue_id].append((position, pk))
+        for dialogue_id, targets_here in wanted.items():
+            for position, pk in targets_here:
+                self._history[pk] = [t for p, t in by_dialogue[dialogue_id] if p <= position]
+
+    def __call__(self, target_turn_ids: Sequence[int]) -> np.ndarray:
+        self.add_targets(target_turn_ids)
+        out = np.zeros((len(target_turn_ids), self.vectors.shape[1]), dtype=np.float32)
+        for index, target in enumerate(target_turn_ids):
+            rows = np.searchsorted(self.turn_ids, self._history[target])
+            out[index] = dialogue_embedding(self.vectors[rows])
+        return normalise_rows(out)
+
+
+def _dialogue_items(turn_ids: Sequence[int], labels: dict[int, str] | None = None) -> list[rounds_core.Item]:
+    """Items for target turns: the dialogue's turns up to the target, chronological."""
+    targets = dict(Turn.objects.filter(pk__in=list(turn_ids)).values_list("pk", "position"))
+    dialogue_of = dict(Turn.objects.filter(pk__in=list(turn_ids)).values_list("pk", "dialogue_id"))
+    texts = defaultdict(list)
+    rows = Turn.objects.filter(dialogue_id__in=set(dialogue_of.values())).order_by("dialogue_id", "position")
+    for dialogue_id, position, text in rows.values_list("dialogue_id", "position", "text").iterator(chunk_size=5000):
+        texts[dialogue_id].append((position, text))
+    items = []
+    for pk in turn_ids:
+        history = tuple(text for position, text in texts[dialogue_of[pk]] if position <= targets[pk])
+        items.append(rounds_core.Item(pk, history, (labels or {}).get(pk)))
+    return items
+
+
+def unlabeled_targets() -> list[int]:
+    """The last turn of every dialogue none of whose turns has any TurnLabel."""
+    last_position = Turn.objects.filter(dialogue=OuterRef("dialogue")).order_by("-position").values("position")[:1]
+    labeled = TurnLabel.objects.filter(turn__dialogue=OuterRef("dialogue"))
+    return list(
+        Turn.objects.filter(position=Subquery(last_position))
+        .exclude(Exists(labeled))
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+
+
+def gold_labels(split: Sequence[str]) -> dict[int, str]:
+    rows = TurnLabel.objects.filter(source=TurnLabel.CROWD, split__in=list(split)).values_list("turn_id", "label__name")
+    return dict(rows)
+
+
+def save_new_labels(new_labels: Sequence[rounds_core.NewLabel]) -> int:
+    """TurnLabel rows for SBERT and self labels, all in one transaction (nothing half-saved)."""
+    labels = _label_rows({n.label for n in new_labels})
+    dialogue_of = dict(
+        Turn.objects.filter(pk__in={n.source_key for n in new_labels if n.source_key}).values_list("pk", "dialogue_id")
+    )
+    rows = []
+    for new in new_labels:
+        provenance: dict[str, Any] = {"round": new.round}
+        if new.source == rounds_core.SBERT:
+            provenance.update(
+                source_dialogue=dialogue_of.get(new.source_key),
+                source_turn=new.source_key,
+                similarity=round(float(new.similarity), 6),
+            )
+        rows.append(
+            TurnLabel(
+                turn_id=new.key,
+                label=labels[new.label],
+                source=new.source,
+                confidence=new.confidence,
+                provenance=provenance,
+                split=TurnLabel.TRAIN,
+            )
+        )
+    with transaction.atomic():
+        created = TurnLabel.objects.bulk_create(rows, ignore_conflicts=True)
+    return len(created)
+
+
+@register("sbert_expand", queue="ml")
+def sbert_expand(job: JobRun, threshold: float = 0.92, round_number: int = 1, method: str = "faiss") -> dict[str, Any]:
+    """Every unlabeled dialogue at or above `threshold` of a gold training dialogue takes that
+    label on its last turn (the most similar gold wins). Test-split gold is never a source."""
+    from mlworkers.ml.similarity import SEARCHERS
+
+    gold_split(job)
+    gold = gold_labels([TurnLabel.TRAIN, TurnLabel.VALIDATION])
+    if not gold:
+        raise NoGoldLabels("no crowd gold labels yet: aggregate a campaign first")
+    store = turn_embedding_store(progress=lambda d, t: report_progress(job, d, t, f"embedding turns {d}/{t}"))
+    vectors = DialogueVectors(store)
+    targets = unlabeled_targets()
+    expand = rounds_core.vector_expander(vectors, search=SEARCHERS[method])
+    sources = [rounds_core.Item(k, (), v) for k, v in gold.items()]
+    candidates = [rounds_core.Item(k, ()) for k in targets]
+    report_progress(job, 0, 1, f"searching {len(candidates)} unlabeled dialogues against {len(sources)} gold")
+    matches = expand(sources, candidates, float(threshold)) if candidates else []
+    new = [
+        rounds_core.NewLabel(key, gold[source], rounds_core.SBERT, int(round_number), similarity, source, similarity)
+        for key, source, similarity in matches
+    ]
+    created = save_new_labels(new)
+    report_progress(job, 1, 1, f"{created} dialogues labeled by similarity")
+    return {"labeled": created, "gold_sources": len(sources), "unlabeled": len(candidates), "threshold": threshold}
+
+
+# --- 5. The rounds -----------------------------------------------------------------------------
+
+
+def dialogue_classifier_learner(epochs: int, validation: list[rounds_core.Item]) -> rounds_core.Learner:
+    from mlworkers.ml import dialogue_classifier as dc
+
+    config = dc.TrainConfig(base_model=settings.CLASSIFIER_MODEL, epochs=int(epochs), device=settings.ML_DEVICE)
+    as_examples = lambda items: [dc.DialogueExample(list(i.turns), i.label) for i in items]  # noqa: E731
+    return rounds_core.Learner(
+        name="dialogue",
+        train=lambda items: dc.train(as_examples(items), as_examples(validation), list(LABEL_NAMES), config),
+        predict_proba=lambda model, items: dc.predict_proba(model, as_examples(items)),
+    )
+
+
+def fasttext_learner() -> rounds_core.Learner:
+    from mlworkers.ml import fasttext_baseline as ft
+
+    return rounds_core.Learner(
+        name="fasttext",
+        train=lambda items: ft.train_fasttext([i.turns for i in items], [i.label for i in items], list(LABEL_NAMES)),
+        predict_proba=lambda model, items: model.predict_proba([i.turns for i in items]),
+    )
+
+
+@register("self_label_rounds", queue="ml")
+def self_label_rounds(
+    job: JobRun,
+    epochs: int = 2,
+    first_threshold: float = 0.92,
+    second_threshold: float = 0.9,
+    self_per_label: int = 100,
+    self_min_confidence: float = 0.9,
+    method: str = "faiss",
+) -> dict[str, Any]:
+    """Base -> +SBERT -> +self-labeled -> +SBERT(self), both learners scored on the fixed test split
+    every round; registers the last round's dialogue classifier and fastText model versions."""
+    from mlworkers.ml.similarity import SEARCHERS
+
+    gold_split(job)
+    train_gold, test_gold = gold_labels([TurnLabel.TRAIN]), gold_labels([TurnLabel.TEST])
+    validation_gold = gold_labels([TurnLabel.VALIDATION])
+    if not train_gold or not test_gold:
+        raise NoGoldLabels("the rounds need crowd gold labels in both the train and the test split")
+    store = turn_embedding_store(progress=lambda d, t: report_progress(job, d, t, f"embedding turns {d}/{t}"))
+    learners = [
+        dialogue_classifier_learner(epochs, _dialogue_items(list(validation_gold), validation_gold)),
+        fasttext_learner(),
+    ]
+    config = rounds_core.RoundsConfig(
+        label_names=list(LABEL_NAMES),
+        first_threshold=first_threshold,
+        second_threshold=second_threshold,
+        self_per_label=self_per_label,
+        self_min_confidence=self_min_confidence,
+    )
+    outcome = rounds_core.run_rounds(
+        _dialogue_items(list(train_gold), train_gold),
+        _dialogue_items(list(test_gold), test_gold),
+        _dialogue_items(unlabeled_targets()),
+        learners,
+        rounds_core.vector_expander(DialogueVectors(store), search=SEARCHERS[method]),
+        config,
+        progress=_progress(job),
+    )
+    return _save_rounds(job, outcome)
+
+
+def _save_rounds(job: JobRun, outcome: rounds_core.RoundsOutcome) -> dict[str, Any]:
+    table = outcome.table()
+    last = outcome.rounds[-1]
+    training = {"job": job.pk, "rounds": table}
+    dialogue_version = register_model_version(
+        ModelVersion.DIALOGUE,
+        f"dialogue classifier, round {last.round} ({last.name})",
+        outcome.models["dialogue"],
+        training_data=training,
+        metrics={"test": last.scores["dialogue"], "rounds": table},
+    )
+    fasttext_version = register_model_version(
+        ModelVersion.FASTTEXT,
+        f"fastText, round {last.round} ({last.name})",
+        outcome.models["fasttext"],
+        base_model="fasttext",
+        label_names=list(LABEL_NAMES),
+        training_data=training,
+        hyperparameters={},
+        metrics={"test": last.scores["fasttext"], "rounds": table},
+    )
+    created = save_new_labels(outcome.new_labels)
+    return {
+        "table": table,
+        "model_version": dialogue_version.pk,
+        "fasttext_version": fasttext_version.pk,
+        "new_labels": created,
+        "by_source": dict(Counter(n.source for n in outcome.new_labels)),
+    }
+
+
+# --- 6. The chain ------------------------------------------------------------------------------
+
+STEPS = ("weak_train", "weak_apply", "rank_candidates", "sbert_expand", "self_label_rounds", "bulk_annotate")
+NEEDS_GOLD = {"sbert_expand", "self_label_rounds", "bulk_annotate"}
+
+
+def _step_parameters(step: str, options: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
+    if step == "weak_train":
+        chosen = {k: options[k] for k in ("data_path", "model_name", "fine_tune") if options.get(k)}
+        return chosen | ({"epochs": options["weak_epochs"]} if options.get("weak_epochs") else {})
+    if step == "weak_apply":
+        return {"model_version_id": outputs.get("weak_version")}
+    if step == "rank_candidates":
+        keys = ("min_confidence", "per_label", "campaign_name", "campaign_id")
+        chosen = {k: options[k] for k in keys if options.get(k) is not None}
+        return {"model_version_id": outputs.get("weak_version"), **chosen}
+    if step == "self_label_rounds":
+        return {k: options[k] for k in ("epochs",) if options.get(k)}
+    if step == "bulk_annotate":
+        return {"model_version_id": outputs["dialogue_version"]}
+    return {}
+
+
+def run_steps(
+    steps: Sequence[str],
+    options: dict[str, Any] | None = None,
+    *,
+    stdout: TextIO | None = None,
+    user=None,
+    on_step: Callable[[int, str], None] | None = None,
+) -> list[JobRun]:
+    """Run `steps` in order in this process, each as its own JobRun; a failure stops the chain
+    (the error is on the failed JobRun). Steps that need gold labels are skipped while there are none."""
+    options, outputs, done = options or {}, {}, []
+    say = (lambda text: stdout.write(text + "\n")) if stdout else (lambda text: None)
+    unknown = [s for s in steps if s not in STEPS]
+    if unknown:
+        raise ValueError(f"unknown steps {unknown}; known: {', '.join(STEPS)}")
+    for index, step in enumerate(steps, start=1):
+        skipped = _why_skip(step, outputs)
+        if skipped:
+            say(f"- {step}: skipped, {skipped}")
+        else:
+            job = _run_step(step, _step_parameters(step, options, outputs), user, say)
+            done.append(job)
+            outputs.update(_outputs_of(step, job.result))
+        if on_step:
+            on_step(index, step)
+    return done
+
+
+def _why_skip(step: str, outputs: dict[str, Any]) -> str:
+    if step in NEEDS_GOLD and not TurnLabel.objects.filter(source=TurnLabel.CROWD).exists():
+        return "no crowd gold labels yet (aggregate a campaign first)"
+    if step == "bulk_annotate" and "dialogue_version" not in outputs:
+        return "no dialogue classifier from self_label_rounds in this run"
+    return ""
+
+
+def _run_step(step: str, parameters: dict[str, Any], user, say) -> JobRun:
+    job = JobRun.objects.create(kind=step, parameters=parameters, created_by=user)
+    started = time.perf_counter()
+    say(f"- {step} (job #{job.pk}) ...")
+    try:
+        result = jobs.run_job(job.pk)
+    except Exception as error:
+        say(f"  failed: {type(error).__name__}: {error}")
+        raise
+    job.refresh_from_db()
+    say(f"  done in {time.perf_counter() - started:.1f} s: {job.message or _summary(result)}")
+    return job
+
+
+def _outputs_of(step: str, result: dict[str, Any]) -> dict[str, Any]:
+    if step == "weak_train":
+        return {"weak_version": result["model_version"]}
+    if step == "self_label_rounds":
+        return {"dialogue_version": result["model_version"]}
+    return {}
+
+
+def _summary(result: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in result.items() if isinstance(v, int | float | str))[:200]
+
+
+@register("run_pipeline", queue="ml")
+def run_pipeline(job: JobRun, steps: Sequence[str] | None = None, **options) -> dict[str, Any]:
+    """The chain as one job: each step its own JobRun, run inside this worker one after another
+    (queuing them would deadlock a worker with concurrency 1 waiting on itself)."""
+    steps = list(steps or STEPS)
+    report_progress(job, 0, len(steps), "starting")
+    children = run_steps(
+        steps,
+        options,
+        user=job.created_by,
+        on_step=lambda index, step: report_progress(job, index, len(steps), f"{step} done"),
+    )
+    return {"jobs": [child.pk for child in children]}
+
+
+def run_demo_pipeline(stdout: TextIO | None = None, campaign_name: str = "Demo campaign", min_confidence: float = 0.5):
+    """For `make demo`: train the weak labeler on the seed set, apply it, rank the candidates and
+    build the demo campaign's HITs. The prefilter is lowered to 0.5 here: the demo corpus has a few
+    dozen dialogues, and at the papers' 0.9 only a couple of last turns would qualify."""
+    return run_steps(
+        ["weak_train", "weak_apply", "rank_candidates"],
+        {"campaign_name": campaign_name, "min_confidence": min_confidence},
+        stdout=stdout,
+    )

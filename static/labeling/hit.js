@@ -1,0 +1,97 @@
+// The HIT screen's keyboard and "Other" list. Answers themselves are posted by htmx attributes in
+// templates/labeling/partials/hit_item.html; this file only adds shortcuts, filtering and timing.
+(function () {
+  "use strict";
+
+  let shownAt = Date.now();
+
+  function itemForm() { return document.getElementById("item-form"); }
+
+  function isTyping(target) {
+    return target instanceof HTMLInputElement && (target.type === "text" || target.type === "search")
+      || target instanceof HTMLTextAreaElement;
+  }
+
+  function pick(radio) {
+    if (!radio) return;
+    radio.checked = true;
+    radio.dispatchEvent(new Event("change", { bubbles: true }));
+  }
+
+  function clickNav(which) {
+    const button = document.querySelector('#hit-item [data-nav="' + which + '"]');
+    if (button && !button.disabled) button.click();
+  }
+
+  function openOther() {
+    const panel = document.getElementById("other-panel");
+    if (!panel) return;
+    panel.open = true;
+    document.getElementById("label-filter").focus();
+  }
+
+  function visibleLabels() {
+    return Array.from(document.querySelectorAll("#label-list li")).filter((li) => !li.hidden);
+  }
+
+  function filterLabels(query) {
+    const words = query.toLowerCase().trim();
+    document.querySelectorAll("#label-list li").forEach((li) => {
+      li.hidden = words !== "" && !li.dataset.filter.includes(words);
+    });
+  }
+
+  document.addEventListener("input", (event) => {
+    if (event.target.id === "label-filter") filterLabels(event.target.value);
+    if (event.target.id === "new-label-text") {
+      const radio = document.querySelector('#item-form input[name="answer"][value="__new__"]');
+      if (radio) radio.checked = event.target.value.trim() !== "";
+    }
+  });
+
+  document.addEventListener("keydown", (event) => {
+    const screen = document.getElementById("hit-item");
+    if (!screen || event.ctrlKey || event.metaKey || event.altKey) return;
+    // htmx wires a swapped-in screen only when it settles (some ms later); a fast key must not
+    // fall into that gap. Processing twice is a no-op.
+    if (window.htmx) window.htmx.process(screen);
+    const target = event.target;
+    if (isTyping(target)) {
+      if (event.key === "Escape") { target.blur(); event.preventDefault(); }
+      if (event.key === "Enter") {
+        event.preventDefault();
+        if (target.id === "label-filter") {
+          const first = visibleLabels()[0];
+          if (first) { pick(first.querySelector("input")); target.blur(); }
+        } else {
+          if (target.id === "new-label-text") target.dispatchEvent(new Event("change", { bubbles: true }));
+          clickNav("next");
+        }
+      }
+      return;
+    }
+    if (["1", "2", "3"].includes(event.key)) {
+      pick(document.querySelector('#item-form input[data-key="' + event.key + '"]'));
+    } else if (event.key === "o" || event.key === "O") {
+      event.preventDefault();
+      openOther();
+    } else if (event.key === "ArrowRight" || event.key === "Enter") {
+      event.preventDefault();
+      clickNav("next");
+    } else if (event.key === "ArrowLeft") {
+      event.preventDefault();
+      clickNav("back");
+    }
+  });
+
+  // Time spent on a screen travels with every save of it.
+  document.addEventListener("htmx:configRequest", (event) => {
+    if (itemForm() && "seconds" in event.detail.parameters) {
+      event.detail.parameters.seconds = ((Date.now() - shownAt) / 1000).toFixed(1);
+      shownAt = Date.now();
+    }
+  });
+  document.addEventListener("htmx:afterSwap", (event) => {
+    if (event.detail.target && event.detail.target.id !== "save-status") shownAt = Date.now();
+  });
+})();

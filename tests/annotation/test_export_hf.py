@@ -1,0 +1,51 @@
+"""The Hugging Face folder loads with the `datasets` library, with a ClassLabel of our label names."""
+
+import json
+
+import pytest
+
+from annotation.export.query import ExportFilters, export_to_path
+from annotation.export.rows import assigned_split
+from annotation.models import Label
+from tests.annotation.export_helpers import add_labels
+
+datasets = pytest.importorskip("datasets", reason="the datasets package (dev dependency) is not installed")
+
+
+def test_the_gold_folder_loads_with_load_dataset(tiny_corpus, tmp_path):
+    add_labels(tiny_corpus, splits={0: "test", 1: "train", 2: "validation"})
+    folder = tmp_path / "gold-hf"
+    export_to_path("gold", "hf", folder, ExportFilters())
+    info = datasets.DatasetInfo.from_directory(str(folder))
+    features = info.features
+    names = list(Label.objects.order_by("position", "name").values_list("name", flat=True))
+    assert features["label"].names == names
+
+    loaded = datasets.load_dataset(
+        "json",
+        data_files={split: str(folder / f"{split}.jsonl") for split in ("train", "validation", "test")},
+        features=features,
+    )
+    assert {split: loaded[split].num_rows for split in loaded} == {"train": 2, "validation": 3, "test": 3}
+    first = loaded["test"][0]
+    assert features["label"].int2str(first["label"]) == "Anxious" == first["label_name"]
+    assert json.loads(first["votes"]) == {"Anxious": 2, "Neutral": 1}
+    assert info.splits["validation"].num_examples == 3
+
+    by_folder = datasets.load_dataset(str(folder))  # the README's configs name the split files
+    assert by_folder["train"].num_rows == 2
+
+
+def test_silver_splits_follow_the_dialogue_hash(tiny_corpus, tmp_path):
+    add_labels(tiny_corpus)
+    folder = tmp_path / "silver-hf"
+    summary = export_to_path("silver", "hf", folder, ExportFilters())
+    expected = {}
+    for dialogue in tiny_corpus:
+        split = assigned_split(dialogue.pk)
+        expected[split] = expected.get(split, 0) + dialogue.turns.count()
+    assert dict(summary.by_split) == expected
+    for split, count in expected.items():
+        assert len((folder / f"{split}.jsonl").read_text().splitlines()) == count
+    card = (folder / "README.md").read_text()
+    assert "eb-plus-1" in card and "subtitles" in card and "ClassLabel" in card

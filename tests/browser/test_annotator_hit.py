@@ -1,0 +1,137 @@
+"""An annotator completes a HIT in headless Chromium with the keyboard, uses Back and Other, and
+learns from the quiz feedback. Needs Debian's chromium package (/usr/bin/chromium)."""
+
+import os
+from pathlib import Path
+
+import pytest
+from django.db import connections
+
+from labeling.models import Assignment, Response
+from labeling.services import build_hits
+from tests.labeling.hit_factory import make_dialogues, open_campaign
+
+# Playwright's sync API runs an event loop in this thread; the ORM calls made here are safe.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)"
+    ),
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+]
+
+
+@pytest.fixture
+def page(live_server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.set_default_timeout(10_000)
+        yield page
+        browser.close()
+        # ORM calls made while Playwright runs get a connection of their own (greenlet context):
+        # close it, or PostgreSQL refuses to drop the test database.
+        connections.close_all()
+
+
+def key_for(item, name: str) -> str:
+    return str(item.choices.index(name) + 1)
+
+
+def is_autosave(response) -> bool:
+    # the autosave of a pick: waiting for it keeps this test's requests in order (the SQLite
+    # live server shares one connection between its threads)
+    return response.url.endswith("/answer/") and response.request.method == "POST"
+
+
+def choose(item, wrong_quiz) -> str:
+    """The gold label on quiz screens but one (answered wrong on purpose), the last choice elsewhere."""
+    if not item.is_quiz:
+        return item.choices[-1]
+    gold = item.quiz_question.gold_label.name
+    return next(c for c in item.choices if c != gold) if item == wrong_quiz else gold
+
+
+def test_an_annotator_completes_a_hit_with_the_keyboard(page, live_server, django_user_model):
+    from playwright.sync_api import expect
+
+    django_user_model.objects.create_user("keyboard", password="pw-keyboard-1")
+    campaign = open_campaign(dialogues_per_hit=3, quiz_per_hit=2)
+    (hit,) = build_hits(campaign, make_dialogues(3), seed=21)
+    items = list(hit.items.select_related("quiz_question__gold_label").order_by("position"))
+    wrong_quiz = next(i for i in items if i.is_quiz)
+    other_item = next(i for i in items[1:] if not i.is_quiz)
+
+    page.goto(f"{live_server.url}/accounts/login/?next=/labeling/")
+    page.fill("input[name=username]", "keyboard")
+    page.fill("input[name=password]", "pw-keyboard-1")
+    page.press("input[name=password]", "Enter")
+    page.get_by_role("button", name="Start a HIT").click()
+    heading = page.locator("#hit-item h1")
+    expect(heading).to_have_text("Dialog 1/5")
+    page.wait_for_load_state("load")  # keys work once the deferred htmx and hit.js have run
+
+    # Screen 1: answer with a key, go on, come Back, and find the answer kept.
+    first = items[0]
+    first_answer = choose(first, wrong_quiz)
+    page.keyboard.press(key_for(first, first_answer))
+    expect(page.locator("#save-status")).to_have_text("Saved")
+    page.keyboard.press("ArrowRight")
+    expect(heading).to_have_text("Dialog 2/5")
+    page.keyboard.press("ArrowLeft")
+    expect(heading).to_have_text("Dialog 1/5")
+    expect(page.locator(f'#item-form input[data-key="{key_for(first, first_answer)}"]')).to_be_checked()
+    page.keyboard.press("Enter")
+    expect(heading).to_have_text("Dialog 2/5")
+
+    answers = {first.position: first_answer}
+    for item in items[1:]:
+        expect(heading).to_have_text(f"Dialog {item.position}/5")
+        if item == other_item:
+            # "Other": O opens the list, typing filters it, Enter picks the first match.
+            page.keyboard.press("o")
+            page.keyboard.type("nostal")
+            expect(page.locator("#label-list li:visible")).to_have_count(1)
+            with page.expect_response(is_autosave):
+                page.keyboard.press("Enter")
+            expect(page.locator('#label-list input[value="Nostalgic"]')).to_be_checked()
+            answers[item.position] = "Nostalgic"
+        else:
+            name = choose(item, wrong_quiz)
+            with page.expect_response(is_autosave):
+                page.keyboard.press(key_for(item, name))
+            answers[item.position] = name
+        page.keyboard.press("Enter")
+
+    expect(heading).to_have_text("Review and submit")
+    page.keyboard.press("Enter")
+
+    # Quiz feedback: the wrong answer, the right label, and why.
+    expect(page.locator("#quiz-score")).to_contain_text("1 of 2")
+    feedback = page.locator(".quiz-feedback")
+    expect(feedback).to_have_count(1)
+    expect(feedback.locator(".gold")).to_have_text(wrong_quiz.quiz_question.gold_label.name)
+    expect(feedback.locator(".explanation")).to_contain_text(wrong_quiz.quiz_question.explanation)
+    page.click("#to-done")
+
+    assignment = Assignment.objects.get(hit=hit)
+    expect(page.locator("#completion-code")).to_have_text(assignment.completion_code)
+    assert assignment.status == Assignment.SUBMITTED
+    saved = {r.item.position: r for r in Response.objects.filter(assignment=assignment).select_related("item", "label")}
+    assert {position: r.answer for position, r in saved.items()} == answers
+    assert saved[other_item.position].method == Response.OTHER_LIST

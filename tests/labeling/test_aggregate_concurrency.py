@@ -1,0 +1,74 @@
+"""Aggregations, tie-breaks and payments racing for real: threads, each with its own PostgreSQL
+connection. SQLite serialises writers and ignores row locks, so these only mean something there."""
+
+import threading
+from collections.abc import Callable
+from decimal import Decimal
+
+import pytest
+from django.db import connection, connections
+
+from annotation.models import TurnLabel
+from labeling.aggregate import aggregate_campaign
+from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, PaymentEntry
+from labeling.payments import record_payments
+from labeling.tiebreak import create_tiebreak_hits
+from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
+
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL row locks (set DATABASE_URL)"),
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+]
+
+
+def run_together(count: int, work: Callable[[], object]) -> list:
+    barrier = threading.Barrier(count)
+    results: list = [None] * count
+
+    def body(index: int) -> None:
+        try:
+            barrier.wait()
+            results[index] = work()
+        except Exception as error:
+            results[index] = error
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=body, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return results
+
+
+@pytest.fixture
+def campaign():
+    campaign = Campaign.objects.create(name="Race", tie_breaking=True, quiz_per_hit=0, reward=Decimal("0.40"))
+    d = make_dialogues(6)
+    answers = {
+        dialogue: ["Sad", "Sad", "Angry"] if i % 2 else ["Sad", "Angry", "Joyful"] for i, dialogue in enumerate(d)
+    }
+    make_answered_hit(campaign, make_workers(3), answers, status=Assignment.APPROVED)
+    return campaign
+
+
+def test_concurrent_aggregations_write_each_row_once(campaign):
+    results = run_together(4, lambda: aggregate_campaign(Campaign.objects.get(pk=campaign.pk)))
+    assert [r for r in results if isinstance(r, Exception)] == []
+    assert AggregatedLabel.objects.filter(campaign=campaign).count() == 6
+    assert TurnLabel.objects.filter(source=TurnLabel.CROWD).count() == 3
+
+
+def test_concurrent_tie_breaks_bundle_each_item_once(campaign):
+    results = run_together(4, lambda: create_tiebreak_hits(Campaign.objects.get(pk=campaign.pk)))
+    assert [r for r in results if isinstance(r, Exception)] == []
+    assert HIT.objects.filter(campaign=campaign, kind=HIT.TIE_BREAK).count() == 1
+    assert HIT.objects.get(kind=HIT.TIE_BREAK).items.count() == 3
+
+
+def test_concurrent_payment_runs_pay_once(campaign):
+    results = run_together(4, lambda: record_payments(Campaign.objects.get(pk=campaign.pk)))
+    assert [r for r in results if isinstance(r, Exception)] == []
+    assert PaymentEntry.objects.count() == 3

@@ -1,0 +1,234 @@
+"""The annotator's pages end to end through the test client, as htmx and as plain HTML."""
+
+import re
+from html.parser import HTMLParser
+
+import pytest
+from django.urls import reverse
+from django.utils.html import escape
+
+from annotation.models import Label
+from labeling.models import Assignment, Response
+from labeling.services import build_hits, worker_for_user
+from tests.labeling.hit_factory import (
+    fast_password_hashing,  # noqa: F401 (autouse fixture)
+    make_dialogues,
+    open_campaign,
+)
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def campaign(db):
+    campaign = open_campaign(dialogues_per_hit=4, quiz_per_hit=2)
+    build_hits(campaign, make_dialogues(4), seed=11)
+    return campaign
+
+
+@pytest.fixture
+def annotator(client, annotators):
+    client.force_login(annotators[0])
+    return client
+
+
+def start_hit(client) -> Assignment:
+    response = client.post(reverse("labeling:claim"))
+    assert response.status_code == 302
+    return Assignment.objects.get(pk=int(re.search(r"/assignments/(\d+)/", response["Location"]).group(1)))
+
+
+def item_url(assignment, position, name="assignment_item"):
+    return reverse(f"labeling:{name}", args=[assignment.pk, position])
+
+
+def answer(client, assignment, position, go="stay", **data):
+    return client.post(item_url(assignment, position, "answer_item"), {"go": go, **data}, **HTMX)
+
+
+def test_home_lists_open_campaigns_with_a_start_button(annotator, campaign):
+    page = annotator.get(reverse("labeling:worker_home")).content.decode()
+    assert "Night shift" in page and "Start a HIT" in page
+    assert reverse("labeling:instructions") in page
+
+
+def test_the_tutorial_shows_all_41_labels_with_description_and_examples(annotator):
+    page = annotator.get(reverse("labeling:instructions")).content.decode()
+    labels = Label.objects.exclude(kind=Label.PROPOSED)
+    assert labels.count() == 41
+    for label in labels:
+        assert label.name in page and escape(label.description) in page
+        assert all(escape(example) in page for example in label.examples)
+
+
+def test_starting_a_hit_opens_its_first_dialog(annotator, campaign):
+    assignment = start_hit(annotator)
+    response = annotator.get(reverse("labeling:assignment_detail", args=[assignment.pk]))
+    assert response["Location"] == item_url(assignment, 1)
+    page = annotator.get(item_url(assignment, 1)).content.decode()
+    assert "Dialog 1/6" in page
+    assert page.count('name="answer"') == 3 + 41 + 1  # three choices, the Other list, a new label
+    assert "labeling/hit.js" in page
+
+
+def test_a_dialog_shows_its_target_turn_highlighted_and_examples_under_each_choice(annotator, campaign):
+    assignment = start_hit(annotator)
+    item = assignment.hit.items.filter(quiz_question__isnull=True).first()
+    page = annotator.get(item_url(assignment, item.position)).content.decode()
+    targets = re.findall(r'<li class="turn target">(.*?)</li>', page)
+    assert targets == [escape(item.target_turn.text)]
+    for name in item.choices:
+        label = Label.objects.get(name=name)
+        assert escape(label.example_1) in page
+
+
+def test_every_answer_is_saved_as_given_and_shown_again_on_reload(annotator, campaign):
+    assignment = start_hit(annotator)
+    item = assignment.hit.items.get(position=1)
+    response = answer(annotator, assignment, 1, answer=item.choices[1], seconds="3.5")
+    assert response.status_code == 200 and "Saved" in response.content.decode()
+    saved = Response.objects.get(assignment=assignment, item=item)
+    assert (saved.label.name, saved.method, saved.seconds_spent) == (item.choices[1], Response.TOP3, 3.5)
+    page = annotator.get(item_url(assignment, 1)).content.decode()
+    assert f'value="{item.choices[1]}" data-key="2" checked' in page
+
+
+def test_next_needs_an_answer_and_then_moves_on(annotator, campaign):
+    assignment = start_hit(annotator)
+    refused = answer(annotator, assignment, 1, go="next")
+    assert "Choose a label" in refused.content.decode() and "Dialog 1/6" in refused.content.decode()
+    first = assignment.hit.items.get(position=1)
+    moved = answer(annotator, assignment, 1, go="next", answer=first.choices[0])
+    assert "Dialog 2/6" in moved.content.decode()
+    assert moved["HX-Push-Url"] == item_url(assignment, 2)
+    assert "<html" not in moved.content.decode()  # a partial for htmx
+
+
+def test_back_keeps_the_answers_given(annotator, campaign):
+    assignment = start_hit(annotator)
+    first = assignment.hit.items.get(position=1)
+    answer(annotator, assignment, 1, go="next", answer="Nostalgic")
+    back = answer(annotator, assignment, 2, go="back").content.decode()
+    assert "Dialog 1/6" in back
+    assert re.search(r'value="Nostalgic"\s*checked', back)
+    assert '<details class="other" id="other-panel" open>' in back
+    assert Response.objects.get(assignment=assignment, item=first).method == Response.OTHER_LIST
+
+
+def test_other_accepts_a_new_label_typed_by_the_worker(annotator, campaign):
+    assignment = start_hit(annotator)
+    answer(annotator, assignment, 1, answer="__new__", new_label="Quietly smug")
+    saved = Response.objects.get(assignment=assignment)
+    assert (saved.label, saved.new_label_text, saved.method) == (None, "Quietly smug", Response.OTHER_NEW)
+    page = annotator.get(item_url(assignment, 1)).content.decode()
+    assert 'value="Quietly smug"' in page
+
+
+def test_without_htmx_the_same_endpoints_redirect(annotator, campaign):
+    assignment = start_hit(annotator)
+    first = assignment.hit.items.get(position=1)
+    response = annotator.post(item_url(assignment, 1, "answer_item"), {"go": "next", "answer": first.choices[0]})
+    assert response.status_code == 302 and response["Location"] == item_url(assignment, 2)
+
+
+def complete_and_submit(client, assignment, *, wrong_quiz: int):
+    items = list(assignment.hit.items.select_related("quiz_question__gold_label"))
+    for item in items:
+        name = item.choices[0]
+        if item.is_quiz:
+            gold = item.quiz_question.gold_label.name
+            name = next(c for c in item.choices if c != gold) if wrong_quiz else gold
+            wrong_quiz = max(wrong_quiz - 1, 0)
+        last = answer(client, assignment, item.position, go="next", answer=name)
+    assert "Review and submit" in last.content.decode()
+    assert last["HX-Push-Url"] == reverse("labeling:assignment_review", args=[assignment.pk])
+    return client.post(reverse("labeling:assignment_submit", args=[assignment.pk]))
+
+
+def test_submission_shows_the_quiz_answers_given_wrong_then_a_completion_code(annotator, campaign):
+    assignment = start_hit(annotator)
+    response = complete_and_submit(annotator, assignment, wrong_quiz=1)
+    assert response["Location"] == reverse("labeling:assignment_feedback", args=[assignment.pk])
+    feedback = annotator.get(response["Location"]).content.decode()
+    wrong_item = next(i for i in assignment.hit.items.select_related("quiz_question__gold_label") if i.is_quiz)
+    assert "1 of 2" in feedback
+    assert wrong_item.quiz_question.gold_label.name in feedback
+    assert escape(wrong_item.quiz_question.explanation) in feedback
+    done = annotator.get(reverse("labeling:assignment_done", args=[assignment.pk])).content.decode()
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.SUBMITTED
+    assert assignment.completion_code in done
+
+
+def test_a_refused_submission_says_why(annotator, campaign):
+    assignment = start_hit(annotator)
+    response = annotator.post(reverse("labeling:assignment_submit", args=[assignment.pk]), follow=True)
+    assert "Answer every item before submitting" in response.content.decode()
+    assert Assignment.objects.get(pk=assignment.pk).status == Assignment.ACCEPTED
+
+
+# --- quiz screens give nothing away -------------------------------------------------------------
+
+
+class Skeleton(HTMLParser):
+    """The page's shape: tags with their attribute names and classes, no text, no values."""
+
+    def __init__(self):
+        super().__init__()
+        self.shape: list[tuple] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if attrs.get("class") == "turn":  # context turns: a quiz is shown as a one-turn dialogue
+            return
+        kept = {k: v for k, v in attrs.items() if k in {"class", "id", "type", "name", "data-key", "data-nav"}}
+        # Back is disabled on the first screen and saved answers are checked, whatever the kind.
+        names = tuple(sorted(set(attrs) - {"disabled", "checked"}))
+        self.shape.append((tag, tuple(sorted(kept.items())), names))
+
+
+def skeleton(html: str) -> list[tuple]:
+    body = html[html.index('<section id="hit-item"') :]
+    parser = Skeleton()
+    parser.feed(re.sub(r"<li class=\"turn\">.*?</li>", "", body, flags=re.S))
+    return parser.shape
+
+
+def test_quiz_screens_are_shaped_exactly_like_dialogue_screens_and_carry_no_gold(annotator, campaign):
+    assignment = start_hit(annotator)
+    shapes = {}
+    for item in assignment.hit.items.select_related("quiz_question__gold_label"):
+        page = annotator.get(item_url(assignment, item.position)).content.decode()
+        shapes.setdefault(item.is_quiz, set()).add(tuple(skeleton(page)))
+        lowered = page.lower()
+        assert "quiz" not in lowered and "gold" not in lowered and "explanation" not in lowered
+        if item.is_quiz:
+            assert escape(item.quiz_question.explanation) not in page
+            assert re.findall(r'<li class="turn target">(.*?)</li>', page) == [escape(item.quiz_question.text)]
+    assert len(shapes[True]) == len(shapes[False]) == 1
+    assert shapes[True] == shapes[False]
+
+
+def test_the_review_page_before_submission_names_no_gold_label(annotator, campaign):
+    assignment = start_hit(annotator)
+    page = annotator.get(reverse("labeling:assignment_review", args=[assignment.pk])).content.decode().lower()
+    assert "quiz" not in page and "gold" not in page
+
+
+# --- cheap pages --------------------------------------------------------------------------------
+
+
+def test_the_next_request_runs_a_bounded_number_of_queries(annotator, campaign, django_assert_max_num_queries):
+    assignment = start_hit(annotator)
+    first = assignment.hit.items.get(position=1)
+    with django_assert_max_num_queries(14):
+        answer(annotator, assignment, 1, go="next", answer=first.choices[0])
+
+
+def test_home_is_not_n_plus_one_over_the_history(annotator, annotators, campaign, django_assert_max_num_queries):
+    worker = worker_for_user(annotators[0])
+    for hit in campaign.hits.all():
+        Assignment.objects.create(hit=hit, worker=worker, status=Assignment.EXPIRED, expires_at="2020-01-01T00:00Z")
+    with django_assert_max_num_queries(14):
+        page = annotator.get(reverse("labeling:worker_home")).content.decode()
+    assert page.count("Expired") == campaign.hits.count()

@@ -1,0 +1,120 @@
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from labeling.models import Assignment, Campaign, Worker
+from labeling.services import build_hits, claim_next_hit, expire_stale_assignments, submit_assignment, worker_for_user
+from tests.labeling.hit_factory import (
+    answer_everything,
+    fast_password_hashing,  # noqa: F401 (autouse fixture)
+    make_dialogues,
+    open_campaign,
+)
+
+
+@pytest.fixture
+def campaign(db):
+    campaign = open_campaign(dialogues_per_hit=2, quiz_per_hit=1, time_limit_minutes=30)
+    build_hits(campaign, make_dialogues(4), seed=1)
+    return campaign
+
+
+def workers(count: int) -> list[Worker]:
+    return [Worker.objects.create(external_id=f"w{i}") for i in range(count)]
+
+
+def test_worker_for_user_creates_one_site_worker_per_account(annotators):
+    first = worker_for_user(annotators[0])
+    assert worker_for_user(annotators[0]) == first
+    assert (first.platform, first.external_id) == (Worker.SITE, "annotator1")
+    assert Worker.objects.count() == 1
+
+
+def test_it_returns_the_workers_live_assignment_instead_of_a_new_one(campaign):
+    (worker,) = workers(1)
+    first = claim_next_hit(worker)
+    assert claim_next_hit(worker) == first
+    assert Assignment.objects.count() == 1
+    assert first.expires_at > timezone.now() + timedelta(minutes=29)
+
+
+def test_it_fills_hits_in_order_and_never_over_the_required_workers(campaign):
+    claims = [claim_next_hit(w) for w in workers(7)]
+    positions = [a.hit.position for a in claims if a]
+    assert positions == [1, 1, 1, 2, 2, 2]
+    assert claims[6] is None
+
+
+def test_a_worker_never_gets_the_same_hit_twice(campaign):
+    (worker,) = workers(1)
+    seen = []
+    while (assignment := claim_next_hit(worker)) is not None:
+        seen.append(assignment.hit_id)
+        answer_everything(assignment)
+        submit_assignment(assignment)
+    assert len(seen) == len(set(seen)) == 2
+
+
+def test_an_expired_assignment_frees_its_seat_for_another_worker(campaign):
+    campaign.hits.filter(position=2).delete()
+    first, second, third, fourth = workers(4)
+    late = claim_next_hit(first)
+    claim_next_hit(second), claim_next_hit(third)
+    assert claim_next_hit(fourth) is None
+    Assignment.objects.filter(pk=late.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    taken = claim_next_hit(fourth)
+    assert taken is not None and taken.hit_id == late.hit_id
+    late.refresh_from_db()
+    assert late.status == Assignment.EXPIRED
+    assert claim_next_hit(first) is None  # the late worker cannot take that HIT again
+
+
+def test_expire_stale_assignments_counts_what_it_released(campaign):
+    a, b = (claim_next_hit(w) for w in workers(2))
+    Assignment.objects.filter(pk=a.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
+    assert expire_stale_assignments() == 1
+    assert expire_stale_assignments() == 0
+    assert Assignment.objects.get(pk=b.pk).status == Assignment.ACCEPTED
+
+
+def test_blocked_workers_get_nothing(campaign):
+    (worker,) = workers(1)
+    worker.status = Worker.BLOCKED
+    worker.save()
+    assert claim_next_hit(worker) is None
+    assert not Assignment.objects.exists()
+
+
+@pytest.mark.parametrize("status", [Campaign.DRAFT, Campaign.PAUSED, Campaign.CLOSED])
+def test_campaigns_that_are_not_open_give_nothing(campaign, status):
+    Campaign.objects.filter(pk=campaign.pk).update(status=status)
+    campaign.refresh_from_db()
+    (worker,) = workers(1)
+    assert claim_next_hit(worker) is None
+    assert claim_next_hit(worker, campaign) is None
+
+
+def test_a_claim_can_be_limited_to_one_campaign(campaign):
+    other = open_campaign(name="Day shift", dialogues_per_hit=2, quiz_per_hit=1)
+    build_hits(other, make_dialogues(2, prefix="o"), seed=2)
+    (worker,) = workers(1)
+    assignment = claim_next_hit(worker, other)
+    assert assignment.hit.campaign == other
+    assert claim_next_hit(worker, campaign) == assignment  # one live HIT at a time, whatever the campaign
+    answer_everything(assignment)
+    submit_assignment(assignment)
+    assert claim_next_hit(worker, other) is None
+    assert claim_next_hit(worker, campaign).hit.campaign == campaign
+
+
+def test_a_hit_found_full_once_locked_is_passed_over(campaign, monkeypatch):
+    from labeling import services
+
+    first = campaign.hits.get(position=1)
+    counted = services._seats_taken
+    # what a claimer sees when another one filled the HIT between its query and its lock
+    monkeypatch.setattr(services, "_seats_taken", lambda hit: 3 if hit.pk == first.pk else counted(hit))
+    (worker,) = workers(1)
+    assert claim_next_hit(worker).hit.position == 2
+    assert not Assignment.objects.filter(hit=first).exists()

@@ -1,0 +1,101 @@
+"""Claims and submissions racing for real: threads, each with its own PostgreSQL connection.
+
+SQLite serialises writers and ignores row locks, so these tests only mean something on PostgreSQL.
+"""
+
+import threading
+from collections import Counter
+from collections.abc import Callable
+
+import pytest
+from django.db import connection, connections
+
+from labeling.models import Assignment, Response, Worker
+from labeling.services import SubmissionRefused, build_hits, claim_next_hit, submit_assignment
+from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
+
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL row locks (set DATABASE_URL)"),
+    # serialized_rollback: the seeded labels and quiz bank are back for every test after a flush
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+]
+
+
+def run_together(count: int, work: Callable[[int], object]) -> list:
+    """Run work(0..count-1) in threads released at the same instant; return results or exceptions."""
+    barrier = threading.Barrier(count)
+    results: list = [None] * count
+
+    def body(index: int) -> None:
+        try:
+            barrier.wait()
+            results[index] = work(index)
+        except Exception as error:
+            results[index] = error
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=body, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return results
+
+
+def test_many_workers_claiming_and_submitting_at_once_fill_every_hit_exactly():
+    campaign = open_campaign(dialogues_per_hit=3, quiz_per_hit=1, workers_per_hit=3)
+    hits = build_hits(campaign, make_dialogues(12), seed=8)  # four HITs, twelve seats
+    workers = [Worker.objects.create(external_id=f"w{i}") for i in range(8)]
+
+    def work_until_nothing_is_left(index: int) -> list[int]:
+        taken = []
+        while (assignment := claim_next_hit(workers[index])) is not None:
+            taken.append(assignment.hit_id)
+            answer_everything(assignment)
+            submit_assignment(assignment)
+        return taken
+
+    results = run_together(len(workers), work_until_nothing_is_left)
+    assert not [r for r in results if isinstance(r, Exception)], results
+    submitted = Assignment.objects.filter(status=Assignment.SUBMITTED)
+    assert Counter(submitted.values_list("hit_id", flat=True)) == {hit.pk: 3 for hit in hits}
+    assert Assignment.objects.count() == 12  # no duplicate, nothing left accepted
+    for taken in results:
+        assert len(taken) == len(set(taken))  # never twice on one HIT
+    assert Response.objects.count() == 12 * 4  # every answer kept once
+    assert sorted(h for taken in results for h in taken) == sorted(submitted.values_list("hit_id", flat=True))
+
+
+def test_a_crowd_of_claimers_never_puts_more_than_three_on_a_hit():
+    campaign = open_campaign(dialogues_per_hit=2, quiz_per_hit=1)
+    hits = build_hits(campaign, make_dialogues(4), seed=2)  # two HITs, six seats
+    workers = [Worker.objects.create(external_id=f"c{i}") for i in range(12)]
+    results = run_together(12, lambda i: claim_next_hit(workers[i]))
+    assert not [r for r in results if isinstance(r, Exception)], results
+    granted = [r for r in results if r is not None]
+    assert len(granted) == 6
+    assert Counter(a.hit_id for a in granted) == {hits[0].pk: 3, hits[1].pk: 3}
+    assert Assignment.objects.count() == 6
+
+
+def test_one_worker_double_clicking_start_gets_one_hit():
+    campaign = open_campaign(dialogues_per_hit=2, quiz_per_hit=1)
+    build_hits(campaign, make_dialogues(6), seed=2)
+    worker = Worker.objects.create(external_id="clicker")
+    results = run_together(6, lambda i: claim_next_hit(worker))
+    assert {r.pk for r in results} == {Assignment.objects.get().pk}
+
+
+def test_a_double_submission_submits_once():
+    campaign = open_campaign(dialogues_per_hit=2, quiz_per_hit=1)
+    build_hits(campaign, make_dialogues(2), seed=2)
+    assignment = claim_next_hit(Worker.objects.create(external_id="double"))
+    answer_everything(assignment)
+    results = run_together(6, lambda i: submit_assignment(Assignment.objects.get(pk=assignment.pk)))
+    successes = [r for r in results if not isinstance(r, Exception)]
+    refusals = [r for r in results if isinstance(r, SubmissionRefused)]
+    assert len(successes) == 1 and len(refusals) == 5
+    row = Assignment.objects.get(pk=assignment.pk)
+    assert (row.status, row.completion_code) == (Assignment.SUBMITTED, successes[0].completion_code)

@@ -1,0 +1,226 @@
+"""The researcher's pages: permissions for every role, the campaign form, the dashboard's figures
+and its buttons (aggregate, block, accept a proposed label, record payments), CSRF."""
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from annotation.models import Label
+from labeling.models import HIT, AggregatedLabel, Campaign, HITItem, Worker
+from labeling.services import worker_for_user
+from mlworkers.models import JobRun
+from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def campaign():
+    campaign = Campaign.objects.create(name="Dashboard test")
+    workers = make_workers(3)
+    d = make_dialogues(3)
+    make_answered_hit(
+        campaign,
+        workers,
+        {
+            d[0]: ["Angry", "Angry", "Furious"],
+            d[1]: ["Forgetful", "forgetful", "Sad"],
+            d[2]: ["Sad", "Joyful", "Proud"],
+        },
+        quiz_answers=[["Sad", "Sad", "Angry"]],
+    )
+    return campaign
+
+
+def _pages(campaign: Campaign, worker: Worker) -> list[tuple[str, str, dict]]:
+    return [
+        ("get", reverse("labeling:campaign_list"), {}),
+        ("get", reverse("labeling:campaign_create"), {}),
+        ("get", reverse("labeling:campaign_detail", args=[campaign.pk]), {}),
+        ("get", reverse("labeling:campaign_report", args=[campaign.pk]), {}),
+        ("get", reverse("labeling:campaign_labels_csv", args=[campaign.pk]), {}),
+        ("post", reverse("labeling:campaign_aggregate", args=[campaign.pk]), {}),
+        ("post", reverse("labeling:campaign_approve_submitted", args=[campaign.pk]), {}),
+        ("post", reverse("labeling:campaign_record_payments", args=[campaign.pk]), {}),
+        ("post", reverse("labeling:worker_block", args=[worker.pk]), {}),
+        ("post", reverse("labeling:label_accept"), {"text": "Forgetful"}),
+    ]
+
+
+def _login(client: Client, user) -> Client:
+    if user is not None:
+        client.force_login(user)
+    return client
+
+
+@pytest.mark.parametrize("role", ["annotator", "outsider"])
+def test_non_staff_users_get_403_everywhere(client, campaign, annotators, outsider, role):
+    user = annotators[0] if role == "annotator" else outsider
+    worker_for_user(annotators[0])
+    _login(client, user)
+    for method, url, data in _pages(campaign, Worker.objects.first()):
+        response = getattr(client, method)(url, data)
+        assert response.status_code == 403, url
+    assert not Label.objects.filter(name="Forgetful").exists()
+    assert not Worker.objects.filter(status=Worker.BLOCKED).exists()
+
+
+def test_anonymous_visitors_are_sent_to_the_login_page(client, campaign):
+    for method, url, data in _pages(campaign, Worker.objects.first()):
+        response = getattr(client, method)(url, data)
+        assert response.status_code == 302 and response["Location"].startswith(reverse("login")), url
+
+
+def test_the_researcher_reaches_every_page(client, campaign, researcher, django_capture_on_commit_callbacks):
+    _login(client, researcher)
+    for method, url, data in _pages(campaign, Worker.objects.first()):
+        with django_capture_on_commit_callbacks(execute=True):
+            response = getattr(client, method)(url, data)
+        assert response.status_code == (200 if method == "get" else 302), url
+
+
+def test_post_without_a_csrf_token_is_refused(campaign, researcher):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(researcher)
+    response = client.post(reverse("labeling:campaign_aggregate", args=[campaign.pk]))
+    assert response.status_code == 403
+    assert not JobRun.objects.exists()
+
+
+def test_the_report_shows_progress_agreement_workers_and_proposals(client, campaign, researcher):
+    _login(client, researcher)
+    html = client.get(reverse("labeling:campaign_report", args=[campaign.pk])).content.decode()
+    assert "3 / 3" in html  # assignments in / needed
+    assert "2 of 3 items" in html  # Angry and the typed Forgetful have a majority
+    assert "Forgetful" in html and "Accept as label" in html
+    assert "Reply line 1." in html  # an example of the proposed label
+    assert "w1" in html and "Block" in html
+    assert "From the top 3" in html and 'Through "Other"' in html
+
+
+def test_the_detail_page_loads_its_report_with_htmx_from_local_assets(client, campaign, researcher):
+    _login(client, researcher)
+    html = client.get(reverse("labeling:campaign_detail", args=[campaign.pk])).content.decode()
+    assert 'hx-get="{}"'.format(reverse("labeling:campaign_report", args=[campaign.pk])) in html
+    assert "/static/vendor/htmx.min.js" in html and "cdn" not in html.lower()
+
+
+def test_the_aggregate_button_runs_the_aggregation_job(
+    client, campaign, researcher, django_capture_on_commit_callbacks
+):
+    _login(client, researcher)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("labeling:campaign_aggregate", args=[campaign.pk]))
+    job = JobRun.objects.get(kind="labeling.aggregate_campaign")
+    assert job.status == JobRun.SUCCEEDED and job.result["majority"] == 2
+    assert AggregatedLabel.objects.filter(campaign=campaign, status=AggregatedLabel.MAJORITY).count() == 2
+
+
+def test_blocking_and_unblocking_a_worker(client, campaign, researcher):
+    _login(client, researcher)
+    worker = Worker.objects.get(external_id="w1")
+    next_url = reverse("labeling:campaign_detail", args=[campaign.pk])
+    response = client.post(reverse("labeling:worker_block", args=[worker.pk]), {"next": next_url})
+    assert response["Location"] == next_url
+    worker.refresh_from_db()
+    assert worker.is_blocked
+    client.post(
+        reverse("labeling:worker_block", args=[worker.pk]), {"action": "unblock", "next": "https://evil.example/"}
+    )
+    worker.refresh_from_db()
+    assert not worker.is_blocked
+
+
+def test_accepting_a_proposed_label_adds_it_as_proposed(client, campaign, researcher):
+    _login(client, researcher)
+    client.post(reverse("labeling:label_accept"), {"text": "  forgetful "})
+    label = Label.objects.get(name__iexact="forgetful")
+    assert label.kind == Label.PROPOSED
+    client.post(reverse("labeling:label_accept"), {"text": "FORGETFUL"})
+    assert Label.objects.filter(name__iexact="forgetful").count() == 1
+
+
+def test_creating_a_campaign_builds_its_hits_from_recent_dialogues(client, researcher):
+    _login(client, researcher)
+    dialogues = make_dialogues(7, prefix="new")
+    response = client.post(
+        reverse("labeling:campaign_create"),
+        {
+            "name": "Round 2",
+            "description": "",
+            "dialogues_per_hit": 3,
+            "quiz_per_hit": 1,
+            "workers_per_hit": 3,
+            "reward": "0.40",
+            "bonus": "0.10",
+            "quiz_pass_mark": 1,
+            "time_limit_minutes": 30,
+            "fallback_choices": "Neutral, Questioning, acknowledging",
+            "tie_break_workers": 2,
+            "selection": "recent",
+            "dialogue_count": 5,
+        },
+    )
+    campaign = Campaign.objects.get(name="Round 2")
+    assert response.status_code == 302 and response["Location"] == reverse(
+        "labeling:campaign_detail", args=[campaign.pk]
+    )
+    assert campaign.created_by == researcher and campaign.fallback_choices == [
+        "Neutral",
+        "Questioning",
+        "Acknowledging",
+    ]
+    assert campaign.labels.count() == Label.objects.filter(is_active=True).count()
+    assert HIT.objects.filter(campaign=campaign).count() == 2
+    chosen = set(
+        HITItem.objects.filter(hit__campaign=campaign, dialogue__isnull=False).values_list("dialogue_id", flat=True)
+    )
+    assert chosen == {d.pk for d in dialogues[2:]}  # the five most recent
+
+
+def test_the_form_refuses_fallback_choices_that_are_not_three_labels(client, researcher):
+    _login(client, researcher)
+    response = client.post(reverse("labeling:campaign_create"), {"name": "Bad", "fallback_choices": "Sad, Nope"})
+    assert response.status_code == 200
+    assert "not labels: Nope" in response.content.decode()
+    assert not Campaign.objects.filter(name="Bad").exists()
+
+
+def test_the_report_figures(campaign):
+    from labeling.reports import campaign_report
+
+    report = campaign_report(campaign)
+    assert report["progress"]["assignments_submitted"] == 3 and report["progress"]["completion"] == 1.0
+    assert report["agreement"]["majority"] == 2 and report["agreement"]["items"] == 3
+    angry = next(row for row in report["labels"] if row["label"] == "Angry")
+    assert angry["majority"] == 1 and angry["top_confusions"] == [{"label": "Furious", "count": 1}]
+    w1 = next(row for row in report["workers"] if row["worker"] == "w1")
+    assert w1["hits"] == 1 and w1["agreement_with_majority"] == 1.0 and w1["seconds_per_hit"] == 20.0
+    w3 = next(row for row in report["workers"] if row["worker"] == "w3")
+    assert w3["agreement_with_majority"] == 0.0  # Furious and Sad against Angry and Forgetful
+    proposals = report["other_answers"]["proposed_labels"]
+    assert proposals == [{"text": "Forgetful", "count": 2, "examples": ["Reply line 1.", "Reply line 1."]}]
+    from labeling.models import Response
+
+    through_other = Response.objects.exclude(method=Response.TOP3).count()
+    assert report["anchoring"]["other"]["answers"] == through_other
+    assert report["anchoring"]["top3"]["answers"] == Response.objects.count() - through_other
+    assert report["anchoring"]["other"]["agreement_with_majority"] is not None
+    assert report["anchoring"]["top3"]["quiz_answers"] + report["anchoring"]["other"]["quiz_answers"] == 3
+
+
+def test_approve_then_record_payments_from_the_dashboard(client, campaign, researcher):
+    from labeling.models import PaymentEntry
+
+    _login(client, researcher)
+    client.post(reverse("labeling:campaign_approve_submitted", args=[campaign.pk]))
+    client.post(reverse("labeling:campaign_record_payments", args=[campaign.pk]))
+    assert PaymentEntry.objects.filter(kind=PaymentEntry.REWARD).count() == 3
+    html = client.get(reverse("labeling:campaign_report", args=[campaign.pk])).content.decode()
+    assert "Total due: 1.20" in html  # three rewards; one quiz question cannot meet the pass mark of 3
+
+
+def test_a_label_too_long_is_refused_with_a_message(client, campaign, researcher):
+    _login(client, researcher)
+    response = client.post(reverse("labeling:label_accept"), {"text": "x" * 80}, follow=True)
+    assert "too long for a label name" in response.content.decode()

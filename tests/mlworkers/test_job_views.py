@@ -1,0 +1,160 @@
+"""The researcher's job pages: staff only, starting a job only queues it, htmx polling stops when
+the job is finished, the model version page shows its evaluation. And the same through the API."""
+
+from unittest import mock
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import ModelVersion
+from mlworkers.models import JobRun
+from mlworkers.tasks import run_job_task
+
+pytestmark = pytest.mark.django_db
+
+PAGES = ["mlworkers:job_list"]
+
+
+@pytest.fixture
+def staff_client(client, researcher):
+    client.force_login(researcher)
+    return client
+
+
+@pytest.mark.parametrize("who", ["anonymous", "outsider", "annotator"])
+def test_only_staff_see_the_jobs_pages_or_start_a_job(client, who, outsider, annotators):
+    if who == "outsider":
+        client.force_login(outsider)
+    elif who == "annotator":
+        client.force_login(annotators[0])
+    job = JobRun.objects.create(kind="weak_apply")
+    version = ModelVersion.objects.create(kind=ModelVersion.WEAK, name="w", base_model="minilm")
+    for url in (
+        reverse("mlworkers:job_list"),
+        reverse("mlworkers:job_detail", args=[job.pk]),
+        reverse("mlworkers:job_status", args=[job.pk]),
+        reverse("mlworkers:model_version_detail", args=[version.pk]),
+    ):
+        response = client.get(url)
+        assert response.status_code == 302 and "login" in response["Location"], url
+    with mock.patch.object(run_job_task, "apply_async") as queued:
+        response = client.post(reverse("mlworkers:job_start"), {"kind": "weak_apply", "parameters": "{}"})
+    assert response.status_code == 302 and "login" in response["Location"]
+    assert JobRun.objects.count() == 1 and not queued.called
+
+
+def test_starting_a_job_records_it_and_queues_it_after_commit_without_running_it(
+    staff_client, researcher, django_capture_on_commit_callbacks
+):
+    queued_patch = mock.patch.object(run_job_task, "apply_async")
+    with queued_patch as queued, django_capture_on_commit_callbacks(execute=True) as callbacks:
+        response = staff_client.post(
+            reverse("mlworkers:job_start"),
+            {"kind": "rank_candidates", "parameters": '{"per_label": 50, "campaign_name": null}'},
+        )
+    job = JobRun.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse("mlworkers:job_detail", args=[job.pk])
+    assert (job.kind, job.parameters, job.status, job.created_by) == (
+        "rank_candidates", {"per_label": 50}, JobRun.QUEUED, researcher,
+    )  # fmt: skip
+    assert len(callbacks) == 1
+    queued.assert_called_once_with(args=[job.pk], queue="default")
+
+
+def test_torch_jobs_go_to_the_ml_queue(staff_client, django_capture_on_commit_callbacks):
+    queued_patch = mock.patch.object(run_job_task, "apply_async")
+    with queued_patch as queued, django_capture_on_commit_callbacks(execute=True):
+        staff_client.post(reverse("mlworkers:job_start"), {"kind": "weak_train", "parameters": "{}"})
+    assert queued.call_args.kwargs["queue"] == "ml"
+
+
+@pytest.mark.parametrize(
+    ("kind", "parameters", "message"),
+    [
+        ("drop_tables", "{}", "is not a job you can start here"),
+        ("weak_apply", "{not json", "parameters are not valid JSON"),
+        ("weak_apply", "[1, 2]", "parameters must be a JSON object"),
+    ],
+)
+def test_a_bad_start_request_says_why_and_queues_nothing(staff_client, kind, parameters, message):
+    with mock.patch.object(run_job_task, "apply_async") as queued:
+        response = staff_client.post(
+            reverse("mlworkers:job_start"), {"kind": kind, "parameters": parameters}, follow=True
+        )
+    assert message in response.content.decode()
+    assert not JobRun.objects.exists() and not queued.called
+
+
+def test_the_start_page_only_accepts_post(staff_client):
+    assert staff_client.get(reverse("mlworkers:job_start")).status_code == 405
+
+
+def test_a_running_job_polls_its_status_partial_every_two_seconds(staff_client):
+    job = JobRun.objects.create(kind="weak_apply", status=JobRun.RUNNING, progress_done=30, progress_total=120,
+                                message="labeled 30 of 120 turns")  # fmt: skip
+    html = staff_client.get(reverse("mlworkers:job_status", args=[job.pk])).content.decode()
+    assert f'hx-get="{reverse("mlworkers:job_status", args=[job.pk])}"' in html
+    assert 'hx-trigger="every 2s"' in html
+    assert "width: 25%" in html and "labeled 30 of 120 turns" in html
+    page = staff_client.get(reverse("mlworkers:job_list")).content.decode()
+    assert 'hx-trigger="every 2s"' in page
+
+
+@pytest.mark.parametrize("status", [JobRun.SUCCEEDED, JobRun.FAILED])
+def test_a_finished_job_stops_polling(staff_client, status):
+    job = JobRun.objects.create(
+        kind="weak_apply", status=status, progress_done=5, progress_total=5, error="boom" if status == "failed" else ""
+    )
+    html = staff_client.get(reverse("mlworkers:job_status", args=[job.pk])).content.decode()
+    assert "hx-get" not in html and "hx-trigger" not in html
+    assert f'data-status="{status}"' in html
+
+
+def test_the_job_page_shows_the_rounds_table(staff_client):
+    row = {"round": 2, "name": "+SBERT", "training_size": 140, "dialogue_macro_f1": 0.4321, "dialogue_accuracy": 0.5,
+           "fasttext_macro_f1": 0.25, "fasttext_accuracy": 0.3}  # fmt: skip
+    job = JobRun.objects.create(kind="self_label_rounds", status=JobRun.SUCCEEDED, result={"table": [row]})
+    html = staff_client.get(reverse("mlworkers:job_detail", args=[job.pk])).content.decode()
+    assert "+SBERT" in html and "140" in html and "0.432" in html
+
+
+def test_the_model_version_page_shows_metrics_per_label_scores_and_the_confusion_matrix(staff_client):
+    report = {
+        "n": 3, "accuracy": 2 / 3, "macro_f1": 0.5555, "macro_precision": 0.75, "macro_recall": 0.75,
+        "label_names": ["Joyful", "Sad", "Neutral"],
+        "per_label": [
+            {"label": "Joyful", "precision": 0.5, "recall": 1.0, "f1": 0.6667, "support": 1, "predicted": 2},
+            {"label": "Sad", "precision": 1.0, "recall": 0.5, "f1": 0.6667, "support": 2, "predicted": 1},
+            {"label": "Neutral", "precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 0, "predicted": 0},
+        ],
+        "confusion": [[1, 0, 0], [1, 1, 0], [0, 0, 0]],
+    }  # fmt: skip
+    version = ModelVersion.objects.create(kind=ModelVersion.DIALOGUE, name="EB+ round 4", base_model="minilm",
+                                          metrics={"test": report, "rounds": []})  # fmt: skip
+    html = staff_client.get(reverse("mlworkers:model_version_detail", args=[version.pk])).content.decode()
+    assert "EB+ round 4" in html and "0.556" in html and "0.667" in html
+    assert "Confusion matrix" in html
+    assert "<th>Neutral</th>" not in html  # a label that never occurs is left out of the matrix
+    listing = staff_client.get(reverse("mlworkers:job_list")).content.decode()
+    assert "EB+ round 4" in listing and "0.556" in listing
+
+
+def test_the_api_starts_a_job_with_202_for_staff_and_refuses_others(
+    client, researcher, outsider, django_capture_on_commit_callbacks
+):
+    client.force_login(outsider)
+    assert (
+        client.post("/api/jobs/", {"kind": "gold_split", "parameters": {}}, content_type="application/json").status_code
+        == 403
+    )
+    client.force_login(researcher)
+    queued_patch = mock.patch.object(run_job_task, "apply_async")
+    with queued_patch as queued, django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/api/jobs/", {"kind": "gold_split", "parameters": {}}, content_type="application/json")
+    assert response.status_code == 202
+    job = JobRun.objects.get(pk=response.json()["id"])
+    assert job.status == JobRun.QUEUED and queued.called
+    assert client.get(f"/api/jobs/{job.pk}/").json()["kind"] == "gold_split"
+    bad = client.post("/api/jobs/", {"kind": "rm_rf", "parameters": {}}, content_type="application/json")
+    assert bad.status_code == 400 and "kind" in bad.json()
+    assert client.get("/api/model-versions/").status_code == 200

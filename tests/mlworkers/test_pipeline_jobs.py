@@ -1,0 +1,257 @@
+"""The model-in-the-loop jobs on a small corpus: weak labeler, resumable application, ranking into
+HITs with the weak top 3, the fixed gold split, SBERT expansion, the rounds and the chain."""
+
+import csv
+from io import StringIO
+from unittest import mock
+
+import pytest
+from django.core.management import call_command
+
+from annotation.models import ModelVersion, Prediction, Turn, TurnLabel
+from labeling.models import HITItem
+from mlworkers import jobs, pipeline
+from mlworkers.models import JobRun
+from mlworkers.registry import artifact_path
+from tests.mlworkers.pipeline_support import DIALOGUES, add_crowd_label, last_turn, make_corpus
+from tests.mlworkers.tiny_models import write_tiny_encoder
+
+
+@pytest.fixture(scope="module")
+def tiny_encoder(tmp_path_factory):
+    return write_tiny_encoder(tmp_path_factory.mktemp("tiny-encoder"))
+
+
+@pytest.fixture
+def ml_settings(settings, tmp_path, tiny_encoder):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.WEAK_LABELER_MODEL = str(tiny_encoder)
+    settings.CLASSIFIER_MODEL = str(tiny_encoder)
+    settings.ML_DEVICE = "cpu"
+    return settings
+
+
+@pytest.fixture
+def small_seed(tmp_path):
+    """Two seed sentences per label: enough for the weak labeler's plumbing, quick to embed."""
+    with pipeline.WEAK_SEED.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    kept, seen = [], {}
+    for row in rows:
+        if seen.get(row["label"], 0) < 2:
+            kept.append(row)
+            seen[row["label"]] = seen.get(row["label"], 0) + 1
+    path = tmp_path / "seed.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, ["text", "label"])
+        writer.writeheader()
+        writer.writerows(kept)
+    return path
+
+
+def run(kind, django_capture_on_commit_callbacks, **parameters) -> JobRun:
+    with django_capture_on_commit_callbacks(execute=True):
+        job = jobs.start_job(kind, parameters)
+    job.refresh_from_db()
+    return job
+
+
+@pytest.fixture
+def weak_version(db, ml_settings, small_seed, django_capture_on_commit_callbacks):
+    job = run("weak_train", django_capture_on_commit_callbacks, data_path=str(small_seed))
+    assert job.status == JobRun.SUCCEEDED, job.error
+    return ModelVersion.objects.get(pk=job.result["model_version"])
+
+
+def test_weak_train_registers_a_weak_model_version_with_its_files(weak_version, small_seed):
+    assert weak_version.kind == ModelVersion.WEAK
+    assert len(weak_version.label_names) == 41
+    assert weak_version.training_data == {"file": str(small_seed), "sentences": 82}
+    assert (artifact_path(weak_version) / "head.pt").exists()
+
+
+def test_a_bad_training_file_fails_the_job_naming_the_line(
+    db, ml_settings, tmp_path, django_capture_on_commit_callbacks
+):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("text,label\nfine,Sad\nno such,Sleepy\n")
+    with pytest.raises(ValueError):
+        run("weak_train", django_capture_on_commit_callbacks, data_path=str(bad))
+    job = JobRun.objects.get(kind="weak_train")
+    assert job.status == JobRun.FAILED
+    assert "bad.csv:3: unknown label 'Sleepy'" in job.error
+    assert not ModelVersion.objects.exists()
+
+
+def test_weak_apply_writes_one_prediction_per_turn_with_the_top_3_best_first(
+    weak_version, django_capture_on_commit_callbacks
+):
+    make_corpus()
+    job = run("weak_apply", django_capture_on_commit_callbacks, model_version_id=weak_version.pk, chunk_size=7)
+    assert job.status == JobRun.SUCCEEDED
+    assert job.result["predicted"] == Turn.objects.count() == 24
+    assert (job.progress_done, job.progress_total) == (24, 24)
+    for prediction in Prediction.objects.filter(model_version=weak_version):
+        names, probabilities = zip(*prediction.top_k, strict=True)
+        assert len(names) == 3 and list(probabilities) == sorted(probabilities, reverse=True)
+        assert prediction.label.name == names[0] and prediction.confidence == probabilities[0]
+
+
+class DiesOnSecondChunk:
+    """Wraps a labeler; the second predict call raises, as a worker killed midway would stop."""
+
+    def __init__(self, labeler):
+        self.labeler, self.calls = labeler, 0
+
+    def predict_proba(self, texts, batch_size=128):
+        self.calls += 1
+        if self.calls == 2:
+            raise RuntimeError("worker lost")
+        return self.labeler.predict_proba(texts, batch_size)
+
+
+def test_weak_apply_killed_midway_and_started_again_misses_and_doubles_nothing(
+    weak_version, django_capture_on_commit_callbacks
+):
+    make_corpus()
+    real_loader = pipeline.load_weak_labeler_for
+    dying = mock.patch.object(pipeline, "load_weak_labeler_for", lambda v: DiesOnSecondChunk(real_loader(v)))
+    with dying, pytest.raises(RuntimeError, match="worker lost"):
+        run("weak_apply", django_capture_on_commit_callbacks, model_version_id=weak_version.pk, chunk_size=5)
+    job = JobRun.objects.get(kind="weak_apply")
+    assert job.status == JobRun.FAILED
+    assert Prediction.objects.filter(model_version=weak_version).count() == 5  # the first chunk was committed
+
+    with django_capture_on_commit_callbacks(execute=True):
+        jobs.requeue(job.pk)
+    job.refresh_from_db()
+    assert job.status == JobRun.SUCCEEDED
+    assert job.result["predicted"] == 19  # only what was missing
+    predicted = list(Prediction.objects.filter(model_version=weak_version).values_list("turn_id", flat=True))
+    assert sorted(predicted) == sorted(Turn.objects.values_list("pk", flat=True))  # none missing, none twice
+
+
+def _choices_by_dialogue(campaign_id):
+    items = HITItem.objects.filter(hit__campaign_id=campaign_id, dialogue__isnull=False)
+    return {item.dialogue_id: (item.target_turn_id, item.choices) for item in items}
+
+
+def test_ranked_candidates_become_hit_items_offering_the_weak_top_3(weak_version, django_capture_on_commit_callbacks):
+    dialogues = make_corpus()
+    run("weak_apply", django_capture_on_commit_callbacks, model_version_id=weak_version.pk)
+    job = run("rank_candidates", django_capture_on_commit_callbacks, min_confidence=0.0, campaign_name="Round one")
+    assert job.status == JobRun.SUCCEEDED, job.error
+    assert job.result["candidates"] == len(dialogues) and job.result["hits"] == 1
+    by_dialogue = _choices_by_dialogue(job.result["campaign"])
+    assert set(by_dialogue) == {d.pk for d in dialogues}
+    for dialogue in dialogues:
+        target, choices = by_dialogue[dialogue.pk]
+        prediction = Prediction.objects.get(model_version=weak_version, turn=last_turn(dialogue))
+        assert target == prediction.turn_id
+        assert choices == [name for name, _ in prediction.top_k[:3]]
+
+
+def test_ranking_takes_last_turns_only_keeps_n_per_label_and_skips_dialogues_already_in_hits(
+    weak_version, django_capture_on_commit_callbacks
+):
+    make_corpus()
+    run("weak_apply", django_capture_on_commit_callbacks, model_version_id=weak_version.pk)
+    first = run("rank_candidates", django_capture_on_commit_callbacks, min_confidence=0.0, per_label=1,
+                campaign_name="One per label")  # fmt: skip
+    labels = [p.label.name for p in Prediction.objects.filter(model_version=weak_version, turn__position=1)]
+    assert first.result["candidates"] == len(set(labels))  # one per predicted label
+    assert all(count == 1 for count in first.result["per_label"].values())
+    strict = run("rank_candidates", django_capture_on_commit_callbacks, min_confidence=1.01)
+    assert strict.result["candidates"] == 0
+    again = run("rank_candidates", django_capture_on_commit_callbacks, min_confidence=0.0)
+    assert again.result["candidates"] == len(DIALOGUES) - first.result["candidates"]
+
+
+def test_the_gold_split_is_stratified_and_never_changes_once_set(db):
+    dialogues = make_corpus(DIALOGUES * 1, prefix="a") + make_corpus(DIALOGUES, prefix="b")
+    labels = ["Joyful"] * 10 + ["Sad"] * 10 + ["Neutral"] * 4
+    for dialogue, label in zip(dialogues, labels, strict=True):
+        add_crowd_label(dialogue, label)
+    pipeline.gold_split()
+    split = dict(TurnLabel.objects.values_list("pk", "split"))
+    tests = TurnLabel.objects.filter(split=TurnLabel.TEST)
+    assert tests.filter(label__name="Joyful").count() == 2 and tests.filter(label__name="Sad").count() == 2
+    assert tests.filter(label__name="Neutral").count() == 1
+    extra = make_corpus(DIALOGUES[:5], prefix="c")
+    for dialogue in extra:
+        add_crowd_label(dialogue, "Sad")
+    pipeline.gold_split(seed=99)
+    after = dict(TurnLabel.objects.values_list("pk", "split"))
+    assert all(after[pk] == value for pk, value in split.items())  # fixed
+    assert all(after[pk] for pk in after)  # the new ones got a split too
+
+
+def _twin(dialogue_index: int, prefix: str):
+    """A second dialogue with the same turns as DIALOGUES[dialogue_index] (another scene, same words)."""
+    return make_corpus([DIALOGUES[dialogue_index]], prefix=prefix)[0]
+
+
+def test_sbert_expansion_copies_the_most_similar_training_gold_label_never_a_test_one(
+    db, ml_settings, django_capture_on_commit_callbacks
+):
+    dialogues = make_corpus()
+    add_crowd_label(dialogues[0], "Excited", split=TurnLabel.TRAIN)
+    add_crowd_label(dialogues[3], "Devastated", split=TurnLabel.TEST)
+    twin_of_train, twin_of_test = _twin(0, "twin-a"), _twin(3, "twin-b")
+    job = run("sbert_expand", django_capture_on_commit_callbacks)
+    assert job.status == JobRun.SUCCEEDED, job.error
+    expanded = TurnLabel.objects.filter(source=TurnLabel.SBERT)
+    assert [(label.turn.dialogue_id, label.label.name) for label in expanded] == [(twin_of_train.pk, "Excited")]
+    provenance = expanded.get().provenance
+    assert provenance["source_dialogue"] == dialogues[0].pk and provenance["round"] == 1
+    assert provenance["similarity"] == pytest.approx(1.0, abs=1e-4)
+    assert not TurnLabel.objects.filter(turn__dialogue=twin_of_test).exists()
+    assert list((ml_settings.MEDIA_ROOT / "embeddings").glob("*/vectors.npy"))  # vectors live in files
+
+
+@pytest.mark.slow
+def test_self_label_rounds_report_four_rounds_for_both_models_and_register_them(
+    db, ml_settings, django_capture_on_commit_callbacks
+):
+    dialogues = make_corpus() + make_corpus(prefix="more")
+    for index, dialogue in enumerate(dialogues[:12]):
+        add_crowd_label(dialogue, DIALOGUES[index][1], split=TurnLabel.TRAIN)
+    for index, dialogue in enumerate(dialogues[12:18]):
+        add_crowd_label(dialogue, DIALOGUES[index][1], split=TurnLabel.TEST)
+    twin = _twin(7, "twin")  # the same words as a training dialogue: the SBERT round labels it
+    job = run("self_label_rounds", django_capture_on_commit_callbacks, epochs=1)
+    assert job.status == JobRun.SUCCEEDED, job.error
+    table = job.result["table"]
+    assert [row["round"] for row in table] == [1, 2, 3, 4]
+    assert table[0]["training_size"] == 12 and table[1]["training_size"] >= 13
+    assert all(
+        {"dialogue_macro_f1", "dialogue_accuracy", "fasttext_macro_f1", "fasttext_accuracy"} <= set(r) for r in table
+    )
+    label = TurnLabel.objects.get(turn__dialogue=twin)
+    assert (label.source, label.label.name, label.provenance["round"]) == (TurnLabel.SBERT, "Annoyed", 2)
+    dialogue_version = ModelVersion.objects.get(pk=job.result["model_version"])
+    assert dialogue_version.kind == ModelVersion.DIALOGUE
+    assert dialogue_version.metrics["test"]["n"] == 6 and len(dialogue_version.metrics["rounds"]) == 4
+    assert ModelVersion.objects.get(pk=job.result["fasttext_version"]).kind == ModelVersion.FASTTEXT
+
+
+def test_the_run_pipeline_command_runs_each_step_as_a_job_and_skips_gold_steps_without_gold(weak_version):
+    make_corpus()
+    out = StringIO()
+    call_command("run_pipeline", steps="weak_apply,rank_candidates,sbert_expand", campaign_name="From the command",
+                 min_confidence=0.0, stdout=out)  # fmt: skip
+    text = out.getvalue()
+    assert "sbert_expand: skipped, no crowd gold labels yet" in text
+    kinds = dict(JobRun.objects.exclude(kind="weak_train").values_list("kind", "status"))
+    assert kinds == {"weak_apply": JobRun.SUCCEEDED, "rank_candidates": JobRun.SUCCEEDED}
+    assert HITItem.objects.filter(hit__campaign__name="From the command", dialogue__isnull=False).count() == 12
+
+
+def test_the_demo_pipeline_trains_applies_ranks_and_builds_the_demo_campaign(db, ml_settings):
+    make_corpus()
+    out = StringIO()
+    pipeline.run_demo_pipeline(out, min_confidence=0.0)
+    assert [job.kind for job in JobRun.objects.order_by("pk")] == ["weak_train", "weak_apply", "rank_candidates"]
+    assert all(job.status == JobRun.SUCCEEDED for job in JobRun.objects.all())
+    assert HITItem.objects.filter(hit__campaign__name="Demo campaign", dialogue__isnull=False).count() == 12
+    assert "rank_candidates" in out.getvalue()
