@@ -7,10 +7,11 @@ What it does:
    migrates it, and fills it: one open campaign of `--hits` HITs (15 dialogues + 5 quiz questions
    each, 3 workers per HIT), `--annotators` site accounts with a signed-in session each;
 2. starts gunicorn on 127.0.0.1 (gthread workers) with DATABASE_URL and SECRET_KEY set;
-3. runs one thread per annotator, using the same endpoints as the browser with htmx: POST claim,
-   GET the first screen, then per screen "think" (about --think seconds) and POST the answer with
-   go=next (the next-item request, answered with the next screen's partial), then POST submit; and
-   again until no HIT is left or --duration runs out;
+3. runs one thread per annotator, sending what the browser sends with htmx: POST claim, GET the
+   first screen, then per screen "think" (about --think seconds), POST the pick (the autosave,
+   go=stay; --no-autosave leaves it out) and POST Next with the answer (go=next: the next-item
+   request, answered with the next screen's partial), then POST submit; and again until no HIT
+   is left or --duration runs out;
 4. prints p50/p95 latency of next-item and submit requests, submits/s, and checks against the
    database that every answer sent is stored exactly once and every HIT has exactly 3 submitted
    assignments.
@@ -154,6 +155,7 @@ class Tally:
     next_ms: list[float] = field(default_factory=list)
     submit_ms: list[float] = field(default_factory=list)
     claim_ms: list[float] = field(default_factory=list)
+    autosave_ms: list[float] = field(default_factory=list)
     sent: dict[tuple[int, int], str] = field(default_factory=dict)  # (assignment, position) -> label
     submitted: list[int] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -195,7 +197,7 @@ class Browser:
         return response.status, dict(response.getheaders()), response.read().decode()
 
 
-def annotate(browser: Browser, tally: Tally, think: float, deadline: float, rng: random.Random) -> None:
+def annotate(browser: Browser, tally: Tally, think: float, deadline: float, rng: random.Random, autosave: bool) -> None:
     status, _, _ = browser.request("GET", "/labeling/")
     if status != 200:
         raise RuntimeError(f"home page answered {status}")
@@ -213,10 +215,17 @@ def annotate(browser: Browser, tally: Tally, think: float, deadline: float, rng:
             position = int(heading.group(1))
             label = rng.choice(CHOICE.findall(page))
             time.sleep(think * rng.uniform(0.5, 1.5))
+            answer_url = f"/labeling/assignments/{assignment}/items/{position}/answer/"
+            if autosave:  # what the browser sends when a choice is picked, before Next
+                started = time.perf_counter()
+                status, _, _ = browser.request("POST", answer_url, form={"go": "stay", "answer": label}, htmx=True)
+                tally.autosave_ms.append((time.perf_counter() - started) * 1000)
+                if status != 200:
+                    raise RuntimeError(f"autosave {assignment}/{position} answered {status}")
             started = time.perf_counter()
             status, _, page = browser.request(
                 "POST",
-                f"/labeling/assignments/{assignment}/items/{position}/answer/",
+                answer_url,
                 form={"go": "next", "answer": label, "seconds": "1"},
                 htmx=True,
             )
@@ -235,7 +244,9 @@ def annotate(browser: Browser, tally: Tally, think: float, deadline: float, rng:
         tally.submitted.append(assignment)
 
 
-def run_annotators(port: int, sessions: list[str], think: float, duration: float, seed: int) -> tuple[Tally, float]:
+def run_annotators(
+    port: int, sessions: list[str], think: float, duration: float, seed: int, autosave: bool
+) -> tuple[Tally, float]:
     tally = Tally()
     deadline = time.monotonic() + duration
 
@@ -243,7 +254,7 @@ def run_annotators(port: int, sessions: list[str], think: float, duration: float
         rng = random.Random(seed * 1000 + index)
         time.sleep(rng.uniform(0, think))  # arrivals spread over the first think time
         try:
-            annotate(Browser(port, sessions[index]), tally, think, deadline, rng)
+            annotate(Browser(port, sessions[index]), tally, think, deadline, rng, autosave)
         except Exception as error:
             tally.errors.append(f"annotator {index}: {error!r}")
 
@@ -284,6 +295,45 @@ def check_database(tally: Tally) -> dict:
     }
 
 
+def worker_cpu_seconds(master_pid: int) -> dict[int, float]:
+    """CPU seconds used so far by each gunicorn worker (Linux /proc; empty elsewhere)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    try:
+        children = Path(f"/proc/{master_pid}/task/{master_pid}/children").read_text().split()
+    except OSError:
+        return {}
+    used = {}
+    for pid in map(int, children):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        used[pid] = (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+    return used
+
+
+def postgres_backend_cpu_seconds() -> float:
+    """CPU seconds used by the PostgreSQL backends serving this database, other than this
+    process's own (Linux /proc, PostgreSQL on this machine; 0 when unreadable). gunicorn keeps
+    its connections (DB_CONN_MAX_AGE), so their backends live through the whole run."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        pids = [row[0] for row in cursor.fetchall()]
+    ticks = os.sysconf("SC_CLK_TCK")
+    used = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        used += (int(fields[11]) + int(fields[12])) / ticks
+    return used
+
+
 def _cpu_seconds(usage) -> float:
     return usage.ru_utime + usage.ru_stime
 
@@ -306,6 +356,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--no-autosave", action="store_true", help="skip the autosave POST a browser sends when a choice is picked"
+    )
     parser.add_argument("--database-url", default=DEFAULT_DATABASE_URL)
     args = parser.parse_args()
     if urllib.parse.urlsplit(args.database_url).hostname not in ("127.0.0.1", "localhost"):
@@ -323,31 +376,47 @@ def main() -> None:
         "SECRET_KEY": secret_key,
         "DEBUG": "0",
         "STATIC_ROOT": static_root,
+        # persistent connections (the settings' default, made explicit): no connection set-up per request
+        "DB_CONN_MAX_AGE": os.environ.get("DB_CONN_MAX_AGE", "60"),
     }
     server = start_gunicorn(args.port, args.workers, args.threads, env)
+    time.sleep(3)  # let every gunicorn worker finish importing the project before counting CPU
     client_cpu_before = resource.getrusage(resource.RUSAGE_SELF)
+    server_cpu_before = worker_cpu_seconds(server.pid)
     try:
-        tally, elapsed = run_annotators(args.port, sessions, args.think, args.duration, args.seed)
+        tally, elapsed = run_annotators(args.port, sessions, args.think, args.duration, args.seed, not args.no_autosave)
+        server_cpu = sum(worker_cpu_seconds(server.pid).values()) - sum(server_cpu_before.values())
+        database_cpu = postgres_backend_cpu_seconds()
     finally:
         client_cpu = _cpu_seconds(resource.getrusage(resource.RUSAGE_SELF)) - _cpu_seconds(client_cpu_before)
         server.terminate()
         server.wait(timeout=30)
-    # gunicorn's workers are reaped by its master, whose times reach us once it is waited for
-    server_cpu = _cpu_seconds(resource.getrusage(resource.RUSAGE_CHILDREN))
     checks = check_database(tally)
 
     print(
-        f"annotators={args.annotators} hits={args.hits} think={args.think}s gunicorn={args.workers}x{args.threads} threads"
+        f"annotators={args.annotators} hits={args.hits} think={args.think}s gunicorn={args.workers}x{args.threads} threads "
+        f"DB_CONN_MAX_AGE={env['DB_CONN_MAX_AGE']}"
     )
     print(f"elapsed {elapsed:.1f} s, {len(tally.next_ms)} next-item requests, {len(tally.submit_ms)} submits")
-    for name, values in (("next-item", tally.next_ms), ("submit", tally.submit_ms), ("claim", tally.claim_ms)):
+    timings = (
+        ("next-item", tally.next_ms),
+        ("submit", tally.submit_ms),
+        ("autosave", tally.autosave_ms),
+        ("claim", tally.claim_ms),
+    )
+    for name, values in timings:
         print(
             f"{name:>9}: p50 {percentile(values, 0.5):7.1f} ms  p95 {percentile(values, 0.95):7.1f} ms  max {max(values, default=0):7.1f} ms"
         )
-    requests = len(tally.next_ms) + len(tally.submit_ms) + len(tally.claim_ms)
+    requests = len(tally.next_ms) + len(tally.submit_ms) + len(tally.claim_ms) + len(tally.autosave_ms)
+    total_cpu = server_cpu + database_cpu + client_cpu
     print(
-        f"CPU per request: server {server_cpu / max(requests, 1) * 1000:.1f} ms, "
-        f"client {client_cpu / max(requests, 1) * 1000:.1f} ms (load average now {os.getloadavg()[0]:.1f})"
+        f"CPU per request: gunicorn workers {server_cpu / max(requests, 1) * 1000:.1f} ms, "
+        f"PostgreSQL backends {database_cpu / max(requests, 1) * 1000:.1f} ms, "
+        f"client {client_cpu / max(requests, 1) * 1000:.1f} ms "
+        f"(client share {client_cpu / max(total_cpu, 1e-9) * 100:.0f}%; "
+        f"{total_cpu / elapsed:.2f} of {os.cpu_count()} cores busy with the bench; "
+        f"load average now {os.getloadavg()[0]:.1f})"
     )
     print(f"answers sent {len(tally.sent)}; checks: {checks}")
     every_hit_full = checks["hits_with_exactly_3"] == checks["hits"]

@@ -211,7 +211,8 @@ def _lock_hit_with_free_seat(worker: Worker, campaign: Campaign | None) -> HIT |
     for _attempt in range(10):
         try:
             with transaction.atomic():
-                remaining = candidates.exclude(pk__in=checked)
+                # the campaign comes along (unlocked: of=self) for the time limit; no second read
+                remaining = candidates.exclude(pk__in=checked).select_related("campaign")
                 hit = remaining.select_for_update(skip_locked=True, of=("self",)).first()
                 if hit is None:
                     hit = remaining.select_for_update(of=("self",)).first()
@@ -219,7 +220,7 @@ def _lock_hit_with_free_seat(worker: Worker, campaign: Campaign | None) -> HIT |
                     return None
                 if _seats_taken(hit) >= hit.required_workers:
                     raise _HitFull(hit.pk)
-                return HIT.objects.select_related("campaign").get(pk=hit.pk)
+                return hit
         except _HitFull as full:
             checked.append(full.hit_id)
     return None
@@ -239,18 +240,26 @@ def _seats_taken(hit: HIT) -> int:
 # --- Answering and submitting -------------------------------------------------------------------
 
 
+def refusal_reason(assignment: Assignment) -> str | None:
+    """Why this assignment's answers can no longer change, for the annotator; None while live."""
+    if assignment.status in (Assignment.SUBMITTED, Assignment.APPROVED):
+        return "This HIT was already submitted; its answers can no longer change."
+    if assignment.status == Assignment.REJECTED:
+        return "This HIT was rejected; its answers can no longer change."
+    if assignment.status == Assignment.EXPIRED or assignment.expires_at <= timezone.now():
+        return "The time limit for this HIT has passed; it was released to other workers."
+    return None
+
+
 def _lock_live(assignment: Assignment) -> Assignment:
     """Lock the assignment row (answers and the submission queue behind one another) and check it
     can still change; raise SubmissionRefused saying why not."""
-    # of=("self",): lock only this row, not the HIT and campaign joined in (that would queue every
-    # answer of a campaign behind one another).
-    current = Assignment.objects.select_for_update(of=("self",)).select_related("hit__campaign").get(pk=assignment.pk)
-    if current.status in (Assignment.SUBMITTED, Assignment.APPROVED):
-        raise SubmissionRefused("This HIT was already submitted; its answers can no longer change.")
-    if current.status == Assignment.REJECTED:
-        raise SubmissionRefused("This HIT was rejected; its answers can no longer change.")
-    if current.status == Assignment.EXPIRED or current.expires_at <= timezone.now():
-        raise SubmissionRefused("The time limit for this HIT has passed; it was released to other workers.")
+    # of=("self",): should a join ever be added here, lock only this row, not a HIT or campaign
+    # (that would queue every answer of a campaign behind one another).
+    current = Assignment.objects.select_for_update(of=("self",)).get(pk=assignment.pk)
+    reason = refusal_reason(current)
+    if reason is not None:
+        raise SubmissionRefused(reason)
     return current
 
 
@@ -347,23 +356,34 @@ def submit_assignment(assignment: Assignment) -> SubmissionResult:
     """
     with transaction.atomic():
         current = _lock_live(assignment)
-        unanswered = current.hit.items.exclude(responses__assignment=current).values_list("position", flat=True)
+        unanswered = (
+            HITItem.objects.filter(hit_id=current.hit_id)
+            .exclude(responses__assignment=current)
+            .values_list("position", flat=True)
+        )
         if unanswered:
             positions = ", ".join(str(p) for p in unanswered)
             raise SubmissionRefused(f"Answer every item before submitting (still open: {positions}).")
         result = quiz_result(current)
         code = secrets.token_hex(6).upper()
-        updated = Assignment.objects.filter(
-            pk=current.pk, status=Assignment.ACCEPTED, expires_at__gt=timezone.now()
-        ).update(
-            status=Assignment.SUBMITTED,
-            submitted_at=timezone.now(),
-            quiz_correct=result.quiz_correct,
-            completion_code=code,
+        now = timezone.now()
+        changes = {
+            "status": Assignment.SUBMITTED,
+            "submitted_at": now,
+            "quiz_correct": result.quiz_correct,
+            "completion_code": code,
+        }
+        updated = Assignment.objects.filter(pk=current.pk, status=Assignment.ACCEPTED, expires_at__gt=now).update(
+            **changes
         )
         if updated != 1:
             raise SubmissionRefused("This HIT was already submitted or has expired.")
-    assignment.refresh_from_db()
+    # The caller's object now holds what the row holds (read under the lock, plus this update),
+    # without reading it a third time.
+    for model_field in Assignment._meta.concrete_fields:
+        setattr(assignment, model_field.attname, getattr(current, model_field.attname))
+    for name, value in changes.items():
+        setattr(assignment, name, value)
     return SubmissionResult(result.quiz_correct, result.quiz_total, result.wrong, code)
 
 

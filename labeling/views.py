@@ -17,8 +17,8 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.models import Label, Turn
-from labeling import services
+from annotation.models import Label
+from labeling import screens, services
 from labeling.models import HIT, Assignment, Campaign, HITItem, Response
 from labeling.services import SubmissionRefused
 
@@ -32,9 +32,7 @@ def _is_htmx(request: HttpRequest) -> bool:
 
 def _own_assignment(request: HttpRequest, pk: int) -> Assignment:
     """The signed-in user's assignment, else 404 (never 403: another worker's ids stay unknowable)."""
-    return get_object_or_404(
-        Assignment.objects.select_related("hit__campaign", "worker"), pk=pk, worker__user=request.user
-    )
+    return get_object_or_404(Assignment.objects.select_related("hit"), pk=pk, worker__user=request.user)
 
 
 def _is_live(assignment: Assignment) -> bool:
@@ -48,10 +46,11 @@ def _is_live(assignment: Assignment) -> bool:
 @require_GET
 def worker_home(request: HttpRequest) -> HttpResponse:
     worker = services.worker_for_user(request.user)
-    campaigns = [
-        (campaign, services.open_hits_for(worker, campaign).count())
-        for campaign in Campaign.objects.filter(status=Campaign.OPEN).order_by("name")
-    ]
+    open_campaigns = Campaign.objects.filter(status=Campaign.OPEN).order_by("name")
+    if request.GET.get("campaign", "").isdigit():
+        # a crowd platform's link (labeling.platforms.hit_url) names the campaign to work on
+        open_campaigns = open_campaigns.filter(pk=request.GET["campaign"])
+    campaigns = [(campaign, services.open_hits_for(worker, campaign).count()) for campaign in open_campaigns]
     context = {
         "worker": worker,
         "campaigns": campaigns,
@@ -69,7 +68,6 @@ def instructions(request: HttpRequest) -> HttpResponse:
 
 LABELS_CACHE_SECONDS = 60
 _labels_cache: dict[str, tuple[float, list[Label], str]] = {}
-_hit_sizes: dict[tuple, int] = {}
 
 
 def _core_labels() -> list[Label]:
@@ -104,12 +102,7 @@ def _cached_labels() -> tuple[list[Label], str]:
 
 
 def _hit_size(hit: HIT) -> int:
-    """Screens in a HIT; fixed once built, so remembered per process (keyed with the creation
-    time too, as a database that reuses ids after a rollback could otherwise mislead it)."""
-    key = (hit.pk, hit.created_at)
-    if key not in _hit_sizes:
-        _hit_sizes[key] = HITItem.objects.filter(hit_id=hit.pk).count()
-    return _hit_sizes[key]
+    return len(screens.screens_of(hit))
 
 
 @login_required
@@ -143,7 +136,7 @@ def assignment_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if not _is_live(assignment):
         return render(request, "labeling/assignment_closed.html", {"assignment": assignment})
     answered = set(assignment.responses.values_list("item__position", flat=True))
-    positions = assignment.hit.items.values_list("position", flat=True)
+    positions = sorted(screens.screens_of(assignment.hit))
     first_open = next((p for p in positions if p not in answered), None)
     if first_open is None:
         return redirect("labeling:assignment_review", pk=pk)
@@ -161,39 +154,43 @@ def assignment_item(request: HttpRequest, pk: int, position: int) -> HttpRespons
 
 
 def _item_at(assignment: Assignment, position: int) -> HITItem:
-    try:
-        return HITItem.objects.select_related("quiz_question").get(hit_id=assignment.hit_id, position=position)
-    except HITItem.DoesNotExist:
-        raise Http404("No such item in this HIT") from None
+    """The item on one screen of the assignment's HIT (from the per-process screen cache)."""
+    screen = screens.screens_of(assignment.hit).get(position)
+    if screen is None:
+        raise Http404("No such item in this HIT")
+    return screen.item
 
 
-def _render_item(request: HttpRequest, assignment: Assignment, item: HITItem, error: str = "") -> HttpResponse:
+def _render_item(
+    request: HttpRequest, assignment: Assignment, item: HITItem, error: str = "", stored: dict | None = None
+) -> HttpResponse:
+    """`stored`: the assignment's answers already read for this request (see _stored_answers);
+    the screen's own answer is read when its item is not among the keys."""
     template = "labeling/partials/hit_item.html" if _is_htmx(request) else "labeling/hit_item_page.html"
-    response = render(request, template, _item_context(assignment, item, error))
+    if stored is None or item.pk not in stored:
+        stored = _stored_answers(assignment, [item.pk])
+    context = _item_context(assignment, item, error, stored.get(item.pk))
+    response = render(request, template, context)
     if _is_htmx(request):
-        response["HX-Push-Url"] = reverse("labeling:assignment_item", args=[assignment.pk, item.position])
+        response["HX-Push-Url"] = context["item_url"]
     return response
 
 
-def _item_context(assignment: Assignment, item: HITItem, error: str) -> dict:
+def _item_context(assignment: Assignment, item: HITItem, error: str, saved: tuple | None) -> dict:
     """What one screen shows. A quiz question is shaped exactly like a dialogue (its text as a
     one-turn dialogue) and carries nothing of its gold label or explanation."""
     by_name = {label.name.casefold(): label for label in _core_labels()}
-    if item.is_quiz:
-        turns = [(item.quiz_question.text, True)]
-    else:
-        rows = Turn.objects.filter(dialogue_id=item.dialogue_id).order_by("position").values_list("pk", "text")
-        turns = [(text, pk == item.target_turn_id) for pk, text in rows]
-    saved = Response.objects.filter(assignment=assignment, item=item).values_list(
-        "label__name", "new_label_text", "method"
-    )
-    saved_name, saved_text, saved_method = saved.first() or (None, "", "")
+    turns = screens.screens_of(assignment.hit)[item.position].turns
+    saved_name, saved_text, saved_method = saved or (None, "", "")
     other_open = saved_method in (Response.OTHER_LIST, Response.OTHER_NEW)
     return {
         "assignment": assignment,
         "position": item.position,
         "total": _hit_size(assignment.hit),
         "turns": turns,
+        # reversed once here rather than by three {% url %} tags: a visible share of a screen's CPU
+        "item_url": reverse("labeling:assignment_item", args=[assignment.pk, item.position]),
+        "answer_url": reverse("labeling:answer_item", args=[assignment.pk, item.position]),
         "choices": [(name, by_name.get(name.casefold())) for name in item.choices],
         "label_list": _label_list_html(saved_name if other_open else ""),
         "saved": bool(saved_method),
@@ -215,40 +212,78 @@ def answer_item(request: HttpRequest, pk: int, position: int) -> HttpResponse:
     item = _item_at(assignment, position)
     go = request.POST.get("go", "stay")
     try:
-        saved = _save_posted_answer(request, assignment, item)
-        if go == "next" and not saved and not Response.objects.filter(assignment=assignment, item=item).exists():
-            raise SubmissionRefused("Choose a label (or Other) before going on.")
+        reason = services.refusal_reason(assignment)
+        if reason is not None:
+            raise SubmissionRefused(reason)
+        if go == "stay" and request.POST.get("answer"):
+            # the autosave: the browser sends it when the answer changes, so save it outright
+            # (save_response locks the assignment and replaces the stored answer)
+            _save_posted_answer(request, assignment, item)
+        else:
+            # Next and Back show the neighbouring screen with its answer: one read for both
+            target = max(position - 1, 1) if go == "back" else position + 1
+            neighbour = screens.screens_of(assignment.hit).get(target)
+            stored = _stored_answers(assignment, [item.pk] + ([neighbour.item.pk] if neighbour else []))
+            changed, answered = _compare_with_stored(request, stored.get(item.pk))
+            if changed:
+                _save_posted_answer(request, assignment, item)
+                stored.pop(item.pk, None)  # now stale (Back on the first screen shows it again)
+            elif go == "next" and not answered:
+                raise SubmissionRefused("Choose a label (or Other) before going on.")
     except SubmissionRefused as refused:
         return _refuse(request, assignment, item, refused.message, go)
     if go == "stay" and _is_htmx(request):
         return render(request, "labeling/partials/save_status.html", {"message": "Saved"})
     if go == "stay":
         return redirect("labeling:assignment_item", pk=pk, position=position)
-    target = position - 1 if go == "back" else position + 1
-    return _go_to(request, assignment, target)
+    return _go_to(request, assignment, target, stored)
 
 
-def _save_posted_answer(request: HttpRequest, assignment: Assignment, item: HITItem) -> bool:
-    """Save the posted answer, if the form carried one; say whether it did."""
+def _stored_answers(assignment: Assignment, item_ids: list[int]) -> dict[int, tuple[str | None, str, str] | None]:
+    """item id -> (label name, new label text, method) of the assignment's stored answer, or
+    None for an item not answered yet; every id asked for is a key."""
+    rows = Response.objects.filter(assignment=assignment, item_id__in=item_ids).values_list(
+        "item_id", "label__name", "new_label_text", "method"
+    )
+    stored: dict[int, tuple[str | None, str, str] | None] = dict.fromkeys(item_ids)
+    stored.update({item_id: (name, text, method) for item_id, name, text, method in rows})
+    return stored
+
+
+def _compare_with_stored(request: HttpRequest, stored: tuple | None) -> tuple[bool, bool]:
+    """(whether the posted answer differs from the stored one, whether the screen is answered).
+
+    Next and Back carry the answer the autosave stored a moment before; saving it again would
+    double every write, so an unchanged answer is left alone.
+    """
     answer = request.POST.get("answer", "")
     if not answer:
-        return False
+        return False, stored is not None
+    if stored is None:
+        return True, False
+    name, text, method = stored
+    if answer == NEW_LABEL:
+        typed = " ".join(request.POST.get("new_label", "").split())
+        return not (method == Response.OTHER_NEW and text == typed), True
+    return name != answer, True
+
+
+def _save_posted_answer(request: HttpRequest, assignment: Assignment, item: HITItem) -> None:
     try:
         seconds = float(request.POST.get("seconds", 0) or 0)
     except ValueError:
         seconds = 0.0
-    if answer == NEW_LABEL:
+    if request.POST["answer"] == NEW_LABEL:
+        new_label = request.POST.get("new_label", "")
         services.save_response(
-            assignment,
-            item,
-            new_label_text=request.POST.get("new_label", ""),
-            method=Response.OTHER_NEW,
-            seconds_spent=seconds,
+            assignment, item, new_label_text=new_label, method=Response.OTHER_NEW, seconds_spent=seconds
         )
     else:
         # The service stores a list pick that is one of the three choices as top3.
-        services.save_response(assignment, item, label_name=answer, method=Response.OTHER_LIST, seconds_spent=seconds)
-    return True
+        label_name = request.POST["answer"]
+        services.save_response(
+            assignment, item, label_name=label_name, method=Response.OTHER_LIST, seconds_spent=seconds
+        )
 
 
 def _refuse(request: HttpRequest, assignment: Assignment, item: HITItem, message: str, go: str) -> HttpResponse:
@@ -258,12 +293,18 @@ def _refuse(request: HttpRequest, assignment: Assignment, item: HITItem, message
         if _is_live(assignment):
             return redirect("labeling:assignment_item", pk=assignment.pk, position=item.position)
         return redirect("labeling:assignment_detail", pk=assignment.pk)
-    if go == "stay" or not _is_live(assignment):
+    if go == "stay":
         return render(request, "labeling/partials/save_status.html", {"message": message, "error": True})
+    if not _is_live(assignment):
+        # Back or Next on a HIT that is over: leave the screen for the page that says why.
+        messages.error(request, message)
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = reverse("labeling:assignment_detail", args=[assignment.pk])
+        return response
     return _render_item(request, assignment, item, error=message)
 
 
-def _go_to(request: HttpRequest, assignment: Assignment, position: int) -> HttpResponse:
+def _go_to(request: HttpRequest, assignment: Assignment, position: int, stored: dict | None = None) -> HttpResponse:
     """The screen at `position`, or the review once past the last one."""
     try:
         item = _item_at(assignment, max(position, 1))
@@ -274,7 +315,7 @@ def _go_to(request: HttpRequest, assignment: Assignment, position: int) -> HttpR
             return response
         return redirect("labeling:assignment_review", pk=assignment.pk)
     if _is_htmx(request):
-        return _render_item(request, assignment, item)
+        return _render_item(request, assignment, item, stored=stored)
     return redirect("labeling:assignment_item", pk=assignment.pk, position=item.position)
 
 
@@ -290,7 +331,8 @@ def assignment_review(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _review_context(assignment: Assignment) -> dict:
     answers = {r.item_id: r for r in assignment.responses.select_related("label")}
-    rows = [(item.position, answers.get(item.pk)) for item in assignment.hit.items.only("pk", "position")]
+    hit_screens = screens.screens_of(assignment.hit)
+    rows = [(position, answers.get(hit_screens[position].item.pk)) for position in sorted(hit_screens)]
     return {
         "assignment": assignment,
         "rows": rows,

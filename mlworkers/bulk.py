@@ -19,7 +19,6 @@ from django.db import transaction
 
 from annotation.models import Label, ModelVersion, Prediction, Turn
 from mlworkers.jobs import register, report_progress
-from mlworkers.ml import inference
 from mlworkers.models import JobRun
 from mlworkers.registry import load_dialogue_classifier
 
@@ -44,6 +43,8 @@ def annotate_corpus(
     `on_chunk(done, total)` is called after each chunk is committed (the CLI prints with it; tests
     interrupt with it).
     """
+    from mlworkers.ml import inference  # torch loads in the worker, never in a web process
+
     started = time.perf_counter()
     version = ModelVersion.objects.get(pk=model_version_id)
     clf = load_dialogue_classifier(version)
@@ -78,6 +79,8 @@ def annotate_corpus(
 
 def _predict_chunk(clf, version: ModelVersion, labels: dict[str, Label], chunk: list[TurnRow], batch_size: int):
     """Prediction rows for the chunk's turns this version has not labeled yet."""
+    from mlworkers.ml import inference
+
     dialogue_ids = {dialogue_id for _, dialogue_id, _, _ in chunk}
     already = set(
         Prediction.objects.filter(model_version=version, turn__dialogue_id__in=dialogue_ids).values_list(

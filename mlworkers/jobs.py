@@ -98,7 +98,13 @@ def _load_job_modules() -> None:
     # Job functions live in the apps' `jobs` modules; importing them fills the registry.
     from importlib import import_module
 
-    for module in ("annotation.jobs", "annotation.export.jobs", "labeling.jobs", "mlworkers.pipeline"):
+    for module in (
+        "annotation.jobs",
+        "annotation.export.jobs",
+        "labeling.jobs",
+        "mlworkers.pipeline",
+        "mlworkers.bulk",
+    ):
         try:
             import_module(module)
         except ModuleNotFoundError as exc:

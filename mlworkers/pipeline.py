@@ -534,7 +534,7 @@ def _step_parameters(step: str, options: dict[str, Any], outputs: dict[str, Any]
     if step == "self_label_rounds":
         return {k: options[k] for k in ("epochs",) if options.get(k)}
     if step == "bulk_annotate":
-        return {"model_version_id": outputs["dialogue_version"]}
+        return {"model_version_id": _chosen_dialogue_version(outputs)}
     return {}
 
 
@@ -569,8 +569,8 @@ def run_steps(
 def _why_skip(step: str, outputs: dict[str, Any]) -> str:
     if step in NEEDS_GOLD and not TurnLabel.objects.filter(source=TurnLabel.CROWD).exists():
         return "no crowd gold labels yet (aggregate a campaign first)"
-    if step == "bulk_annotate" and "dialogue_version" not in outputs:
-        return "no dialogue classifier from self_label_rounds in this run"
+    if step == "bulk_annotate" and _chosen_dialogue_version(outputs) is None:
+        return "no dialogue classifier yet (run self_label_rounds first)"
     return ""
 
 
@@ -586,6 +586,14 @@ def _run_step(step: str, parameters: dict[str, Any], user, say) -> JobRun:
     job.refresh_from_db()
     say(f"  done in {time.perf_counter() - started:.1f} s: {job.message or _summary(result)}")
     return job
+
+
+def _chosen_dialogue_version(outputs: dict[str, Any]) -> int | None:
+    """The classifier this run's rounds produced, else the newest dialogue classifier."""
+    if "dialogue_version" in outputs:
+        return outputs["dialogue_version"]
+    newest = ModelVersion.objects.filter(kind=ModelVersion.DIALOGUE).order_by("-created_at", "-pk").first()
+    return newest.pk if newest else None
 
 
 def _outputs_of(step: str, result: dict[str, Any]) -> dict[str, Any]:
@@ -624,3 +632,4 @@ def run_demo_pipeline(stdout: TextIO | None = None, campaign_name: str = "Demo c
         {"campaign_name": campaign_name, "min_confidence": min_confidence},
         stdout=stdout,
     )
+

@@ -61,3 +61,50 @@ def tiny_corpus(db):
 def _fast_password_hasher(settings):
     # PBKDF2 costs ~0.4 s a user on this machine; tests don't need slow hashes.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def seed_reference_data() -> None:
+    """The rows data migrations seed (the 41 labels, the built-in quiz bank), idempotently.
+
+    A transactional test ends with a flush that empties every table, data migrations' rows included,
+    so transactional tests put them back first instead of relying on serialized rollback (which
+    collides with the content types the flush re-creates).
+    """
+    from annotation.models import Label
+    from annotation.taxonomy import TAXONOMY
+    from labeling.models import QuizQuestion
+    from labeling.quiz_bank import BUILTIN_QUIZ
+
+    if Label.objects.filter(name__in=[s.name for s in TAXONOMY]).count() < len(TAXONOMY):
+        for position, spec in enumerate(TAXONOMY):
+            Label.objects.update_or_create(
+                name=spec.name,
+                defaults={
+                    "kind": spec.kind,
+                    "description": spec.description,
+                    "example_1": spec.examples[0],
+                    "example_2": spec.examples[1],
+                    "position": position,
+                },
+            )
+    if not QuizQuestion.objects.filter(source="builtin").exists():
+        labels = {label.name: label for label in Label.objects.all()}
+        QuizQuestion.objects.bulk_create(
+            QuizQuestion(
+                text=spec.text,
+                source="builtin",
+                gold_label=labels[spec.label],
+                choices=spec.choices,
+                explanation=spec.explanation,
+            )
+            for spec in BUILTIN_QUIZ
+        )
+
+
+@pytest.fixture(autouse=True)
+def _reference_data_in_transactional_tests(request):
+    marker = request.node.get_closest_marker("django_db")
+    if marker is None or not marker.kwargs.get("transaction"):
+        return
+    request.getfixturevalue("transactional_db")
+    seed_reference_data()

@@ -7,7 +7,7 @@ rule's name, so a file's `removed_by_rule` explains where its text went.
 import re
 import string
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields, replace
 
 LINE_RULES = ("speaker_name", "sound_cue", "advert")
@@ -61,8 +61,9 @@ _ADVERT = re.compile(
     r"|translat(?:ed|ion)|ripped|encoded|transcript)\s+(?:and\s+\w+\s+)?by\b"
     r"|support us and become vip|advertise your product"
 )
-_DASHES = "-‐–"
+DASHES = "-‐–"
 _DROP_ASCII_LETTERS_AND_SPACES = str.maketrans("", "", string.ascii_letters + " ")
+_ASCII_LETTERS_AND_SPACE_BYTES = (string.ascii_letters + " ").encode("ascii")
 
 
 def strip_markup(text: str) -> str:
@@ -76,16 +77,10 @@ def is_advert(text: str, rules: CleaningRules, removed: Counter) -> bool:
     if not rules.advert:
         return False
     lowered = text.lower()
-    if _may_be_advert(lowered) and _ADVERT.search(lowered):
-        removed["advert"] += 1
-        return True
-    return False
-
-
-def _may_be_advert(lowered: str) -> bool:
-    # Every advert pattern holds one of these strings. Plain `in` tests, written out, are several
-    # times cheaper than the regex (or a loop over a tuple) on the ordinary lines that have none.
-    return (
+    # Every advert pattern holds one of these strings. Plain `in` tests, written out here (this
+    # runs once per cue), are several times cheaper than the regex (or a loop over a tuple) on the
+    # ordinary lines that have none.
+    if (
         "by" in lowered
         or "www" in lowered
         or "http" in lowered
@@ -98,71 +93,93 @@ def _may_be_advert(lowered: str) -> bool:
         or "subscene" in lowered
         or "vip" in lowered
         or "advertise" in lowered
-    )
+    ) and _ADVERT.search(lowered):
+        removed["advert"] += 1
+        return True
+    return False
 
 
 def split_dash(line: str) -> tuple[str, bool]:
     """A dash-led line is another speaker's words: return the line without the dash, and whether it had one."""
-    if line and line[0] in _DASHES:
-        return line.lstrip(_DASHES).lstrip(), True
+    if line and line[0] in DASHES:
+        return line.lstrip(DASHES).lstrip(), True
     return line, False
 
 
 def clean_line(line: str, rules: CleaningRules, removed: Counter) -> str:
-    """Strip sound/music cues and speaker names from one stripped line; "" when nothing is left."""
-    if rules.sound_cue:
-        if line[0] == "#" or "♪" in line or "♫" in line:
-            removed["sound_cue"] += 1
-            return ""
-        if "[" in line or "(" in line:
-            stripped = _SOUND.sub("", line)
-            if stripped != line:
+    """Strip sound/music cues and speaker names from one stripped, non-empty line; "" when nothing is left."""
+    return line_cleaner(rules, removed)(line)
+
+
+def line_cleaner(rules: CleaningRules, removed: Counter) -> Callable[[str], str]:
+    """`clean_line` with the switches read once: the returned function runs on every line."""
+    sound_cue, speaker_name = rules.sound_cue, rules.speaker_name
+    strip_sound, match_speaker = _SOUND.sub, _SPEAKER.match
+
+    def clean(line: str) -> str:
+        if sound_cue:
+            if line[0] == "#" or "♪" in line or "♫" in line:
                 removed["sound_cue"] += 1
-                line = " ".join(stripped.split())
-    if rules.speaker_name and ":" in line:
-        match = _SPEAKER.match(line)
-        if match:
-            removed["speaker_name"] += 1
-            line = line[match.end() :]
-    return line
+                return ""
+            if "[" in line or "(" in line:
+                stripped = strip_sound("", line)
+                if stripped != line:
+                    removed["sound_cue"] += 1
+                    line = " ".join(stripped.split())
+        if speaker_name and ":" in line:
+            match = match_speaker(line)
+            if match:
+                removed["speaker_name"] += 1
+                line = line[match.end() :]
+        return line
+
+    return clean
 
 
-def turn_removal_reason(
-    text: str, tokens: list[str], normalised: str, previous: str | None, rules: CleaningRules
-) -> str | None:
-    """The rule that removes this turn (and with it the rest of its dialogue), or None to keep it.
-    `tokens` are the case-folded words, `normalised` their join (see records.normalise_text)."""
-    if rules.previously_on and normalised.startswith("previously on"):
-        return "previously_on"
-    length = len(text)
-    if rules.too_short and length < rules.min_chars:
-        return "too_short"
-    if rules.too_long and length > rules.max_chars:
-        return "too_long"
-    if rules.non_alphabetic and _alpha_ratio(text) < rules.min_alpha_ratio:
-        return "non_alphabetic"
-    if rules.repeated_tokens and _mostly_repeated(tokens, rules):
-        return "repeated_tokens"
-    if rules.repeated_turn and normalised == previous:
-        return "repeated_turn"
-    return None
+def turn_rule_check(rules: CleaningRules) -> Callable[[str, list[str], list[str] | None], str | None]:
+    """The turn rules compiled into one function: `check(text, tokens, previous_tokens)` names the
+    rule that removes this turn (and with it the rest of its dialogue), or returns None to keep it.
+    `tokens` are the case-folded words (`normalise_text` is their join, so equal token lists mean
+    equal normalised text), `previous_tokens` those of the dialogue's last kept turn, or None.
+    It runs once per turn, so the switches and thresholds are read once here, not on every call."""
+    previously_on, repeated_turn = rules.previously_on, rules.repeated_turn
+    min_chars = rules.min_chars if rules.too_short else -1
+    max_chars = rules.max_chars if rules.too_long else float("inf")
+    non_alphabetic, min_alpha_ratio = rules.non_alphabetic, rules.min_alpha_ratio
+    min_tokens = rules.min_tokens_for_repetition if rules.repeated_tokens else float("inf")
+    min_distinct = rules.min_distinct_token_ratio
+    drop_ascii, drop_ascii_bytes = _DROP_ASCII_LETTERS_AND_SPACES, _ASCII_LETTERS_AND_SPACE_BYTES
 
+    def check(text: str, tokens: list[str], previous_tokens: list[str] | None) -> str | None:
+        # normalised.startswith("previously on"), read from the tokens without joining them.
+        if previously_on and tokens and tokens[0] == "previously" and len(tokens) > 1 and tokens[1][:2] == "on":
+            return "previously_on"
+        length = len(text)
+        if length < min_chars:
+            return "too_short"
+        if length > max_chars:
+            return "too_long"
+        if non_alphabetic:
+            # Spaces do not count: "It is a go." is all words, not 36 % blanks. ASCII letters are
+            # counted in C by deleting them (bytes.translate, several times faster than
+            # str.translate, for the ASCII lines that are nearly all); only the few characters
+            # left (punctuation, digits, other scripts) are tested one by one.
+            visible = length - text.count(" ")
+            if visible:
+                if text.isascii():
+                    letters = visible - len(text.encode("ascii").translate(None, drop_ascii_bytes))
+                else:
+                    rest = text.translate(drop_ascii)
+                    letters = visible - len(rest) + sum(map(str.isalpha, rest))  # é, ж are among the rest
+                if letters / visible < min_alpha_ratio:
+                    return "non_alphabetic"
+            elif min_alpha_ratio > 0.0:  # nothing visible: an alphabetic ratio of 0
+                return "non_alphabetic"
+        count = len(tokens)
+        if count >= min_tokens and len(set(tokens)) < min_distinct * count:
+            return "repeated_tokens"
+        if repeated_turn and tokens == previous_tokens:
+            return "repeated_turn"
+        return None
 
-def _alpha_ratio(text: str) -> float:
-    # Spaces do not count: "It is a go." is all words, not 36 % blanks. ASCII letters are counted
-    # in C by deleting them; only the few characters left (punctuation, digits, other scripts) are
-    # tested one by one.
-    visible = len(text) - text.count(" ")
-    if not visible:
-        return 0.0
-    rest = text.translate(_DROP_ASCII_LETTERS_AND_SPACES)
-    letters = visible - len(rest)
-    if not rest.isascii():  # letters of other scripts (é, ж) are among the rest
-        letters += sum(map(str.isalpha, rest))
-    return letters / visible
-
-
-def _mostly_repeated(tokens: list[str], rules: CleaningRules) -> bool:
-    if len(tokens) < rules.min_tokens_for_repetition:
-        return False
-    return len(set(tokens)) < rules.min_distinct_token_ratio * len(tokens)
+    return check

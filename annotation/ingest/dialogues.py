@@ -3,7 +3,7 @@
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
-from annotation.ingest.cleaning import AFTER_REMOVED_TURN, CleaningRules, turn_removal_reason
+from annotation.ingest.cleaning import AFTER_REMOVED_TURN, CleaningRules, turn_rule_check
 from annotation.ingest.records import DialogueRecord, TurnRecord
 
 
@@ -37,32 +37,34 @@ class DialogueSplitter:
 
     def split(self, turns: Iterable[TurnRecord]) -> Iterator[DialogueRecord]:
         kept: list[TurnRecord] = []
-        previous_text: str | None = None
+        previous_tokens: list[str] | None = None
         cut = False
         position = 0
         last_end: float | None = None
         started = False
-        gap, rules = self.gap_seconds, self.rules
+        # The loop runs once per turn: attributes and rule switches are read into locals once, here.
+        gap, max_turns, removed = self.gap_seconds, self.max_turns, self.removed
+        removal_reason = turn_rule_check(self.rules)
         for turn in turns:
             start = turn.start  # is_scene_break(last_end, start, gap), inlined
             scene_break = started and start is not None and last_end is not None and start - last_end > gap
-            if scene_break or len(kept) >= self.max_turns:
+            if scene_break or len(kept) >= max_turns:
                 yield from self._finish(kept, position)
-                kept, previous_text, cut, position = [], None, False, position + 1
+                kept, previous_tokens, cut, position = [], None, False, position + 1
             started, last_end = True, turn.end
             self.turn_count += 1
             if cut:
-                self.removed[AFTER_REMOVED_TURN] += 1
+                removed[AFTER_REMOVED_TURN] += 1
                 continue
-            tokens = turn.text.casefold().split()
-            normalised = " ".join(tokens)  # == normalise_text(turn.text), sparing a second split
-            reason = turn_removal_reason(turn.text, tokens, normalised, previous_text, rules)
+            text = turn.text
+            tokens = text.casefold().split()  # normalise_text(text) is their join
+            reason = removal_reason(text, tokens, previous_tokens)
             if reason:
-                self.removed[reason] += 1
+                removed[reason] += 1
                 cut = True
                 continue
             kept.append(turn)
-            previous_text = normalised
+            previous_tokens = tokens
         if started:
             yield from self._finish(kept, position)
 

@@ -9,7 +9,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
-from annotation.ingest.cleaning import CleaningRules, clean_line, is_advert, split_dash, strip_markup
+from annotation.ingest.cleaning import DASHES, CleaningRules, is_advert, line_cleaner, strip_markup
 from annotation.ingest.opus_reader import RawSentence
 from annotation.ingest.records import Cue, Sentence
 
@@ -59,17 +59,33 @@ class SentenceBuilder:
         self.removed = removed
         self.count = 0
         self._pending: Sentence | None = None
+        self._advert_on = rules.advert
+        self._clean_line = line_cleaner(rules, removed)
 
     def from_cues(self, cues: Iterable[Cue]) -> Iterator[Sentence]:
-        push, speaker_runs = self._push, self._speaker_runs
+        # The hot loop of the SubRip path, once per cue: `_push` and the no-boundary test of
+        # `split_sentences` are inlined, and the pending sentence lives in a local.
+        speaker_runs = self._speaker_runs
+        pending = self._pending
         for cue in cues:
+            runs = speaker_runs(cue.text)
+            if not runs:
+                continue
             start, end = cue.start, cue.end
-            for text, new_speaker in speaker_runs(cue.text):
-                for piece in split_sentences(text):
-                    finished = push(piece, new_speaker, start, end)
+            for text, new_speaker in runs:
+                body = text.rstrip(_CLOSERS_AND_TERMINALS)
+                boundary_possible = "." in body or "!" in body or "?" in body or "…" in body
+                for piece in split_sentences(text) if boundary_possible else (text,):
+                    if new_speaker or pending is None or pending.text.rstrip(CLOSERS).endswith(TERMINALS):
+                        finished, pending = pending, Sentence(piece, start, end, new_speaker)
+                        if finished is not None:
+                            self.count += 1
+                            yield finished
+                    else:  # an unfinished sentence runs on
+                        pending.text += " " + piece
+                        pending.end = end
                     new_speaker = False  # only a run's first sentence follows the dash
-                    if finished is not None:
-                        yield finished
+        self._pending = pending
         yield from self._flush()
 
     def from_opus(self, sentences: Iterable[RawSentence]) -> Iterator[Sentence]:
@@ -84,26 +100,39 @@ class SentenceBuilder:
         """The cleaned text of one cue as runs of lines by one speaker: [(text, dash-led), ...]."""
         if "<" in text or "{" in text:
             text = strip_markup(text)
-        rules = self.rules
-        if rules.advert and is_advert(text, rules, self.removed):
+        if self._advert_on and is_advert(text, self.rules, self.removed):
             return ()
         if "\n" not in text:  # the common one-line cue, without the bookkeeping below
-            line, dash_led = split_dash(text.strip())
-            if line:
-                line = clean_line(line, rules, self.removed)
+            line = text.strip()
+            if not line:
+                return ()
+            dash_led = line[0] in DASHES  # split_dash(line), inlined
+            if dash_led:
+                line = line.lstrip(DASHES).lstrip()
+                if not line:
+                    return ()
+            line = self._clean_line(line)
             return ((line, dash_led),) if line else ()
-        runs: list[list] = []
+        clean = self._clean_line
+        runs: list[tuple[str, bool]] = []
         for raw_line in text.split("\n"):
-            line, dash_led = split_dash(raw_line.strip())
-            if line:
-                line = clean_line(line, rules, self.removed)
+            line = raw_line.strip()
+            if not line:
+                continue
+            dash_led = line[0] in DASHES  # split_dash(line), inlined
+            if dash_led:
+                line = line.lstrip(DASHES).lstrip()
+                if not line:
+                    continue
+            line = clean(line)
             if not line:
                 continue
             if dash_led or not runs:
-                runs.append([line, dash_led])
-            else:
-                runs[-1][0] += " " + line
-        return [(line, dash_led) for line, dash_led in runs]
+                runs.append((line, dash_led))
+            else:  # an undashed line continues the run above it
+                previous, previous_dash_led = runs[-1]
+                runs[-1] = (previous + " " + line, previous_dash_led)
+        return runs
 
     def _push(self, text: str, new_speaker: bool, start: float | None, end: float | None) -> Sentence | None:
         """Add a piece of text; returns the sentence it completes, if any. A sentence is complete

@@ -127,15 +127,16 @@ def _in_start_order(cues: Iterator[Cue], window: int, gaps: CueGapHistogram) -> 
     # A sorted buffer of the last `window` cues; in-order cues (nearly all) are a plain append.
     # Cues leaving the buffer are in order, so the gap histogram is filled here too.
     buffer: deque[Cue] = deque()
+    append, popleft = buffer.append, buffer.popleft
     start = attrgetter("start")
     add_gap = gaps.add_cue
     for cue in cues:
         if buffer and cue.start < buffer[-1].start:
             buffer.insert(bisect.bisect_right(buffer, cue.start, key=start), cue)
         else:
-            buffer.append(cue)
+            append(cue)
         if len(buffer) > window:
-            ready = buffer.popleft()
+            ready = popleft()
             add_gap(ready.start, ready.end)
             yield ready
     for ready in buffer:

@@ -10,6 +10,8 @@ from typing import Protocol
 from annotation.ingest.records import Sentence, TurnRecord
 from annotation.ingest.sentences import CLOSERS, TERMINALS, starts_lower_case
 
+ELLIPSES = ("...", "…")
+
 
 class TurnSegmenter(Protocol):
     def segment(self, sentences: Iterable[Sentence]) -> Iterator[TurnRecord]: ...
@@ -18,19 +20,24 @@ class TurnSegmenter(Protocol):
 class PunctuationSegmenter:
     """A dash-led sentence starts a new turn. Otherwise a sentence joins the previous turn when that
     turn does not end in terminal punctuation, or ends with an ellipsis and this sentence starts in
-    lower case ("I was going to..." / "...tell you"); every other sentence starts a new turn."""
+    lower case ("I was going to..." / "...tell you"); every other sentence starts a new turn.
+    `segment` inlines `continues` (it runs once per sentence): a subclass that changes the rule
+    overrides `segment`."""
 
     def segment(self, sentences: Iterable[Sentence]) -> Iterator[TurnRecord]:
         turn: TurnRecord | None = None
         for sentence in sentences:
-            if turn is not None and not sentence.new_speaker and self.continues(turn.text, sentence.text):
-                # "I was going to..." + "...tell you" reads "I was going to... tell you".
-                turn.text += " " + sentence.text.lstrip(".… ")
-                # The turn's end is its last sentence's: an unknown end stays unknown, so a missing
-                # time keeps the dialogue together rather than inventing a gap.
-                turn.end = sentence.end
-                turn.sentence_count += 1
-                continue
+            if turn is not None and not sentence.new_speaker:
+                # self.continues(turn.text, sentence.text), inlined: it runs once per sentence.
+                trimmed = turn.text.rstrip(CLOSERS)
+                if not trimmed.endswith(TERMINALS) or (trimmed.endswith(ELLIPSES) and starts_lower_case(sentence.text)):
+                    # "I was going to..." + "...tell you" reads "I was going to... tell you".
+                    turn.text += " " + sentence.text.lstrip(".… ")
+                    # The turn's end is its last sentence's: an unknown end stays unknown, so a
+                    # missing time keeps the dialogue together rather than inventing a gap.
+                    turn.end = sentence.end
+                    turn.sentence_count += 1
+                    continue
             if turn is not None:
                 yield turn
             turn = TurnRecord(sentence.text, sentence.start, sentence.end)
@@ -42,4 +49,4 @@ class PunctuationSegmenter:
         trimmed = previous.rstrip(CLOSERS)
         if not trimmed.endswith(TERMINALS):
             return True
-        return trimmed.endswith(("...", "…")) and starts_lower_case(sentence)
+        return trimmed.endswith(ELLIPSES) and starts_lower_case(sentence)

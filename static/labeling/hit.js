@@ -2,6 +2,9 @@
 // templates/labeling/partials/hit_item.html; this file only adds shortcuts, filtering and timing.
 (function () {
   "use strict";
+  // htmx re-runs body scripts when it restores a page from history: install the handlers once.
+  if (window.hitScreenInstalled) return;
+  window.hitScreenInstalled = true;
 
   let shownAt = Date.now();
 

@@ -159,3 +159,13 @@ def test_a_blocked_worker_cannot_start_a_hit(assignment, annotators):
     page = logged_in(annotators[1]).post(reverse("labeling:claim"), follow=True).content.decode()
     assert "blocked" in page
     assert not Assignment.objects.filter(worker=worker).exists()
+
+
+def test_next_on_an_expired_hit_leaves_for_the_page_that_says_why(assignment, annotators):
+    client = logged_in(annotators[0])
+    Assignment.objects.filter(pk=assignment.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
+    item = assignment.hit.items.get(position=1)
+    response = client.post(answer_url(assignment), {"answer": item.choices[0], "go": "next"}, HTTP_HX_REQUEST="true")
+    assert response["HX-Redirect"] == reverse("labeling:assignment_detail", args=[assignment.pk])
+    assert not Response.objects.exists()
+    assert "time limit" in client.get(response["HX-Redirect"]).content.decode()

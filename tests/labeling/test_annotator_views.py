@@ -52,6 +52,13 @@ def test_home_lists_open_campaigns_with_a_start_button(annotator, campaign):
     assert reverse("labeling:instructions") in page
 
 
+def test_a_platform_link_narrows_home_to_its_campaign(annotator, campaign):
+    open_campaign(name="Day shift")
+    page = annotator.get(reverse("labeling:worker_home"), {"campaign": campaign.pk, "hit": 1}).content.decode()
+    assert "Night shift" in page and "Day shift" not in page
+    assert "Day shift" in annotator.get(reverse("labeling:worker_home")).content.decode()
+
+
 def test_the_tutorial_shows_all_41_labels_with_description_and_examples(annotator):
     page = annotator.get(reverse("labeling:instructions")).content.decode()
     labels = Label.objects.exclude(kind=Label.PROPOSED)
@@ -232,3 +239,14 @@ def test_home_is_not_n_plus_one_over_the_history(annotator, annotators, campaign
     with django_assert_max_num_queries(14):
         page = annotator.get(reverse("labeling:worker_home")).content.decode()
     assert page.count("Expired") == campaign.hits.count()
+
+
+def test_next_leaves_an_answer_the_autosave_already_stored_alone(annotator, campaign):
+    assignment = start_hit(annotator)
+    item = assignment.hit.items.get(position=1)
+    answer(annotator, assignment, 1, answer=item.choices[0], seconds="2")
+    answer(annotator, assignment, 1, go="next", answer=item.choices[0], seconds="5")
+    assert Response.objects.get(assignment=assignment).seconds_spent == 2  # no second write
+    answer(annotator, assignment, 1, go="next", answer=item.choices[1], seconds="1")
+    saved = Response.objects.get(assignment=assignment)
+    assert (saved.label.name, saved.seconds_spent) == (item.choices[1], 3)

@@ -17,8 +17,8 @@ from tests.labeling.hit_factory import answer_everything, make_dialogues, open_c
 pytestmark = [
     pytest.mark.postgres,
     pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL row locks (set DATABASE_URL)"),
-    # serialized_rollback: the seeded labels and quiz bank are back for every test after a flush
-    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+    # transactional: tests/conftest.py re-seeds the labels and quiz bank after each flush
+    pytest.mark.django_db(transaction=True),
 ]
 
 

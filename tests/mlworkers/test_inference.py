@@ -54,6 +54,12 @@ def test_a_batch_is_padded_to_its_own_longest_input_only():
     assert batch["token_weights"].tolist() == [[1.0, 1.0, 1.0], [1.0, 1.0, 0.0]]
 
 
+def test_inference_rounds_widths_up_to_a_multiple_of_eight():
+    batch = collate([([1, 5, 2], [0, 0, 0]), ([1, 2], [0, 0])], pad_id=0, decay=0.5, pad_to_multiple_of=8)
+    assert batch["input_ids"].shape == (2, 8)
+    assert batch["attention_mask"].sum().item() == 5 and batch["token_weights"][:, 3:].sum().item() == 0
+
+
 def test_sorted_inference_keeps_the_callers_order_and_equals_one_at_a_time(clf, examples):
     one_at_a_time = np.vstack([predict_examples(clf, [example], batch_size=1) for example in examples])
     sorted_batches = predict_examples(clf, examples, batch_size=3, sort_by_length=True)

@@ -234,6 +234,11 @@ def test_self_label_rounds_report_four_rounds_for_both_models_and_register_them(
     assert dialogue_version.metrics["test"]["n"] == 6 and len(dialogue_version.metrics["rounds"]) == 4
     assert ModelVersion.objects.get(pk=job.result["fasttext_version"]).kind == ModelVersion.FASTTEXT
 
+    # the chain's last step annotates the corpus with the newest dialogue classifier
+    (bulk,) = pipeline.run_steps(["bulk_annotate"])
+    assert bulk.status == JobRun.SUCCEEDED and bulk.parameters == {"model_version_id": dialogue_version.pk}
+    assert Prediction.objects.filter(model_version=dialogue_version).count() == Turn.objects.count()
+
 
 def test_the_run_pipeline_command_runs_each_step_as_a_job_and_skips_gold_steps_without_gold(weak_version):
     make_corpus()

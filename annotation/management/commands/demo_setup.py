@@ -21,6 +21,10 @@ class Command(BaseCommand):
         self._create_researcher()
         demo_dir = Path(settings.BASE_DIR) / "demo" / "subtitles"
         call_command("ingest", str(demo_dir), "--genre", "Drama", stdout=self.stdout)
+        # torch is imported only here, not when Django loads the command list
+        from mlworkers.pipeline import run_demo_pipeline
+
+        run_demo_pipeline(self.stdout)
         self.stdout.write(self.style.SUCCESS(f"Demo ready. Log in as {DEMO_USERNAME} / {DEMO_PASSWORD}."))
 
     def _create_researcher(self) -> None:

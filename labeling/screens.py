@@ -1,0 +1,89 @@
+"""What a HIT's screens show, read from the database once per process and HIT.
+
+A HIT's items (position, dialogue, target turn, frozen choices, quiz question) never change once
+it is built, and neither do the turns of its dialogues, yet every Next would otherwise read them
+again (item, turns, screen count: three queries). Each gunicorn process keeps the screens of the
+HITs it recently served, for a bounded time and number of HITs, so a quiz question edited by a
+researcher shows up within SCREENS_TTL_SECONDS and memory stays bounded.
+
+Nothing here decides who may see a screen: views look the assignment up for the signed-in user
+first. The cached quiz question is only ever rendered by its text; its gold label and explanation
+reach the browser through the feedback page after submission, never from here.
+"""
+
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime
+
+from annotation.models import Turn
+from labeling.models import HIT, HITItem
+
+SCREENS_TTL_SECONDS = 300
+MAX_CACHED_HITS = 2000  # about 20 screens each: a few MB per process at most
+
+
+@dataclass(frozen=True)
+class Screen:
+    """One screen: its item (read-only, shared between requests) and the turns to show,
+    as (text, is_the_turn_to_label)."""
+
+    item: HITItem
+    turns: tuple[tuple[str, bool], ...]
+
+
+@dataclass(frozen=True)
+class _Cached:
+    screens: dict[int, Screen]
+    expires_at: float
+
+
+_cache: OrderedDict[tuple[int, datetime], _Cached] = OrderedDict()
+_lock = threading.Lock()
+
+
+def screens_of(hit: HIT) -> dict[int, Screen]:
+    """The HIT's screens by position (1, 2, ...). Keyed with the HIT's creation time too, as a
+    database that reuses ids after a rollback could otherwise hand back another HIT's screens."""
+    key = (hit.pk, hit.created_at)
+    now = time.monotonic()
+    with _lock:
+        cached = _cache.get(key)
+        if cached is not None and cached.expires_at > now:
+            _cache.move_to_end(key)
+            return cached.screens
+    screens = _read_screens(hit.pk)
+    if screens:  # an empty HIT is never served for long; do not let it hide items added later
+        with _lock:
+            _cache[key] = _Cached(screens, now + SCREENS_TTL_SECONDS)
+            _cache.move_to_end(key)
+            while len(_cache) > MAX_CACHED_HITS:
+                _cache.popitem(last=False)
+    return screens
+
+
+def forget_all() -> None:
+    """Drop every cached screen (tests that edit a built HIT in place)."""
+    with _lock:
+        _cache.clear()
+
+
+def _read_screens(hit_id: int) -> dict[int, Screen]:
+    items = list(HITItem.objects.filter(hit_id=hit_id).select_related("quiz_question").order_by("position"))
+    dialogue_ids = [item.dialogue_id for item in items if item.dialogue_id is not None]
+    turns_by_dialogue: dict[int, list[tuple[int, str]]] = {}
+    rows = Turn.objects.filter(dialogue_id__in=dialogue_ids).order_by("dialogue_id", "position")
+    for dialogue_id, turn_id, text in rows.values_list("dialogue_id", "pk", "text"):
+        turns_by_dialogue.setdefault(dialogue_id, []).append((turn_id, text))
+    screens = {}
+    for item in items:
+        if item.is_quiz:
+            # a quiz question looks exactly like a one-turn dialogue
+            turns = ((item.quiz_question.text, True),)
+        else:
+            turns = tuple(
+                (text, turn_id == item.target_turn_id) for turn_id, text in turns_by_dialogue.get(item.dialogue_id, [])
+            )
+        screens[item.position] = Screen(item, turns)
+    return screens
