@@ -51,9 +51,7 @@ class Dialogue(models.Model):
     """A run of turns with no gap over the split threshold. Imported dialogues have no movie/file."""
 
     movie = models.ForeignKey(Movie, on_delete=models.CASCADE, null=True, blank=True, related_name="dialogues")
-    file = models.ForeignKey(
-        SubtitleFile, on_delete=models.CASCADE, null=True, blank=True, related_name="dialogues"
-    )
+    file = models.ForeignKey(SubtitleFile, on_delete=models.CASCADE, null=True, blank=True, related_name="dialogues")
     position = models.PositiveIntegerField(default=0)
     start = models.FloatField(null=True, blank=True, help_text="seconds from the start of the film")
     end = models.FloatField(null=True, blank=True)
@@ -153,10 +151,11 @@ class Prediction(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["turn", "model_version"], name="prediction_unique_turn_version")
-        ]
+        constraints = [models.UniqueConstraint(fields=["turn", "model_version"], name="prediction_unique_turn_version")]
         indexes = [models.Index(fields=["model_version", "label", "confidence"])]
+
+    def __str__(self) -> str:
+        return f"{self.label_id} ({self.confidence:.2f}) for turn {self.turn_id}"
 
 
 class TurnLabel(models.Model):
@@ -183,3 +182,6 @@ class TurnLabel(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["turn", "source"], name="turnlabel_unique_turn_source")]
         indexes = [models.Index(fields=["source", "label"])]
+
+    def __str__(self) -> str:
+        return f"{self.source} label {self.label_id} for turn {self.turn_id}"

@@ -23,7 +23,10 @@ def corpus(request: HttpRequest) -> HttpResponse:
 def subtitle_file(request: HttpRequest, pk: int) -> HttpResponse:
     file = get_object_or_404(SubtitleFile.objects.select_related("movie"), pk=pk)
     dialogues = (
-        Dialogue.objects.filter(file=file).annotate(n=Count("turns")).prefetch_related("turns").order_by("position")[:100]
+        Dialogue.objects.filter(file=file)
+        .annotate(n=Count("turns"))
+        .prefetch_related("turns")
+        .order_by("position")[:100]
     )
     return render(request, "annotation/subtitle_file.html", {"file": file, "dialogues": dialogues})
 

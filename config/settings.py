@@ -177,7 +177,9 @@ def _check_rule_names(names: list[str]) -> None:
 
     unknown = sorted(set(names) - set(RULE_NAMES))
     if unknown:
-        raise ConfigError(f"INGEST_DISABLED_RULES names unknown rule(s) {', '.join(unknown)}; known: {', '.join(RULE_NAMES)}")
+        raise ConfigError(
+            f"INGEST_DISABLED_RULES names unknown rule(s) {', '.join(unknown)}; known: {', '.join(RULE_NAMES)}"
+        )
 
 
 _check_rule_names(INGEST_DISABLED_RULES)

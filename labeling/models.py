@@ -24,9 +24,7 @@ class Worker(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["platform", "external_id"], name="worker_unique_platform_id")
-        ]
+        constraints = [models.UniqueConstraint(fields=["platform", "external_id"], name="worker_unique_platform_id")]
 
     def __str__(self) -> str:
         return f"{self.external_id} ({self.platform})"
@@ -120,6 +118,9 @@ class HITItem(models.Model):
         ordering = ["hit_id", "position"]
         constraints = [models.UniqueConstraint(fields=["hit", "position"], name="hititem_unique_position")]
 
+    def __str__(self) -> str:
+        return f"item {self.position} of HIT {self.hit_id}"
+
     @property
     def is_quiz(self) -> bool:
         return self.quiz_question_id is not None
@@ -149,6 +150,9 @@ class Assignment(models.Model):
         constraints = [models.UniqueConstraint(fields=["hit", "worker"], name="assignment_unique_hit_worker")]
         indexes = [models.Index(fields=["hit", "status"])]
 
+    def __str__(self) -> str:
+        return f"HIT {self.hit_id} for worker {self.worker_id} ({self.status})"
+
 
 class Response(models.Model):
     TOP3, OTHER_LIST, OTHER_NEW = "top3", "other-list", "other-new"
@@ -165,6 +169,9 @@ class Response(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["assignment", "item"], name="response_unique_item")]
+
+    def __str__(self) -> str:
+        return f"answer to item {self.item_id} ({self.method})"
 
     @property
     def answer(self) -> str:
@@ -190,6 +197,9 @@ class AggregatedLabel(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["campaign", "turn"], name="aggregated_unique_turn")]
 
+    def __str__(self) -> str:
+        return f"{self.status} for turn {self.turn_id} in campaign {self.campaign_id}"
+
 
 class PaymentEntry(models.Model):
     """The ledger. One row per assignment and kind, so paying twice is impossible by construction."""
@@ -206,3 +216,6 @@ class PaymentEntry(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["assignment", "kind"], name="payment_unique_assignment_kind")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.amount} for assignment {self.assignment_id}"

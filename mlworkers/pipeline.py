@@ -632,4 +632,3 @@ def run_demo_pipeline(stdout: TextIO | None = None, campaign_name: str = "Demo c
         {"campaign_name": campaign_name, "min_confidence": min_confidence},
         stdout=stdout,
     )
-

@@ -50,7 +50,11 @@ def tiny_corpus(db):
         )
         for position, text in enumerate(turns):
             Turn.objects.create(
-                dialogue=dialogue, position=position, text=text, start=position * 2.0, end=position * 2.0 + 1.5,
+                dialogue=dialogue,
+                position=position,
+                text=text,
+                start=position * 2.0,
+                end=position * 2.0 + 1.5,
                 token_count=len(text.split()),
             )
         dialogues.append(dialogue)

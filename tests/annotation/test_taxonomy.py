@@ -6,7 +6,14 @@ from annotation.taxonomy import EMOTIONS, INTENTS, LABEL_NAMES, TAXONOMY, canoni
 def test_the_taxonomy_has_32_emotions_8_intents_and_neutral():
     assert len(EMOTIONS) == 32
     assert INTENTS == (
-        "Agreeing", "Acknowledging", "Encouraging", "Consoling", "Sympathizing", "Suggesting", "Questioning", "Wishing",
+        "Agreeing",
+        "Acknowledging",
+        "Encouraging",
+        "Consoling",
+        "Sympathizing",
+        "Suggesting",
+        "Questioning",
+        "Wishing",
     )
     assert LABEL_NAMES[-1] == "Neutral"
     assert len(set(LABEL_NAMES)) == 41
