@@ -120,13 +120,13 @@ def fill_database(annotators: int, hits: int, seed: int) -> list[str]:
 # --- The server ---------------------------------------------------------------------------------
 
 
-def start_gunicorn(port: int, workers: int, threads: int, env: dict) -> subprocess.Popen:
+def start_gunicorn(port: int, workers: int, threads: int, worker_class: str, env: dict) -> subprocess.Popen:
     command = [
         str(REPO / ".venv" / "bin" / "gunicorn"),
         "config.wsgi:application",
         f"--bind={HOST}:{port}",
         f"--workers={workers}",
-        "--worker-class=gthread",
+        f"--worker-class={worker_class}",
         f"--threads={threads}",
         "--keep-alive=5",
         "--log-level=warning",
@@ -354,6 +354,7 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=240, help="hard limit in seconds")
     parser.add_argument("--workers", type=int, default=3, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker")
+    parser.add_argument("--worker-class", default="gthread", help="gunicorn worker class (gthread, sync)")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
@@ -379,7 +380,7 @@ def main() -> None:
         # persistent connections (the settings' default, made explicit): no connection set-up per request
         "DB_CONN_MAX_AGE": os.environ.get("DB_CONN_MAX_AGE", "60"),
     }
-    server = start_gunicorn(args.port, args.workers, args.threads, env)
+    server = start_gunicorn(args.port, args.workers, args.threads, args.worker_class, env)
     time.sleep(3)  # let every gunicorn worker finish importing the project before counting CPU
     client_cpu_before = resource.getrusage(resource.RUSAGE_SELF)
     server_cpu_before = worker_cpu_seconds(server.pid)
@@ -394,7 +395,7 @@ def main() -> None:
     checks = check_database(tally)
 
     print(
-        f"annotators={args.annotators} hits={args.hits} think={args.think}s gunicorn={args.workers}x{args.threads} threads "
+        f"annotators={args.annotators} hits={args.hits} think={args.think}s gunicorn={args.worker_class} {args.workers}x{args.threads} threads "
         f"DB_CONN_MAX_AGE={env['DB_CONN_MAX_AGE']}"
     )
     print(f"elapsed {elapsed:.1f} s, {len(tally.next_ms)} next-item requests, {len(tally.submit_ms)} submits")

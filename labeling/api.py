@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Dialogue, Label
+from labeling.campaigns import StatusChangeRefused, set_campaign_status
 from labeling.forms import candidate_dialogues
 from labeling.models import AggregatedLabel, Campaign, Worker
 from labeling.payments import approve_submitted, record_payments
@@ -23,6 +24,7 @@ from labeling.serializers import (
     ApprovedSerializer,
     CampaignReportSerializer,
     CampaignSerializer,
+    CampaignStatusSerializer,
     JobQueuedSerializer,
     LabelSerializer,
     PaymentsRecordedSerializer,
@@ -82,6 +84,19 @@ class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         """Queue the aggregation (tie-break HITs first when due); poll /api/jobs/<id>/."""
         job = start_job("labeling.aggregate_campaign", {"campaign_id": self.get_object().pk}, user=request.user)
         return Response({"job": job.pk, "status": job.status}, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(request=CampaignStatusSerializer, responses=CampaignSerializer)
+    @action(detail=True, methods=["post"], url_path="status")
+    def set_status(self, request, pk=None):
+        """Open, pause or close the campaign (draft → open ⇄ paused → closed)."""
+        campaign = self.get_object()
+        serializer = CampaignStatusSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            set_campaign_status(campaign, serializer.validated_data["status"])
+        except StatusChangeRefused as refusal:
+            raise ValidationError({"status": str(refusal)}) from refusal
+        return Response(CampaignSerializer(campaign).data)
 
     @extend_schema(request=None, responses=ApprovedSerializer)
     @action(detail=True, methods=["post"], url_path="approve-submitted")

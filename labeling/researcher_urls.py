@@ -7,6 +7,7 @@ urlpatterns = [
     path("campaigns/new/", views.campaign_create, name="campaign_create"),
     path("campaigns/<int:pk>/", views.campaign_detail, name="campaign_detail"),
     path("campaigns/<int:pk>/report/", views.campaign_report_partial, name="campaign_report"),
+    path("campaigns/<int:pk>/status/", views.campaign_status, name="campaign_status"),
     path("campaigns/<int:pk>/aggregate/", views.campaign_aggregate, name="campaign_aggregate"),
     path("campaigns/<int:pk>/approve/", views.campaign_approve_submitted, name="campaign_approve_submitted"),
     path("campaigns/<int:pk>/payments/", views.campaign_record_payments, name="campaign_record_payments"),

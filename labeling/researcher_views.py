@@ -19,6 +19,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.models import Label
+from labeling.campaigns import StatusChangeRefused, set_campaign_status
 from labeling.forms import CampaignForm
 from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, Worker
 from labeling.payments import approve_submitted, record_payments
@@ -107,6 +108,20 @@ def campaign_aggregate(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=pk)
     job = start_job("labeling.aggregate_campaign", {"campaign_id": campaign.pk}, user=request.user)
     messages.success(request, f"Aggregation queued as job {job.pk}.")
+    return redirect("labeling:campaign_detail", pk=campaign.pk)
+
+
+@staff_required
+@require_POST
+def campaign_status(request: HttpRequest, pk: int) -> HttpResponse:
+    """Open, pause or close a campaign (annotators can claim HITs only while it is open)."""
+    campaign = get_object_or_404(Campaign, pk=pk)
+    try:
+        set_campaign_status(campaign, request.POST.get("status", ""))
+    except StatusChangeRefused as refusal:
+        messages.error(request, f"Status not changed: {refusal}.")
+    else:
+        messages.success(request, f"{campaign.name} is now {campaign.get_status_display().lower()}.")
     return redirect("labeling:campaign_detail", pk=campaign.pk)
 
 

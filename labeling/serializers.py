@@ -95,6 +95,10 @@ class CampaignReportSerializer(serializers.Serializer):
     payments_due = serializers.DictField()
 
 
+class CampaignStatusSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=Campaign.STATUS_CHOICES)
+
+
 class JobQueuedSerializer(serializers.Serializer):
     job = serializers.IntegerField()
     status = serializers.CharField()

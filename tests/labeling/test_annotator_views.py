@@ -4,6 +4,7 @@ import re
 from html.parser import HTMLParser
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 from django.utils.html import escape
 
@@ -250,3 +251,47 @@ def test_next_leaves_an_answer_the_autosave_already_stored_alone(annotator, camp
     answer(annotator, assignment, 1, go="next", answer=item.choices[1], seconds="1")
     saved = Response.objects.get(assignment=assignment)
     assert (saved.label.name, saved.seconds_spent) == (item.choices[1], 3)
+
+
+def test_back_on_the_first_screen_shows_the_answer_just_changed(annotator, campaign):
+    assignment = start_hit(annotator)
+    first = assignment.hit.items.get(position=1)
+    answer(annotator, assignment, 1, answer=first.choices[0])
+    page = answer(annotator, assignment, 1, go="back", answer=first.choices[1]).content.decode()
+    assert "Dialog 1/6" in page
+    assert f'value="{first.choices[1]}" data-key="2" checked' in page
+    assert f'value="{first.choices[0]}" data-key="1" checked' not in page
+
+
+def test_next_shows_the_answer_already_stored_on_the_next_screen(annotator, campaign):
+    assignment = start_hit(annotator)
+    first, second = assignment.hit.items.get(position=1), assignment.hit.items.get(position=2)
+    answer(annotator, assignment, 1, go="next", answer=first.choices[0])
+    answer(annotator, assignment, 2, answer=second.choices[2])
+    answer(annotator, assignment, 2, go="back", answer=second.choices[2])
+    page = answer(annotator, assignment, 1, go="next", answer=first.choices[0]).content.decode()
+    assert "Dialog 2/6" in page
+    assert f'value="{second.choices[2]}" data-key="3" checked' in page
+
+
+def test_a_warm_next_reads_only_the_user_the_assignment_and_two_answers(annotator, campaign, django_assert_num_queries):
+    """The HIT's screens come from the per-process cache once read: a Next whose answer the
+    autosave already stored is the user, the assignment and one read of both screens' answers."""
+    assignment = start_hit(annotator)
+    first = assignment.hit.items.get(position=1)
+    answer(annotator, assignment, 1, answer=first.choices[0])  # the autosave; also warms the cache
+    with django_assert_num_queries(3):
+        page = answer(annotator, assignment, 1, go="next", answer=first.choices[0]).content.decode()
+    assert "Dialog 2/6" in page
+
+
+def test_the_screen_cache_still_hides_another_workers_assignment(annotator, annotators, campaign):
+    assignment = start_hit(annotator)
+    assert annotator.get(item_url(assignment, 1)).status_code == 200  # screens now cached
+    other = Client()
+    other.force_login(annotators[1])
+    assert other.get(item_url(assignment, 1)).status_code == 404
+    first = assignment.hit.items.get(position=1)
+    refused = other.post(item_url(assignment, 1, "answer_item"), {"go": "stay", "answer": first.choices[0]}, **HTMX)
+    assert refused.status_code == 404
+    assert not Response.objects.exists()
