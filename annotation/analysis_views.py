@@ -100,7 +100,10 @@ def analysis(request: HttpRequest) -> HttpResponse:
         [name for name in order if any(stats.turns_by_label[name] for stats in columns.values())],
         "Label distribution (share of labeled turns)",
     )
-    context = _common(form=form, columns=columns, tables=tables, silver=silver, chart=_figure(chart))
+    has_labels = any(stats.turns_by_label for kind, stats in columns.items() if kind != "corpus")
+    context = _common(
+        form=form, columns=columns, tables=tables, silver=silver, chart=_figure(chart), has_labels=has_labels
+    )
     return render(request, "annotation/analysis/statistics.html", context)
 
 

@@ -271,8 +271,13 @@ def save_response(
     new_label_text: str = "",
     method: str,
     seconds_spent: float = 0,
+    assignment_locked: bool = False,
 ) -> Response:
     """Record (or replace) the answer to one screen of a live assignment.
+
+    assignment_locked: the caller read `assignment` with select_for_update inside the atomic
+    block this call runs in (the autosave view does, saving a second read of the row); the lock
+    is then taken as held and only the assignment's state is checked again.
 
     Normalisation, so aggregation counts like with like:
     - a label picked from the "Other" list that is one of the screen's three choices is stored
@@ -282,8 +287,16 @@ def save_response(
     - any other new label is kept as text (new_label_text), label left empty.
     seconds_spent adds up over visits to the same screen.
     """
-    with transaction.atomic():
-        assignment = _lock_live(assignment)
+    if assignment_locked and not transaction.get_connection().in_atomic_block:
+        raise ValueError("assignment_locked=True needs the caller's transaction that holds the row lock")
+    # No savepoint inside the caller's locking transaction: a refusal rolls all of it back anyway.
+    with transaction.atomic(savepoint=not assignment_locked):
+        if assignment_locked:
+            reason = refusal_reason(assignment)
+            if reason is not None:
+                raise SubmissionRefused(reason)
+        else:
+            assignment = _lock_live(assignment)
         if item.hit_id != assignment.hit_id:
             raise SubmissionRefused("That item is not part of this HIT.")
         label, text, method = _resolve_answer(item, label_name, new_label_text, method)

@@ -9,6 +9,7 @@ import time
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -30,9 +31,13 @@ def _is_htmx(request: HttpRequest) -> bool:
     return request.headers.get("HX-Request") == "true" and "HX-History-Restore-Request" not in request.headers
 
 
-def _own_assignment(request: HttpRequest, pk: int) -> Assignment:
-    """The signed-in user's assignment, else 404 (never 403: another worker's ids stay unknowable)."""
-    return get_object_or_404(Assignment.objects.select_related("hit"), pk=pk, worker__user=request.user)
+def _own_assignment(request: HttpRequest, pk: int, *, lock: bool = False) -> Assignment:
+    """The signed-in user's assignment, else 404 (never 403: another worker's ids stay unknowable).
+    lock: also lock its row (only the assignment's: of=self), inside the caller's transaction."""
+    assignments = Assignment.objects.select_related("hit")
+    if lock:
+        assignments = assignments.select_for_update(of=("self",))
+    return get_object_or_404(assignments, pk=pk, worker__user=request.user)
 
 
 def _is_live(assignment: Assignment) -> bool:
@@ -208,6 +213,8 @@ def _item_context(assignment: Assignment, item: HITItem, error: str, saved: tupl
 def answer_item(request: HttpRequest, pk: int, position: int) -> HttpResponse:
     """Save the answer given on one screen (if any), then go where the button said:
     stay (autosave on every change), back, or next (which needs an answer)."""
+    if request.POST.get("go", "stay") == "stay" and request.POST.get("answer"):
+        return _autosave(request, pk, position)
     assignment = _own_assignment(request, pk)
     item = _item_at(assignment, position)
     go = request.POST.get("go", "stay")
@@ -215,21 +222,16 @@ def answer_item(request: HttpRequest, pk: int, position: int) -> HttpResponse:
         reason = services.refusal_reason(assignment)
         if reason is not None:
             raise SubmissionRefused(reason)
-        if go == "stay" and request.POST.get("answer"):
-            # the autosave: the browser sends it when the answer changes, so save it outright
-            # (save_response locks the assignment and replaces the stored answer)
+        # Next and Back show the neighbouring screen with its answer: one read for both
+        target = max(position - 1, 1) if go == "back" else position + 1
+        neighbour = screens.screens_of(assignment.hit).get(target)
+        stored = _stored_answers(assignment, [item.pk] + ([neighbour.item.pk] if neighbour else []))
+        changed, answered = _compare_with_stored(request, stored.get(item.pk))
+        if changed:
             _save_posted_answer(request, assignment, item)
-        else:
-            # Next and Back show the neighbouring screen with its answer: one read for both
-            target = max(position - 1, 1) if go == "back" else position + 1
-            neighbour = screens.screens_of(assignment.hit).get(target)
-            stored = _stored_answers(assignment, [item.pk] + ([neighbour.item.pk] if neighbour else []))
-            changed, answered = _compare_with_stored(request, stored.get(item.pk))
-            if changed:
-                _save_posted_answer(request, assignment, item)
-                stored.pop(item.pk, None)  # now stale (Back on the first screen shows it again)
-            elif go == "next" and not answered:
-                raise SubmissionRefused("Choose a label (or Other) before going on.")
+            stored.pop(item.pk, None)  # now stale (Back on the first screen shows it again)
+        elif go == "next" and not answered:
+            raise SubmissionRefused("Choose a label (or Other) before going on.")
     except SubmissionRefused as refused:
         return _refuse(request, assignment, item, refused.message, go)
     if go == "stay" and _is_htmx(request):
@@ -237,6 +239,22 @@ def answer_item(request: HttpRequest, pk: int, position: int) -> HttpResponse:
     if go == "stay":
         return redirect("labeling:assignment_item", pk=pk, position=position)
     return _go_to(request, assignment, target, stored)
+
+
+def _autosave(request: HttpRequest, pk: int, position: int) -> HttpResponse:
+    """The autosave (go=stay with an answer): the browser sends it when the answer changes, so it
+    is saved outright. The assignment is read once, locked, for both the ownership check and the
+    save; saving replaces the stored answer."""
+    try:
+        with transaction.atomic():
+            assignment = _own_assignment(request, pk, lock=True)
+            item = _item_at(assignment, position)
+            _save_posted_answer(request, assignment, item, assignment_locked=True)
+    except SubmissionRefused as refused:
+        return _refuse(request, assignment, item, refused.message, "stay")
+    if _is_htmx(request):
+        return render(request, "labeling/partials/save_status.html", {"message": "Saved"})
+    return redirect("labeling:assignment_item", pk=pk, position=position)
 
 
 def _stored_answers(assignment: Assignment, item_ids: list[int]) -> dict[int, tuple[str | None, str, str] | None]:
@@ -268,7 +286,9 @@ def _compare_with_stored(request: HttpRequest, stored: tuple | None) -> tuple[bo
     return name != answer, True
 
 
-def _save_posted_answer(request: HttpRequest, assignment: Assignment, item: HITItem) -> None:
+def _save_posted_answer(
+    request: HttpRequest, assignment: Assignment, item: HITItem, *, assignment_locked: bool = False
+) -> None:
     try:
         seconds = float(request.POST.get("seconds", 0) or 0)
     except ValueError:
@@ -276,13 +296,23 @@ def _save_posted_answer(request: HttpRequest, assignment: Assignment, item: HITI
     if request.POST["answer"] == NEW_LABEL:
         new_label = request.POST.get("new_label", "")
         services.save_response(
-            assignment, item, new_label_text=new_label, method=Response.OTHER_NEW, seconds_spent=seconds
+            assignment,
+            item,
+            new_label_text=new_label,
+            method=Response.OTHER_NEW,
+            seconds_spent=seconds,
+            assignment_locked=assignment_locked,
         )
     else:
         # The service stores a list pick that is one of the three choices as top3.
         label_name = request.POST["answer"]
         services.save_response(
-            assignment, item, label_name=label_name, method=Response.OTHER_LIST, seconds_spent=seconds
+            assignment,
+            item,
+            label_name=label_name,
+            method=Response.OTHER_LIST,
+            seconds_spent=seconds,
+            assignment_locked=assignment_locked,
         )
 
 

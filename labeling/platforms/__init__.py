@@ -22,8 +22,11 @@ def get_platform(name: str) -> CrowdPlatform:
 
 
 def hit_url(base_url: str, hit: HIT) -> str:
-    """The page a platform's worker is sent to for this HIT."""
-    return f"{base_url.rstrip('/')}{reverse('labeling:worker_home')}?campaign={hit.campaign_id}&hit={hit.pk}"
+    """The page a platform's worker is sent to for this HIT: the MTurk landing, which signs the
+    worker in from MTurk's own parameters (appended by MTurk) and claims a HIT of the campaign.
+    Site workers of a `local` campaign sign in and pick the campaign on the annotator home instead."""
+    landing = reverse("labeling:platform_mturk")
+    return f"{base_url.rstrip('/')}{landing}?campaign={hit.campaign_id}&hit={hit.pk}"
 
 
 def publish_campaign(campaign: Campaign, platform: CrowdPlatform, base_url: str) -> int:

@@ -1,11 +1,15 @@
 """The annotator's pages end to end through the test client, as htmx and as plain HTML."""
 
 import re
+from datetime import timedelta
 from html.parser import HTMLParser
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import escape
 
 from annotation.models import Label
@@ -294,4 +298,27 @@ def test_the_screen_cache_still_hides_another_workers_assignment(annotator, anno
     first = assignment.hit.items.get(position=1)
     refused = other.post(item_url(assignment, 1, "answer_item"), {"go": "stay", "answer": first.choices[0]}, **HTMX)
     assert refused.status_code == 404
+    assert not Response.objects.exists()
+
+
+def test_the_autosave_reads_the_assignment_once_and_locks_it(annotator, campaign):
+    assignment = start_hit(annotator)
+    first = assignment.hit.items.get(position=1)
+    annotator.get(item_url(assignment, 1))  # warms the screen cache
+    with CaptureQueriesContext(connection) as queries:
+        saved = answer(annotator, assignment, 1, answer=first.choices[1])
+    assert "Saved" in saved.content.decode()
+    reads = [q["sql"] for q in queries.captured_queries if 'FROM "labeling_assignment"' in q["sql"]]
+    assert len(reads) == 1
+    if connection.vendor == "postgresql":
+        assert "FOR UPDATE" in reads[0]
+    assert Response.objects.get(assignment=assignment).label.name == first.choices[1]
+
+
+def test_an_autosave_on_an_expired_hit_is_refused_and_stores_nothing(annotator, campaign):
+    assignment = start_hit(annotator)
+    first = assignment.hit.items.get(position=1)
+    Assignment.objects.filter(pk=assignment.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    refused = answer(annotator, assignment, 1, answer=first.choices[0]).content.decode()
+    assert "time limit" in refused
     assert not Response.objects.exists()

@@ -65,8 +65,8 @@ def campaign(db):
 
 
 def test_the_external_question_points_at_our_hit_url_escaped():
-    xml = mturk.external_question("https://site.example/labeling/?campaign=1&hit=2")
-    assert "<ExternalURL>https://site.example/labeling/?campaign=1&amp;hit=2</ExternalURL>" in xml
+    xml = mturk.external_question("https://site.example/labeling/platform/mturk/?campaign=1&hit=2")
+    assert "<ExternalURL>https://site.example/labeling/platform/mturk/?campaign=1&amp;hit=2</ExternalURL>" in xml
     assert "ExternalQuestion.xsd" in xml
 
 
