@@ -68,41 +68,19 @@ def _fast_password_hasher(settings):
 
 
 def seed_reference_data() -> None:
-    """The rows data migrations seed (the 41 labels, the built-in quiz bank), idempotently.
+    """Put back the rows data migrations seed (the 41 labels, the built-in quiz bank).
 
-    A transactional test ends with a flush that empties every table, data migrations' rows included,
-    so transactional tests put them back first instead of relying on serialized rollback (which
-    collides with the content types the flush re-creates).
+    A transactional test ends with a flush that empties every table, data migrations' rows
+    included, so transactional tests re-run the seeding functions first (both are idempotent)
+    instead of relying on serialized rollback, which collides with the content types the flush
+    re-creates.
     """
-    from annotation.models import Label
-    from annotation.taxonomy import TAXONOMY
-    from labeling.models import QuizQuestion
-    from labeling.quiz_bank import BUILTIN_QUIZ
+    from importlib import import_module
 
-    if Label.objects.filter(name__in=[s.name for s in TAXONOMY]).count() < len(TAXONOMY):
-        for position, spec in enumerate(TAXONOMY):
-            Label.objects.update_or_create(
-                name=spec.name,
-                defaults={
-                    "kind": spec.kind,
-                    "description": spec.description,
-                    "example_1": spec.examples[0],
-                    "example_2": spec.examples[1],
-                    "position": position,
-                },
-            )
-    if not QuizQuestion.objects.filter(source="builtin").exists():
-        labels = {label.name: label for label in Label.objects.all()}
-        QuizQuestion.objects.bulk_create(
-            QuizQuestion(
-                text=spec.text,
-                source="builtin",
-                gold_label=labels[spec.label],
-                choices=spec.choices,
-                explanation=spec.explanation,
-            )
-            for spec in BUILTIN_QUIZ
-        )
+    from django.apps import apps
+
+    import_module("annotation.migrations.0002_seed_labels").seed_labels(apps, None)
+    import_module("labeling.migrations.0003_seed_quiz_questions").seed_quiz(apps, None)
 
 
 @pytest.fixture(autouse=True)
