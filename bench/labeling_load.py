@@ -6,15 +6,21 @@ What it does:
 1. (re)creates the PostgreSQL database `bench_labeling` on 127.0.0.1 (override with --database-url),
    migrates it, and fills it: one open campaign of `--hits` HITs (15 dialogues + 5 quiz questions
    each, 3 workers per HIT), `--annotators` site accounts with a signed-in session each;
-2. starts gunicorn on 127.0.0.1 (gthread workers) with DATABASE_URL and SECRET_KEY set;
+2. starts gunicorn on 127.0.0.1 (--worker-class, --workers, --threads) with DATABASE_URL,
+   SECRET_KEY and DB_CONN_MAX_AGE (persistent connections, 60 s unless set) in its environment;
 3. runs one thread per annotator, sending what the browser sends with htmx: POST claim, GET the
    first screen, then per screen "think" (about --think seconds), POST the pick (the autosave,
    go=stay; --no-autosave leaves it out) and POST Next with the answer (go=next: the next-item
    request, answered with the next screen's partial), then POST submit; and again until no HIT
    is left or --duration runs out;
-4. prints p50/p95 latency of next-item and submit requests, submits/s, and checks against the
+4. prints p50/p95 latency of next-item and submit requests (each timed around its own request
+   and response only), submits/s, the CPU per request of the gunicorn workers, the PostgreSQL
+   backends and this client (its share, as it runs on the same cores), and checks against the
    database that every answer sent is stored exactly once and every HIT has exactly 3 submitted
    assignments.
+
+bench/labeling_profile.py measures the same requests in-process (CPU ms and SQL statements per
+kind, optional cProfile): the steadier figure on a shared machine.
 
 Ends with one line: p95_ms=<ms> submits_per_s=<n> lost=<n> doubled=<n>
 The machine is shared: figures are noisy. Only 127.0.0.1 is contacted.
@@ -55,7 +61,7 @@ def recreate_database(database_url: str) -> None:
 
     parts = urllib.parse.urlsplit(database_url)
     name = parts.path.lstrip("/")
-    admin_url = urllib.parse.urlunsplit(parts._replace(path="/postgres"))
+    admin_url = urllib.parse.urlunsplit(parts._replace(path="/postgres", query=""))
     with psycopg.connect(admin_url, autocommit=True) as connection:
         connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         connection.execute(f'CREATE DATABASE "{name}"')
@@ -153,6 +159,7 @@ class Tally:
     """What every annotator did, shared by all threads (appends are atomic under the GIL)."""
 
     next_ms: list[float] = field(default_factory=list)
+    next_sent_at: list[float] = field(default_factory=list)  # time.monotonic() of each next-item request
     submit_ms: list[float] = field(default_factory=list)
     claim_ms: list[float] = field(default_factory=list)
     autosave_ms: list[float] = field(default_factory=list)
@@ -230,6 +237,7 @@ def annotate(browser: Browser, tally: Tally, think: float, deadline: float, rng:
                 htmx=True,
             )
             tally.next_ms.append((time.perf_counter() - started) * 1000)
+            tally.next_sent_at.append(time.monotonic())
             if status != 200:
                 raise RuntimeError(f"answer {assignment}/{position} answered {status}")
             tally.sent[(assignment, position)] = label
@@ -245,14 +253,14 @@ def annotate(browser: Browser, tally: Tally, think: float, deadline: float, rng:
 
 
 def run_annotators(
-    port: int, sessions: list[str], think: float, duration: float, seed: int, autosave: bool
+    port: int, sessions: list[str], think: float, duration: float, seed: int, autosave: bool, ramp: float
 ) -> tuple[Tally, float]:
     tally = Tally()
     deadline = time.monotonic() + duration
 
     def body(index: int) -> None:
         rng = random.Random(seed * 1000 + index)
-        time.sleep(rng.uniform(0, think))  # arrivals spread over the first think time
+        time.sleep(rng.uniform(0, ramp))  # arrivals spread over the ramp (default: one think time)
         try:
             annotate(Browser(port, sessions[index]), tally, think, deadline, rng, autosave)
         except Exception as error:
@@ -346,12 +354,34 @@ def percentile(values: list[float], share: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[round(share * 100) - 1]
 
 
+def print_by_phase(tally: Tally, window: float = 10.0) -> None:
+    """next-item p95 per window of the run: shows whether the tail comes from the arrival burst
+    (every home page, claim and first screen at once) or from the steady state."""
+    if not tally.next_sent_at:
+        return
+    first = min(tally.next_sent_at)
+    phases: dict[int, list[float]] = defaultdict(list)
+    for sent_at, ms in zip(tally.next_sent_at, tally.next_ms, strict=True):
+        phases[int((sent_at - first) // window)].append(ms)
+    cells = [
+        f"{index * window:.0f}-{(index + 1) * window:.0f}s: {percentile(values, 0.95):.0f} ms ({len(values)})"
+        for index, values in sorted(phases.items())
+    ]
+    print("next-item p95 by phase (requests):", "; ".join(cells))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--annotators", type=int, default=100)
     parser.add_argument("--hits", type=int, default=40, help="HITs of 20 screens, 3 workers each")
     parser.add_argument("--think", type=float, default=1.0, help="mean seconds between two answers")
     parser.add_argument("--duration", type=float, default=240, help="hard limit in seconds")
+    parser.add_argument(
+        "--ramp",
+        type=float,
+        help="seconds over which the annotators arrive (default: one think time, i.e. all at once: "
+        "every home page, claim and first screen lands in the first second)",
+    )
     parser.add_argument("--workers", type=int, default=3, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker")
     parser.add_argument("--worker-class", default="gthread", help="gunicorn worker class (gthread, sync)")
@@ -385,7 +415,10 @@ def main() -> None:
     client_cpu_before = resource.getrusage(resource.RUSAGE_SELF)
     server_cpu_before = worker_cpu_seconds(server.pid)
     try:
-        tally, elapsed = run_annotators(args.port, sessions, args.think, args.duration, args.seed, not args.no_autosave)
+        ramp = args.think if args.ramp is None else args.ramp
+        tally, elapsed = run_annotators(
+            args.port, sessions, args.think, args.duration, args.seed, not args.no_autosave, ramp
+        )
         server_cpu = sum(worker_cpu_seconds(server.pid).values()) - sum(server_cpu_before.values())
         database_cpu = postgres_backend_cpu_seconds()
     finally:
@@ -395,7 +428,8 @@ def main() -> None:
     checks = check_database(tally)
 
     print(
-        f"annotators={args.annotators} hits={args.hits} think={args.think}s gunicorn={args.worker_class} {args.workers}x{args.threads} threads "
+        f"annotators={args.annotators} hits={args.hits} think={args.think}s gunicorn={args.worker_class} {args.workers} workers"
+        f"{f' x {args.threads} threads' if args.worker_class == 'gthread' else ''} "
         f"DB_CONN_MAX_AGE={env['DB_CONN_MAX_AGE']}"
     )
     print(f"elapsed {elapsed:.1f} s, {len(tally.next_ms)} next-item requests, {len(tally.submit_ms)} submits")
@@ -409,6 +443,7 @@ def main() -> None:
         print(
             f"{name:>9}: p50 {percentile(values, 0.5):7.1f} ms  p95 {percentile(values, 0.95):7.1f} ms  max {max(values, default=0):7.1f} ms"
         )
+    print_by_phase(tally)
     requests = len(tally.next_ms) + len(tally.submit_ms) + len(tally.claim_ms) + len(tally.autosave_ms)
     total_cpu = server_cpu + database_cpu + client_cpu
     print(

@@ -84,8 +84,7 @@ class Measured:
 
 
 def walk_one_hit(browser: Measured, rng: random.Random) -> bool:
-    if "csrftoken" not in browser.client.cookies:
-        browser.client.get("/labeling/")  # sets the CSRF cookie, as the home page does in a browser
+    browser.send("home", "GET", "/labeling/")  # also sets the CSRF cookie, as in a browser
     response = browser.send("claim", "POST", "/labeling/claim/")
     found = ASSIGNMENT.search(response.get("Location", ""))
     if response.status_code != 302 or not found:
@@ -111,7 +110,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--hits", type=int, default=6, help="HITs of 20 screens, 3 workers each")
     parser.add_argument("--annotators", type=int, default=6)
-    parser.add_argument("--profile", choices=["next", "autosave", "submit", "claim", "first screen"])
+    parser.add_argument("--profile", choices=["next", "autosave", "submit", "claim", "first screen", "home"])
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--database-url", default=DEFAULT_DATABASE_URL)
     args = parser.parse_args()

@@ -63,12 +63,6 @@ def screens_of(hit: HIT) -> dict[int, Screen]:
     return screens
 
 
-def forget_all() -> None:
-    """Drop every cached screen (tests that edit a built HIT in place)."""
-    with _lock:
-        _cache.clear()
-
-
 def _read_screens(hit_id: int) -> dict[int, Screen]:
     items = list(HITItem.objects.filter(hit_id=hit_id).select_related("quiz_question").order_by("position"))
     dialogue_ids = [item.dialogue_id for item in items if item.dialogue_id is not None]
