@@ -1,12 +1,10 @@
 """Aggregations, tie-breaks and payments racing for real: threads, each with its own PostgreSQL
 connection. SQLite serialises writers and ignores row locks, so these only mean something there."""
 
-import threading
-from collections.abc import Callable
 from decimal import Decimal
 
 import pytest
-from django.db import connection, connections
+from django.db import connection
 
 from annotation.models import TurnLabel
 from labeling.aggregate import aggregate_campaign
@@ -14,33 +12,13 @@ from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, PaymentE
 from labeling.payments import record_payments
 from labeling.tiebreak import create_tiebreak_hits
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
+from tests.threads import run_together
 
 pytestmark = [
     pytest.mark.postgres,
     pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL row locks (set DATABASE_URL)"),
     pytest.mark.django_db(transaction=True),
 ]
-
-
-def run_together(count: int, work: Callable[[], object]) -> list:
-    barrier = threading.Barrier(count)
-    results: list = [None] * count
-
-    def body(index: int) -> None:
-        try:
-            barrier.wait()
-            results[index] = work()
-        except Exception as error:
-            results[index] = error
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=body, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return results
 
 
 @pytest.fixture
@@ -55,20 +33,20 @@ def campaign():
 
 
 def test_concurrent_aggregations_write_each_row_once(campaign):
-    results = run_together(4, lambda: aggregate_campaign(Campaign.objects.get(pk=campaign.pk)))
+    results = run_together(4, lambda _index: aggregate_campaign(Campaign.objects.get(pk=campaign.pk)))
     assert [r for r in results if isinstance(r, Exception)] == []
     assert AggregatedLabel.objects.filter(campaign=campaign).count() == 6
     assert TurnLabel.objects.filter(source=TurnLabel.CROWD).count() == 3
 
 
 def test_concurrent_tie_breaks_bundle_each_item_once(campaign):
-    results = run_together(4, lambda: create_tiebreak_hits(Campaign.objects.get(pk=campaign.pk)))
+    results = run_together(4, lambda _index: create_tiebreak_hits(Campaign.objects.get(pk=campaign.pk)))
     assert [r for r in results if isinstance(r, Exception)] == []
     assert HIT.objects.filter(campaign=campaign, kind=HIT.TIE_BREAK).count() == 1
     assert HIT.objects.get(kind=HIT.TIE_BREAK).items.count() == 3
 
 
 def test_concurrent_payment_runs_pay_once(campaign):
-    results = run_together(4, lambda: record_payments(Campaign.objects.get(pk=campaign.pk)))
+    results = run_together(4, lambda _index: record_payments(Campaign.objects.get(pk=campaign.pk)))
     assert [r for r in results if isinstance(r, Exception)] == []
     assert PaymentEntry.objects.count() == 3

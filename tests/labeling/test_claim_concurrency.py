@@ -3,16 +3,15 @@
 SQLite serialises writers and ignores row locks, so these tests only mean something on PostgreSQL.
 """
 
-import threading
 from collections import Counter
-from collections.abc import Callable
 
 import pytest
-from django.db import connection, connections
+from django.db import connection
 
 from labeling.models import Assignment, Response, Worker
 from labeling.services import SubmissionRefused, build_hits, claim_next_hit, submit_assignment
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
+from tests.threads import run_together
 
 pytestmark = [
     pytest.mark.postgres,
@@ -20,28 +19,6 @@ pytestmark = [
     # transactional: tests/conftest.py re-seeds the labels and quiz bank after each flush
     pytest.mark.django_db(transaction=True),
 ]
-
-
-def run_together(count: int, work: Callable[[int], object]) -> list:
-    """Run work(0..count-1) in threads released at the same instant; return results or exceptions."""
-    barrier = threading.Barrier(count)
-    results: list = [None] * count
-
-    def body(index: int) -> None:
-        try:
-            barrier.wait()
-            results[index] = work(index)
-        except Exception as error:
-            results[index] = error
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=body, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return results
 
 
 def test_many_workers_claiming_and_submitting_at_once_fill_every_hit_exactly():

@@ -18,7 +18,7 @@ from tests.labeling.hit_factory import (
     make_dialogues,
     open_campaign,
 )
-from tests.labeling.test_claim_concurrency import run_together
+from tests.threads import run_together
 
 SANDBOX = "https://workersandbox.mturk.com"
 
