@@ -37,7 +37,7 @@ def tiny_corpus(db):
     from annotation.models import Dialogue, Movie, Turn
 
     lines = [
-        ["Where have you been all night?", "I was at the station, waiting for you.", "You could have called."],
+        ["Where were you the whole night?", "I was at the station, waiting for you.", "You could have called."],
         ["We won the cup!", "I knew you could do it."],
         ["The bridge is out.", "Then we take the ferry.", "Fine, let's go."],
         ["I miss the old house.", "So do I, every single day."],
