@@ -1,5 +1,4 @@
 from django.contrib.admin.views.decorators import staff_member_required
-from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
@@ -22,12 +21,7 @@ def corpus(request: HttpRequest) -> HttpResponse:
 @staff_member_required
 def subtitle_file(request: HttpRequest, pk: int) -> HttpResponse:
     file = get_object_or_404(SubtitleFile.objects.select_related("movie"), pk=pk)
-    dialogues = (
-        Dialogue.objects.filter(file=file)
-        .annotate(n=Count("turns"))
-        .prefetch_related("turns")
-        .order_by("position")[:100]
-    )
+    dialogues = Dialogue.objects.filter(file=file).prefetch_related("turns").order_by("position")[:100]
     return render(request, "annotation/subtitle_file.html", {"file": file, "dialogues": dialogues})
 
 

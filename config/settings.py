@@ -111,10 +111,14 @@ STATIC_URL = "static/"
 
 
 def _plotly_js_dir() -> str:
-    # plotly.js ships inside the plotly package: serve it from there instead of a CDN or a 4 MB copy in git.
-    import plotly
+    # plotly.js ships inside the plotly package: serve it from there instead of a CDN or a 4 MB copy
+    # in git. find_spec locates the package without importing it in every process at start-up.
+    from importlib.util import find_spec
 
-    return str(Path(plotly.__file__).parent / "package_data")
+    spec = find_spec("plotly")
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError("the plotly package is missing: its plotly.js is served as a static file")
+    return str(Path(next(iter(spec.submodule_search_locations))) / "package_data")
 
 
 STATICFILES_DIRS = [BASE_DIR / "static", ("vendor/plotly", _plotly_js_dir())]

@@ -56,8 +56,3 @@ def top_choices(ranked_names: Sequence[str], fallback: Sequence[str]) -> list[st
         if len(chosen) == CHOICES_PER_ITEM:
             return chosen
     raise ValueError(f"only {len(chosen)} distinct labels to offer ({chosen}); three are needed")
-
-
-def normalise_label_text(text: str) -> str:
-    """The key two typed labels are compared by: case and runs of spaces do not count."""
-    return " ".join(text.split()).casefold()

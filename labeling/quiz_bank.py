@@ -11,7 +11,7 @@ import io
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from annotation.taxonomy import TAXONOMY, canonical_label
+from annotation.taxonomy import TAXONOMY, canonical_label, normalise_label_name
 
 
 @dataclass(frozen=True)
@@ -310,7 +310,7 @@ def parse_quiz_csv(content: str, source: str, kinds: dict[str, str]) -> list[Qui
     missing = {"text", "label"} - set(reader.fieldnames or [])
     if missing:
         raise QuizFileError(f"{source}: line 1: missing column(s) {', '.join(sorted(missing))}; need text,label")
-    by_folded = {name.lower(): name for name in kinds}
+    by_folded = {normalise_label_name(name): name for name in kinds}
     specs = []
     for row in reader:
         line = reader.line_num
@@ -318,7 +318,7 @@ def parse_quiz_csv(content: str, source: str, kinds: dict[str, str]) -> list[Qui
         raw_label = (row.get("label") or "").strip()
         if not text:
             raise QuizFileError(f"{source}: line {line}: empty text")
-        label = canonical_label(raw_label) or by_folded.get(" ".join(raw_label.split()).lower())
+        label = canonical_label(raw_label) or by_folded.get(normalise_label_name(raw_label))
         if label is None:
             raise QuizFileError(f"{source}: line {line}: unknown label {raw_label!r}")
         explanation = (row.get("explanation") or "").strip() or f"The situation shows {label.lower()}."

@@ -21,7 +21,8 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn
-from labeling.bundling import normalise_label_text, plan_bundles, top_choices
+from annotation.taxonomy import normalise_label_name
+from labeling.bundling import plan_bundles, top_choices
 from labeling.models import HIT, Assignment, Campaign, HITItem, QuizQuestion, Response, Worker
 
 
@@ -330,7 +331,7 @@ def _resolve_answer(item: HITItem, label_name: str | None, new_text: str, method
     label = _label_named(label_name or "")
     if label is None:
         raise SubmissionRefused(f"There is no label called {label_name!r}.")
-    in_choices = normalise_label_text(label.name) in {normalise_label_text(c) for c in item.choices}
+    in_choices = normalise_label_name(label.name) in {normalise_label_name(c) for c in item.choices}
     if method == Response.TOP3 and not in_choices:
         raise SubmissionRefused(f"{label.name!r} is not one of this item's three choices.")
     return label, "", Response.TOP3 if in_choices else Response.OTHER_LIST

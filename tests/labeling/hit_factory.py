@@ -3,19 +3,10 @@
 Plain functions (not fixtures) so concurrency tests running in threads can call them too.
 """
 
-import pytest
-
 from annotation.models import Dialogue, Turn
 from labeling.models import Campaign
 
 FALLBACK = ["Neutral", "Joyful", "Sad"]
-
-
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    """The shared cast's passwords hashed with PBKDF2 cost a second per test; tests need no strength.
-    Import this into a test module to make it apply there."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 _LINES = [

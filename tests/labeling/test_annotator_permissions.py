@@ -11,7 +11,6 @@ from labeling.models import Assignment, Response
 from labeling.services import build_hits, claim_next_hit, worker_for_user
 from tests.labeling.hit_factory import (
     answer_everything,
-    fast_password_hashing,  # noqa: F401 (autouse fixture)
     make_dialogues,
     open_campaign,
 )

@@ -16,7 +16,6 @@ from annotation.models import Label
 from labeling.models import Assignment, Response
 from labeling.services import build_hits, worker_for_user
 from tests.labeling.hit_factory import (
-    fast_password_hashing,  # noqa: F401 (autouse fixture)
     make_dialogues,
     open_campaign,
 )

@@ -7,7 +7,6 @@ from labeling.models import Assignment, Campaign, Worker
 from labeling.services import build_hits, claim_next_hit, expire_stale_assignments, submit_assignment, worker_for_user
 from tests.labeling.hit_factory import (
     answer_everything,
-    fast_password_hashing,  # noqa: F401 (autouse fixture)
     make_dialogues,
     open_campaign,
 )

@@ -14,7 +14,6 @@ from labeling.platforms import hit_url
 from labeling.services import build_hits, submit_assignment
 from tests.labeling.hit_factory import (
     answer_everything,
-    fast_password_hashing,  # noqa: F401 (autouse fixture)
     make_dialogues,
     open_campaign,
 )
