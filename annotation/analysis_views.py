@@ -28,8 +28,8 @@ from annotation.export.query import ExportError, ExportFilters, check_request
 from annotation.export.rows import SPLITS
 from annotation.export.writers import FORMATS
 from annotation.models import ModelVersion
-from mlworkers.jobs import start_job
-from mlworkers.models import JobRun
+from jobs.models import JobRun
+from jobs.runtime import start_job
 
 KIND_CHOICES = [(kind, kind) for kind in KINDS]
 MAX_REFERENCE_BYTES = 1_000_000

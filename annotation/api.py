@@ -13,7 +13,7 @@ from annotation.analysis_views import start_export
 from annotation.export.query import ExportError, ExportFilters, check_request, stream_export
 from annotation.export.writers import CONTENT_TYPES
 from annotation.serializers import ExportJobRequestSerializer, ExportJobSerializer, StreamExportSerializer
-from mlworkers.models import JobRun
+from jobs.models import JobRun
 
 
 def _filters(data: dict) -> ExportFilters:

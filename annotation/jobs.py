@@ -1,10 +1,13 @@
-"""The annotation app's long-running jobs (see mlworkers.jobs)."""
+"""The annotation app's long-running jobs (found by jobs' autodiscovery; the export job is declared
+in annotation/export/jobs.py, imported here)."""
 
 from typing import Any
 
+from annotation.export import jobs as export_jobs  # noqa: F401  (declares export_dataset)
 from annotation.ingestion import IngestOptions, IngestReport, find_subtitle_files, ingest_file
-from mlworkers.jobs import register, report_progress
-from mlworkers.models import JobRun
+from jobs.models import JobRun
+from jobs.registry import register
+from jobs.runtime import report_progress
 
 INGEST_CHUNK_FILES = 20
 

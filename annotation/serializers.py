@@ -6,7 +6,7 @@ from rest_framework import serializers
 from annotation.analysis.records import KINDS
 from annotation.export.rows import SPLITS
 from annotation.export.writers import CSV, FORMATS, JSONL
-from mlworkers.models import JobRun
+from jobs.models import JobRun
 
 
 class ExportFiltersSerializer(serializers.Serializer):

@@ -1,4 +1,5 @@
-"""The Celery app. With no CELERY_BROKER_URL, settings make every task run in-process (eager)."""
+"""The Celery app. Its broker is CELERY_BROKER_URL (Redis), else the embedded filesystem broker
+(see settings); every job runs in a worker started by `python manage.py run_worker`."""
 
 import os
 

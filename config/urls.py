@@ -13,10 +13,12 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("corpus/", include("annotation.urls")),
     path("labeling/", include("labeling.urls")),
-    path("jobs/", include("mlworkers.urls")),
+    path("jobs/", include("jobs.urls")),
+    path("models/", include("mlworkers.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("annotation.api_urls")),
     path("api/", include("labeling.api_urls")),
+    path("api/", include("jobs.api_urls")),
     path("api/", include("mlworkers.api_urls")),
 ]

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Dialogue, Label
+from jobs.runtime import start_job
 from labeling.campaigns import StatusChangeRefused, set_campaign_status
 from labeling.forms import candidate_dialogues
 from labeling.models import AggregatedLabel, Campaign, Worker
@@ -31,7 +32,6 @@ from labeling.serializers import (
     WorkerStatsSerializer,
     WorkerStatusSerializer,
 )
-from mlworkers.jobs import start_job
 
 
 class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):

@@ -19,12 +19,12 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.models import Label
+from jobs.runtime import start_job
 from labeling.campaigns import StatusChangeRefused, set_campaign_status
 from labeling.forms import CampaignForm
 from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, Worker
 from labeling.payments import approve_submitted, record_payments
 from labeling.reports import accept_proposed_label, campaign_report
-from mlworkers.jobs import start_job
 
 
 def staff_required(view: Callable) -> Callable:

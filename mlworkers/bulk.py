@@ -18,8 +18,8 @@ from typing import Any
 from django.db import transaction
 
 from annotation.models import Label, ModelVersion, Prediction, Turn
-from mlworkers.jobs import register, report_progress
-from mlworkers.models import JobRun
+from jobs.models import JobRun
+from jobs.runtime import JobCannotRun, report_progress
 from mlworkers.registry import load_dialogue_classifier
 
 logger = logging.getLogger(__name__)
@@ -29,10 +29,9 @@ TOP_K = 5
 TurnRow = tuple[int, int, int, str]  # (turn id, dialogue id, position, text)
 
 
-@register("bulk_annotate", queue="ml")
 def annotate_corpus(
     job: JobRun,
-    model_version_id: int,
+    model_version_id: int | None = None,
     dialogue_ids: Sequence[int] | None = None,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     batch_size: int = 64,
@@ -46,7 +45,7 @@ def annotate_corpus(
     from mlworkers.ml import inference  # torch loads in the worker, never in a web process
 
     started = time.perf_counter()
-    version = ModelVersion.objects.get(pk=model_version_id)
+    version = _dialogue_version(model_version_id)
     clf = load_dialogue_classifier(version)
     inference.configure_threads()
     labels = _labels_by_name(clf.label_names)
@@ -75,6 +74,19 @@ def annotate_corpus(
         "seconds": round(seconds, 1),
         "turns_per_s": round(written / seconds, 1) if seconds else None,
     }
+
+
+def _dialogue_version(model_version_id: int | None) -> ModelVersion:
+    versions = ModelVersion.objects.filter(kind=ModelVersion.DIALOGUE)
+    version = (
+        versions.filter(pk=model_version_id).first()
+        if model_version_id is not None
+        else versions.order_by("-created_at", "-pk").first()
+    )
+    if version is None:
+        wanted = f"model version {model_version_id} is not a dialogue classifier" if model_version_id else ""
+        raise JobCannotRun(wanted or "no dialogue classifier yet: run self_label_rounds first")
+    return version
 
 
 def _predict_chunk(clf, version: ModelVersion, labels: dict[str, Label], chunk: list[TurnRow], batch_size: int):

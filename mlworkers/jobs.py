@@ -1,112 +1,103 @@
-"""Named long-running jobs, run through one Celery task that takes a JobRun id.
+"""The ML app's jobs and their typed parameters (found by jobs' autodiscovery at start-up).
 
-A job is a plain function `fn(job: JobRun, **parameters) -> dict`. Register it with `@register("kind")`;
-`start_job("kind", {...})` records a JobRun and queues it after the surrounding transaction commits.
-The function reports progress with `report_progress(job, done, total, message)`. With no broker the
-task runs in-process (settings: CELERY_TASK_ALWAYS_EAGER), so the same code serves the embedded
-default and real workers.
+The functions live in `pipeline.py` and `bulk.py`; this module declares them to the registry with
+the bounds the Jobs page, the API and the OpenAPI schema all use.
 """
 
-from collections.abc import Callable
-from typing import Any
+from typing import Literal
 
-from django.db import transaction
-from django.utils import timezone
+from pydantic import Field
 
-from mlworkers.models import JobRun
+from jobs.registry import JobParameters, register
+from mlworkers import bulk, pipeline
 
-JobFunction = Callable[..., dict[str, Any]]
-_REGISTRY: dict[str, tuple[JobFunction, str]] = {}
-
-
-class UnknownJob(KeyError):
-    pass
+SearchMethod = Literal["faiss", "chunked", "brute"]
+ModelVersionId = Field(None, ge=1, title="Model version id", description="empty: the newest one of the right kind")
+Threshold = Field(0.92, ge=0.0, le=1.0, title="Similarity threshold", description="cosine similarity, 0 to 1")
 
 
-def register(kind: str, *, queue: str = "default") -> Callable[[JobFunction], JobFunction]:
-    """Register `fn` as the job `kind`; torch jobs pass queue="ml" so GPU workers take them."""
-
-    def decorator(fn: JobFunction) -> JobFunction:
-        _REGISTRY[kind] = (fn, queue)
-        return fn
-
-    return decorator
-
-
-def job_function(kind: str) -> tuple[JobFunction, str]:
-    _load_job_modules()
-    try:
-        return _REGISTRY[kind]
-    except KeyError:
-        raise UnknownJob(f"no job named {kind!r}; known: {', '.join(sorted(_REGISTRY))}") from None
-
-
-def start_job(kind: str, parameters: dict[str, Any] | None = None, *, user=None) -> JobRun:
-    """Record a JobRun and queue it once the current transaction commits."""
-    from mlworkers.tasks import run_job_task
-
-    _, queue = job_function(kind)
-    job = JobRun.objects.create(kind=kind, parameters=parameters or {}, created_by=user)
-    transaction.on_commit(lambda: run_job_task.apply_async(args=[job.pk], queue=queue))
-    return job
-
-
-def run_job(job_id: int) -> dict[str, Any]:
-    """Run a recorded job in this process. Claimed with a conditional update so two workers
-    handed the same id never both run it."""
-    claimed = JobRun.objects.filter(pk=job_id, status=JobRun.QUEUED).update(
-        status=JobRun.RUNNING, started_at=timezone.now()
+class WeakTrainParameters(JobParameters):
+    data_path: str | None = Field(
+        None,
+        max_length=500,
+        title="Training data",
+        description="a CSV or JSONL file of text,label on the server; empty: the seed set",
     )
-    if not claimed:
-        return {"job": job_id, "skipped": "not queued"}
-    job = JobRun.objects.get(pk=job_id)
-    fn, _ = job_function(job.kind)
-    try:
-        result = fn(job, **job.parameters) or {}
-    except Exception as exc:
-        JobRun.objects.filter(pk=job_id).update(
-            status=JobRun.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now()
-        )
-        raise
-    JobRun.objects.filter(pk=job_id).update(status=JobRun.SUCCEEDED, result=result, finished_at=timezone.now())
-    return result
+    model_name: str | None = Field(None, max_length=200, title="Encoder", description="empty: WEAK_LABELER_MODEL")
+    fine_tune: bool = Field(False, title="Fine-tune the encoder", description="slower; off trains only the head")
+    epochs: int | None = Field(None, ge=1, le=50, title="Epochs", description="empty: the labeler's default")
+    name: str | None = Field(None, max_length=200, title="Model name")
 
 
-def report_progress(job: JobRun, done: int, total: int | None = None, message: str = "") -> None:
-    fields: dict[str, Any] = {"progress_done": done}
-    if total is not None:
-        fields["progress_total"] = total
-    if message:
-        fields["message"] = message[:300]
-    JobRun.objects.filter(pk=job.pk).update(**fields)
-    for name, value in fields.items():
-        setattr(job, name, value)
+class WeakApplyParameters(JobParameters):
+    model_version_id: int | None = ModelVersionId
+    chunk_size: int = Field(2000, ge=1, le=50_000, title="Turns per chunk", description="committed together")
+    batch_size: int = Field(128, ge=1, le=2048, title="Batch size")
 
 
-def requeue(job_id: int) -> JobRun:
-    """Put a failed or interrupted job back in the queue; resumable jobs skip work already done."""
-    from mlworkers.tasks import run_job_task
-
-    JobRun.objects.filter(pk=job_id).exclude(status=JobRun.SUCCEEDED).update(status=JobRun.QUEUED, error="")
-    job = JobRun.objects.get(pk=job_id)
-    _, queue = job_function(job.kind)
-    transaction.on_commit(lambda: run_job_task.apply_async(args=[job.pk], queue=queue))
-    return job
+class RankCandidatesParameters(JobParameters):
+    model_version_id: int | None = ModelVersionId
+    min_confidence: float = Field(0.9, ge=0.0, le=1.0, title="Prefilter", description="weak confidence at least")
+    per_label: int = Field(250, ge=1, le=100_000, title="Candidates per label")
+    campaign_id: int | None = Field(None, ge=1, title="Campaign id", description="build the HITs into this campaign")
+    campaign_name: str | None = Field(None, max_length=200, title="New campaign", description="or create this one")
+    seed: int = Field(13, ge=0, le=2**31 - 1, title="Shuffle seed")
 
 
-def _load_job_modules() -> None:
-    # Job functions live in the apps' `jobs` modules; importing them fills the registry.
-    from importlib import import_module
+class GoldSplitParameters(JobParameters):
+    test_fraction: float = Field(0.2, gt=0.0, lt=1.0, title="Test fraction", description="of each label's gold")
+    validation_fraction: float = Field(
+        0.1, ge=0.0, lt=1.0, title="Validation fraction", description="of what is left after the test split"
+    )
+    seed: int = Field(13, ge=0, le=2**31 - 1, title="Shuffle seed")
 
-    for module in (
-        "annotation.jobs",
-        "annotation.export.jobs",
-        "labeling.jobs",
-        "mlworkers.pipeline",
-        "mlworkers.bulk",
-    ):
-        try:
-            import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
+
+class SbertExpandParameters(JobParameters):
+    threshold: float = Threshold
+    round_number: int = Field(1, ge=1, le=100, title="Round number")
+    method: SearchMethod = Field("faiss", title="Search method")
+
+
+class SelfLabelRoundsParameters(JobParameters):
+    epochs: int = Field(2, ge=1, le=50, title="Epochs", description="of the dialogue classifier per round")
+    first_threshold: float = Field(0.92, ge=0.0, le=1.0, title="First SBERT threshold")
+    second_threshold: float = Field(0.9, ge=0.0, le=1.0, title="Second SBERT threshold")
+    self_per_label: int = Field(100, ge=1, le=100_000, title="Self labels per label")
+    self_min_confidence: float = Field(0.9, ge=0.0, le=1.0, title="Self-label confidence at least")
+    method: SearchMethod = Field("faiss", title="Search method")
+
+
+class BulkAnnotateParameters(JobParameters):
+    model_version_id: int | None = Field(
+        None, ge=1, title="Dialogue classifier id", description="empty: the newest dialogue classifier"
+    )
+    dialogue_ids: list[int] | None = Field(None, max_length=100_000, title="Only these dialogues")
+    chunk_size: int = Field(bulk.DEFAULT_CHUNK_SIZE, ge=1, le=100_000, title="Turns per chunk")
+    batch_size: int = Field(64, ge=1, le=2048, title="Batch size")
+
+
+class RunPipelineParameters(JobParameters):
+    steps: list[Literal[pipeline.STEPS]] = Field(  # type: ignore[valid-type]
+        ["weak_train", "weak_apply", "rank_candidates"], min_length=1, title="Steps", description="run in this order"
+    )
+    data_path: str | None = WeakTrainParameters.model_fields["data_path"]
+    model_name: str | None = WeakTrainParameters.model_fields["model_name"]
+    fine_tune: bool = Field(False, title="Fine-tune the weak labeler's encoder")
+    weak_epochs: int | None = Field(None, ge=1, le=50, title="Weak labeler epochs")
+    min_confidence: float | None = Field(None, ge=0.0, le=1.0, title="Prefilter", description="empty: 0.9")
+    per_label: int | None = Field(None, ge=1, le=100_000, title="Candidates per label", description="empty: 250")
+    campaign_id: int | None = Field(None, ge=1, title="Campaign id")
+    campaign_name: str | None = Field("Weak-labeled candidates", max_length=200, title="New campaign")
+    epochs: int | None = Field(None, ge=1, le=50, title="Dialogue classifier epochs")
+
+
+register("weak_train", queue="ml", parameters=WeakTrainParameters, startable=True)(pipeline.weak_train)
+register("weak_apply", queue="ml", parameters=WeakApplyParameters, startable=True)(pipeline.weak_apply)
+register("rank_candidates", parameters=RankCandidatesParameters, startable=True)(pipeline.rank_candidates)
+register("gold_split", parameters=GoldSplitParameters, startable=True)(pipeline.gold_split)
+register("sbert_expand", queue="ml", parameters=SbertExpandParameters, startable=True)(pipeline.sbert_expand)
+register("self_label_rounds", queue="ml", parameters=SelfLabelRoundsParameters, startable=True)(
+    pipeline.self_label_rounds
+)
+register("bulk_annotate", queue="ml", parameters=BulkAnnotateParameters, startable=True)(bulk.annotate_corpus)
+register("run_pipeline", queue="ml", parameters=RunPipelineParameters, startable=True)(pipeline.run_pipeline)

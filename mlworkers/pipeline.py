@@ -9,8 +9,8 @@
     self_label_rounds  the four rounds of Table 5 for the dialogue classifier and fastText
     run_pipeline       the steps above in order, each one its own JobRun
 
-Every job is registered in `mlworkers.jobs` and runs the same in-process (no broker) or on a
-Celery worker. No job runs inside a web request: views only queue them.
+Every job is declared, with its typed parameters, in `mlworkers/jobs.py` and runs in a Celery
+worker (jobs.runtime). No job runs inside a web request: views only queue them.
 """
 
 from __future__ import annotations
@@ -32,18 +32,18 @@ from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn, T
 from annotation.readability import Candidate, build_vocabulary
 from annotation.readability import rank_candidates as rank_by_readability
 from annotation.taxonomy import LABEL_NAMES
-from mlworkers import jobs
-from mlworkers.jobs import register, report_progress
+from jobs import registry
+from jobs.models import JobRun
+from jobs.runtime import JobCannotRun, report_progress, run_job
 from mlworkers.ml import rounds as rounds_core
 from mlworkers.ml.embeddings import EmbeddingStore, dialogue_embedding, normalise_rows, write_embeddings
-from mlworkers.models import JobRun
 from mlworkers.registry import artifact_path, register_model_version
 
 WEAK_SEED = Path(__file__).resolve().parent / "data" / "weak_seed.csv"
 EMBEDDINGS_SUBDIR = "embeddings"
 
 
-class NoGoldLabels(RuntimeError):
+class NoGoldLabels(JobCannotRun):
     """Raised by the steps that need crowd gold labels when there are none yet."""
 
 
@@ -62,7 +62,6 @@ def newest_weak_version() -> ModelVersion | None:
 # --- 1. The weak labeler -----------------------------------------------------------------------
 
 
-@register("weak_train", queue="ml")
 def weak_train(
     job: JobRun,
     data_path: str | None = None,
@@ -102,7 +101,6 @@ def load_weak_labeler_for(version: ModelVersion):
     return load_weak_labeler(artifact_path(version))
 
 
-@register("weak_apply", queue="ml")
 def weak_apply(
     job: JobRun, model_version_id: int | None = None, chunk_size: int = 2000, batch_size: int = 128
 ) -> dict[str, Any]:
@@ -139,10 +137,13 @@ def weak_apply(
 
 def _weak_version(model_version_id: int | None) -> ModelVersion:
     if model_version_id is not None:
-        return ModelVersion.objects.get(pk=model_version_id, kind=ModelVersion.WEAK)
+        version = ModelVersion.objects.filter(pk=model_version_id, kind=ModelVersion.WEAK).first()
+        if version is None:
+            raise JobCannotRun(f"model version {model_version_id} is not a weak labeler")
+        return version
     version = newest_weak_version()
     if version is None:
-        raise ModelVersion.DoesNotExist("no weak labeler yet: run weak_train first")
+        raise JobCannotRun("no weak labeler yet: run weak_train first")
     return version
 
 
@@ -187,7 +188,6 @@ def _dialogues_in_hits():
     return HITItem.objects.filter(dialogue__isnull=False).values("dialogue_id")
 
 
-@register("rank_candidates")
 def rank_candidates(
     job: JobRun,
     model_version_id: int | None = None,
@@ -241,7 +241,6 @@ def _new_campaign(name: str, job: JobRun):
 # --- 3. Gold split, embeddings, SBERT expansion --------------------------------------------------
 
 
-@register("gold_split")
 def gold_split(job: JobRun | None = None, test_fraction: float = 0.2, validation_fraction: float = 0.1, seed: int = 13):
     """Fix the split of every crowd label that has none yet, stratified by label. A label's split
     never changes once set, so the test split is fixed before any expansion and stays fixed."""
@@ -389,7 +388,6 @@ def save_new_labels(new_labels: Sequence[rounds_core.NewLabel]) -> int:
     return len(created)
 
 
-@register("sbert_expand", queue="ml")
 def sbert_expand(job: JobRun, threshold: float = 0.92, round_number: int = 1, method: str = "faiss") -> dict[str, Any]:
     """Every unlabeled dialogue at or above `threshold` of a gold training dialogue takes that
     label on its last turn (the most similar gold wins). Test-split gold is never a source."""
@@ -441,7 +439,6 @@ def fasttext_learner() -> rounds_core.Learner:
     )
 
 
-@register("self_label_rounds", queue="ml")
 def self_label_rounds(
     job: JobRun,
     epochs: int = 2,
@@ -575,15 +572,18 @@ def _why_skip(step: str, outputs: dict[str, Any]) -> str:
 
 
 def _run_step(step: str, parameters: dict[str, Any], user, say) -> JobRun:
-    job = JobRun.objects.create(kind=step, parameters=parameters, created_by=user)
+    """One step as its own JobRun, run here, inside the worker running the chain."""
+    job = JobRun.objects.create(kind=step, parameters=registry.get(step).validate(parameters), created_by=user)
     started = time.perf_counter()
     say(f"- {step} (job #{job.pk}) ...")
     try:
-        result = jobs.run_job(job.pk)
+        result = run_job(job.pk)
     except Exception as error:
         say(f"  failed: {type(error).__name__}: {error}")
         raise
     job.refresh_from_db()
+    if job.status != JobRun.SUCCEEDED:
+        raise JobCannotRun(f"step {step} (job #{job.pk}) {job.status}: {job.error or job.message}")
     say(f"  done in {time.perf_counter() - started:.1f} s: {job.message or _summary(result)}")
     return job
 
@@ -608,27 +608,31 @@ def _summary(result: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in result.items() if isinstance(v, int | float | str))[:200]
 
 
-@register("run_pipeline", queue="ml")
 def run_pipeline(job: JobRun, steps: Sequence[str] | None = None, **options) -> dict[str, Any]:
     """The chain as one job: each step its own JobRun, run inside this worker one after another
     (queuing them would deadlock a worker with concurrency 1 waiting on itself)."""
     steps = list(steps or STEPS)
+    log: list[str] = []
+
+    def note(text: str) -> None:
+        log.append(text.strip())
+        report_progress(job, job.progress_done, len(steps), text.strip())
+
     report_progress(job, 0, len(steps), "starting")
     children = run_steps(
         steps,
         options,
+        stdout=_LineWriter(note),
         user=job.created_by,
         on_step=lambda index, step: report_progress(job, index, len(steps), f"{step} done"),
     )
-    return {"jobs": [child.pk for child in children]}
+    return {"jobs": [child.pk for child in children], "log": log}
 
 
-def run_demo_pipeline(stdout: TextIO | None = None, campaign_name: str = "Demo campaign", min_confidence: float = 0.5):
-    """For `make demo`: train the weak labeler on the seed set, apply it, rank the candidates and
-    build the demo campaign's HITs. The prefilter is lowered to 0.5 here: the demo corpus has a few
-    dozen dialogues, and at the papers' 0.9 only a couple of last turns would qualify."""
-    return run_steps(
-        ["weak_train", "weak_apply", "rank_candidates"],
-        {"campaign_name": campaign_name, "min_confidence": min_confidence},
-        stdout=stdout,
-    )
+class _LineWriter:
+    def __init__(self, note: Callable[[str], None]):
+        self.note = note
+
+    def write(self, text: str) -> None:
+        if text.strip():
+            self.note(text)

@@ -4,9 +4,6 @@ from mlworkers import views
 
 app_name = "mlworkers"
 urlpatterns = [
-    path("", views.job_list, name="job_list"),
-    path("start/", views.job_start, name="job_start"),
-    path("<int:job_id>/", views.job_detail, name="job_detail"),
-    path("<int:job_id>/status/", views.job_status, name="job_status"),
-    path("models/<int:version_id>/", views.model_version_detail, name="model_version_detail"),
+    path("", views.model_version_list, name="model_version_list"),
+    path("<int:version_id>/", views.model_version_detail, name="model_version_detail"),
 ]

@@ -1,88 +1,16 @@
-"""The researcher's job pages (staff only): list and start jobs, watch their progress, read a model
-version's evaluation. Starting a job only records a JobRun and queues it; no model work runs here."""
+"""The researcher's model pages (staff only): the trained model versions and each one's evaluation.
+The jobs that train them are started from the Jobs pages (jobs/)."""
 
-import json
-
-from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.shortcuts import get_object_or_404, render
 
 from annotation.models import ModelVersion
-from mlworkers.jobs import start_job
-from mlworkers.models import JobRun
-
-# The jobs a researcher may start from the page, with the parameters the form starts from.
-STARTABLE_JOBS: dict[str, dict] = {
-    "run_pipeline": {
-        "steps": ["weak_train", "weak_apply", "rank_candidates"],
-        "campaign_name": "Weak-labeled candidates",
-    },
-    "weak_train": {"data_path": None, "fine_tune": False},
-    "weak_apply": {"model_version_id": None, "chunk_size": 2000},
-    "rank_candidates": {"min_confidence": 0.9, "per_label": 250, "campaign_name": None},
-    "gold_split": {},
-    "sbert_expand": {"threshold": 0.92},
-    "self_label_rounds": {"epochs": 2, "self_per_label": 100},
-    "bulk_annotate": {"model_version_id": None},
-}
-
-
-class BadJobRequest(ValueError):
-    pass
-
-
-def parse_job_request(kind: str, raw_parameters: str) -> dict:
-    """The parameters of a start request, or BadJobRequest saying what is wrong."""
-    if kind not in STARTABLE_JOBS:
-        raise BadJobRequest(f"{kind!r} is not a job you can start here")
-    try:
-        parameters = json.loads(raw_parameters or "{}")
-    except json.JSONDecodeError as error:
-        raise BadJobRequest(f"parameters are not valid JSON: {error.msg} (line {error.lineno})")
-    if not isinstance(parameters, dict):
-        raise BadJobRequest("parameters must be a JSON object")
-    return {key: value for key, value in parameters.items() if value is not None}
 
 
 @staff_member_required
-def job_list(request: HttpRequest) -> HttpResponse:
-    context = {
-        "jobs": JobRun.objects.all()[:100],
-        "model_versions": ModelVersion.objects.all()[:50],
-        "startable": [(kind, json.dumps(defaults, indent=1)) for kind, defaults in STARTABLE_JOBS.items()],
-    }
-    return render(request, "mlworkers/job_list.html", context)
-
-
-@staff_member_required
-@require_POST
-def job_start(request: HttpRequest) -> HttpResponse:
-    kind = request.POST.get("kind", "")
-    try:
-        parameters = parse_job_request(kind, request.POST.get("parameters", ""))
-    except BadJobRequest as error:
-        messages.error(request, str(error))
-        return redirect("mlworkers:job_list")
-    job = start_job(kind, parameters, user=request.user)
-    messages.success(request, f"Queued {kind} as job #{job.pk}.")
-    return redirect("mlworkers:job_detail", job_id=job.pk)
-
-
-@staff_member_required
-def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
-    job = get_object_or_404(JobRun, pk=job_id)
-    children = JobRun.objects.filter(pk__in=job.result.get("jobs", [])) if job.kind == "run_pipeline" else []
-    return render(request, "mlworkers/job_detail.html", {"job": job, "children": children})
-
-
-@staff_member_required
-def job_status(request: HttpRequest, job_id: int) -> HttpResponse:
-    """The progress partial htmx polls every 2 s; once the job is finished it renders without the
-    polling attribute, so polling stops."""
-    job = get_object_or_404(JobRun, pk=job_id)
-    return render(request, "mlworkers/partials/job_status.html", {"job": job})
+def model_version_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "mlworkers/model_version_list.html", {"model_versions": ModelVersion.objects.all()[:200]})
 
 
 @staff_member_required

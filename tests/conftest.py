@@ -62,6 +62,29 @@ def tiny_corpus(db):
 
 
 @pytest.fixture(autouse=True)
+def _queued_jobs_run_in_this_process():
+    """Tests only: a job queued by `start_job` runs in this process when its on-commit callback
+    fires (Celery eager mode), so tests need no worker. The product never does this: settings keep
+    CELERY_TASK_ALWAYS_EAGER off and every job goes to a worker (tests/jobs/test_worker.py)."""
+    from config.celery import app
+
+    saved = app.conf.task_always_eager, app.conf.task_eager_propagates
+    app.conf.task_always_eager, app.conf.task_eager_propagates = True, True
+    yield
+    app.conf.task_always_eager, app.conf.task_eager_propagates = saved
+
+
+@pytest.fixture
+def run_jobs_at_once(monkeypatch):
+    """Tests only: run a queued job at once, not after the (test-wrapped, never committed)
+    transaction, for commands that queue a job and then follow it."""
+    from jobs import runtime
+    from jobs.tasks import run_job_task
+
+    monkeypatch.setattr(runtime, "_queue", lambda job_id, queue: run_job_task.apply(args=[job_id]))
+
+
+@pytest.fixture(autouse=True)
 def _fast_password_hasher(settings):
     # PBKDF2 costs ~0.4 s a user on this machine; tests don't need slow hashes.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

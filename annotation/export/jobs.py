@@ -11,8 +11,9 @@ from django.conf import settings
 
 from annotation.export.query import ExportFilters, check_request, count_rows, export_to_path
 from annotation.export.writers import HF
-from mlworkers.jobs import register, report_progress
-from mlworkers.models import JobRun
+from jobs.models import JobRun
+from jobs.registry import register
+from jobs.runtime import report_progress
 
 EXPORT_DIR = "exports"
 

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from annotation.analysis.kl import kl_divergence
 from annotation.models import Label, Movie, SubtitleFile, TurnLabel
-from mlworkers.models import JobRun
+from jobs.models import JobRun
 from tests.annotation.export_helpers import add_labels
 
 PAGES = [

@@ -9,7 +9,7 @@ from django.http import StreamingHttpResponse
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from mlworkers.models import JobRun
+from jobs.models import JobRun
 from tests.annotation.export_helpers import GOLD, add_labels
 
 

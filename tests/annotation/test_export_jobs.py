@@ -8,8 +8,9 @@ import pytest
 from django.urls import reverse
 
 from annotation.export.jobs import export_dataset_job
-from mlworkers.jobs import job_function, start_job
-from mlworkers.models import JobRun
+from jobs.registry import get as job_spec
+from jobs.runtime import start_job
+from jobs.models import JobRun
 from tests.annotation.export_helpers import add_labels
 
 
@@ -20,7 +21,7 @@ def media(settings, tmp_path):
 
 
 def test_the_job_is_registered():
-    assert job_function("export_dataset")[0] is export_dataset_job
+    assert job_spec("export_dataset").function is export_dataset_job
 
 
 def run_export(django_capture_on_commit_callbacks, **parameters) -> JobRun:

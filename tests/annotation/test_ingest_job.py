@@ -6,8 +6,9 @@ import pytest
 from django.db import connection
 
 from annotation.models import Dialogue, SubtitleFile
-from mlworkers.jobs import job_function, run_job, start_job
-from mlworkers.models import JobRun
+from jobs.registry import get as job_spec
+from jobs.runtime import run_job, start_job
+from jobs.models import JobRun
 
 SCENES = [
     [(1.0, 2.0, "Don't go."), (2.5, 3.0, "I have to.")],
@@ -17,7 +18,7 @@ SCENES = [
 
 
 def test_the_job_is_registered_on_the_default_queue():
-    _, queue = job_function("ingest")
+    queue = job_spec("ingest").queue
     assert queue == "default"
 
 

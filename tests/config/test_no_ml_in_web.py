@@ -13,9 +13,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django.setup()
 from django.urls import resolve
 import config.urls  # every view module
-from mlworkers.jobs import job_function
+from jobs.registry import get
 for kind in ("ingest", "export_dataset", "weak_train", "bulk_annotate", "sbert_expand"):
-    job_function(kind)
+    get(kind)
 heavy = sorted(m for m in ("torch", "transformers", "sentence_transformers", "faiss", "fasttext") if m in sys.modules)
 print(",".join(heavy))
 """

@@ -10,11 +10,11 @@ from config import env
 from tests.conftest import REPO_ROOT
 
 
-def _import_settings(**overrides: str) -> subprocess.CompletedProcess:
+def _import_settings(code: str = "import config.settings", **overrides: str) -> subprocess.CompletedProcess:
     environment = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG", "DATABASE_URL"}}
     environment.update(overrides)
     return subprocess.run(
-        [sys.executable, "-c", "import config.settings"],
+        [sys.executable, "-c", code],
         cwd=REPO_ROOT,
         env=environment,
         capture_output=True,
@@ -62,10 +62,22 @@ def test_env_helpers_read_typed_values(monkeypatch):
     assert env.env_int("MISSING_INT", 7) == 7
 
 
-def test_without_a_broker_tasks_run_in_process(settings):
-    from django.conf import settings as live
+def test_without_a_broker_jobs_go_to_the_embedded_broker_never_in_process():
+    code = (
+        "import config.settings as s; print(s.CELERY_BROKER_URL, s.CELERY_TASK_ALWAYS_EAGER, s.CELERY_TASK_ACKS_LATE,"
+        " s.CELERY_BROKER_TRANSPORT_OPTIONS['data_folder_in'], hasattr(s, 'CELERY_TASK_ROUTES'))"
+    )
+    result = _import_settings(code, SECRET_KEY="x", CELERY_BROKER_URL="", BROKER_DIR="/tmp/some-broker")
+    assert result.stdout.split() == ["filesystem://", "False", "True", "/tmp/some-broker/messages", "False"]
+    with_redis = _import_settings(code.split(";")[0] + "; print(s.CELERY_BROKER_URL, s.CELERY_TASK_ALWAYS_EAGER)",
+                                  SECRET_KEY="x", CELERY_BROKER_URL="redis://127.0.0.1:6379/0")  # fmt: skip
+    assert with_redis.stdout.split() == ["redis://127.0.0.1:6379/0", "False"]
 
-    assert (live.CELERY_BROKER_URL is None) == live.CELERY_TASK_ALWAYS_EAGER
+
+@pytest.mark.parametrize(("name", "value"), [("JOB_STALE_SECONDS", "5"), ("JOB_MAX_ATTEMPTS", "0")])
+def test_job_recovery_settings_refuse_values_that_cannot_work(name, value):
+    result = _import_settings(SECRET_KEY="x", **{name: value})
+    assert result.returncode != 0 and "JOB_" in result.stderr
 
 
 def test_env_example_lists_every_variable_settings_read():

@@ -7,7 +7,7 @@ from rest_framework.test import APIClient
 from annotation.models import Label
 from labeling.aggregate import aggregate_campaign
 from labeling.models import HIT, Campaign, Worker
-from mlworkers.models import JobRun
+from jobs.models import JobRun
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 pytestmark = pytest.mark.django_db

@@ -8,10 +8,10 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Dialogue, ModelVersion, Prediction, Turn
 from annotation.taxonomy import LABEL_NAMES
-from mlworkers import jobs
+from jobs import runtime as jobs
 from mlworkers.bulk import annotate_corpus
 from mlworkers.ml.dialogue_classifier import DialogueExample, TrainConfig, build_classifier, predict_proba
-from mlworkers.models import JobRun
+from jobs.models import JobRun
 from mlworkers.registry import artifact_path, load_dialogue_classifier, register_model_version
 from tests.mlworkers.tiny_models import one_torch_thread, tiny_encoder_path
 
@@ -162,11 +162,11 @@ def test_a_failed_job_requeued_finishes_the_work(tiny_corpus, version, monkeypat
     assert predictions_of(version).count() == Turn.objects.count()
 
 
-def test_the_command_prints_progress_and_labels_the_corpus(tiny_corpus, version):
+def test_the_command_prints_progress_and_labels_the_corpus(tiny_corpus, version, run_jobs_at_once):
     out = StringIO()
     call_command("annotate_corpus", "--model-version", str(version.pk), "--chunk-size", "4", stdout=out)
     text = out.getvalue()
-    assert "annotated" in text and "/10 turns" in text and "[succeeded] 10/10 turns (100%)" in text
+    assert "queued bulk_annotate as job" in text and "100% 10/10 succeeded" in text
     assert predictions_of(version).count() == 10
 
 

@@ -10,8 +10,9 @@ from django.core.management import call_command
 
 from annotation.models import ModelVersion, Prediction, Turn, TurnLabel
 from labeling.models import HITItem
-from mlworkers import jobs, pipeline
-from mlworkers.models import JobRun
+from jobs import runtime as jobs
+from jobs.models import JobRun
+from mlworkers import pipeline
 from mlworkers.registry import artifact_path
 from tests.mlworkers.pipeline_support import DIALOGUES, add_crowd_label, last_turn, make_corpus
 from tests.mlworkers.tiny_models import write_tiny_encoder
@@ -240,7 +241,9 @@ def test_self_label_rounds_report_four_rounds_for_both_models_and_register_them(
     assert Prediction.objects.filter(model_version=dialogue_version).count() == Turn.objects.count()
 
 
-def test_the_run_pipeline_command_runs_each_step_as_a_job_and_skips_gold_steps_without_gold(weak_version):
+def test_the_run_pipeline_command_runs_each_step_as_a_job_and_skips_gold_steps_without_gold(
+    weak_version, run_jobs_at_once
+):
     make_corpus()
     out = StringIO()
     call_command("run_pipeline", steps="weak_apply,rank_candidates,sbert_expand", campaign_name="From the command",
@@ -248,15 +251,17 @@ def test_the_run_pipeline_command_runs_each_step_as_a_job_and_skips_gold_steps_w
     text = out.getvalue()
     assert "sbert_expand: skipped, no crowd gold labels yet" in text
     kinds = dict(JobRun.objects.exclude(kind="weak_train").values_list("kind", "status"))
-    assert kinds == {"weak_apply": JobRun.SUCCEEDED, "rank_candidates": JobRun.SUCCEEDED}
+    assert kinds == {"run_pipeline": JobRun.SUCCEEDED, "weak_apply": JobRun.SUCCEEDED, "rank_candidates": JobRun.SUCCEEDED}
     assert HITItem.objects.filter(hit__campaign__name="From the command", dialogue__isnull=False).count() == 12
 
 
-def test_the_demo_pipeline_trains_applies_ranks_and_builds_the_demo_campaign(db, ml_settings):
+def test_the_pipeline_job_trains_applies_ranks_and_builds_a_campaign(db, ml_settings, django_capture_on_commit_callbacks):
     make_corpus()
-    out = StringIO()
-    pipeline.run_demo_pipeline(out, min_confidence=0.0)
-    assert [job.kind for job in JobRun.objects.order_by("pk")] == ["weak_train", "weak_apply", "rank_candidates"]
+    steps = ["weak_train", "weak_apply", "rank_candidates"]
+    chain = run("run_pipeline", django_capture_on_commit_callbacks, steps=steps, campaign_name="Demo campaign",
+                min_confidence=0.0)  # fmt: skip
+    assert chain.status == JobRun.SUCCEEDED, chain.error
+    assert [job.kind for job in JobRun.objects.exclude(pk=chain.pk).order_by("pk")] == steps
     assert all(job.status == JobRun.SUCCEEDED for job in JobRun.objects.all())
+    assert chain.result["jobs"] == list(JobRun.objects.exclude(pk=chain.pk).order_by("pk").values_list("pk", flat=True))
     assert HITItem.objects.filter(hit__campaign__name="Demo campaign", dialogue__isnull=False).count() == 12
-    assert "rank_candidates" in out.getvalue()

@@ -7,12 +7,11 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import ModelVersion
-from mlworkers.models import JobRun
-from mlworkers.tasks import run_job_task
+from jobs.models import JobRun
+from jobs.tasks import run_job_task
 
 pytestmark = pytest.mark.django_db
 
-PAGES = ["mlworkers:job_list"]
 
 
 @pytest.fixture
@@ -30,15 +29,16 @@ def test_only_staff_see_the_jobs_pages_or_start_a_job(client, who, outsider, ann
     job = JobRun.objects.create(kind="weak_apply")
     version = ModelVersion.objects.create(kind=ModelVersion.WEAK, name="w", base_model="minilm")
     for url in (
-        reverse("mlworkers:job_list"),
-        reverse("mlworkers:job_detail", args=[job.pk]),
-        reverse("mlworkers:job_status", args=[job.pk]),
+        reverse("jobs:job_list"),
+        reverse("jobs:job_detail", args=[job.pk]),
+        reverse("jobs:job_status", args=[job.pk]),
+        reverse("mlworkers:model_version_list"),
         reverse("mlworkers:model_version_detail", args=[version.pk]),
     ):
         response = client.get(url)
         assert response.status_code == 302 and "login" in response["Location"], url
     with mock.patch.object(run_job_task, "apply_async") as queued:
-        response = client.post(reverse("mlworkers:job_start"), {"kind": "weak_apply", "parameters": "{}"})
+        response = client.post(reverse("jobs:job_start"), {"kind": "weak_apply"})
     assert response.status_code == 302 and "login" in response["Location"]
     assert JobRun.objects.count() == 1 and not queued.called
 
@@ -49,14 +49,14 @@ def test_starting_a_job_records_it_and_queues_it_after_commit_without_running_it
     queued_patch = mock.patch.object(run_job_task, "apply_async")
     with queued_patch as queued, django_capture_on_commit_callbacks(execute=True) as callbacks:
         response = staff_client.post(
-            reverse("mlworkers:job_start"),
-            {"kind": "rank_candidates", "parameters": '{"per_label": 50, "campaign_name": null}'},
+            reverse("jobs:job_start"),
+            {"kind": "rank_candidates", "rank_candidates-per_label": "50", "rank_candidates-min_confidence": "0.9",
+             "rank_candidates-seed": "13"},
         )
     job = JobRun.objects.get()
-    assert response.status_code == 302 and response["Location"] == reverse("mlworkers:job_detail", args=[job.pk])
-    assert (job.kind, job.parameters, job.status, job.created_by) == (
-        "rank_candidates", {"per_label": 50}, JobRun.QUEUED, researcher,
-    )  # fmt: skip
+    assert response.status_code == 302 and response["Location"] == reverse("jobs:job_detail", args=[job.pk])
+    assert (job.kind, job.status, job.created_by) == ("rank_candidates", JobRun.QUEUED, researcher)
+    assert job.parameters["per_label"] == 50 and job.parameters["min_confidence"] == 0.9  # defaults filled in
     assert len(callbacks) == 1
     queued.assert_called_once_with(args=[job.pk], queue="default")
 
@@ -64,39 +64,41 @@ def test_starting_a_job_records_it_and_queues_it_after_commit_without_running_it
 def test_torch_jobs_go_to_the_ml_queue(staff_client, django_capture_on_commit_callbacks):
     queued_patch = mock.patch.object(run_job_task, "apply_async")
     with queued_patch as queued, django_capture_on_commit_callbacks(execute=True):
-        staff_client.post(reverse("mlworkers:job_start"), {"kind": "weak_train", "parameters": "{}"})
+        staff_client.post(reverse("jobs:job_start"), {"kind": "weak_train"})
     assert queued.call_args.kwargs["queue"] == "ml"
 
 
 @pytest.mark.parametrize(
-    ("kind", "parameters", "message"),
+    ("kind", "fields", "message"),
     [
-        ("drop_tables", "{}", "is not a job you can start here"),
-        ("weak_apply", "{not json", "parameters are not valid JSON"),
-        ("weak_apply", "[1, 2]", "parameters must be a JSON object"),
+        ("drop_tables", {}, "is not a job you can start here"),
+        ("labeling.aggregate_campaign", {}, "is not a job you can start here"),  # internal jobs are not startable
+        ("weak_apply", {"weak_apply-chunk_size": "0"}, "greater than or equal to 1"),
+        ("self_label_rounds", {"self_label_rounds-epochs": "100000000"}, "less than or equal to 50"),
+        ("gold_split", {"gold_split-test_fraction": "-5"}, "greater than 0"),
+        ("sbert_expand", {"sbert_expand-method": "psychic"}, "Select a valid choice"),
     ],
 )
-def test_a_bad_start_request_says_why_and_queues_nothing(staff_client, kind, parameters, message):
+def test_a_bad_start_request_is_a_400_naming_the_field_and_queues_nothing(staff_client, kind, fields, message):
     with mock.patch.object(run_job_task, "apply_async") as queued:
-        response = staff_client.post(
-            reverse("mlworkers:job_start"), {"kind": kind, "parameters": parameters}, follow=True
-        )
+        response = staff_client.post(reverse("jobs:job_start"), {"kind": kind, **fields})
+    assert response.status_code == 400
     assert message in response.content.decode()
     assert not JobRun.objects.exists() and not queued.called
 
 
 def test_the_start_page_only_accepts_post(staff_client):
-    assert staff_client.get(reverse("mlworkers:job_start")).status_code == 405
+    assert staff_client.get(reverse("jobs:job_start")).status_code == 405
 
 
 def test_a_running_job_polls_its_status_partial_every_two_seconds(staff_client):
     job = JobRun.objects.create(kind="weak_apply", status=JobRun.RUNNING, progress_done=30, progress_total=120,
                                 message="labeled 30 of 120 turns")  # fmt: skip
-    html = staff_client.get(reverse("mlworkers:job_status", args=[job.pk])).content.decode()
-    assert f'hx-get="{reverse("mlworkers:job_status", args=[job.pk])}"' in html
+    html = staff_client.get(reverse("jobs:job_status", args=[job.pk])).content.decode()
+    assert f'hx-get="{reverse("jobs:job_status", args=[job.pk])}"' in html
     assert 'hx-trigger="every 2s"' in html
     assert "width: 25%" in html and "labeled 30 of 120 turns" in html
-    page = staff_client.get(reverse("mlworkers:job_list")).content.decode()
+    page = staff_client.get(reverse("jobs:job_list")).content.decode()
     assert 'hx-trigger="every 2s"' in page
 
 
@@ -105,7 +107,7 @@ def test_a_finished_job_stops_polling(staff_client, status):
     job = JobRun.objects.create(
         kind="weak_apply", status=status, progress_done=5, progress_total=5, error="boom" if status == "failed" else ""
     )
-    html = staff_client.get(reverse("mlworkers:job_status", args=[job.pk])).content.decode()
+    html = staff_client.get(reverse("jobs:job_status", args=[job.pk])).content.decode()
     assert "hx-get" not in html and "hx-trigger" not in html
     assert f'data-status="{status}"' in html
 
@@ -114,7 +116,7 @@ def test_the_job_page_shows_the_rounds_table(staff_client):
     row = {"round": 2, "name": "+SBERT", "training_size": 140, "dialogue_macro_f1": 0.4321, "dialogue_accuracy": 0.5,
            "fasttext_macro_f1": 0.25, "fasttext_accuracy": 0.3}  # fmt: skip
     job = JobRun.objects.create(kind="self_label_rounds", status=JobRun.SUCCEEDED, result={"table": [row]})
-    html = staff_client.get(reverse("mlworkers:job_detail", args=[job.pk])).content.decode()
+    html = staff_client.get(reverse("jobs:job_detail", args=[job.pk])).content.decode()
     assert "+SBERT" in html and "140" in html and "0.432" in html
 
 
@@ -135,7 +137,7 @@ def test_the_model_version_page_shows_metrics_per_label_scores_and_the_confusion
     assert "EB+ round 4" in html and "0.556" in html and "0.667" in html
     assert "Confusion matrix" in html
     assert "<th>Neutral</th>" not in html  # a label that never occurs is left out of the matrix
-    listing = staff_client.get(reverse("mlworkers:job_list")).content.decode()
+    listing = staff_client.get(reverse("mlworkers:model_version_list")).content.decode()
     assert "EB+ round 4" in listing and "0.556" in listing
 
 
