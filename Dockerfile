@@ -9,6 +9,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends libpq5 curl && 
 COPY pyproject.toml README.md ./
 COPY config ./config
 COPY annotation ./annotation
+COPY jobs ./jobs
 COPY labeling ./labeling
 COPY mlworkers ./mlworkers
 # torch is installed first and pinned; pass --build-arg TORCH_INDEX_URL=<PyTorch's CPU or CUDA wheel

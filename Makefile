@@ -18,11 +18,13 @@ install: $(BIN)/python
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]'
 
+# demo_setup queues the demo pipeline and runs it on a worker of its own; then honcho (Procfile)
+# runs the web server and a worker together, and Ctrl-C stops both.
 demo: install
 	DEBUG=1 $(BIN)/python manage.py migrate --noinput
-	DEBUG=1 $(BIN)/python manage.py demo_setup
+	DEBUG=1 $(BIN)/python manage.py demo_setup --with-worker
 	@echo "Serving on http://$(HOST):$(PORT)/  (researcher: demo / demo-researcher)"
-	DEBUG=1 $(BIN)/python manage.py runserver $(HOST):$(PORT)
+	DEBUG=1 HOST=$(HOST) PORT=$(PORT) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start
 
 test: install browser-deps
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -13,7 +13,6 @@ from jobs.tasks import run_job_task
 pytestmark = pytest.mark.django_db
 
 
-
 @pytest.fixture
 def staff_client(client, researcher):
     client.force_login(researcher)
@@ -50,8 +49,12 @@ def test_starting_a_job_records_it_and_queues_it_after_commit_without_running_it
     with queued_patch as queued, django_capture_on_commit_callbacks(execute=True) as callbacks:
         response = staff_client.post(
             reverse("jobs:job_start"),
-            {"kind": "rank_candidates", "rank_candidates-per_label": "50", "rank_candidates-min_confidence": "0.9",
-             "rank_candidates-seed": "13"},
+            {
+                "kind": "rank_candidates",
+                "rank_candidates-per_label": "50",
+                "rank_candidates-min_confidence": "0.9",
+                "rank_candidates-seed": "13",
+            },
         )
     job = JobRun.objects.get()
     assert response.status_code == 302 and response["Location"] == reverse("jobs:job_detail", args=[job.pk])

@@ -9,9 +9,9 @@ from django.core.management import CommandError, call_command
 from annotation.models import Dialogue, ModelVersion, Prediction, Turn
 from annotation.taxonomy import LABEL_NAMES
 from jobs import runtime as jobs
+from jobs.models import JobRun
 from mlworkers.bulk import annotate_corpus
 from mlworkers.ml.dialogue_classifier import DialogueExample, TrainConfig, build_classifier, predict_proba
-from jobs.models import JobRun
 from mlworkers.registry import artifact_path, load_dialogue_classifier, register_model_version
 from tests.mlworkers.tiny_models import one_torch_thread, tiny_encoder_path
 
@@ -155,7 +155,7 @@ def test_a_failed_job_requeued_finishes_the_work(tiny_corpus, version, monkeypat
     job.refresh_from_db()
     assert job.status == JobRun.FAILED and "worker lost" in job.error
     with django_capture_on_commit_callbacks(execute=True):
-        jobs.requeue(job.pk)
+        jobs.retry_job(job)
     job.refresh_from_db()
     assert job.status == JobRun.SUCCEEDED
     assert job.result["labeled"] == 10 and job.progress_done == job.progress_total == 10

@@ -9,9 +9,10 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import ModelVersion, Prediction, Turn, TurnLabel
-from labeling.models import HITItem
 from jobs import runtime as jobs
 from jobs.models import JobRun
+from jobs.registry import InvalidParameters
+from labeling.models import HITItem
 from mlworkers import pipeline
 from mlworkers.registry import artifact_path
 from tests.mlworkers.pipeline_support import DIALOGUES, add_crowd_label, last_turn, make_corpus
@@ -124,7 +125,7 @@ def test_weak_apply_killed_midway_and_started_again_misses_and_doubles_nothing(
     assert Prediction.objects.filter(model_version=weak_version).count() == 5  # the first chunk was committed
 
     with django_capture_on_commit_callbacks(execute=True):
-        jobs.requeue(job.pk)
+        jobs.retry_job(job)
     job.refresh_from_db()
     assert job.status == JobRun.SUCCEEDED
     assert job.result["predicted"] == 19  # only what was missing
@@ -162,8 +163,10 @@ def test_ranking_takes_last_turns_only_keeps_n_per_label_and_skips_dialogues_alr
     labels = [p.label.name for p in Prediction.objects.filter(model_version=weak_version, turn__position=1)]
     assert first.result["candidates"] == len(set(labels))  # one per predicted label
     assert all(count == 1 for count in first.result["per_label"].values())
-    strict = run("rank_candidates", django_capture_on_commit_callbacks, min_confidence=1.01)
+    strict = run("rank_candidates", django_capture_on_commit_callbacks, min_confidence=1.0)
     assert strict.result["candidates"] == 0
+    with pytest.raises(InvalidParameters, match="min_confidence"):
+        jobs.start_job("rank_candidates", {"min_confidence": 1.01})
     again = run("rank_candidates", django_capture_on_commit_callbacks, min_confidence=0.0)
     assert again.result["candidates"] == len(DIALOGUES) - first.result["candidates"]
 
@@ -237,7 +240,7 @@ def test_self_label_rounds_report_four_rounds_for_both_models_and_register_them(
 
     # the chain's last step annotates the corpus with the newest dialogue classifier
     (bulk,) = pipeline.run_steps(["bulk_annotate"])
-    assert bulk.status == JobRun.SUCCEEDED and bulk.parameters == {"model_version_id": dialogue_version.pk}
+    assert bulk.status == JobRun.SUCCEEDED and bulk.parameters["model_version_id"] == dialogue_version.pk
     assert Prediction.objects.filter(model_version=dialogue_version).count() == Turn.objects.count()
 
 
@@ -251,11 +254,17 @@ def test_the_run_pipeline_command_runs_each_step_as_a_job_and_skips_gold_steps_w
     text = out.getvalue()
     assert "sbert_expand: skipped, no crowd gold labels yet" in text
     kinds = dict(JobRun.objects.exclude(kind="weak_train").values_list("kind", "status"))
-    assert kinds == {"run_pipeline": JobRun.SUCCEEDED, "weak_apply": JobRun.SUCCEEDED, "rank_candidates": JobRun.SUCCEEDED}
+    assert kinds == {
+        "run_pipeline": JobRun.SUCCEEDED,
+        "weak_apply": JobRun.SUCCEEDED,
+        "rank_candidates": JobRun.SUCCEEDED,
+    }
     assert HITItem.objects.filter(hit__campaign__name="From the command", dialogue__isnull=False).count() == 12
 
 
-def test_the_pipeline_job_trains_applies_ranks_and_builds_a_campaign(db, ml_settings, django_capture_on_commit_callbacks):
+def test_the_pipeline_job_trains_applies_ranks_and_builds_a_campaign(
+    db, ml_settings, django_capture_on_commit_callbacks
+):
     make_corpus()
     steps = ["weak_train", "weak_apply", "rank_candidates"]
     chain = run("run_pipeline", django_capture_on_commit_callbacks, steps=steps, campaign_name="Demo campaign",
