@@ -56,7 +56,7 @@ class JobRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     serializer_class = JobRunSerializer
     permission_classes = [IsAdminUser]
 
-    @extend_schema(request=start_request_schema(), responses={202: JobRunSerializer})
+    @extend_schema(request={"application/json": start_request_schema()}, responses={202: JobRunSerializer})
     def create(self, request, *args, **kwargs):
         """Queue a job and answer at once with 202; poll the job's URL for its progress."""
         serializer = self.get_serializer(data=request.data)

@@ -163,3 +163,55 @@ def test_the_api_starts_a_job_with_202_for_staff_and_refuses_others(
     bad = client.post("/api/jobs/", {"kind": "rm_rf", "parameters": {}}, content_type="application/json")
     assert bad.status_code == 400 and "kind" in bad.json()
     assert client.get("/api/model-versions/").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("kind", "parameters", "field"),
+    [
+        ("self_label_rounds", {"epochs": 100000000}, "epochs"),
+        ("gold_split", {"test_fraction": -5}, "test_fraction"),
+        ("weak_apply", {"chunk_size": "many"}, "chunk_size"),
+        ("bulk_annotate", {"dialogue_ids": "all"}, "dialogue_ids"),
+        ("rank_candidates", {"per_lable": 5}, "per_lable"),
+    ],
+)
+def test_the_api_answers_bad_parameters_with_400_naming_the_field(staff_client, kind, parameters, field):
+    with mock.patch.object(run_job_task, "apply_async") as queued:
+        response = staff_client.post(
+            "/api/jobs/", {"kind": kind, "parameters": parameters}, content_type="application/json"
+        )
+    assert response.status_code == 400
+    assert field in response.json()["parameters"]
+    assert not JobRun.objects.exists() and not queued.called
+
+
+def test_cancel_and_retry_through_the_api_and_the_page(staff_client, django_capture_on_commit_callbacks):
+    job = JobRun.objects.create(kind="gold_split", status=JobRun.RUNNING, attempts=1)
+    assert staff_client.post(f"/api/jobs/{job.pk}/cancel/").json()["status"] == JobRun.CANCELLED
+    assert staff_client.post(f"/api/jobs/{job.pk}/cancel/").status_code == 409
+    with mock.patch.object(run_job_task, "apply_async") as queued, django_capture_on_commit_callbacks(execute=True):
+        response = staff_client.post(f"/api/jobs/{job.pk}/retry/")
+    assert response.status_code == 202 and response.json()["status"] == JobRun.QUEUED and queued.called
+    assert staff_client.post(f"/api/jobs/{job.pk}/retry/").status_code == 409
+    page = staff_client.post(reverse("jobs:job_cancel", args=[job.pk]), follow=True).content.decode()
+    assert f"Cancelled job #{job.pk}" in page and f'action="/jobs/{job.pk}/retry/"' in page
+    JobRun.objects.filter(pk=job.pk).update(status=JobRun.SUCCEEDED)
+    page = staff_client.post(reverse("jobs:job_retry", args=[job.pk]), follow=True).content.decode()
+    assert "only failed or cancelled jobs can be retried" in page
+
+
+def test_the_jobs_page_renders_a_real_form_per_job_from_its_schema(staff_client):
+    html = staff_client.get(reverse("jobs:job_list")).content.decode()
+    assert "<textarea" not in html  # no raw JSON boxes
+    assert 'name="self_label_rounds-epochs"' in html and 'max="50"' in html and 'value="2"' in html
+    assert 'name="sbert_expand-method"' in html and '<option value="brute"' in html
+    assert "of the dialogue classifier per round" in html  # help text from the schema
+
+
+def test_the_openapi_schema_shows_each_jobs_parameters(staff_client):
+    schema = staff_client.get("/api/schema/", {"format": "json"}).json()
+    body = schema["paths"]["/api/jobs/"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    kinds = {option["title"]: option["properties"]["parameters"] for option in body["oneOf"]}
+    assert {"self_label_rounds", "bulk_annotate", "gold_split", "run_pipeline"} <= set(kinds)
+    assert kinds["self_label_rounds"]["properties"]["epochs"]["maximum"] == 50
+    assert kinds["gold_split"]["properties"]["test_fraction"]["exclusiveMinimum"] == 0

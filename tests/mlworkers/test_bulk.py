@@ -180,3 +180,22 @@ def test_deleting_a_dialogue_removes_its_predictions(tiny_corpus, version, job):
     Dialogue.objects.filter(pk=tiny_corpus[0].pk).delete()
     assert predictions_of(version).count() == 7
     assert artifact_path(version).exists()
+
+
+def test_cancel_stops_a_running_bulk_annotation_within_one_chunk(tiny_corpus, version, monkeypatch):
+    import mlworkers.bulk
+
+    real_predict, calls = mlworkers.bulk._predict_chunk, {"n": 0}
+    job = JobRun.objects.create(kind="bulk_annotate", parameters={"model_version_id": version.pk, "chunk_size": 3})
+
+    def cancel_during_the_first_chunk(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            jobs.cancel_job(job, by="researcher")  # as the Jobs page would, while the chunk runs
+        return real_predict(*args, **kwargs)
+
+    monkeypatch.setattr(mlworkers.bulk, "_predict_chunk", cancel_during_the_first_chunk)
+    assert jobs.run_job(job.pk, heartbeat=False) == {"job": job.pk, "stopped": True}
+    job.refresh_from_db()
+    assert job.status == JobRun.CANCELLED and calls["n"] == 1  # no second chunk started
+    assert 0 < predictions_of(version).count() < Turn.objects.count()  # the first chunk is kept, whole
