@@ -8,7 +8,9 @@ from django.core.management import call_command
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 
-def test_demo_setup_builds_an_open_campaign_from_the_demo_subtitles_and_is_idempotent(django_user_model, run_jobs_at_once):
+def test_demo_setup_builds_an_open_campaign_from_the_demo_subtitles_and_is_idempotent(
+    django_user_model, run_jobs_at_once
+):
     from annotation.models import Dialogue, Prediction, SubtitleFile
     from labeling.models import HIT, Campaign
 
