@@ -216,5 +216,15 @@ def _recover(job: JobRun) -> bool:
     )
 
 
+def republish_queued_jobs() -> list[int]:
+    """Queue a message again for every queued job. A worker on the embedded broker runs this when it
+    starts: that broker forgets a message a killed worker had fetched but not started, which would
+    leave its job queued forever. A duplicate message is harmless: only one claim succeeds."""
+    queued = list(JobRun.objects.filter(status=JobRun.QUEUED).order_by("pk").values_list("pk", "kind"))
+    for job_id, kind in queued:
+        _queue(job_id, registry.get(kind).queue)
+    return [job_id for job_id, _ in queued]
+
+
 def _was_requeued(job: JobRun) -> bool:
     return JobRun.objects.filter(pk=job.pk, status=JobRun.QUEUED).exists()

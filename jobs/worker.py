@@ -29,7 +29,24 @@ def sweep_once() -> None:
         logger.warning("stale jobs: requeued %s, failed %s", outcome["requeued"], outcome["failed"])
 
 
+def republish_on_embedded_broker() -> None:
+    from jobs.runtime import republish_queued_jobs
+
+    if not str(settings.CELERY_BROKER_URL).startswith("filesystem://"):
+        return  # Redis redelivers an unacknowledged message itself
+    try:
+        republished = republish_queued_jobs()
+    except Exception:
+        logger.exception("republishing queued jobs failed")
+        return
+    finally:
+        connection.close()
+    if republished:
+        logger.warning("queued jobs republished at start: %s", republished)
+
+
 def _sweep_forever(every: float) -> None:
+    republish_on_embedded_broker()
     sweep_once()
     while not _stop.wait(every):
         sweep_once()

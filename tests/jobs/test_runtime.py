@@ -14,6 +14,7 @@ from jobs.runtime import (
     JobStopped,
     cancel_job,
     report_progress,
+    republish_queued_jobs,
     requeue_stale_jobs,
     retry_job,
     run_job,
@@ -122,3 +123,13 @@ def test_the_heartbeat_refreshes_a_running_job():
     Heartbeat(job.pk, job.attempts, every=60).beat()
     job.refresh_from_db()
     assert timezone.now() - job.heartbeat_at < timedelta(seconds=5)
+
+
+def test_a_worker_on_the_embedded_broker_requeues_every_queued_job_at_start(django_capture_on_commit_callbacks):
+    waiting = [JobRun.objects.create(kind="gold_split"), JobRun.objects.create(kind="weak_apply")]
+    JobRun.objects.create(kind="gold_split", status=JobRun.RUNNING)
+    with mock.patch.object(run_job_task, "apply_async") as queued, django_capture_on_commit_callbacks(execute=True):
+        assert republish_queued_jobs() == [job.pk for job in waiting]
+    assert [c.kwargs for c in queued.call_args_list] == [
+        {"args": [waiting[0].pk], "queue": "default"}, {"args": [waiting[1].pk], "queue": "ml"},
+    ]  # fmt: skip
