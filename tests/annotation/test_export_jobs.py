@@ -8,9 +8,9 @@ import pytest
 from django.urls import reverse
 
 from annotation.export.jobs import export_dataset_job
+from jobs.models import JobRun
 from jobs.registry import get as job_spec
 from jobs.runtime import start_job
-from jobs.models import JobRun
 from tests.annotation.export_helpers import add_labels
 
 

@@ -6,9 +6,9 @@ import pytest
 from django.db import connection
 
 from annotation.models import Dialogue, SubtitleFile
+from jobs.models import JobRun
 from jobs.registry import get as job_spec
 from jobs.runtime import run_job, start_job
-from jobs.models import JobRun
 
 SCENES = [
     [(1.0, 2.0, "Don't go."), (2.5, 3.0, "I have to.")],

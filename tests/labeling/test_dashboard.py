@@ -6,9 +6,9 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Label
+from jobs.models import JobRun
 from labeling.models import HIT, AggregatedLabel, Campaign, HITItem, Worker
 from labeling.services import worker_for_user
-from jobs.models import JobRun
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 pytestmark = pytest.mark.django_db
