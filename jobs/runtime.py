@@ -70,7 +70,7 @@ def cancel_job(job: JobRun, *, by: str = "") -> bool:
     progress report (within one chunk). False when the job had already finished."""
     message = f"cancelled by {by}" if by else "cancelled"
     return bool(
-        JobRun.objects.filter(pk=job.pk, status__in=JobRun.UNFINISHED).update(
+        JobRun.objects.unfinished().filter(pk=job.pk).update(
             status=JobRun.CANCELLED, message=message, finished_at=timezone.now()
         )
     )
@@ -141,7 +141,7 @@ def report_progress(job: JobRun, done: int, total: int | None = None, message: s
         fields["progress_total"] = total
     if message:
         fields["message"] = message[:300]
-    mine = JobRun.objects.filter(pk=job.pk, attempts=job.attempts, status__in=JobRun.UNFINISHED)
+    mine = JobRun.objects.unfinished().filter(pk=job.pk, attempts=job.attempts)
     if not mine.update(**fields):
         raise JobStopped(f"job {job.pk} was cancelled or taken over")
     for name, value in fields.items():
