@@ -70,9 +70,9 @@ def cancel_job(job: JobRun, *, by: str = "") -> bool:
     progress report (within one chunk). False when the job had already finished."""
     message = f"cancelled by {by}" if by else "cancelled"
     return bool(
-        JobRun.objects.unfinished().filter(pk=job.pk).update(
-            status=JobRun.CANCELLED, message=message, finished_at=timezone.now()
-        )
+        JobRun.objects.unfinished()
+        .filter(pk=job.pk)
+        .update(status=JobRun.CANCELLED, message=message, finished_at=timezone.now())
     )
 
 
