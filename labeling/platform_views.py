@@ -6,25 +6,35 @@ platform's worker id, ties it to a plain (never staff) site account, signs that 
 claims a HIT through labeling.services, so from then on the annotator pages serve them like anyone.
 
 Trust: MTurk's ExternalQuestion parameters (workerId, assignmentId, turkSubmitTo) and Prolific's
-(PROLIFIC_PID, STUDY_ID, SESSION_ID) are NOT signed. Anyone can type a worker id into the URL, so
-a worker id here is trusted exactly as far as the platform trusts it: it only ever opens that
-worker's own platform account on this site (never a site or staff account), and payment is still
-decided on the platform's side, where the returned assignment must match a real, accepted one.
+(PROLIFIC_PID, STUDY_ID, SESSION_ID) are NOT signed. So:
+- every link carries the campaign's secret entry token (labeling.entry_tokens); without it a
+  landing is a 403 and creates nothing (no user, no worker, no session);
+- new workers per client IP and per campaign and hour are capped (settings
+  PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR / _PER_CAMPAIGN_PER_HOUR): a 429, nothing created;
+- a browser signed in as another account is never switched without a confirmation posted from our
+  own page (CSRF-checked), so a forged link cannot sign a victim into the forger's worker;
+- a worker id only ever opens that worker's own platform account (never a site or staff one);
+- a platform worker's answers count only once the platform confirms the submission
+  (labeling.services.confirm_platform_submission).
 """
 
 import re
 from dataclasses import dataclass
+from datetime import timedelta
 
+from django.conf import settings
 from django.contrib.auth import get_user_model, login
 from django.db import IntegrityError, transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html
 from django.views.decorators.clickjacking import xframe_options_exempt
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_http_methods
 
 from labeling import services
+from labeling.entry_tokens import TOKEN_PARAMETER, token_matches
 from labeling.models import Assignment, Campaign, Worker
 
 # Platform ids are opaque tokens of letters and digits (MTurk: ~14 upper-case, Prolific: 24 hex).
@@ -43,8 +53,16 @@ class BadLanding(Exception):
     """A landing URL the platform would never send; the message names the parameter."""
 
 
+class BadToken(Exception):
+    """The link's entry token is missing or not the campaign's."""
+
+
 class AccountConflict(Exception):
     """The platform worker's site account cannot be used (taken name, staff or inactive account)."""
+
+
+class SignupLimited(Exception):
+    """Too many new workers from this address, or for this campaign, in the last hour."""
 
 
 @dataclass(frozen=True)
@@ -60,13 +78,15 @@ class Landing:
 # --- Entry points -------------------------------------------------------------------------------
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])  # POST: the confirmation to switch accounts
 @xframe_options_exempt  # MTurk shows the ExternalQuestion inside an iframe on its own site
 def mturk_landing(request: HttpRequest) -> HttpResponse:
     try:
         landing = _mturk_landing(request.GET)
     except BadLanding as bad:
         return _bad_request(request, str(bad))
+    except BadToken:
+        return _bad_token(request)
     if landing.preview:
         return render(request, "labeling/platform/preview.html", {"campaign": landing.campaign, "platform": "MTurk"})
     if request.headers.get("Sec-Fetch-Dest") == "iframe":
@@ -80,12 +100,14 @@ def mturk_landing(request: HttpRequest) -> HttpResponse:
     return _land(request, landing)
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])
 def prolific_landing(request: HttpRequest) -> HttpResponse:
     try:
         landing = _prolific_landing(request.GET)
     except BadLanding as bad:
         return _bad_request(request, str(bad))
+    except BadToken:
+        return _bad_token(request)
     return _land(request, landing)
 
 
@@ -159,7 +181,16 @@ def _campaign(params) -> Campaign:
             raise BadLanding(f"{name} must be a number; got {params[name][:80]!r}.")
     if not params.get("campaign"):
         raise BadLanding("campaign is missing from the link.")
-    return get_object_or_404(Campaign, pk=int(params["campaign"]))
+    campaign = Campaign.objects.filter(pk=int(params["campaign"])).first()
+    # an unknown campaign reads like a wrong token: a forged link learns nothing
+    if campaign is None or not token_matches(campaign, params.get(TOKEN_PARAMETER)):
+        raise BadToken()
+    return campaign
+
+
+def _bad_token(request: HttpRequest) -> HttpResponse:
+    message = "This link is not a valid link of an open study (its entry token is missing or out of date)."
+    return _problem(request, "This link is not valid", message, status=403)
 
 
 def _bad_request(request: HttpRequest, message: str) -> HttpResponse:
@@ -176,10 +207,16 @@ def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
     if campaign.status != Campaign.OPEN:
         message = f"The campaign “{campaign.name}” is not open for work right now. Please return the HIT."
         return _problem(request, "Campaign not open", message, status=409)
+    if _needs_confirmation(request, landing):
+        return render(
+            request, "labeling/platform/confirm_switch.html", {"landing": landing, "url": request.get_full_path()}
+        )
     try:
-        worker = platform_worker(landing.platform, landing.worker_id)
+        worker = platform_worker(landing.platform, landing.worker_id, campaign=campaign, ip=_client_ip(request))
     except AccountConflict as conflict:
         return _problem(request, "Account problem", str(conflict), status=409)
+    except SignupLimited as limited:
+        return _problem(request, "Too many new workers", str(limited), status=429)
     if worker.is_blocked:
         message = "Your worker id is blocked from taking HITs in this project. Please return the HIT."
         return _problem(request, "Not allowed", message, status=403)
@@ -204,19 +241,44 @@ def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
     return redirect(reverse("labeling:assignment_detail", args=[assignment.pk]))
 
 
+def _needs_confirmation(request: HttpRequest, landing: Landing) -> bool:
+    """A browser signed in as another account switches only after a confirmation it POSTs from
+    our own page (CSRF-checked): a link alone never signs a victim into someone else's worker."""
+    if not request.user.is_authenticated:
+        return False
+    if request.method == "POST" and request.POST.get("confirm") == "switch":
+        return False
+    account = Worker.objects.filter(platform=landing.platform, external_id=landing.worker_id).values("user_id")
+    return request.user.pk not in {row["user_id"] for row in account}
+
+
+def _client_ip(request: HttpRequest) -> str | None:
+    return request.META.get("REMOTE_ADDR") or None
+
+
 def _problem(request: HttpRequest, title: str, message: str, *, status: int) -> HttpResponse:
     return render(request, "labeling/platform/problem.html", {"title": title, "message": message}, status=status)
 
 
-def platform_worker(platform: str, external_id: str) -> Worker:
+def platform_worker(
+    platform: str, external_id: str, *, campaign: Campaign | None = None, ip: str | None = None
+) -> Worker:
     """The Worker for a platform id with its own site account, both created on first arrival.
 
     The Worker row is locked while its account is created, so two tabs landing at once create
     one account. An existing account is reused only if it is this Worker's, active, not staff and
-    without a password (see _may_sign_in_from_platform).
+    without a password (see _may_sign_in_from_platform). A new Worker counts toward the landing
+    limits of `ip` and `campaign` (SignupLimited when one is reached; nothing is created).
     """
     with transaction.atomic():
-        worker, _ = Worker.objects.select_for_update().get_or_create(platform=platform, external_id=external_id)
+        known = Worker.objects.filter(platform=platform, external_id=external_id).exists()
+        if not known:
+            _check_signup_limits(campaign, ip)
+        worker, _ = Worker.objects.select_for_update().get_or_create(
+            platform=platform,
+            external_id=external_id,
+            defaults={"signup_ip": ip, "signup_campaign": campaign},
+        )
         # a blocked worker is refused by the caller; no account is made for them
         if worker.user_id is None and not worker.is_blocked:
             worker.user = _new_account(f"{platform}-{external_id}")
@@ -225,6 +287,21 @@ def platform_worker(platform: str, external_id: str) -> Worker:
     if user is not None and not _may_sign_in_from_platform(user):
         raise AccountConflict("This worker id is linked to an account that cannot sign in from a crowd platform.")
     return worker
+
+
+def _check_signup_limits(campaign: Campaign | None, ip: str | None) -> None:
+    """Refuse a new worker past the hourly caps. The campaign row is locked first, so concurrent
+    landings on one campaign count one after another."""
+    since = timezone.now() - timedelta(hours=1)
+    if campaign is not None:
+        Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
+        limit = settings.PLATFORM_NEW_WORKERS_PER_CAMPAIGN_PER_HOUR
+        if Worker.objects.filter(signup_campaign=campaign, created_at__gte=since).count() >= limit:
+            raise SignupLimited(f"This study has taken {limit} new workers in the last hour; please try again later.")
+    if ip is not None:
+        limit = settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR
+        if Worker.objects.filter(signup_ip=ip, created_at__gte=since).count() >= limit:
+            raise SignupLimited(f"{limit} new workers came from your address in the last hour; please try again later.")
 
 
 def _may_sign_in_from_platform(user) -> bool:
