@@ -7,6 +7,9 @@ turns every link handed out before into a 403.
 """
 
 import secrets
+from urllib.parse import urlencode
+
+from django.urls import reverse
 
 from labeling.models import Campaign, new_entry_token
 
@@ -23,3 +26,17 @@ def rotate_entry_token(campaign: Campaign) -> str:
     Campaign.objects.filter(pk=campaign.pk).update(entry_token=token)
     campaign.entry_token = token
     return token
+
+
+PROLIFIC_PLACEHOLDERS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+
+
+def platform_links(base_url: str, campaign: Campaign) -> dict[str, str]:
+    """The links a researcher pastes into the platforms, token included: MTurk's ExternalQuestion
+    URL (publish_campaign adds `hit`; MTurk appends its own ids) and Prolific's study URL."""
+    base = base_url.rstrip("/")
+    query = urlencode({"campaign": campaign.pk, TOKEN_PARAMETER: campaign.entry_token})
+    return {
+        "mturk": f"{base}{reverse('labeling:platform_mturk')}?{query}",
+        "prolific": f"{base}{reverse('labeling:platform_prolific')}?{query}&{PROLIFIC_PLACEHOLDERS}",
+    }
