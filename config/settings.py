@@ -75,6 +75,8 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            # |hide_server_paths in every template: no page shows where the server keeps files
+            "builtins": ["config.templatetags.server_paths"],
         },
     },
 ]
