@@ -187,6 +187,9 @@ class Assignment(models.Model):
     # set by labeling.services.confirm_platform_submission; null on a platform worker's done
     # assignment means "pending": it holds its seat but counts toward nothing yet
     platform_confirmed_at = models.DateTimeField(null=True, blank=True)
+    # the platform's own id of this work (MTurk assignmentId, Prolific SESSION_ID), bound at the
+    # first landing: a later landing with another id cannot take the HIT over
+    platform_assignment_id = models.CharField(max_length=64, blank=True)
 
     objects = AssignmentQuerySet.as_manager()
 

@@ -73,6 +73,8 @@ class Landing:
     preview: bool
     # what the return view needs to hand the result back (stored in the session as is)
     return_info: dict
+    # the platform's id of this piece of work (MTurk assignmentId, Prolific SESSION_ID)
+    external_assignment: str = ""
 
 
 # --- Entry points -------------------------------------------------------------------------------
@@ -153,7 +155,9 @@ def _mturk_landing(params) -> Landing:
         "submit_url": submit_to + MTURK_SUBMIT_PATH,
         "external_assignment": assignment_id,
     }
-    return Landing(Worker.MTURK, worker_id, campaign, preview=False, return_info=info)
+    return Landing(
+        Worker.MTURK, worker_id, campaign, preview=False, return_info=info, external_assignment=assignment_id
+    )
 
 
 def _prolific_landing(params) -> Landing:
@@ -165,7 +169,9 @@ def _prolific_landing(params) -> Landing:
         "study": _platform_id(params, "STUDY_ID"),
         "session": _platform_id(params, "SESSION_ID"),
     }
-    return Landing(Worker.PROLIFIC, worker_id, campaign, preview=False, return_info=info)
+    return Landing(
+        Worker.PROLIFIC, worker_id, campaign, preview=False, return_info=info, external_assignment=info["session"]
+    )
 
 
 def _platform_id(params, name: str) -> str:
@@ -220,10 +226,17 @@ def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
     if worker.is_blocked:
         message = "Your worker id is blocked from taking HITs in this project. Please return the HIT."
         return _problem(request, "Not allowed", message, status=403)
+    assignment = services.claim_next_hit(worker, campaign)
+    if assignment is not None and not _bound_to(assignment, landing):
+        # someone who knows the worker id but not the platform's assignment id: no sign-in
+        message = (
+            "This HIT is open under another platform assignment of your worker id. Go back to that one, "
+            "or accept this one again once it expired."
+        )
+        return _problem(request, "HIT opened elsewhere", message, status=409)
     # login() rotates the session key (and empties the session when another user was signed in),
     # so what the return view needs is stored after it.
     login(request, worker.user, backend=MODEL_BACKEND)
-    assignment = services.claim_next_hit(worker, campaign)
     if assignment is None:
         message = "Every HIT of this campaign is taken or already done by you. Please return the HIT. Thank you!"
         return _problem(request, "No HIT left", message, status=409)
@@ -239,6 +252,19 @@ def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
         return _problem(request, "Another HIT is open", message, status=409)
     request.session[SESSION_KEY] = {**landing.return_info, "assignment": assignment.pk}
     return redirect(reverse("labeling:assignment_detail", args=[assignment.pk]))
+
+
+def _bound_to(assignment: Assignment, landing: Landing) -> bool:
+    """Bind the assignment to the platform's id of the work at its first landing (one conditional
+    UPDATE, so two racing landings bind one id); True when it is bound to this landing's id.
+    A live HIT of another campaign is left alone: the caller sends the worker back to it."""
+    if assignment.hit.campaign_id != landing.campaign.pk:
+        return True
+    Assignment.objects.filter(pk=assignment.pk, platform_assignment_id="").update(
+        platform_assignment_id=landing.external_assignment
+    )
+    bound = Assignment.objects.filter(pk=assignment.pk).values_list("platform_assignment_id", flat=True).first()
+    return bound == landing.external_assignment
 
 
 def _needs_confirmation(request: HttpRequest, landing: Landing) -> bool:

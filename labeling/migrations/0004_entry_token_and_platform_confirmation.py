@@ -36,6 +36,11 @@ class Migration(migrations.Migration):
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
+            model_name='assignment',
+            name='platform_assignment_id',
+            field=models.CharField(blank=True, max_length=64),
+        ),
+        migrations.AddField(
             model_name='campaign',
             name='entry_token',
             field=models.CharField(default=labeling.models.new_entry_token, max_length=64),

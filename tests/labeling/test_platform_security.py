@@ -247,3 +247,27 @@ def test_a_worker_holds_one_open_assignment_at_a_time(db, annotators):
     first = claim_next_hit(worker, target)
     assert claim_next_hit(worker, target) == first
     assert Assignment.objects.filter(worker=worker, status=Assignment.ACCEPTED).count() == 1
+
+
+# --- A known worker id alone does not take over a worker's HIT ----------------------------------
+
+
+def test_the_hit_is_bound_to_the_platform_assignment_that_opened_it(campaign):
+    owner = Client()
+    assert owner.get(mturk_url(campaign, assignmentId="3ASREAL")).status_code == 302
+    assignment = Assignment.objects.get()
+    assert assignment.platform_assignment_id == "3ASREAL"
+    intruder = Client()  # knows the worker id and a link's token, not MTurk's assignment id
+    response = intruder.get(mturk_url(campaign, assignmentId="3ASGUESS"))
+    assert response.status_code == 409
+    assert (
+        "sessionid" not in intruder.cookies
+        and not Session.objects.exclude(session_key=owner.cookies["sessionid"].value).exists()
+    )
+    assert Client().get(mturk_url(campaign, assignmentId="3ASREAL")).status_code == 302  # the owner, again
+
+
+def test_a_prolific_hit_is_bound_to_its_session_id(campaign):
+    assert Client().get(prolific_url(campaign, SESSION_ID="SESS1")).status_code == 302
+    assert Assignment.objects.get().platform_assignment_id == "SESS1"
+    assert Client().get(prolific_url(campaign, SESSION_ID="SESS2")).status_code == 409
