@@ -175,6 +175,9 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=True)
 if env_bool("TRUST_X_FORWARDED_PROTO", default=False):
     # behind a proxy that terminates TLS and sets this header (and strips it from clients)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# behind our own reverse proxy: count clients by the address it appends to X-Forwarded-For
+TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", default=False)
+AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 

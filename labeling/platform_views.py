@@ -33,6 +33,7 @@ from django.utils.html import format_html
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
+from config.client_ip import client_ip
 from labeling import services
 from labeling.entry_tokens import TOKEN_PARAMETER, token_matches
 from labeling.models import Assignment, Campaign, Worker
@@ -218,7 +219,7 @@ def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
             request, "labeling/platform/confirm_switch.html", {"landing": landing, "url": request.get_full_path()}
         )
     try:
-        worker = platform_worker(landing.platform, landing.worker_id, campaign=campaign, ip=_client_ip(request))
+        worker = platform_worker(landing.platform, landing.worker_id, campaign=campaign, ip=client_ip(request))
     except AccountConflict as conflict:
         return _problem(request, "Account problem", str(conflict), status=409)
     except SignupLimited as limited:
@@ -276,10 +277,6 @@ def _needs_confirmation(request: HttpRequest, landing: Landing) -> bool:
         return False
     account = Worker.objects.filter(platform=landing.platform, external_id=landing.worker_id).values("user_id")
     return request.user.pk not in {row["user_id"] for row in account}
-
-
-def _client_ip(request: HttpRequest) -> str | None:
-    return request.META.get("REMOTE_ADDR") or None
 
 
 def _problem(request: HttpRequest, title: str, message: str, *, status: int) -> HttpResponse:

@@ -271,3 +271,24 @@ def test_a_prolific_hit_is_bound_to_its_session_id(campaign):
     assert Client().get(prolific_url(campaign, SESSION_ID="SESS1")).status_code == 302
     assert Assignment.objects.get().platform_assignment_id == "SESS1"
     assert Client().get(prolific_url(campaign, SESSION_ID="SESS2")).status_code == 409
+
+
+def test_a_client_cannot_dodge_the_ip_cap_with_a_forwarded_header(campaign, settings):
+    settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR = 1
+    spoofing = {"REMOTE_ADDR": "203.0.113.7"}
+    assert Client(**spoofing, HTTP_X_FORWARDED_FOR="10.0.0.1").get(mturk_url(campaign, "W1")).status_code == 302
+    assert Client(**spoofing, HTTP_X_FORWARDED_FOR="10.0.0.2").get(mturk_url(campaign, "W2")).status_code == 429
+
+
+def test_behind_our_proxy_the_address_it_appends_is_counted(campaign, settings):
+    settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR = 1
+    settings.TRUST_X_FORWARDED_FOR = True
+    proxy = {"REMOTE_ADDR": "10.0.0.254"}
+    first = Client(**proxy, HTTP_X_FORWARDED_FOR="1.2.3.4, 198.51.100.1")
+    assert first.get(mturk_url(campaign, "W1")).status_code == 302
+    assert Worker.objects.get().signup_ip == "198.51.100.1"
+    assert Client(**proxy, HTTP_X_FORWARDED_FOR="198.51.100.2").get(mturk_url(campaign, "W2")).status_code == 302
+    # a forged first entry does not make a new address
+    assert (
+        Client(**proxy, HTTP_X_FORWARDED_FOR="9.9.9.9, 198.51.100.2").get(mturk_url(campaign, "W3")).status_code == 429
+    )
