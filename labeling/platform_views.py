@@ -46,6 +46,10 @@ MTURK_SUBMIT_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com"
 MTURK_SUBMIT_PATH = "/mturk/externalSubmit"
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
 SESSION_KEY = "platform_return"
+OPENED_ELSEWHERE = (
+    "This HIT is open under another platform assignment of your worker id. Go back to that one, "
+    "or accept this one again once it expired."
+)
 MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
 SUBMITTED = (Assignment.SUBMITTED, Assignment.APPROVED)
 
@@ -230,11 +234,7 @@ def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
     assignment = services.claim_next_hit(worker, campaign)
     if assignment is not None and not _bound_to(assignment, landing):
         # someone who knows the worker id but not the platform's assignment id: no sign-in
-        message = (
-            "This HIT is open under another platform assignment of your worker id. Go back to that one, "
-            "or accept this one again once it expired."
-        )
-        return _problem(request, "HIT opened elsewhere", message, status=409)
+        return _problem(request, "HIT opened elsewhere", OPENED_ELSEWHERE, status=409)
     # login() rotates the session key (and empties the session when another user was signed in),
     # so what the return view needs is stored after it.
     login(request, worker.user, backend=MODEL_BACKEND)
@@ -242,17 +242,21 @@ def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
         message = "Every HIT of this campaign is taken or already done by you. Please return the HIT. Thank you!"
         return _problem(request, "No HIT left", message, status=409)
     if assignment.hit.campaign_id != campaign.pk:
-        # claim_next_hit hands back a live HIT of another campaign first; its result belongs to
-        # the platform assignment that opened it, not to this one.
-        url = reverse("labeling:assignment_detail", args=[assignment.pk])
-        message = format_html(
-            'You still have an unfinished HIT of “{}”. <a href="{}">Finish it</a> first, then accept this one again.',
-            assignment.hit.campaign.name,
-            url,
-        )
-        return _problem(request, "Another HIT is open", message, status=409)
+        return _another_hit_open(request, assignment)
     request.session[SESSION_KEY] = {**landing.return_info, "assignment": assignment.pk}
     return redirect(reverse("labeling:assignment_detail", args=[assignment.pk]))
+
+
+def _another_hit_open(request: HttpRequest, assignment: Assignment) -> HttpResponse:
+    """claim_next_hit hands back a live HIT of another campaign first; its result belongs to the
+    platform assignment that opened it, not to this one."""
+    url = reverse("labeling:assignment_detail", args=[assignment.pk])
+    message = format_html(
+        'You still have an unfinished HIT of “{}”. <a href="{}">Finish it</a> first, then accept this one again.',
+        assignment.hit.campaign.name,
+        url,
+    )
+    return _problem(request, "Another HIT is open", message, status=409)
 
 
 def _bound_to(assignment: Assignment, landing: Landing) -> bool:
