@@ -100,3 +100,17 @@ def test_site_workers_count_at_once(db):
     make_answered_hit(campaign, make_workers(3), {dialogue: ["Sad", "Sad", "Joyful"]})
     assert votes(campaign) == {"Sad": 2, "Joyful": 1}
     assert not Assignment.objects.pending_confirmation().exists()
+
+
+def test_the_command_confirms_by_the_platforms_ids_all_or_nothing(mixed):
+    from django.core.management import CommandError, call_command
+
+    campaign, platform = mixed
+    for assignment, external in zip(platform, ["3ASONE", "3ASTWO"], strict=True):
+        Assignment.objects.filter(pk=assignment.pk).update(platform_assignment_id=external)
+    with pytest.raises(CommandError, match="3ASNONE: no assignment"):
+        call_command("confirm_platform_submissions", str(campaign.pk), "3ASONE", "3ASNONE")
+    assert Assignment.objects.pending_confirmation().count() == 2  # nothing half-saved
+    call_command("confirm_platform_submissions", str(campaign.pk), "3ASONE", "3ASTWO")
+    assert not Assignment.objects.pending_confirmation().exists()
+    assert votes(campaign) == {"Sad": 2, "Joyful": 2}
