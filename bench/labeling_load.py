@@ -406,6 +406,7 @@ def main() -> None:
         "DATABASE_URL": args.database_url,
         "SECRET_KEY": secret_key,
         "DEBUG": "0",
+        "SECURE_SSL_REDIRECT": "0",  # plain HTTP on loopback (the cookie jar here ignores Secure)
         "STATIC_ROOT": static_root,
         # persistent connections (the settings' default, made explicit): no connection set-up per request
         "DB_CONN_MAX_AGE": os.environ.get("DB_CONN_MAX_AGE", "60"),

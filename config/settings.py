@@ -4,6 +4,7 @@ Every variable is listed, with its default, in `.env.example`. A bad value raise
 start-up (see config/env.py).
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -42,6 +43,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "jobs",
+    "axes",
     "annotation",
     "labeling",
     "mlworkers",
@@ -56,6 +58,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # last, as django-axes asks: it turns a locked-out login into its lockout response
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -72,6 +76,8 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            # |hide_server_paths in every template: no page shows where the server keeps files
+            "builtins": ["config.templatetags.server_paths"],
         },
     },
 ]
@@ -96,8 +102,6 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
-# Sessions read from the cache first: one query less on every annotator request.
-SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -136,12 +140,51 @@ WHITENOISE_USE_FINDERS = True
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(BASE_DIR / "media")))
 MEDIA_URL = "media/"
 
-# --- Security when served for real ----------------------------------------------------------
-if not DEBUG:
-    SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", default=False)
-    CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", default=False)
+# --- Security: sessions, login throttling, deploy-safe defaults (issue 9) -------------------
+# Sessions and the cache live where every server process sees them, so a logout ends the session
+# everywhere. A per-process cache in front of sessions (cached_db over LocMemCache) kept a
+# logged-out session alive in the processes that had cached it.
+REDIS_URL = env_url("REDIS_URL", default=None, schemes=("redis", "rediss", "unix"))
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"  # the cache is shared: safe
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    SESSION_ENGINE = "django.contrib.sessions.backends.db"
+
+# django-axes: a username from one IP address is locked after LOGIN_FAILURE_LIMIT failed logins
+# for LOGIN_LOCKOUT_MINUTES; `manage.py axes_reset_username NAME` unlocks it at once.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
+_LOCKOUT_MINUTES = env_int("LOGIN_LOCKOUT_MINUTES", 15)
+AXES_COOLOFF_TIME = timedelta(minutes=_LOCKOUT_MINUTES)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_RESET_ON_SUCCESS = True
+if AXES_FAILURE_LIMIT < 1 or _LOCKOUT_MINUTES < 1:
+    raise ConfigError("LOGIN_FAILURE_LIMIT and LOGIN_LOCKOUT_MINUTES must be positive")
+
+# With DEBUG off the site is HTTPS-only unless told otherwise: `manage.py check --deploy` is clean
+# with SECRET_KEY and ALLOWED_HOSTS alone. For a plain-HTTP intranet set SECURE_SSL_REDIRECT=0,
+# SECURE_COOKIES=0 and SECURE_HSTS_SECONDS=0.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=not DEBUG)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # the container's health check speaks plain HTTP
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", default=not DEBUG)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=True)
+if env_bool("TRUST_X_FORWARDED_PROTO", default=False):
+    # behind a proxy that terminates TLS and sets this header (and strips it from clients)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# behind our own reverse proxy: count clients by the address it appends to X-Forwarded-For
+TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", default=False)
+AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+
+# Crowd-platform landings: new platform workers per client IP and per campaign in an hour.
+PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR = env_int("PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR", 10)
+PLATFORM_NEW_WORKERS_PER_CAMPAIGN_PER_HOUR = env_int("PLATFORM_NEW_WORKERS_PER_CAMPAIGN_PER_HOUR", 300)
 
 # --- Celery and jobs --------------------------------------------------------------------------
 # Every job runs in a Celery worker (`manage.py run_worker`), never in the request. With no
@@ -251,6 +294,11 @@ SPECTACULAR_SETTINGS.update(
         "SWAGGER_UI_DIST": "SIDECAR",
         "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
         "REDOC_DIST": "SIDECAR",
+        # one name per status choice set (check --deploy warns on a generated name)
+        "ENUM_NAME_OVERRIDES": {
+            "CampaignStatusEnum": "labeling.models.Campaign.STATUS_CHOICES",
+            "JobStatusEnum": "jobs.models.JobRun.STATUS_CHOICES",
+        },
     }
 )
 INSTALLED_APPS.append("drf_spectacular_sidecar")

@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.permissions import IsAdminUser
 
 from config import views
 
@@ -15,8 +16,13 @@ urlpatterns = [
     path("labeling/", include("labeling.urls")),
     path("jobs/", include("jobs.urls")),
     path("models/", include("mlworkers.urls")),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # the API's map is for staff, like the API itself
+    path("api/schema/", SpectacularAPIView.as_view(permission_classes=[IsAdminUser]), name="api-schema"),
+    path(
+        "api/docs/",
+        SpectacularSwaggerView.as_view(url_name="api-schema", permission_classes=[IsAdminUser]),
+        name="api-docs",
+    ),
     path("api/", include("annotation.api_urls")),
     path("api/", include("labeling.api_urls")),
     path("api/", include("jobs.api_urls")),

@@ -12,6 +12,8 @@ class WorkerAdmin(admin.ModelAdmin):
 @admin.register(models.Campaign)
 class CampaignAdmin(admin.ModelAdmin):
     list_display = ["name", "status", "dialogues_per_hit", "quiz_per_hit", "workers_per_hit", "created_at"]
+    # rotated only from the campaign page (labeling.entry_tokens.rotate_entry_token)
+    readonly_fields = ["entry_token"]
 
 
 @admin.register(models.QuizQuestion)

@@ -5,8 +5,8 @@ management command and the EDOS importer call. Running it twice writes the same 
 update_or_create semantics (keyed by the unique (campaign, turn) and (turn, source) constraints),
 done in bulk so a campaign of ten thousand items takes seconds.
 
-Answers counted: those of submitted or approved assignments (not rejected, expired or live ones),
-on dialogue items, pooled per target turn, so a tie-break HIT's answers join the first three.
+Answers counted: those of submitted or approved assignments (not rejected, expired or live ones)
+of site workers, and of platform workers once the platform confirmed them, on dialogue items, pooled per target turn, so a tie-break HIT's answers join the first three.
 """
 
 from collections import defaultdict
@@ -19,7 +19,7 @@ from django.utils import timezone
 from annotation.models import Label, TurnLabel
 from labeling.aggregation import MajorityResult, known_label_index, majority_vote, normalise_answer
 from labeling.dawid_skene import DawidSkeneResult, dawid_skene
-from labeling.models import AggregatedLabel, Assignment, Campaign, Response
+from labeling.models import AggregatedLabel, Assignment, Campaign, Response, counted_assignment_q
 
 COUNTED_STATUSES = (Assignment.SUBMITTED, Assignment.APPROVED)
 _BATCH = 1000
@@ -48,7 +48,7 @@ class CrowdAnswer:
 def load_answers(campaign: Campaign) -> list[CrowdAnswer]:
     # in a fixed order, so that Dawid-Skene sums in the same order and a re-run finds nothing changed
     rows = (
-        Response.objects.filter(item__hit__campaign=campaign, assignment__status__in=COUNTED_STATUSES)
+        Response.objects.filter(counted_assignment_q("assignment__"), item__hit__campaign=campaign)
         .order_by("pk")
         .values_list(
             "item_id",

@@ -1,5 +1,6 @@
 """The crowd workflow: workers, campaigns, HITs with quiz checkpoints, answers and their aggregate."""
 
+import secrets
 from decimal import Decimal
 
 from django.conf import settings
@@ -22,9 +23,16 @@ class Worker(models.Model):
     country = models.CharField(max_length=64, blank=True)
     status = models.CharField(max_length=8, choices=STATUS_CHOICES, default=ACTIVE)
     created_at = models.DateTimeField(auto_now_add=True)
+    # where a platform worker first landed from: what the landing rate limits count
+    signup_ip = models.GenericIPAddressField(null=True, blank=True)
+    signup_campaign = models.ForeignKey("Campaign", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["platform", "external_id"], name="worker_unique_platform_id")]
+        indexes = [
+            models.Index(fields=["signup_ip", "created_at"]),
+            models.Index(fields=["signup_campaign", "created_at"]),
+        ]
 
     def __str__(self) -> str:
         return f"{self.external_id} ({self.platform})"
@@ -32,6 +40,11 @@ class Worker(models.Model):
     @property
     def is_blocked(self) -> bool:
         return self.status == self.BLOCKED
+
+
+def new_entry_token() -> str:
+    """A campaign's secret for its platform links: 32 URL-safe characters (192 random bits)."""
+    return secrets.token_urlsafe(24)
 
 
 class Campaign(models.Model):
@@ -55,6 +68,8 @@ class Campaign(models.Model):
     # sha256 of the crowd-results file a campaign was imported from, so a second import is refused
     source_sha256 = models.CharField(max_length=64, blank=True, db_index=True)
     status = models.CharField(max_length=8, choices=STATUS_CHOICES, default=DRAFT)
+    # carried by every MTurk/Prolific link; a landing without it creates nothing (rotatable)
+    entry_token = models.CharField(max_length=64, default=new_entry_token)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -126,6 +141,30 @@ class HITItem(models.Model):
         return self.quiz_question_id is not None
 
 
+def counted_assignment_q(prefix: str = "") -> models.Q:
+    """Done work that aggregation, agreement and payments may use: a site worker's at once, a
+    crowd-platform worker's once the platform confirmed the submission. `prefix` reaches an
+    assignment through a relation, e.g. "assignments__" from a HIT."""
+    return models.Q(**{f"{prefix}status__in": (Assignment.SUBMITTED, Assignment.APPROVED)}) & (
+        models.Q(**{f"{prefix}worker__platform": Worker.SITE})
+        | models.Q(**{f"{prefix}platform_confirmed_at__isnull": False})
+    )
+
+
+class AssignmentQuerySet(models.QuerySet):
+    def done(self):
+        """Submitted or approved: the work is in."""
+        return self.filter(status__in=(Assignment.SUBMITTED, Assignment.APPROVED))
+
+    def counted(self):
+        """See counted_assignment_q."""
+        return self.filter(counted_assignment_q())
+
+    def pending_confirmation(self):
+        """Done work of platform workers that the platform has not confirmed yet."""
+        return self.done().exclude(worker__platform=Worker.SITE).filter(platform_confirmed_at__isnull=True)
+
+
 class Assignment(models.Model):
     ACCEPTED, SUBMITTED, APPROVED, REJECTED, EXPIRED = "accepted", "submitted", "approved", "rejected", "expired"
     STATUS_CHOICES = [
@@ -145,6 +184,14 @@ class Assignment(models.Model):
     submitted_at = models.DateTimeField(null=True, blank=True)
     quiz_correct = models.PositiveSmallIntegerField(null=True, blank=True)
     completion_code = models.CharField(max_length=32, blank=True)
+    # set by labeling.services.confirm_platform_submission; null on a platform worker's done
+    # assignment means "pending": it holds its seat but counts toward nothing yet
+    platform_confirmed_at = models.DateTimeField(null=True, blank=True)
+    # the platform's own id of this work (MTurk assignmentId, Prolific SESSION_ID), bound at the
+    # first landing: a later landing with another id cannot take the HIT over
+    platform_assignment_id = models.CharField(max_length=64, blank=True)
+
+    objects = AssignmentQuerySet.as_manager()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["hit", "worker"], name="assignment_unique_hit_worker")]

@@ -4,6 +4,8 @@ A reward is owed for every approved assignment, and a bonus when its quiz mark r
 campaign's pass mark. Each owed amount is one PaymentEntry, unique per (assignment, kind), so
 `record_payments` can run any number of times (or twice at once) and pays nothing more.
 Entries are "due" until `mark_paid` stamps them (after the money went out on the platform).
+A platform worker's submission is paid only once the platform confirmed it
+(labeling.services.confirm_platform_submission); until then it is "pending".
 """
 
 from dataclasses import dataclass
@@ -21,7 +23,10 @@ class ReviewRefused(Exception):
 
 
 def approve_assignment(assignment: Assignment) -> Assignment:
-    """submitted -> approved, as one conditional update (a second approval is a no-op)."""
+    """submitted -> approved, as one conditional update (a second approval is a no-op).
+    A platform worker's submission waits for the platform's confirmation first."""
+    if Assignment.objects.pending_confirmation().filter(pk=assignment.pk).exists():
+        raise ReviewRefused(f"assignment {assignment.pk} is pending: the platform has not confirmed it yet")
     return _move(assignment, {Assignment.SUBMITTED, Assignment.APPROVED}, Assignment.APPROVED)
 
 
@@ -37,9 +42,11 @@ def reject_assignment(assignment: Assignment) -> Assignment:
 
 def approve_submitted(campaign: Campaign) -> int:
     """Approve every submitted assignment of the campaign whose worker is not blocked; returns how many.
-    Work of blocked workers waits for a decision, one assignment at a time."""
+    Work of blocked workers waits for a decision, one assignment at a time; pending platform work
+    waits for the platform's confirmation."""
     return (
         Assignment.objects.filter(hit__campaign=campaign, status=Assignment.SUBMITTED)
+        .counted()
         .exclude(worker__status=Worker.BLOCKED)
         .update(status=Assignment.APPROVED)
     )
@@ -55,7 +62,7 @@ def _move(assignment: Assignment, allowed: set[str], target: str) -> Assignment:
 
 def record_payments(campaign: Campaign) -> dict[str, int]:
     """Add the ledger entries owed for the campaign's approved assignments; returns how many were new."""
-    approved = Assignment.objects.filter(hit__campaign=campaign, status=Assignment.APPROVED)
+    approved = Assignment.objects.filter(hit__campaign=campaign, status=Assignment.APPROVED).counted()
     owed = []
     for assignment in approved.only("pk", "worker_id", "quiz_correct"):
         if campaign.reward > 0:

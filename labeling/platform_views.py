@@ -6,25 +6,36 @@ platform's worker id, ties it to a plain (never staff) site account, signs that 
 claims a HIT through labeling.services, so from then on the annotator pages serve them like anyone.
 
 Trust: MTurk's ExternalQuestion parameters (workerId, assignmentId, turkSubmitTo) and Prolific's
-(PROLIFIC_PID, STUDY_ID, SESSION_ID) are NOT signed. Anyone can type a worker id into the URL, so
-a worker id here is trusted exactly as far as the platform trusts it: it only ever opens that
-worker's own platform account on this site (never a site or staff account), and payment is still
-decided on the platform's side, where the returned assignment must match a real, accepted one.
+(PROLIFIC_PID, STUDY_ID, SESSION_ID) are NOT signed. So:
+- every link carries the campaign's secret entry token (labeling.entry_tokens); without it a
+  landing is a 403 and creates nothing (no user, no worker, no session);
+- new workers per client IP and per campaign and hour are capped (settings
+  PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR / _PER_CAMPAIGN_PER_HOUR): a 429, nothing created;
+- a browser signed in as another account is never switched without a confirmation posted from our
+  own page (CSRF-checked), so a forged link cannot sign a victim into the forger's worker;
+- a worker id only ever opens that worker's own platform account (never a site or staff one);
+- a platform worker's answers count only once the platform confirms the submission
+  (labeling.services.confirm_platform_submission).
 """
 
 import re
 from dataclasses import dataclass
+from datetime import timedelta
 
+from django.conf import settings
 from django.contrib.auth import get_user_model, login
 from django.db import IntegrityError, transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html
 from django.views.decorators.clickjacking import xframe_options_exempt
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_http_methods
 
+from config.client_ip import client_ip
 from labeling import services
+from labeling.entry_tokens import TOKEN_PARAMETER, token_matches
 from labeling.models import Assignment, Campaign, Worker
 
 # Platform ids are opaque tokens of letters and digits (MTurk: ~14 upper-case, Prolific: 24 hex).
@@ -35,6 +46,10 @@ MTURK_SUBMIT_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com"
 MTURK_SUBMIT_PATH = "/mturk/externalSubmit"
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
 SESSION_KEY = "platform_return"
+OPENED_ELSEWHERE = (
+    "This HIT is open under another platform assignment of your worker id. Go back to that one, "
+    "or accept this one again once it expired."
+)
 MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
 SUBMITTED = (Assignment.SUBMITTED, Assignment.APPROVED)
 
@@ -43,8 +58,16 @@ class BadLanding(Exception):
     """A landing URL the platform would never send; the message names the parameter."""
 
 
+class BadToken(Exception):
+    """The link's entry token is missing or not the campaign's."""
+
+
 class AccountConflict(Exception):
     """The platform worker's site account cannot be used (taken name, staff or inactive account)."""
+
+
+class SignupLimited(Exception):
+    """Too many new workers from this address, or for this campaign, in the last hour."""
 
 
 @dataclass(frozen=True)
@@ -55,18 +78,22 @@ class Landing:
     preview: bool
     # what the return view needs to hand the result back (stored in the session as is)
     return_info: dict
+    # the platform's id of this piece of work (MTurk assignmentId, Prolific SESSION_ID)
+    external_assignment: str = ""
 
 
 # --- Entry points -------------------------------------------------------------------------------
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])  # POST: the confirmation to switch accounts
 @xframe_options_exempt  # MTurk shows the ExternalQuestion inside an iframe on its own site
 def mturk_landing(request: HttpRequest) -> HttpResponse:
     try:
         landing = _mturk_landing(request.GET)
     except BadLanding as bad:
         return _bad_request(request, str(bad))
+    except BadToken:
+        return _bad_token(request)
     if landing.preview:
         return render(request, "labeling/platform/preview.html", {"campaign": landing.campaign, "platform": "MTurk"})
     if request.headers.get("Sec-Fetch-Dest") == "iframe":
@@ -80,12 +107,14 @@ def mturk_landing(request: HttpRequest) -> HttpResponse:
     return _land(request, landing)
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])
 def prolific_landing(request: HttpRequest) -> HttpResponse:
     try:
         landing = _prolific_landing(request.GET)
     except BadLanding as bad:
         return _bad_request(request, str(bad))
+    except BadToken:
+        return _bad_token(request)
     return _land(request, landing)
 
 
@@ -131,7 +160,9 @@ def _mturk_landing(params) -> Landing:
         "submit_url": submit_to + MTURK_SUBMIT_PATH,
         "external_assignment": assignment_id,
     }
-    return Landing(Worker.MTURK, worker_id, campaign, preview=False, return_info=info)
+    return Landing(
+        Worker.MTURK, worker_id, campaign, preview=False, return_info=info, external_assignment=assignment_id
+    )
 
 
 def _prolific_landing(params) -> Landing:
@@ -143,7 +174,9 @@ def _prolific_landing(params) -> Landing:
         "study": _platform_id(params, "STUDY_ID"),
         "session": _platform_id(params, "SESSION_ID"),
     }
-    return Landing(Worker.PROLIFIC, worker_id, campaign, preview=False, return_info=info)
+    return Landing(
+        Worker.PROLIFIC, worker_id, campaign, preview=False, return_info=info, external_assignment=info["session"]
+    )
 
 
 def _platform_id(params, name: str) -> str:
@@ -159,7 +192,16 @@ def _campaign(params) -> Campaign:
             raise BadLanding(f"{name} must be a number; got {params[name][:80]!r}.")
     if not params.get("campaign"):
         raise BadLanding("campaign is missing from the link.")
-    return get_object_or_404(Campaign, pk=int(params["campaign"]))
+    campaign = Campaign.objects.filter(pk=int(params["campaign"])).first()
+    # an unknown campaign reads like a wrong token: a forged link learns nothing
+    if campaign is None or not token_matches(campaign, params.get(TOKEN_PARAMETER)):
+        raise BadToken()
+    return campaign
+
+
+def _bad_token(request: HttpRequest) -> HttpResponse:
+    message = "This link is not a valid link of an open study (its entry token is missing or out of date)."
+    return _problem(request, "This link is not valid", message, status=403)
 
 
 def _bad_request(request: HttpRequest, message: str) -> HttpResponse:
@@ -176,47 +218,94 @@ def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
     if campaign.status != Campaign.OPEN:
         message = f"The campaign “{campaign.name}” is not open for work right now. Please return the HIT."
         return _problem(request, "Campaign not open", message, status=409)
+    if _needs_confirmation(request, landing):
+        return render(
+            request, "labeling/platform/confirm_switch.html", {"landing": landing, "url": request.get_full_path()}
+        )
     try:
-        worker = platform_worker(landing.platform, landing.worker_id)
+        worker = platform_worker(landing.platform, landing.worker_id, campaign=campaign, ip=client_ip(request))
     except AccountConflict as conflict:
         return _problem(request, "Account problem", str(conflict), status=409)
+    except SignupLimited as limited:
+        return _problem(request, "Too many new workers", str(limited), status=429)
     if worker.is_blocked:
         message = "Your worker id is blocked from taking HITs in this project. Please return the HIT."
         return _problem(request, "Not allowed", message, status=403)
+    assignment = services.claim_next_hit(worker, campaign)
+    if assignment is not None and not _bound_to(assignment, landing):
+        # someone who knows the worker id but not the platform's assignment id: no sign-in
+        return _problem(request, "HIT opened elsewhere", OPENED_ELSEWHERE, status=409)
     # login() rotates the session key (and empties the session when another user was signed in),
     # so what the return view needs is stored after it.
     login(request, worker.user, backend=MODEL_BACKEND)
-    assignment = services.claim_next_hit(worker, campaign)
     if assignment is None:
         message = "Every HIT of this campaign is taken or already done by you. Please return the HIT. Thank you!"
         return _problem(request, "No HIT left", message, status=409)
     if assignment.hit.campaign_id != campaign.pk:
-        # claim_next_hit hands back a live HIT of another campaign first; its result belongs to
-        # the platform assignment that opened it, not to this one.
-        url = reverse("labeling:assignment_detail", args=[assignment.pk])
-        message = format_html(
-            'You still have an unfinished HIT of “{}”. <a href="{}">Finish it</a> first, then accept this one again.',
-            assignment.hit.campaign.name,
-            url,
-        )
-        return _problem(request, "Another HIT is open", message, status=409)
+        return _another_hit_open(request, assignment)
     request.session[SESSION_KEY] = {**landing.return_info, "assignment": assignment.pk}
     return redirect(reverse("labeling:assignment_detail", args=[assignment.pk]))
+
+
+def _another_hit_open(request: HttpRequest, assignment: Assignment) -> HttpResponse:
+    """claim_next_hit hands back a live HIT of another campaign first; its result belongs to the
+    platform assignment that opened it, not to this one."""
+    url = reverse("labeling:assignment_detail", args=[assignment.pk])
+    message = format_html(
+        'You still have an unfinished HIT of “{}”. <a href="{}">Finish it</a> first, then accept this one again.',
+        assignment.hit.campaign.name,
+        url,
+    )
+    return _problem(request, "Another HIT is open", message, status=409)
+
+
+def _bound_to(assignment: Assignment, landing: Landing) -> bool:
+    """Bind the assignment to the platform's id of the work at its first landing (one conditional
+    UPDATE, so two racing landings bind one id); True when it is bound to this landing's id.
+    A live HIT of another campaign is left alone: the caller sends the worker back to it."""
+    if assignment.hit.campaign_id != landing.campaign.pk:
+        return True
+    Assignment.objects.filter(pk=assignment.pk, platform_assignment_id="").update(
+        platform_assignment_id=landing.external_assignment
+    )
+    bound = Assignment.objects.filter(pk=assignment.pk).values_list("platform_assignment_id", flat=True).first()
+    return bound == landing.external_assignment
+
+
+def _needs_confirmation(request: HttpRequest, landing: Landing) -> bool:
+    """A browser signed in as another account switches only after a confirmation it POSTs from
+    our own page (CSRF-checked): a link alone never signs a victim into someone else's worker."""
+    if not request.user.is_authenticated:
+        return False
+    if request.method == "POST" and request.POST.get("confirm") == "switch":
+        return False
+    account = Worker.objects.filter(platform=landing.platform, external_id=landing.worker_id).values("user_id")
+    return request.user.pk not in {row["user_id"] for row in account}
 
 
 def _problem(request: HttpRequest, title: str, message: str, *, status: int) -> HttpResponse:
     return render(request, "labeling/platform/problem.html", {"title": title, "message": message}, status=status)
 
 
-def platform_worker(platform: str, external_id: str) -> Worker:
+def platform_worker(
+    platform: str, external_id: str, *, campaign: Campaign | None = None, ip: str | None = None
+) -> Worker:
     """The Worker for a platform id with its own site account, both created on first arrival.
 
     The Worker row is locked while its account is created, so two tabs landing at once create
     one account. An existing account is reused only if it is this Worker's, active, not staff and
-    without a password (see _may_sign_in_from_platform).
+    without a password (see _may_sign_in_from_platform). A new Worker counts toward the landing
+    limits of `ip` and `campaign` (SignupLimited when one is reached; nothing is created).
     """
     with transaction.atomic():
-        worker, _ = Worker.objects.select_for_update().get_or_create(platform=platform, external_id=external_id)
+        known = Worker.objects.filter(platform=platform, external_id=external_id).exists()
+        if not known:
+            _check_signup_limits(campaign, ip)
+        worker, _ = Worker.objects.select_for_update().get_or_create(
+            platform=platform,
+            external_id=external_id,
+            defaults={"signup_ip": ip, "signup_campaign": campaign},
+        )
         # a blocked worker is refused by the caller; no account is made for them
         if worker.user_id is None and not worker.is_blocked:
             worker.user = _new_account(f"{platform}-{external_id}")
@@ -225,6 +314,21 @@ def platform_worker(platform: str, external_id: str) -> Worker:
     if user is not None and not _may_sign_in_from_platform(user):
         raise AccountConflict("This worker id is linked to an account that cannot sign in from a crowd platform.")
     return worker
+
+
+def _check_signup_limits(campaign: Campaign | None, ip: str | None) -> None:
+    """Refuse a new worker past the hourly caps. The campaign row is locked first, so concurrent
+    landings on one campaign count one after another."""
+    since = timezone.now() - timedelta(hours=1)
+    if campaign is not None:
+        Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
+        limit = settings.PLATFORM_NEW_WORKERS_PER_CAMPAIGN_PER_HOUR
+        if Worker.objects.filter(signup_campaign=campaign, created_at__gte=since).count() >= limit:
+            raise SignupLimited(f"This study has taken {limit} new workers in the last hour; please try again later.")
+    if ip is not None:
+        limit = settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR
+        if Worker.objects.filter(signup_ip=ip, created_at__gte=since).count() >= limit:
+            raise SignupLimited(f"{limit} new workers came from your address in the last hour; please try again later.")
 
 
 def _may_sign_in_from_platform(user) -> bool:

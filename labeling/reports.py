@@ -1,6 +1,7 @@
 """The campaign report: one plain dict that the researcher dashboard renders and the API returns.
 
-Computed live from the answers (submitted or approved assignments), with the same normalisation
+Computed live from the counted answers (submitted or approved; a platform worker's once the
+platform confirmed it, see Assignment.objects.counted), with the same normalisation
 and majority rule as `aggregate_campaign`, so the dashboard is right even before aggregating.
 """
 
@@ -73,13 +74,17 @@ def _progress(campaign: Campaign) -> dict:
         tiebreak=Count("pk", filter=Q(kind=HIT.TIE_BREAK)),
         needed=Sum("required_workers"),
     )
-    statuses = Counter(Assignment.objects.filter(hit__campaign=campaign).values_list("status", flat=True).iterator())
-    submitted = sum(statuses[s] for s in COUNTED_STATUSES)
+    assignments = Assignment.objects.filter(hit__campaign=campaign)
+    statuses = Counter(assignments.values_list("status", flat=True).iterator())
+    pending = assignments.pending_confirmation().count()
+    submitted = sum(statuses[s] for s in COUNTED_STATUSES) - pending
     return {
         "hits": hits["hits"],
         "tiebreak_hits": hits["tiebreak"],
         "assignments_needed": hits["needed"] or 0,
         "assignments_submitted": submitted,
+        # platform workers' submissions the platform has not confirmed: in no figure below yet
+        "assignments_pending": pending,
         "assignments_in_progress": statuses[Assignment.ACCEPTED],
         "assignments_rejected": statuses[Assignment.REJECTED],
         "completion": _ratio(submitted, hits["needed"] or 0),
@@ -119,8 +124,8 @@ def _worker_table(campaign, answers: list[CrowdAnswer], normalised, winners) -> 
     seconds: dict[int, float] = defaultdict(float)
     for a in answers:
         seconds[a.assignment_id] += a.seconds
-    assignments = Assignment.objects.filter(hit__campaign=campaign, status__in=COUNTED_STATUSES).values_list(
-        "pk", "worker_id", "quiz_correct"
+    assignments = (
+        Assignment.objects.filter(hit__campaign=campaign).counted().values_list("pk", "worker_id", "quiz_correct")
     )
     per_worker: dict[int, dict] = defaultdict(lambda: {"hits": 0, "seconds": 0.0, "quiz_marks": []})
     for pk, worker_id, quiz_correct in assignments:

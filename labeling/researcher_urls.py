@@ -12,6 +12,7 @@ urlpatterns = [
     path("campaigns/<int:pk>/approve/", views.campaign_approve_submitted, name="campaign_approve_submitted"),
     path("campaigns/<int:pk>/payments/", views.campaign_record_payments, name="campaign_record_payments"),
     path("campaigns/<int:pk>/labels.csv", views.campaign_labels_csv, name="campaign_labels_csv"),
+    path("campaigns/<int:pk>/entry-token/", views.campaign_rotate_token, name="campaign_rotate_token"),
     path("workers/<int:pk>/block/", views.worker_block, name="worker_block"),
     path("labels/accept/", views.label_accept, name="label_accept"),
 ]

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation.models import Label
 from jobs.runtime import start_job
 from labeling.campaigns import StatusChangeRefused, set_campaign_status
+from labeling.entry_tokens import platform_links, rotate_entry_token
 from labeling.forms import CampaignForm
 from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, Worker
 from labeling.payments import approve_submitted, record_payments
@@ -89,7 +90,8 @@ def _create_campaign(form: CampaignForm, user) -> tuple[Campaign, list[HIT]]:
 @require_GET
 def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=pk)
-    return render(request, "labeling/researcher/campaign_detail.html", {"campaign": campaign})
+    links = platform_links(request.build_absolute_uri("/"), campaign)
+    return render(request, "labeling/researcher/campaign_detail.html", {"campaign": campaign, "links": links})
 
 
 @staff_required
@@ -140,6 +142,16 @@ def campaign_record_payments(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=pk)
     counts = record_payments(campaign)
     messages.success(request, f"{counts['new_entries']} new ledger entries for {counts['approved']} approved HITs.")
+    return redirect("labeling:campaign_detail", pk=campaign.pk)
+
+
+@staff_required
+@require_POST
+def campaign_rotate_token(request: HttpRequest, pk: int) -> HttpResponse:
+    """A new entry token: every platform link handed out before answers 403 from now on."""
+    campaign = get_object_or_404(Campaign, pk=pk)
+    rotate_entry_token(campaign)
+    messages.success(request, "New entry token: links handed out before no longer work. Update them on the platform.")
     return redirect("labeling:campaign_detail", pk=campaign.pk)
 
 

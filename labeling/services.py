@@ -182,9 +182,18 @@ def open_hits_for(worker: Worker, campaign: Campaign | None):
         .annotate(n=Count("pk"))
         .values("n")
     )
+    # never two seats of one item: a dialogue the worker already holds in another HIT (a tie-break
+    # HIT, or the same dialogue bundled twice) keeps every HIT with it closed to them
+    held_turns = HITItem.objects.filter(
+        hit__assignments__worker=worker,
+        hit__assignments__status__in=Assignment.LIVE_OR_DONE,
+        quiz_question__isnull=True,
+        target_turn__isnull=False,
+    ).values("target_turn_id")
     hits = (
         HIT.objects.filter(campaign__status=Campaign.OPEN)
         .exclude(assignments__worker=worker)
+        .exclude(items__target_turn_id__in=held_turns)
         .annotate(seats_taken=Coalesce(Subquery(seats_taken, output_field=IntegerField()), Value(0)))
         .filter(seats_taken__lt=F("required_workers"))
     )
@@ -236,6 +245,30 @@ def _seats_taken(hit: HIT) -> int:
         )
         .count()
     )
+
+
+def confirm_platform_submission(assignment: Assignment, *, confirmed_at: datetime | None = None) -> bool:
+    """The crowd platform confirmed this submitted assignment: from now on its answers count toward
+    aggregation, agreement and payments. The one writer of `platform_confirmed_at`.
+
+    Returns True when this call confirmed it, False when it was confirmed already (a repeat is a
+    no-op: one conditional UPDATE). Refuses, with SubmissionRefused, a site worker's assignment
+    (it counts at once) and one that is not submitted or approved.
+    """
+    if assignment.worker.platform == Worker.SITE:
+        raise SubmissionRefused(f"Assignment {assignment.pk} is a site worker's; it needs no platform confirmation.")
+    stamp = confirmed_at or timezone.now()
+    updated = (
+        Assignment.objects.done()
+        .filter(pk=assignment.pk, platform_confirmed_at__isnull=True)
+        .update(platform_confirmed_at=stamp)
+    )
+    assignment.refresh_from_db(fields=["status", "platform_confirmed_at"])
+    if updated:
+        return True
+    if assignment.platform_confirmed_at is None:
+        raise SubmissionRefused(f"Assignment {assignment.pk} is {assignment.status}; only submitted work is confirmed.")
+    return False
 
 
 # --- Answering and submitting -------------------------------------------------------------------

@@ -12,18 +12,18 @@ already sits in a tie-break HIT is never bundled again.
 import random
 
 from django.db import transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, F
 
-from labeling.aggregate import COUNTED_STATUSES, known_labels, load_answers, votes_by_turn
+from labeling.aggregate import known_labels, load_answers, votes_by_turn
 from labeling.bundling import plan_bundles
-from labeling.models import HIT, Campaign, HITItem, QuizQuestion
+from labeling.models import HIT, Campaign, HITItem, QuizQuestion, counted_assignment_q
 
 
 def items_needing_a_tie_break(campaign: Campaign) -> list[HITItem]:
     """Dialogue items of complete regular HITs whose turn has no majority and no tie-break HIT yet."""
     complete_hits = (
         HIT.objects.filter(campaign=campaign, kind=HIT.REGULAR)
-        .annotate(done=Count("assignments", filter=Q(assignments__status__in=COUNTED_STATUSES)))
+        .annotate(done=Count("assignments", filter=counted_assignment_q("assignments__")))
         .filter(done__gte=F("required_workers"))
     )
     already = HITItem.objects.filter(hit__campaign=campaign, hit__kind=HIT.TIE_BREAK).values("target_turn_id")

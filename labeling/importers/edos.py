@@ -152,7 +152,12 @@ def _hits_items_answers(campaign: Campaign, rows: list[EdosRow], turns: dict[str
             for worker, answer in zip(workers, row.answers, strict=True):
                 if (hit.pk, worker.pk) not in assignments:
                     assignments[(hit.pk, worker.pk)] = Assignment(
-                        hit_id=hit.pk, worker_id=worker.pk, status=Assignment.APPROVED, expires_at=now, submitted_at=now
+                        hit_id=hit.pk,
+                        worker_id=worker.pk,
+                        status=Assignment.APPROVED,
+                        expires_at=now,
+                        submitted_at=now,
+                        platform_confirmed_at=now,  # the platform's own results file
                     )
                 answers.append((item, assignments[(hit.pk, worker.pk)], answer))
     HITItem.objects.bulk_create(items, batch_size=_CHUNK)

@@ -1,5 +1,7 @@
 """Crowd platforms: where HITs are offered. `publish_campaign` is the one way to publish."""
 
+from urllib.parse import urlencode
+
 from django.conf import settings
 from django.urls import reverse
 
@@ -24,9 +26,11 @@ def get_platform(name: str) -> CrowdPlatform:
 def hit_url(base_url: str, hit: HIT) -> str:
     """The page a platform's worker is sent to for this HIT: the MTurk landing, which signs the
     worker in from MTurk's own parameters (appended by MTurk) and claims a HIT of the campaign.
+    It carries the campaign's secret entry token; a link without it is refused.
     Site workers of a `local` campaign sign in and pick the campaign on the annotator home instead."""
     landing = reverse("labeling:platform_mturk")
-    return f"{base_url.rstrip('/')}{landing}?campaign={hit.campaign_id}&hit={hit.pk}"
+    query = urlencode({"campaign": hit.campaign_id, "hit": hit.pk, "token": hit.campaign.entry_token})
+    return f"{base_url.rstrip('/')}{landing}?{query}"
 
 
 def publish_campaign(campaign: Campaign, platform: CrowdPlatform, base_url: str) -> int:

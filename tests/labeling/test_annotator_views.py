@@ -279,11 +279,13 @@ def test_next_shows_the_answer_already_stored_on_the_next_screen(annotator, camp
 
 def test_a_warm_next_reads_only_the_user_the_assignment_and_two_answers(annotator, campaign, django_assert_num_queries):
     """The HIT's screens come from the per-process cache once read: a Next whose answer the
-    autosave already stored is the user, the assignment and one read of both screens' answers."""
+    autosave already stored is the session, the user, the assignment and one read of both
+    screens' answers. (The session is read from the database unless REDIS_URL puts a shared
+    cache in front of it: a per-process cache would keep a logged-out session alive.)"""
     assignment = start_hit(annotator)
     first = assignment.hit.items.get(position=1)
     answer(annotator, assignment, 1, answer=first.choices[0])  # the autosave; also warms the cache
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(4):
         page = answer(annotator, assignment, 1, go="next", answer=first.choices[0]).content.decode()
     assert "Dialog 2/6" in page
 

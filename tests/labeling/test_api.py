@@ -65,7 +65,7 @@ def test_the_researcher_reaches_every_endpoint(campaign, researcher, django_capt
 
 def test_session_writes_need_a_csrf_token(campaign, researcher):
     client = APIClient(enforce_csrf_checks=True)
-    client.login(username="researcher", password="pw-researcher")
+    client.force_login(researcher)
     assert client.post(f"/api/campaigns/{campaign.pk}/aggregate/").status_code == 403
     assert client.get(f"/api/campaigns/{campaign.pk}/report/").status_code == 200
 

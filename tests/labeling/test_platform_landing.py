@@ -37,13 +37,20 @@ def mturk_url(target: Campaign, **overrides) -> str:
         "hitId": "3HIT0001",
         "workerId": "A1WORKER",
         "turkSubmitTo": SANDBOX,
+        "token": target.entry_token,
     }
     params.update(overrides)
     return f"{reverse('labeling:platform_mturk')}?{urlencode(params)}"
 
 
 def prolific_url(target: Campaign, **overrides) -> str:
-    params = {"campaign": target.pk, "PROLIFIC_PID": "5f1e2d3c4b5a69788796a5b4", "STUDY_ID": "S1", "SESSION_ID": "X9"}
+    params = {
+        "campaign": target.pk,
+        "PROLIFIC_PID": "5f1e2d3c4b5a69788796a5b4",
+        "STUDY_ID": "S1",
+        "SESSION_ID": "X9",
+        "token": target.entry_token,
+    }
     params.update(overrides)
     return f"{reverse('labeling:platform_prolific')}?{urlencode(params)}"
 
@@ -66,7 +73,9 @@ def submit_it(assignment: Assignment) -> None:
 def test_the_published_hit_url_is_the_mturk_landing(campaign):
     hit = campaign.hits.first()
     url = hit_url("https://site.example/", hit)
-    assert url == f"https://site.example/labeling/platform/mturk/?campaign={campaign.pk}&hit={hit.pk}"
+    assert url == (
+        f"https://site.example/labeling/platform/mturk/?campaign={campaign.pk}&hit={hit.pk}&token={campaign.entry_token}"
+    )
 
 
 def test_the_preview_describes_the_task_and_claims_nothing(client, campaign):
