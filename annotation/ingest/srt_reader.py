@@ -36,15 +36,20 @@ _POSITION_SUFFIX = re.compile(r"[A-Za-z]+\d*:")
 
 
 def read_srt_cues(
-    path: Path, language: str = "", reorder_window: int = REORDER_WINDOW, gaps: CueGapHistogram | None = None
+    path: Path,
+    language: str = "",
+    reorder_window: int = REORDER_WINDOW,
+    gaps: CueGapHistogram | None = None,
+    encoding: str | None = None,
 ) -> Iterator[Cue]:
     """Cues in start-time order (exact for cues displaced by fewer than `reorder_window` places),
-    each added to the `gaps` histogram as it passes."""
-    return _in_start_order(_parse_cues(path, language), reorder_window, gaps or CueGapHistogram())
+    each added to the `gaps` histogram as it passes. `encoding` skips the detection (the caller
+    has already run it, e.g. to report why)."""
+    return _in_start_order(_parse_cues(path, language, encoding), reorder_window, gaps or CueGapHistogram())
 
 
-def _parse_cues(path: Path, language: str) -> Iterator[Cue]:
-    encoding = detect_encoding(path, language)
+def _parse_cues(path: Path, language: str, encoding: str | None) -> Iterator[Cue]:
+    encoding = encoding or detect_encoding(path, language)
     with open(path, "rb") as raw:
         text = io.TextIOWrapper(raw, encoding=encoding, errors="replace", newline=None)
         first_line = 1
