@@ -19,6 +19,7 @@ from django.db import DataError, IntegrityError, transaction
 
 from annotation.ingest import CleaningRules, DialogueRecord, FileMeta, FileRun, PipelineConfig, SubtitleFormatError
 from annotation.ingest.pipeline import SRT, meta_from_path, subtitle_format
+from annotation.ingest.turns import PunctuationSegmenter
 from annotation.models import Dialogue, Movie, SubtitleFile, Turn
 
 WRITE_BATCH = 500
@@ -40,7 +41,12 @@ class IngestOptions:
     def pipeline_config(self) -> PipelineConfig:
         disabled = [*settings.INGEST_DISABLED_RULES, *self.disabled_rules]
         gap = self.gap_seconds if self.gap_seconds is not None else settings.DIALOGUE_GAP_SECONDS
-        return PipelineConfig(gap_seconds=gap, rules=CleaningRules.without(disabled), language=self.language)
+        return PipelineConfig(
+            gap_seconds=gap,
+            rules=CleaningRules.without(disabled),
+            segmenter=PunctuationSegmenter(max_join_gap=gap),
+            language=self.language,
+        )
 
     def file_meta(self, path: Path) -> FileMeta:
         meta = meta_from_path(path)

@@ -88,7 +88,7 @@ class FileRun:
 
     def dialogues(self) -> Iterator[DialogueRecord]:
         """The file's clean dialogues; `stats` is complete once this is exhausted."""
-        builder = SentenceBuilder(self.config.rules, self.stats.removed_by_rule)
+        builder = SentenceBuilder(self.config.rules, self.stats.removed_by_rule, self.config.gap_seconds)
         splitter = DialogueSplitter(self.config.gap_seconds, self.config.rules, self.stats.removed_by_rule)
         for dialogue in splitter.split(self.config.segmenter.segment(self.sentences(builder))):
             self.stats.dialogues += 1
@@ -97,7 +97,7 @@ class FileRun:
         self.stats.turns = splitter.turn_count
 
     def sentences(self, builder: SentenceBuilder | None = None) -> Iterator[Sentence]:
-        builder = builder or SentenceBuilder(self.config.rules, self.stats.removed_by_rule)
+        builder = builder or SentenceBuilder(self.config.rules, self.stats.removed_by_rule, self.config.gap_seconds)
         if self.format == SRT:
             guess = guess_encoding(self.path, self.config.language)
             self.stats.encoding, self.stats.encoding_reason = guess.encoding, guess.reason
