@@ -21,6 +21,7 @@ from annotation.ingest import CleaningRules, DialogueRecord, FileMeta, FileRun, 
 from annotation.ingest.pipeline import SRT, meta_from_path, subtitle_format
 from annotation.ingest.turns import PunctuationSegmenter
 from annotation.models import Dialogue, Movie, SubtitleFile, Turn
+from annotation.splits import split_for
 
 WRITE_BATCH = 500
 IMPORTED, SKIPPED, FAILED = "imported", "skipped", "failed"
@@ -242,6 +243,8 @@ def _write_dialogues(batch: list[DialogueRecord], subtitle_file: SubtitleFile, s
                 end=record.end,
                 content_hash=content_hash,
                 turn_count=len(record.turns),
+                split=split_for(content_hash),
+                language=record.language,
             )
             for content_hash, record in fresh.items()
         ],

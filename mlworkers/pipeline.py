@@ -26,7 +26,7 @@ from typing import Any, TextIO
 import numpy as np
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Subquery
 
 from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn, TurnLabel
 from annotation.readability import Candidate, build_vocabulary
@@ -242,24 +242,20 @@ def _new_campaign(name: str, job: JobRun):
 
 
 @register("gold_split")
-def gold_split(job: JobRun | None = None, test_fraction: float = 0.2, validation_fraction: float = 0.1, seed: int = 13):
-    """Fix the split of every crowd label that has none yet, stratified by label. A label's split
-    never changes once set, so the test split is fixed before any expansion and stays fixed."""
-    with transaction.atomic():
-        pending = list(
-            TurnLabel.objects.select_for_update()
-            .filter(source=TurnLabel.CROWD, split="")
-            .values_list("pk", "label__name")
-        )
-        split = rounds_core.stratified_split(
-            pending, test_fraction=test_fraction, validation_fraction=validation_fraction, seed=seed
-        )
-        by_split: dict[str, list[int]] = defaultdict(list)
-        for pk, name in split.items():
-            by_split[name].append(pk)
-        for name, pks in by_split.items():
-            TurnLabel.objects.filter(pk__in=pks).update(split=name)
-    return {"assigned": {name: len(pks) for name, pks in by_split.items()}}
+def gold_split(job: JobRun | None = None) -> dict[str, Any]:
+    """Make sure every dialogue has its stored split (`Dialogue.objects.assign_splits`, the one
+    writer; ingest sets it already) and report how the crowd gold falls. A split never changes
+    once stored, so the test split is fixed before any expansion and stays fixed."""
+    assigned = Dialogue.objects.assign_splits()
+    gold = (
+        TurnLabel.objects.filter(source=TurnLabel.CROWD)
+        .values("turn__dialogue__split")
+        .annotate(n=Count("turn__dialogue", distinct=True))
+    )
+    return {
+        "assigned": {name: n for name, n in assigned.items() if n},
+        "gold_dialogues": {row["turn__dialogue__split"]: row["n"] for row in gold},
+    }
 
 
 def _slug(name: str) -> str:
@@ -343,11 +339,12 @@ def _dialogue_items(turn_ids: Sequence[int], labels: dict[int, str] | None = Non
 
 
 def unlabeled_targets() -> list[int]:
-    """The last turn of every dialogue none of whose turns has any TurnLabel."""
+    """The last turn of every training-split dialogue none of whose turns has any TurnLabel: SBERT
+    and self labels are training data, so a validation or test dialogue never gets one."""
     last_position = Turn.objects.filter(dialogue=OuterRef("dialogue")).order_by("-position").values("position")[:1]
     labeled = TurnLabel.objects.filter(turn__dialogue=OuterRef("dialogue"))
     return list(
-        Turn.objects.filter(position=Subquery(last_position))
+        Turn.objects.filter(position=Subquery(last_position), dialogue__split=TurnLabel.TRAIN)
         .exclude(Exists(labeled))
         .order_by("pk")
         .values_list("pk", flat=True)
@@ -355,7 +352,9 @@ def unlabeled_targets() -> list[int]:
 
 
 def gold_labels(split: Sequence[str]) -> dict[int, str]:
-    rows = TurnLabel.objects.filter(source=TurnLabel.CROWD, split__in=list(split)).values_list("turn_id", "label__name")
+    rows = TurnLabel.objects.filter(source=TurnLabel.CROWD, turn__dialogue__split__in=list(split)).values_list(
+        "turn_id", "label__name"
+    )
     return dict(rows)
 
 
@@ -381,7 +380,6 @@ def save_new_labels(new_labels: Sequence[rounds_core.NewLabel]) -> int:
                 source=new.source,
                 confidence=new.confidence,
                 provenance=provenance,
-                split=TurnLabel.TRAIN,
             )
         )
     with transaction.atomic():

@@ -16,6 +16,7 @@ from annotation.ingest.cleaning import CleaningRules
 from annotation.ingest.dialogues import DialogueSplitter
 from annotation.ingest.encoding import guess_encoding
 from annotation.ingest.gaps import CueGapHistogram
+from annotation.ingest.language import dialogue_language
 from annotation.ingest.opus_reader import normalise_imdb_id, read_opus_sentences
 from annotation.ingest.records import DialogueRecord, FileMeta, Sentence
 from annotation.ingest.sentences import SentenceBuilder
@@ -90,8 +91,11 @@ class FileRun:
         """The file's clean dialogues; `stats` is complete once this is exhausted."""
         builder = SentenceBuilder(self.config.rules, self.stats.removed_by_rule, self.config.gap_seconds)
         splitter = DialogueSplitter(self.config.gap_seconds, self.config.rules, self.stats.removed_by_rule)
+        languages = self.stats.languages
         for dialogue in splitter.split(self.config.segmenter.segment(self.sentences(builder))):
             self.stats.dialogues += 1
+            dialogue.language = dialogue_language(dialogue.turns)
+            languages[dialogue.language] += 1
             yield dialogue
         self.stats.sentences = builder.count
         self.stats.turns = splitter.turn_count

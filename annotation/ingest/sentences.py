@@ -72,7 +72,8 @@ class SentenceBuilder:
         self.max_join_gap = max_join_gap
         self.count = 0
         self._pending: Sentence | None = None
-        self._advert_on = rules.advert
+        self._advert_on, self._markup_on, self._sound_on = rules.advert, rules.markup, rules.sound_cue
+        self._mid_dash_on = rules.mid_line_dash
         self._clean_line = line_cleaner(rules, removed)
         self._sound_open = False
 
@@ -124,19 +125,18 @@ class SentenceBuilder:
 
     def _speaker_runs(self, text: str) -> list[tuple[str, bool]] | tuple:
         """The cleaned text of one cue as runs of lines by one speaker: [(text, dash-led), ...]."""
-        rules, removed = self.rules, self.removed
-        if ("<" in text or "{" in text or "\\" in text) and rules.markup:
+        if ("<" in text or "{" in text or "\\" in text) and self._markup_on:
             stripped = strip_markup(text)
             if stripped != text:
-                removed["markup"] += 1
+                self.removed["markup"] += 1
                 text = stripped
-        if self._advert_on and is_advert(text, rules, removed):
+        if self._advert_on and is_advert(text, self.rules, self.removed):
             return ()
-        if rules.sound_cue and (self._sound_open or "(" in text or "[" in text):
+        if ("(" in text or "[" in text or self._sound_open) and self._sound_on:
             text, self._sound_open, cut = strip_sound_cues(text, self._sound_open)
             if cut:
-                removed["sound_cue"] += 1
-        if "\n" not in text and not (rules.mid_line_dash and (" -" in text or " –" in text or " ‐" in text)):
+                self.removed["sound_cue"] += 1
+        if "\n" not in text and not ((" -" in text or " –" in text or " ‐" in text) and self._mid_dash_on):
             # the common one-line cue of one speaker, without the bookkeeping below
             line = text.strip()
             if not line:
@@ -151,7 +151,7 @@ class SentenceBuilder:
         return self._multi_line_runs(text)
 
     def _multi_line_runs(self, text: str) -> list[tuple[str, bool]]:
-        clean, mid_line_dash = self._clean_line, self.rules.mid_line_dash
+        clean, mid_line_dash = self._clean_line, self._mid_dash_on
         runs: list[tuple[str, bool]] = []
         for raw_line in text.split("\n"):
             line = raw_line.strip()
@@ -162,9 +162,11 @@ class SentenceBuilder:
                 line = line.lstrip(DASHES).lstrip()
                 if not line:
                     continue
-            pieces = split_mid_line_dashes(line) if mid_line_dash else (line,)
-            if len(pieces) > 1:
+            if (" -" in line or " –" in line or " ‐" in line) and mid_line_dash:
+                pieces = split_mid_line_dashes(line)
                 self.removed["mid_line_dash"] += len(pieces) - 1
+            else:
+                pieces = (line,)
             for number, piece in enumerate(pieces):
                 piece = clean(piece)
                 if not piece:

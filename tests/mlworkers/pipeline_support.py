@@ -35,7 +35,10 @@ def last_turn(dialogue: Dialogue) -> Turn:
 
 
 def add_crowd_label(dialogue: Dialogue, label: str, split: str = "") -> TurnLabel:
+    """A crowd label on the last turn; `split` sets the dialogue's stored split (else its own stays)."""
+    if split:
+        Dialogue.objects.filter(pk=dialogue.pk).update(split=split)
     return TurnLabel.objects.create(
         turn=last_turn(dialogue), label=Label.objects.get(name=label), source=TurnLabel.CROWD,
-        provenance={"campaign": None, "votes": {label: 3}}, split=split,
+        provenance={"campaign": None, "votes": {label: 3}},
     )  # fmt: skip
