@@ -54,6 +54,15 @@ class SubtitleFile(models.Model):
 
 
 class DialogueQuerySet(models.QuerySet):
+    def in_language(self, language: str) -> "DialogueQuerySet":
+        """Dialogues the language identifier gave `language` (ISO 639-1, e.g. "en")."""
+        return self.filter(language=language)
+
+    def language_counts(self) -> list[tuple[str, int]]:
+        """(language code, dialogues) most first; "" is a dialogue stored before identification."""
+        rows = self.values_list("language").annotate(n=models.Count("pk")).order_by("-n", "language")
+        return [(language, n) for language, n in rows]
+
     def assign_splits(self) -> dict[str, int]:
         """Store the split of every dialogue here that has none yet (the one writer of
         `Dialogue.split`). A conditional UPDATE per split: a split, once stored, never changes,

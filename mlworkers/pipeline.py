@@ -150,9 +150,11 @@ def _weak_version(model_version_id: int | None) -> ModelVersion:
 
 
 def ranked_candidate_dialogues(
-    version: ModelVersion, *, min_confidence: float = 0.9, per_label: int = 250
+    version: ModelVersion, *, min_confidence: float = 0.9, per_label: int = 250, language: str = "en"
 ) -> tuple[list[int], dict[str, int]]:
     """Dialogue ids for the crowd, ordered, and how many per label.
+
+    Only dialogues the language identifier gave `language` (the campaign's) are candidates.
 
     A candidate is a turn the weak labeler labels with confidence >= min_confidence. The crowd
     labels the LAST turn of a dialogue (build_hits freezes the choices for that turn), so a
@@ -165,7 +167,9 @@ def ranked_candidate_dialogues(
     """
     last_position = Turn.objects.filter(dialogue=OuterRef("turn__dialogue")).order_by("-position").values("position")
     rows = (
-        Prediction.objects.filter(model_version=version, confidence__gte=min_confidence)
+        Prediction.objects.filter(
+            model_version=version, confidence__gte=min_confidence, turn__dialogue__language=language
+        )
         .annotate(last_position=Subquery(last_position[:1]))
         .filter(turn__position=F("last_position"))
         .exclude(Exists(TurnLabel.objects.filter(turn=OuterRef("turn"), source=TurnLabel.CROWD)))
@@ -196,24 +200,31 @@ def rank_candidates(
     campaign_id: int | None = None,
     campaign_name: str | None = None,
     seed: int | None = 13,
+    language: str = "en",
 ) -> dict[str, Any]:
-    """Rank the candidates; with a campaign (id or a new name) build its HITs from them."""
+    """Rank the candidates in `language` (an existing campaign's own language wins); with a
+    campaign (id or a new name) build its HITs from them."""
     from labeling.models import Campaign
     from labeling.services import build_hits
 
     version = _weak_version(model_version_id)
+    if campaign_id:
+        language = Campaign.objects.values_list("language", flat=True).get(pk=campaign_id)
     report_progress(job, 0, 2, "ranking candidates by readability")
     dialogue_ids, per_label_counts = ranked_candidate_dialogues(
-        version, min_confidence=float(min_confidence), per_label=int(per_label)
+        version, min_confidence=float(min_confidence), per_label=int(per_label), language=language
     )
     result: dict[str, Any] = {
+        "language": language,
         "model_version": version.pk,
         "candidates": len(dialogue_ids),
         "per_label": per_label_counts,
     }
     if campaign_id or campaign_name:
         with transaction.atomic():
-            campaign = Campaign.objects.get(pk=campaign_id) if campaign_id else _new_campaign(campaign_name, job)
+            campaign = (
+                Campaign.objects.get(pk=campaign_id) if campaign_id else _new_campaign(campaign_name, job, language)
+            )
             order = {pk: i for i, pk in enumerate(dialogue_ids)}
             dialogues = sorted(Dialogue.objects.filter(pk__in=dialogue_ids), key=lambda d: order[d.pk])
             hits = build_hits(campaign, dialogues, seed=seed) if dialogues else []
@@ -225,11 +236,12 @@ def rank_candidates(
     return result
 
 
-def _new_campaign(name: str, job: JobRun):
+def _new_campaign(name: str, job: JobRun, language: str = "en"):
     from labeling.models import Campaign
 
     campaign = Campaign.objects.create(
         name=name,
+        language=language,
         description="Candidates ranked by the weak labeler and readability.",
         created_by=job.created_by,
         fallback_choices=["Neutral", "Acknowledging", "Questioning"],

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from annotation.export.reader import ImportedDialogue, ImportFileError
+from annotation.ingest.language import texts_language
 from annotation.models import Dialogue, Label, Movie, Turn, TurnLabel
 
 
@@ -52,6 +53,7 @@ def _dialogue(imported: ImportedDialogue, movies: dict, result: ImportResult) ->
         movie=_movie(imported, movies),
         turn_count=len(imported.turns),
         split=next((turn.split for turn in imported.turns if turn.split), ""),
+        language=texts_language([turn.text for turn in imported.turns]),
     )
 
 

@@ -132,8 +132,13 @@ def language_of(text: str) -> str:
 
 
 def dialogue_language(turns) -> str:
-    """The language of a dialogue: its turns' text identified at once."""
-    head = " ".join(turn.text for turn in turns[:6])
+    """The language of a dialogue (TurnRecords or anything with `.text`), its turns read at once."""
+    return texts_language([turn.text for turn in turns])
+
+
+def texts_language(texts: list[str]) -> str:
+    """The language of a dialogue given as its turns' texts."""
+    head = " ".join(texts[:6])
     if head.isascii() and looks_english(head):
         return "en"
-    return language_of(" ".join(turn.text for turn in turns))
+    return language_of(" ".join(texts))

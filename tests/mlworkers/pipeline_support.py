@@ -23,7 +23,9 @@ DIALOGUES = [
 def make_corpus(dialogues=DIALOGUES, prefix="pipe") -> list[Dialogue]:
     made = []
     for index, (turns, _) in enumerate(dialogues):
-        dialogue = Dialogue.objects.create(position=index, content_hash=f"{prefix}-{index}", turn_count=len(turns))
+        dialogue = Dialogue.objects.create(
+            position=index, content_hash=f"{prefix}-{index}", turn_count=len(turns), language="en"
+        )
         for position, text in enumerate(turns):
             Turn.objects.create(dialogue=dialogue, position=position, text=text, token_count=len(text.split()))
         made.append(dialogue)

@@ -10,7 +10,7 @@ from django.core.management import call_command
 
 from annotation.models import Dialogue, ModelVersion, Prediction, Turn, TurnLabel
 from annotation.splits import split_for
-from labeling.models import HITItem
+from labeling.models import Campaign, HITItem
 from mlworkers import jobs, pipeline
 from mlworkers.models import JobRun
 from mlworkers.registry import artifact_path
@@ -150,6 +150,20 @@ def test_ranked_candidates_become_hit_items_offering_the_weak_top_3(weak_version
         prediction = Prediction.objects.get(model_version=weak_version, turn=last_turn(dialogue))
         assert target == prediction.turn_id
         assert choices == [name for name, _ in prediction.top_k[:3]]
+
+
+def test_ranking_takes_only_the_campaigns_language(weak_version, django_capture_on_commit_callbacks):
+    dialogues = make_corpus()
+    french = dialogues[:3]
+    Dialogue.objects.filter(pk__in=[d.pk for d in french]).update(language="fr")
+    run("weak_apply", django_capture_on_commit_callbacks, model_version_id=weak_version.pk)
+    english = run("rank_candidates", django_capture_on_commit_callbacks, min_confidence=0.0, campaign_name="English")
+    assert english.result["language"] == "en"
+    assert set(english.result["dialogue_ids"]) == {d.pk for d in dialogues[3:]}
+    assert set(_choices_by_dialogue(english.result["campaign"])) == {d.pk for d in dialogues[3:]}
+    campaign = Campaign.objects.create(name="Français", language="fr")
+    job = run("rank_candidates", django_capture_on_commit_callbacks, min_confidence=0.0, campaign_id=campaign.pk)
+    assert job.result["language"] == "fr" and set(job.result["dialogue_ids"]) == {d.pk for d in french}
 
 
 def test_ranking_takes_last_turns_only_keeps_n_per_label_and_skips_dialogues_already_in_hits(
