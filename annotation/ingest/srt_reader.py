@@ -89,7 +89,7 @@ def _parse_chunk(chunk: str, first_line: int, name: str) -> Iterator[Cue]:
     chunk = chunk.lstrip("\ufeff")
     try:
         for number, cue in enumerate(srt.parse(chunk)):
-            if cue.proprietary and not _POSITION_SUFFIX.match(cue.proprietary.lstrip()):
+            if cue.proprietary and not _is_position_suffix(cue.proprietary):
                 line = _timestamp_line(chunk, number, first_line)
                 raise SubtitleFormatError(name, line, f"malformed timestamp (trailing {cue.proprietary!r})")
             start, end = cue.start.total_seconds(), cue.end.total_seconds()
@@ -100,6 +100,12 @@ def _parse_chunk(chunk: str, first_line: int, name: str) -> Iterator[Cue]:
         raise
     except ValueError as exc:  # srt refuses e.g. an hour field it cannot fit in a timedelta
         raise SubtitleFormatError(name, None, f"unreadable cue: {exc}") from None
+
+
+def _is_position_suffix(trailing: str) -> bool:
+    """What follows the end time: nothing but blanks, or coordinates ("X1:40 X2:600 Y1:20 Y2:50")."""
+    trailing = trailing.strip()
+    return not trailing or bool(_POSITION_SUFFIX.match(trailing))
 
 
 def _pad_short_fractions(chunk: str) -> str:
