@@ -14,7 +14,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("paths", nargs="+", metavar="PATH")
         parser.add_argument("--genre", action="append", default=[], help="genre(s), comma-separated or repeated")
-        parser.add_argument("--language", default="en", help="ISO 639-1 code; also guides legacy encoding detection")
+        parser.add_argument(
+            "--language",
+            default="en",
+            help="ISO 639-1 code of the film; breaks ties between legacy code pages (each dialogue's language is identified)",
+        )
         parser.add_argument("--gap", type=float, default=None, help="seconds of silence that split dialogues")
         parser.add_argument("--year", type=int, default=None)
         parser.add_argument("--imdb-id", default="")
