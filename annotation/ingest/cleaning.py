@@ -64,6 +64,9 @@ _SPEAKER = re.compile(
 # Sound cues: bracketed text, also over line breaks ("(ELECTRONIC\nMELODY)"); an opener never
 # closed in the cue runs to the cue's end, and its closer is looked for at the start of the next cue.
 _SOUND = re.compile(r"\[[^\]]*(?:\]|$)|\([^)]*(?:\)|$)")
+# The same, with the blank before it: "Only (laughs) me." -> "Only me." with no space to collapse.
+_SOUND_AND_BLANK = re.compile(r"[ \t]*(?:\[[^\]]*(?:\]|$)|\([^)]*(?:\)|$))")
+_OPEN_AT_END = re.compile(r"[\[(][^\])]*$")
 _CARRIED_SOUND_END = re.compile(r"^[^\[(\n]*?[\])]")
 # A dash after the end of a sentence inside a line: a second speaker ("Fine. - Sure thing.").
 _MID_LINE_DASH = re.compile(r"(?<=[.!?…\"'”’)\]])\s+[-‐–]\s*(?=\S)")
@@ -98,11 +101,9 @@ def strip_sound_cues(text: str, carried: bool) -> tuple[str, bool, bool]:
         if end:
             text, cut = text[end.end() :], True
     if "[" in text or "(" in text:
-        stripped = _SOUND.sub("", text)
+        stripped = _SOUND_AND_BLANK.sub("", text)
         if stripped != text:
-            opener = max(text.rfind("("), text.rfind("["))
-            carried = opener != -1 and ")" not in text[opener:] and "]" not in text[opener:]
-            return "\n".join(" ".join(line.split()) for line in stripped.split("\n")), carried, True
+            return stripped, _OPEN_AT_END.search(text) is not None, True
     return text, False, cut
 
 

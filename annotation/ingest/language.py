@@ -133,7 +133,10 @@ def language_of(text: str) -> str:
 
 def dialogue_language(turns) -> str:
     """The language of a dialogue (TurnRecords or anything with `.text`), its turns read at once."""
-    return texts_language([turn.text for turn in turns])
+    head = " ".join([turn.text for turn in turns[:6]])
+    if head.isascii() and looks_english(head):
+        return "en"
+    return language_of(" ".join([turn.text for turn in turns]))
 
 
 def texts_language(texts: list[str]) -> str:

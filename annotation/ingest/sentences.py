@@ -164,20 +164,31 @@ class SentenceBuilder:
                     continue
             if (" -" in line or " –" in line or " ‐" in line) and mid_line_dash:
                 pieces = split_mid_line_dashes(line)
-                self.removed["mid_line_dash"] += len(pieces) - 1
-            else:
-                pieces = (line,)
-            for number, piece in enumerate(pieces):
-                piece = clean(piece)
-                if not piece:
+                if len(pieces) > 1:  # the rare line with a second speaker in it
+                    self.removed["mid_line_dash"] += len(pieces) - 1
+                    self._add_speakers(runs, pieces, dash_led)
                     continue
-                speaker_change = dash_led or number > 0
-                if speaker_change or not runs:
-                    runs.append((piece, speaker_change))
-                else:  # an undashed line continues the run above it
-                    previous, previous_dash_led = runs[-1]
-                    runs[-1] = (previous + " " + piece, previous_dash_led)
+            line = clean(line)
+            if not line:
+                continue
+            if dash_led or not runs:
+                runs.append((line, dash_led))
+            else:  # an undashed line continues the run above it
+                previous, previous_dash_led = runs[-1]
+                runs[-1] = (previous + " " + line, previous_dash_led)
         return runs
+
+    def _add_speakers(self, runs: list[tuple[str, bool]], pieces: list[str], dash_led: bool) -> None:
+        """A line cut at mid-line dashes: the first piece as the line would be, each later one a new speaker."""
+        for number, piece in enumerate(pieces):
+            piece = self._clean_line(piece)
+            if not piece:
+                continue
+            if number or dash_led or not runs:
+                runs.append((piece, dash_led or number > 0))
+            else:
+                previous, previous_dash_led = runs[-1]
+                runs[-1] = (previous + " " + piece, previous_dash_led)
 
     def _push(self, text: str, new_speaker: bool, start: float | None, end: float | None) -> Sentence | None:
         """Add a piece of text; returns the sentence it completes, if any. A sentence is complete
