@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('labeling', '0003_seed_quiz_questions'),
+        ("labeling", "0003_seed_quiz_questions"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='campaign',
-            name='language',
-            field=models.CharField(default='en', max_length=8),
+            model_name="campaign",
+            name="language",
+            field=models.CharField(default="en", max_length=8),
         ),
     ]
