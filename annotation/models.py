@@ -55,8 +55,9 @@ class SubtitleFile(models.Model):
 
 class DialogueQuerySet(models.QuerySet):
     def in_language(self, language: str) -> "DialogueQuerySet":
-        """Dialogues the language identifier gave `language` (ISO 639-1, e.g. "en")."""
-        return self.filter(language=language)
+        """Dialogues a campaign in `language` (ISO 639-1, e.g. "en") may show: identified as it, or
+        never identified ("": made outside ingest and the importers, which all identify)."""
+        return self.filter(language__in=[language, ""])
 
     def language_counts(self) -> list[tuple[str, int]]:
         """(language code, dialogues) most first; "" is a dialogue stored before identification."""

@@ -168,7 +168,9 @@ def ranked_candidate_dialogues(
     last_position = Turn.objects.filter(dialogue=OuterRef("turn__dialogue")).order_by("-position").values("position")
     rows = (
         Prediction.objects.filter(
-            model_version=version, confidence__gte=min_confidence, turn__dialogue__language=language
+            model_version=version,
+            confidence__gte=min_confidence,
+            turn__dialogue__in=Dialogue.objects.in_language(language).values("pk"),
         )
         .annotate(last_position=Subquery(last_position[:1]))
         .filter(turn__position=F("last_position"))
