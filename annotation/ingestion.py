@@ -19,7 +19,9 @@ from django.db import DataError, IntegrityError, transaction
 
 from annotation.ingest import CleaningRules, DialogueRecord, FileMeta, FileRun, PipelineConfig, SubtitleFormatError
 from annotation.ingest.pipeline import SRT, meta_from_path, subtitle_format
+from annotation.ingest.turns import PunctuationSegmenter
 from annotation.models import Dialogue, Movie, SubtitleFile, Turn
+from annotation.splits import split_for
 
 WRITE_BATCH = 500
 IMPORTED, SKIPPED, FAILED = "imported", "skipped", "failed"
@@ -40,7 +42,12 @@ class IngestOptions:
     def pipeline_config(self) -> PipelineConfig:
         disabled = [*settings.INGEST_DISABLED_RULES, *self.disabled_rules]
         gap = self.gap_seconds if self.gap_seconds is not None else settings.DIALOGUE_GAP_SECONDS
-        return PipelineConfig(gap_seconds=gap, rules=CleaningRules.without(disabled), language=self.language)
+        return PipelineConfig(
+            gap_seconds=gap,
+            rules=CleaningRules.without(disabled),
+            segmenter=PunctuationSegmenter(max_join_gap=gap),
+            language=self.language,
+        )
 
     def file_meta(self, path: Path) -> FileMeta:
         meta = meta_from_path(path)
@@ -62,6 +69,22 @@ class FileOutcome:
     dialogues: int = 0
     duplicates_dropped: int = 0
     removed_by_rule: Counter = field(default_factory=Counter)
+    encoding: str = ""
+    encoding_reason: str = ""
+    languages: Counter = field(default_factory=Counter)
+
+    def as_json(self) -> dict:
+        """What the report lists for one file: how it was decoded, its languages, each rule's count."""
+        return {
+            "path": self.path,
+            "status": self.status,
+            "reason": self.reason,
+            "encoding": self.encoding,
+            "encoding_reason": self.encoding_reason,
+            "dialogues": self.dialogues,
+            "languages": dict(self.languages.most_common()),
+            "removed_by_rule": dict(sorted(self.removed_by_rule.items())),
+        }
 
 
 @dataclass
@@ -74,9 +97,12 @@ class IngestReport:
     dialogues: int = 0
     duplicates_dropped: int = 0
     removed_by_rule: Counter = field(default_factory=Counter)
+    languages: Counter = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
+    per_file: list[dict] = field(default_factory=list)
 
     def add(self, outcome: FileOutcome) -> None:
+        self.per_file.append(outcome.as_json())
         if outcome.status == FAILED:
             self.failed_files += 1
             self.errors.append(outcome.reason)
@@ -90,6 +116,7 @@ class IngestReport:
         self.dialogues += outcome.dialogues
         self.duplicates_dropped += outcome.duplicates_dropped
         self.removed_by_rule.update(outcome.removed_by_rule)
+        self.languages.update(outcome.languages)
 
     def as_json(self) -> dict:
         return {
@@ -101,7 +128,9 @@ class IngestReport:
             "dialogues": self.dialogues,
             "duplicates_dropped": self.duplicates_dropped,
             "removed_by_rule": dict(sorted(self.removed_by_rule.items())),
+            "languages": dict(self.languages.most_common()),
             "errors": list(self.errors),
+            "per_file": list(self.per_file),
         }
 
 
@@ -192,8 +221,9 @@ def _write_file(run: FileRun, digest: str) -> FileOutcome:
     )
     stored = turns = duplicates = 0
     seen_in_file: set[str] = set()
+    languages: Counter = Counter()
     for batch in _batches(run.dialogues(), WRITE_BATCH):
-        written, turns_written = _write_dialogues(batch, subtitle_file, seen_in_file)
+        written, turns_written = _write_dialogues(batch, subtitle_file, seen_in_file, languages)
         stored, turns, duplicates = stored + written, turns + turns_written, duplicates + len(batch) - written
     # OPUS files name their genre in a <meta> block at the end: only now is a documentary known.
     if run.config.rules.documentary and run.meta.is_documentary:
@@ -206,6 +236,8 @@ def _write_file(run: FileRun, digest: str) -> FileOutcome:
     subtitle_file.duplicates_dropped = duplicates
     subtitle_file.removed_by_rule = dict(sorted(stats.removed_by_rule.items()))
     subtitle_file.cue_gaps = stats.cue_gaps.as_dict()
+    subtitle_file.encoding, subtitle_file.encoding_reason = stats.encoding, stats.encoding_reason[:300]
+    subtitle_file.language_counts = dict(languages.most_common())
     subtitle_file.save()
     return FileOutcome(
         str(run.path),
@@ -215,11 +247,17 @@ def _write_file(run: FileRun, digest: str) -> FileOutcome:
         dialogues=stored,
         duplicates_dropped=duplicates,
         removed_by_rule=Counter(stats.removed_by_rule),
+        encoding=stats.encoding,
+        encoding_reason=stats.encoding_reason,
+        languages=languages,
     )
 
 
-def _write_dialogues(batch: list[DialogueRecord], subtitle_file: SubtitleFile, seen: set[str]) -> tuple[int, int]:
-    """Insert a batch; returns (dialogues written, turns written). The rest were duplicates."""
+def _write_dialogues(
+    batch: list[DialogueRecord], subtitle_file: SubtitleFile, seen: set[str], languages: Counter
+) -> tuple[int, int]:
+    """Insert a batch; returns (dialogues written, turns written), counting the written ones'
+    languages. The rest were duplicates."""
     fresh: dict[str, DialogueRecord] = {}
     for record in batch:
         content_hash = record.content_hash
@@ -236,6 +274,8 @@ def _write_dialogues(batch: list[DialogueRecord], subtitle_file: SubtitleFile, s
                 end=record.end,
                 content_hash=content_hash,
                 turn_count=len(record.turns),
+                split=split_for(content_hash),
+                language=record.language,
             )
             for content_hash, record in fresh.items()
         ],
@@ -245,6 +285,7 @@ def _write_dialogues(batch: list[DialogueRecord], subtitle_file: SubtitleFile, s
     ids = dict(
         Dialogue.objects.filter(file=subtitle_file, content_hash__in=list(fresh)).values_list("content_hash", "id")
     )
+    languages.update(fresh[content_hash].language for content_hash in ids)
     turns = Turn.objects.bulk_create(
         Turn(
             dialogue_id=dialogue_id,

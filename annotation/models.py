@@ -8,6 +8,8 @@ read only these two.
 from django.db import models
 from django.db.models.functions import Lower
 
+from annotation import splits
+
 
 class Movie(models.Model):
     title = models.CharField(max_length=300)
@@ -41,14 +43,50 @@ class SubtitleFile(models.Model):
     # histogram of the gaps between adjacent raw cues, the evidence for the dialogue split:
     # {"bin_seconds": 0.5, "max_seconds": 30, "counts": [...], "over_max": n}
     cue_gaps = models.JSONField(default=dict, blank=True)
+    encoding = models.CharField(max_length=32, blank=True)
+    encoding_reason = models.CharField(max_length=300, blank=True)
+    # dialogues stored per language code: {"en": 120, "fr": 3}
+    language_counts = models.JSONField(default=dict, blank=True)
     ingested_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
         return self.name
 
 
+class DialogueQuerySet(models.QuerySet):
+    def in_language(self, language: str) -> "DialogueQuerySet":
+        """Dialogues a campaign in `language` (ISO 639-1, e.g. "en") may show: identified as it, or
+        never identified ("": made outside ingest and the importers, which all identify)."""
+        return self.filter(language__in=[language, ""])
+
+    def language_counts(self) -> list[tuple[str, int]]:
+        """(language code, dialogues) most first; "" is a dialogue stored before identification."""
+        rows = self.values_list("language").annotate(n=models.Count("pk")).order_by("-n", "language")
+        return [(language, n) for language, n in rows]
+
+    def assign_splits(self) -> dict[str, int]:
+        """Store the split of every dialogue here that has none yet (the one writer of
+        `Dialogue.split`). A conditional UPDATE per split: a split, once stored, never changes,
+        even when another process assigns at the same moment."""
+        by_split: dict[str, list[int]] = {name: [] for name in splits.SPLITS}
+        for pk, content_hash in self.filter(split="").values_list("pk", "content_hash").iterator(chunk_size=5000):
+            by_split[splits.split_for(content_hash)].append(pk)
+        assigned = {}
+        for name, pks in by_split.items():
+            assigned[name] = sum(
+                Dialogue.objects.filter(pk__in=pks[at : at + 900], split="").update(split=name)
+                for at in range(0, len(pks), 900)
+            )
+        return assigned
+
+
 class Dialogue(models.Model):
-    """A run of turns with no gap over the split threshold. Imported dialogues have no movie/file."""
+    """A run of turns with no gap over the split threshold. Imported dialogues have no movie/file.
+
+    `split` (train/validation/test) is assigned when the dialogue is stored and never changes:
+    every consumer reads it (annotation/splits.py)."""
+
+    SPLIT_CHOICES = [(name, name) for name in splits.SPLITS]
 
     movie = models.ForeignKey(Movie, on_delete=models.CASCADE, null=True, blank=True, related_name="dialogues")
     file = models.ForeignKey(SubtitleFile, on_delete=models.CASCADE, null=True, blank=True, related_name="dialogues")
@@ -59,6 +97,11 @@ class Dialogue(models.Model):
     content_hash = models.CharField(max_length=64, unique=True)
     external_id = models.CharField(max_length=64, blank=True, db_index=True)
     turn_count = models.PositiveSmallIntegerField(default=0)
+    split = models.CharField(max_length=10, choices=SPLIT_CHOICES, blank=True, db_index=True)
+    # ISO 639-1 code from the language identifier ("und" when too short to tell); "" before ingest set it
+    language = models.CharField(max_length=8, blank=True, db_index=True)
+
+    objects = DialogueQuerySet.as_manager()
 
     class Meta:
         ordering = ["id"]
@@ -66,6 +109,11 @@ class Dialogue(models.Model):
 
     def __str__(self) -> str:
         return f"Dialogue {self.pk}"
+
+    def save(self, *args, **kwargs) -> None:
+        if not self.split and self.content_hash:
+            self.split = splits.split_for(self.content_hash)
+        super().save(*args, **kwargs)
 
 
 class Turn(models.Model):
@@ -163,8 +211,8 @@ class TurnLabel(models.Model):
     SBERT = "sbert"
     SELF = "self"
     SOURCE_CHOICES = [(CROWD, "Crowd majority (gold)"), (SBERT, "SBERT-similar to gold"), (SELF, "Self-labeled")]
-    TRAIN, VALIDATION, TEST = "train", "validation", "test"
-    SPLIT_CHOICES = [(TRAIN, "train"), (VALIDATION, "validation"), (TEST, "test")]
+    # the split is the dialogue's (Dialogue.split); these names are kept for the callers
+    TRAIN, VALIDATION, TEST = splits.TRAIN, splits.VALIDATION, splits.TEST
 
     turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="labels")
     label = models.ForeignKey(Label, on_delete=models.PROTECT, related_name="turn_labels")
@@ -176,7 +224,6 @@ class TurnLabel(models.Model):
     # crowd: {"campaign": id, "votes": {...}, "workers": n, "agreement": x};
     # sbert: {"source_dialogue": id, "similarity": x, "round": n}; self: {"round": n}
     provenance = models.JSONField(default=dict, blank=True)
-    split = models.CharField(max_length=10, choices=SPLIT_CHOICES, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

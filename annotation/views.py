@@ -13,6 +13,7 @@ def corpus(request: HttpRequest) -> HttpResponse:
         "file_count": SubtitleFile.objects.count(),
         "dialogue_count": Dialogue.objects.count(),
         "turn_count": Turn.objects.count(),
+        "languages": Dialogue.objects.language_counts(),
         "files": files,
     }
     return render(request, "annotation/corpus.html", context)

@@ -50,7 +50,7 @@ class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
             campaign = serializer.save(created_by=self.request.user)
             if not data.get("labels"):
                 campaign.labels.set(Label.objects.filter(is_active=True))
-            dialogues = _chosen_dialogues(dialogue_ids, recent)
+            dialogues = _chosen_dialogues(dialogue_ids, recent, campaign.language)
             if dialogues:
                 try:
                     build_hits(campaign, dialogues)
@@ -110,12 +110,12 @@ class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         return Response(record_payments(self.get_object()))
 
 
-def _chosen_dialogues(dialogue_ids: list[int] | None, recent: int | None) -> list[Dialogue]:
+def _chosen_dialogues(dialogue_ids: list[int] | None, recent: int | None, language: str) -> list[Dialogue]:
     if dialogue_ids:
         by_id = Dialogue.objects.in_bulk(dialogue_ids)
         return [by_id[pk] for pk in dialogue_ids]
     if recent:
-        return list(candidate_dialogues()[:recent])
+        return list(candidate_dialogues(language)[:recent])
     return []
 
 

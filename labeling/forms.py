@@ -9,13 +9,15 @@ from labeling.models import Campaign, HITItem
 RECENT, ALL = "recent", "all"
 
 
-def candidate_dialogues() -> QuerySet[Dialogue]:
-    """Dialogues with no crowd label that no campaign has put into a HIT yet, newest first."""
+def candidate_dialogues(language: str | None = None) -> QuerySet[Dialogue]:
+    """Dialogues with no crowd label that no campaign has put into a HIT yet, newest first; with a
+    `language`, only those a campaign in it may show (`Dialogue.objects.in_language`)."""
     crowd_labeled = TurnLabel.objects.filter(source=TurnLabel.CROWD).values("turn__dialogue_id")
     in_hits = HITItem.objects.filter(dialogue__isnull=False).values("dialogue_id")
-    return (
-        Dialogue.objects.filter(turn_count__gt=0).exclude(pk__in=crowd_labeled).exclude(pk__in=in_hits).order_by("-pk")
-    )
+    dialogues = Dialogue.objects.filter(turn_count__gt=0)
+    if language:
+        dialogues = dialogues.in_language(language)
+    return dialogues.exclude(pk__in=crowd_labeled).exclude(pk__in=in_hits).order_by("-pk")
 
 
 class CampaignForm(forms.ModelForm):
@@ -73,8 +75,8 @@ class CampaignForm(forms.ModelForm):
                 self.add_error(field, "must be at least 1")
         return cleaned
 
-    def selected_dialogues(self) -> QuerySet[Dialogue]:
-        candidates = candidate_dialogues()
+    def selected_dialogues(self, language: str | None = None) -> QuerySet[Dialogue]:
+        candidates = candidate_dialogues(language)
         if self.cleaned_data["selection"] == RECENT:
             return candidates[: self.cleaned_data["dialogue_count"]]
         return candidates

@@ -54,6 +54,8 @@ class Campaign(models.Model):
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     labels = models.ManyToManyField(Label, blank=True, related_name="campaigns", help_text="the label set")
+    # ISO 639-1: the crowd's language; only dialogues identified as this language become its items
+    language = models.CharField(max_length=8, default="en")
     dialogues_per_hit = models.PositiveSmallIntegerField(default=15)
     quiz_per_hit = models.PositiveSmallIntegerField(default=5)
     workers_per_hit = models.PositiveSmallIntegerField(default=3)

@@ -82,7 +82,7 @@ def _create_campaign(form: CampaignForm, user) -> tuple[Campaign, list[HIT]]:
         campaign.save()
         labels = form.cleaned_data["labels"] or Label.objects.filter(is_active=True)
         campaign.labels.set(labels)
-        hits = build_hits(campaign, list(form.selected_dialogues()))
+        hits = build_hits(campaign, list(form.selected_dialogues(campaign.language)))
     return campaign, hits
 
 

@@ -45,11 +45,7 @@ class RankCandidatesParameters(JobParameters):
 
 
 class GoldSplitParameters(JobParameters):
-    test_fraction: float = Field(0.2, gt=0.0, lt=1.0, title="Test fraction", description="of each label's gold")
-    validation_fraction: float = Field(
-        0.1, ge=0.0, lt=1.0, title="Validation fraction", description="of what is left after the test split"
-    )
-    seed: int = Field(13, ge=0, le=2**31 - 1, title="Shuffle seed")
+    """No parameters: the split of a dialogue is a function of its content (annotation.splits)."""
 
 
 class SbertExpandParameters(JobParameters):

@@ -26,7 +26,7 @@ from typing import Any, TextIO
 import numpy as np
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Subquery
 
 from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn, TurnLabel
 from annotation.readability import Candidate, build_vocabulary
@@ -151,9 +151,11 @@ def _weak_version(model_version_id: int | None) -> ModelVersion:
 
 
 def ranked_candidate_dialogues(
-    version: ModelVersion, *, min_confidence: float = 0.9, per_label: int = 250
+    version: ModelVersion, *, min_confidence: float = 0.9, per_label: int = 250, language: str = "en"
 ) -> tuple[list[int], dict[str, int]]:
     """Dialogue ids for the crowd, ordered, and how many per label.
+
+    Only dialogues the language identifier gave `language` (the campaign's) are candidates.
 
     A candidate is a turn the weak labeler labels with confidence >= min_confidence. The crowd
     labels the LAST turn of a dialogue (build_hits freezes the choices for that turn), so a
@@ -166,7 +168,11 @@ def ranked_candidate_dialogues(
     """
     last_position = Turn.objects.filter(dialogue=OuterRef("turn__dialogue")).order_by("-position").values("position")
     rows = (
-        Prediction.objects.filter(model_version=version, confidence__gte=min_confidence)
+        Prediction.objects.filter(
+            model_version=version,
+            confidence__gte=min_confidence,
+            turn__dialogue__in=Dialogue.objects.in_language(language).values("pk"),
+        )
         .annotate(last_position=Subquery(last_position[:1]))
         .filter(turn__position=F("last_position"))
         .exclude(Exists(TurnLabel.objects.filter(turn=OuterRef("turn"), source=TurnLabel.CROWD)))
@@ -196,24 +202,31 @@ def rank_candidates(
     campaign_id: int | None = None,
     campaign_name: str | None = None,
     seed: int | None = 13,
+    language: str = "en",
 ) -> dict[str, Any]:
-    """Rank the candidates; with a campaign (id or a new name) build its HITs from them."""
+    """Rank the candidates in `language` (an existing campaign's own language wins); with a
+    campaign (id or a new name) build its HITs from them."""
     from labeling.models import Campaign
     from labeling.services import build_hits
 
     version = _weak_version(model_version_id)
+    if campaign_id:
+        language = Campaign.objects.values_list("language", flat=True).get(pk=campaign_id)
     report_progress(job, 0, 2, "ranking candidates by readability")
     dialogue_ids, per_label_counts = ranked_candidate_dialogues(
-        version, min_confidence=float(min_confidence), per_label=int(per_label)
+        version, min_confidence=float(min_confidence), per_label=int(per_label), language=language
     )
     result: dict[str, Any] = {
+        "language": language,
         "model_version": version.pk,
         "candidates": len(dialogue_ids),
         "per_label": per_label_counts,
     }
     if campaign_id or campaign_name:
         with transaction.atomic():
-            campaign = Campaign.objects.get(pk=campaign_id) if campaign_id else _new_campaign(campaign_name, job)
+            campaign = (
+                Campaign.objects.get(pk=campaign_id) if campaign_id else _new_campaign(campaign_name, job, language)
+            )
             order = {pk: i for i, pk in enumerate(dialogue_ids)}
             dialogues = sorted(Dialogue.objects.filter(pk__in=dialogue_ids), key=lambda d: order[d.pk])
             hits = build_hits(campaign, dialogues, seed=seed) if dialogues else []
@@ -225,11 +238,12 @@ def rank_candidates(
     return result
 
 
-def _new_campaign(name: str, job: JobRun):
+def _new_campaign(name: str, job: JobRun, language: str = "en"):
     from labeling.models import Campaign
 
     campaign = Campaign.objects.create(
         name=name,
+        language=language,
         description="Candidates ranked by the weak labeler and readability.",
         created_by=job.created_by,
         fallback_choices=["Neutral", "Acknowledging", "Questioning"],
@@ -241,24 +255,20 @@ def _new_campaign(name: str, job: JobRun):
 # --- 3. Gold split, embeddings, SBERT expansion --------------------------------------------------
 
 
-def gold_split(job: JobRun | None = None, test_fraction: float = 0.2, validation_fraction: float = 0.1, seed: int = 13):
-    """Fix the split of every crowd label that has none yet, stratified by label. A label's split
-    never changes once set, so the test split is fixed before any expansion and stays fixed."""
-    with transaction.atomic():
-        pending = list(
-            TurnLabel.objects.select_for_update()
-            .filter(source=TurnLabel.CROWD, split="")
-            .values_list("pk", "label__name")
-        )
-        split = rounds_core.stratified_split(
-            pending, test_fraction=test_fraction, validation_fraction=validation_fraction, seed=seed
-        )
-        by_split: dict[str, list[int]] = defaultdict(list)
-        for pk, name in split.items():
-            by_split[name].append(pk)
-        for name, pks in by_split.items():
-            TurnLabel.objects.filter(pk__in=pks).update(split=name)
-    return {"assigned": {name: len(pks) for name, pks in by_split.items()}}
+def gold_split(job: JobRun | None = None) -> dict[str, Any]:
+    """Make sure every dialogue has its stored split (`Dialogue.objects.assign_splits`, the one
+    writer; ingest sets it already) and report how the crowd gold falls. A split never changes
+    once stored, so the test split is fixed before any expansion and stays fixed."""
+    assigned = Dialogue.objects.assign_splits()
+    gold = (
+        TurnLabel.objects.filter(source=TurnLabel.CROWD)
+        .values("turn__dialogue__split")
+        .annotate(n=Count("turn__dialogue", distinct=True))
+    )
+    return {
+        "assigned": {name: n for name, n in assigned.items() if n},
+        "gold_dialogues": {row["turn__dialogue__split"]: row["n"] for row in gold},
+    }
 
 
 def _slug(name: str) -> str:
@@ -342,11 +352,12 @@ def _dialogue_items(turn_ids: Sequence[int], labels: dict[int, str] | None = Non
 
 
 def unlabeled_targets() -> list[int]:
-    """The last turn of every dialogue none of whose turns has any TurnLabel."""
+    """The last turn of every training-split dialogue none of whose turns has any TurnLabel: SBERT
+    and self labels are training data, so a validation or test dialogue never gets one."""
     last_position = Turn.objects.filter(dialogue=OuterRef("dialogue")).order_by("-position").values("position")[:1]
     labeled = TurnLabel.objects.filter(turn__dialogue=OuterRef("dialogue"))
     return list(
-        Turn.objects.filter(position=Subquery(last_position))
+        Turn.objects.filter(position=Subquery(last_position), dialogue__split=TurnLabel.TRAIN)
         .exclude(Exists(labeled))
         .order_by("pk")
         .values_list("pk", flat=True)
@@ -354,7 +365,9 @@ def unlabeled_targets() -> list[int]:
 
 
 def gold_labels(split: Sequence[str]) -> dict[int, str]:
-    rows = TurnLabel.objects.filter(source=TurnLabel.CROWD, split__in=list(split)).values_list("turn_id", "label__name")
+    rows = TurnLabel.objects.filter(source=TurnLabel.CROWD, turn__dialogue__split__in=list(split)).values_list(
+        "turn_id", "label__name"
+    )
     return dict(rows)
 
 
@@ -380,7 +393,6 @@ def save_new_labels(new_labels: Sequence[rounds_core.NewLabel]) -> int:
                 source=new.source,
                 confidence=new.confidence,
                 provenance=provenance,
-                split=TurnLabel.TRAIN,
             )
         )
     with transaction.atomic():

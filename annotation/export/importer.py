@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from annotation.export.reader import ImportedDialogue, ImportFileError
+from annotation.ingest.language import texts_language
 from annotation.models import Dialogue, Label, Movie, Turn, TurnLabel
 
 
@@ -44,11 +45,15 @@ def _dialogue(imported: ImportedDialogue, movies: dict, result: ImportResult) ->
         result.dialogues_found += 1
         return dialogue
     result.dialogues_created += 1
+    # A new dialogue takes the split its file gives it (blank: Dialogue.save assigns one); a
+    # dialogue already here keeps its own, so nothing moves between train and test.
     return Dialogue.objects.create(
         content_hash=imported.content_hash,
         external_id=imported.external_id,
         movie=_movie(imported, movies),
         turn_count=len(imported.turns),
+        split=next((turn.split for turn in imported.turns if turn.split), ""),
+        language=texts_language([turn.text for turn in imported.turns]),
     )
 
 
@@ -94,7 +99,7 @@ def _save_label(turn: Turn, label: Label, row, result: ImportResult) -> None:
     existing = TurnLabel.objects.filter(turn=turn, source=TurnLabel.CROWD).first()
     # provenance keys the file does not carry (anything beyond votes/agreement/workers/campaign) stay
     provenance = {**(existing.provenance if existing else {}), **row.provenance}
-    wanted = {"label": label, "confidence": row.confidence, "provenance": provenance, "split": row.split}
+    wanted = {"label": label, "confidence": row.confidence, "provenance": provenance}
     if existing is None:
         TurnLabel.objects.create(turn=turn, source=TurnLabel.CROWD, **wanted)
         result.labels_created += 1
@@ -103,7 +108,6 @@ def _save_label(turn: Turn, label: Label, row, result: ImportResult) -> None:
         "label": existing.label,
         "confidence": existing.confidence,
         "provenance": existing.provenance,
-        "split": existing.split,
     }
     if current == wanted:
         result.labels_unchanged += 1

@@ -74,9 +74,8 @@ def export_queryset(kind: str, filters: ExportFilters) -> QuerySet:
             labels = labels.filter(source=filters.source)
         if filters.model_version:
             labels = labels.filter(model_version_id=filters.model_version)
-        if filters.split:
-            # blank splits are assigned by hash afterwards, so they stay candidates
-            labels = labels.filter(Q(split=filters.split) | Q(split=""))
+    if filters.split:
+        labels = labels.filter(turn__dialogue__split=filters.split)
     if filters.label:
         labels = labels.filter(label__name__iexact=filters.label)
     if filters.min_confidence is not None:
@@ -89,13 +88,20 @@ def export_queryset(kind: str, filters: ExportFilters) -> QuerySet:
 def export_rows(kind: str, filters: ExportFilters) -> Iterator[dict[str, Any]]:
     """Rows of one kind, sorted by dialogue and turn, streamed from the database in chunks."""
     if kind == SILVER:
-        fields = (*RECORD_FIELDS, "confidence", "model_version_id", "model_version__name", "top_k")
+        fields = (
+            *RECORD_FIELDS,
+            "confidence",
+            "turn__dialogue__split",
+            "model_version_id",
+            "model_version__name",
+            "top_k",
+        )
     else:
         fields = (
             *RECORD_FIELDS,
             "source",
             "confidence",
-            "split",
+            "turn__dialogue__split",
             "model_version_id",
             "model_version__name",
             "provenance",
@@ -109,9 +115,8 @@ def export_rows(kind: str, filters: ExportFilters) -> Iterator[dict[str, Any]]:
 
 def _record(kind: str, values: tuple) -> ExportRecord:
     if kind == SILVER:
-        # silver labels come from a model and have no stored split
-        *common, confidence, model_version, version_name, top_k = values
-        return ExportRecord(*common, SILVER_SOURCE, confidence, "", model_version, version_name, top_k)
+        *common, confidence, split, model_version, version_name, top_k = values
+        return ExportRecord(*common, SILVER_SOURCE, confidence, split, model_version, version_name, top_k)
     return ExportRecord(*values)
 
 

@@ -1,20 +1,15 @@
-"""The exported row of each kind, built from one flat database record; the split of a row.
+"""The exported row of each kind, built from one flat database record.
 
 Gold rows carry the crowd's votes, agreement and worker count; extended rows their provenance;
 silver rows the model version and its top-k. Every row names its dialogue by `dialogue_hash` (the
 dialogue's content hash) so a file can be imported again and find the same dialogue.
 """
 
-import hashlib
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any, NamedTuple
 
 from annotation.analysis.records import EXTENDED, GOLD, SILVER
-
-SPLITS = ("train", "validation", "test")
-# Dialogues with no stored split: 80 % train, 10 % validation, 10 % test by a hash of the id.
-SPLIT_BUCKETS = ((80, "train"), (90, "validation"), (100, "test"))
+from annotation.splits import SPLITS
 
 COMMON_COLUMNS = [
     "dialogue_id",
@@ -55,14 +50,6 @@ class ExportRecord(NamedTuple):
     extra: Any  # provenance (TurnLabel) or top_k (Prediction)
 
 
-@lru_cache(maxsize=4096)  # rows come sorted by dialogue: a dialogue's turns hash once
-def assigned_split(dialogue_id: int) -> str:
-    """A split that depends only on the dialogue id, so every turn of a dialogue lands together and
-    the same database exports the same splits every time."""
-    bucket = int.from_bytes(hashlib.sha256(str(dialogue_id).encode()).digest()[:4], "big") % 100
-    return next(name for limit, name in SPLIT_BUCKETS if bucket < limit)
-
-
 def build_row(kind: str, record: ExportRecord) -> dict[str, Any]:
     row: dict[str, Any] = {
         "dialogue_id": record.dialogue_id,
@@ -75,7 +62,7 @@ def build_row(kind: str, record: ExportRecord) -> dict[str, Any]:
         "label": record.label,
         "source": record.source,
         "confidence": record.confidence,
-        "split": record.split or assigned_split(record.dialogue_id),
+        "split": record.split,  # the dialogue's stored split (annotation/splits.py)
     }
     if kind == GOLD:
         provenance = record.extra if isinstance(record.extra, Mapping) else {}
@@ -91,8 +78,8 @@ def build_row(kind: str, record: ExportRecord) -> dict[str, Any]:
 
 
 def row_matches(row: Mapping[str, Any], *, min_confidence: float | None, split: str | None) -> bool:
-    """The filters the database cannot apply: an assigned split, and for gold rows with no stored
-    confidence the crowd's agreement standing in for it."""
+    """The filters the database cannot apply: for gold rows with no stored confidence the crowd's
+    agreement standing in for it (and the split, for rows built elsewhere)."""
     if split and row["split"] != split:
         return False
     if min_confidence is None:
@@ -101,4 +88,4 @@ def row_matches(row: Mapping[str, Any], *, min_confidence: float | None, split: 
     return confidence is not None and confidence >= min_confidence
 
 
-__all__ = ["COLUMNS", "SILVER", "SPLITS", "ExportRecord", "assigned_split", "build_row", "row_matches"]
+__all__ = ["COLUMNS", "SILVER", "SPLITS", "ExportRecord", "build_row", "row_matches"]

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields, replace
 
-LINE_RULES = ("speaker_name", "sound_cue", "advert")
+LINE_RULES = ("markup", "speaker_name", "sound_cue", "mid_line_dash", "opus_contraction", "advert")
 TURN_RULES = ("previously_on", "too_short", "too_long", "non_alphabetic", "repeated_tokens", "repeated_turn")
 DIALOGUE_RULES = ("too_few_turns", "documentary")
 RULE_NAMES = LINE_RULES + TURN_RULES + DIALOGUE_RULES
@@ -20,8 +20,11 @@ AFTER_REMOVED_TURN = "after_removed_turn"
 
 @dataclass(frozen=True, slots=True)
 class CleaningRules:
+    markup: bool = True
     speaker_name: bool = True
     sound_cue: bool = True
+    mid_line_dash: bool = True
+    opus_contraction: bool = True
     advert: bool = True
     previously_on: bool = True
     too_short: bool = True
@@ -52,9 +55,23 @@ class CleaningRules:
 
 
 _MARKUP = re.compile(r"<[^>]*>|\{\\[^}]*\}")
-# An upper-case name of two or more characters before a colon: "JOHN:", "MAN 2:", "DR. HALE:".
-_SPEAKER = re.compile(r"^[A-Z][A-Z0-9 .'\-]{1,30}:(?:\s+|$)")
+# A name before a colon. Upper case ("JOHN:", "MAN 2:", "DR. HALE:") is a name whatever follows;
+# mixed case ("Jack:", "Dr. Hale:") only when the words after it start a sentence, so that
+# "Listen: we leave at ten." keeps its first word.
+_SPEAKER = re.compile(
+    r"^(?:[A-Z][A-Z0-9 .'\-]{1,30}:(?:\s+|$)|[A-Z][a-z]+(?:\.?\s[A-Z][a-z]*){0,2}:(?:\s+(?=[^a-z\s])|$))"
+)
+# Sound cues: bracketed text, also over line breaks ("(ELECTRONIC\nMELODY)"); an opener never
+# closed in the cue runs to the cue's end, and its closer is looked for at the start of the next cue.
 _SOUND = re.compile(r"\[[^\]]*(?:\]|$)|\([^)]*(?:\)|$)")
+# The same, with the blank before it: "Only (laughs) me." -> "Only me." with no space to collapse.
+_SOUND_AND_BLANK = re.compile(r"[ \t]*(?:\[[^\]]*(?:\]|$)|\([^)]*(?:\)|$))")
+_OPEN_AT_END = re.compile(r"[\[(][^\])]*$")
+_CARRIED_SOUND_END = re.compile(r"^[^\[(\n]*?[\])]")
+# A dash after the end of a sentence inside a line: a second speaker ("Fine. - Sure thing.").
+_MID_LINE_DASH = re.compile(r"(?<=[.!?…\"'”’)\]])\s+[-‐–]\s*(?=\S)")
+# Contractions an OPUS tokeniser split: "can 't", "he ' s", "do n't" -> "can't", "he's", "don't".
+_SPLIT_CONTRACTION = re.compile(r"(?<=\w)(?: (['’]) ?|(['’]) )(?=(?:s|t|m|re|ve|ll|d)\b)|(?<=\w) (?=n['’]t\b)")
 _ADVERT = re.compile(
     r"opensubtitles|addic7ed|podnapisi|subscene|www\.|https?://|\w\.(?:com|org|net)\b"
     r"|\b(?:subtitles?|subs|captions?|captioning|sync(?:ed|hronized)?|resync(?:ed)?|corrections?|corrected"
@@ -67,10 +84,41 @@ _ASCII_LETTERS_AND_SPACE_BYTES = (string.ascii_letters + " ").encode("ascii")
 
 
 def strip_markup(text: str) -> str:
-    """HTML/font tags and ASS overrides ({\\an8}); a reader quirk, not a rule, so always on."""
+    """HTML/font tags, ASS overrides ({\\an8}) and ASS line breaks (\\N, \\n) and hard spaces (\\h)."""
     if "<" in text or "{" in text:
-        return _MARKUP.sub("", text)
+        text = _MARKUP.sub("", text)
+    if "\\" in text:
+        text = text.replace("\\N", "\n").replace("\\n", "\n").replace("\\h", " ")
     return text
+
+
+def strip_sound_cues(text: str, carried: bool) -> tuple[str, bool, bool]:
+    """(text without bracketed sound cues, whether a cue stays open into the next subtitle, whether
+    anything was cut). `carried` says the previous subtitle left a cue open."""
+    cut = False
+    if carried:
+        end = _CARRIED_SOUND_END.match(text)
+        if end:
+            text, cut = text[end.end() :], True
+    if "[" in text or "(" in text:
+        stripped = _SOUND_AND_BLANK.sub("", text)
+        if stripped != text:
+            return stripped, _OPEN_AT_END.search(text) is not None, True
+    return text, False, cut
+
+
+def split_mid_line_dashes(line: str) -> list[str]:
+    """A line cut where a dash after a finished sentence starts another speaker's words."""
+    if " -" in line or " –" in line or " ‐" in line:
+        return _MID_LINE_DASH.split(line)
+    return [line]
+
+
+def join_split_contractions(text: str) -> tuple[str, int]:
+    """OPUS tokens glued back: ("can't", 1) from "can 't"."""
+    if "'" not in text and "’" not in text:
+        return text, 0
+    return _SPLIT_CONTRACTION.subn(lambda m: m.group(1) or m.group(2) or "", text)
 
 
 def is_advert(text: str, rules: CleaningRules, removed: Counter) -> bool:
@@ -112,13 +160,15 @@ def clean_line(line: str, rules: CleaningRules, removed: Counter) -> str:
 
 
 def line_cleaner(rules: CleaningRules, removed: Counter) -> Callable[[str], str]:
-    """`clean_line` with the switches read once: the returned function runs on every line."""
+    """`clean_line` with the switches read once: the returned function runs on every line.
+    Bracketed sound cues are cut from the whole cue before (`strip_sound_cues`); what is left
+    here is a song line and a cue opened on this line."""
     sound_cue, speaker_name = rules.sound_cue, rules.speaker_name
     strip_sound, match_speaker = _SOUND.sub, _SPEAKER.match
 
     def clean(line: str) -> str:
         if sound_cue:
-            if line[0] == "#" or "♪" in line or "♫" in line:
+            if line[0] == "#" or "♪" in line or "♫" in line or "¶" in line:
                 removed["sound_cue"] += 1
                 return ""
             if "[" in line or "(" in line:

@@ -30,6 +30,19 @@ class CueGapHistogram:
         else:
             self.counts[int(gap / self.bin_seconds) if gap > 0 else 0] += 1
 
+    def add_cues(self, cues) -> None:
+        """`add_cue` for each of `cues` (objects with `start` and `end`, in order), in one loop."""
+        last_end, counts, width, limit = self._last_end, self.counts, self.bin_seconds, self.max_seconds
+        for cue in cues:
+            if last_end is not None:
+                gap = cue.start - last_end
+                if gap >= limit:
+                    self.over_max += 1
+                else:
+                    counts[int(gap / width) if gap > 0 else 0] += 1
+            last_end = cue.end
+        self._last_end = last_end
+
     def block_start(self, start: float | None) -> None:
         if start is None or self._last_end is None:
             return

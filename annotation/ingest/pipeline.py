@@ -14,7 +14,9 @@ from pathlib import Path
 
 from annotation.ingest.cleaning import CleaningRules
 from annotation.ingest.dialogues import DialogueSplitter
+from annotation.ingest.encoding import guess_encoding
 from annotation.ingest.gaps import CueGapHistogram
+from annotation.ingest.language import dialogue_language
 from annotation.ingest.opus_reader import normalise_imdb_id, read_opus_sentences
 from annotation.ingest.records import DialogueRecord, FileMeta, Sentence
 from annotation.ingest.sentences import SentenceBuilder
@@ -43,6 +45,9 @@ class FileStats:
     dialogues: int = 0
     removed_by_rule: Counter = field(default_factory=Counter)
     cue_gaps: CueGapHistogram = field(default_factory=CueGapHistogram)
+    encoding: str = ""
+    encoding_reason: str = ""
+    languages: Counter = field(default_factory=Counter)
 
 
 def subtitle_format(path: Path) -> str | None:
@@ -84,18 +89,26 @@ class FileRun:
 
     def dialogues(self) -> Iterator[DialogueRecord]:
         """The file's clean dialogues; `stats` is complete once this is exhausted."""
-        builder = SentenceBuilder(self.config.rules, self.stats.removed_by_rule)
+        builder = SentenceBuilder(self.config.rules, self.stats.removed_by_rule, self.config.gap_seconds)
         splitter = DialogueSplitter(self.config.gap_seconds, self.config.rules, self.stats.removed_by_rule)
+        languages = self.stats.languages
         for dialogue in splitter.split(self.config.segmenter.segment(self.sentences(builder))):
             self.stats.dialogues += 1
+            dialogue.language = dialogue_language(dialogue.turns)
+            languages[dialogue.language] += 1
             yield dialogue
         self.stats.sentences = builder.count
         self.stats.turns = splitter.turn_count
 
     def sentences(self, builder: SentenceBuilder | None = None) -> Iterator[Sentence]:
-        builder = builder or SentenceBuilder(self.config.rules, self.stats.removed_by_rule)
+        builder = builder or SentenceBuilder(self.config.rules, self.stats.removed_by_rule, self.config.gap_seconds)
         if self.format == SRT:
-            cues = read_srt_cues(self.path, self.config.language, self.config.reorder_window, self.stats.cue_gaps)
+            guess = guess_encoding(self.path, self.config.language)
+            self.stats.encoding, self.stats.encoding_reason = guess.encoding, guess.reason
+            cues = read_srt_cues(
+                self.path, self.config.language, self.config.reorder_window, self.stats.cue_gaps, guess.encoding
+            )
             return builder.from_cues(cues)
+        self.stats.encoding, self.stats.encoding_reason = "xml", "the XML declaration (UTF-8 by default)"
         raw = read_opus_sentences(self.path, self.meta, self.stats.cue_gaps)
         return builder.from_opus(raw)

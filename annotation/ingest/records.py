@@ -59,6 +59,7 @@ class DialogueRecord:
 
     turns: list[TurnRecord]
     position: int
+    language: str = ""
 
     @property
     def start(self) -> float | None:

@@ -10,10 +10,8 @@ Universal newlines turn CRLF and CR-only line ends into LF. Out-of-order cues ar
 within a sliding window.
 """
 
-import bisect
 import io
 import re
-from collections import deque
 from collections.abc import Iterator
 from operator import attrgetter
 from pathlib import Path
@@ -36,15 +34,21 @@ _POSITION_SUFFIX = re.compile(r"[A-Za-z]+\d*:")
 
 
 def read_srt_cues(
-    path: Path, language: str = "", reorder_window: int = REORDER_WINDOW, gaps: CueGapHistogram | None = None
+    path: Path,
+    language: str = "",
+    reorder_window: int = REORDER_WINDOW,
+    gaps: CueGapHistogram | None = None,
+    encoding: str | None = None,
 ) -> Iterator[Cue]:
     """Cues in start-time order (exact for cues displaced by fewer than `reorder_window` places),
-    each added to the `gaps` histogram as it passes."""
-    return _in_start_order(_parse_cues(path, language), reorder_window, gaps or CueGapHistogram())
+    each added to the `gaps` histogram as it passes. `encoding` skips the detection (the caller
+    has already run it, e.g. to report why)."""
+    return _in_start_order(_parse_cue_batches(path, language, encoding), reorder_window, gaps or CueGapHistogram())
 
 
-def _parse_cues(path: Path, language: str) -> Iterator[Cue]:
-    encoding = detect_encoding(path, language)
+def _parse_cue_batches(path: Path, language: str, encoding: str | None) -> Iterator[list[Cue]]:
+    """The cues of each chunk of the file, one list per chunk."""
+    encoding = encoding or detect_encoding(path, language)
     with open(path, "rb") as raw:
         text = io.TextIOWrapper(raw, encoding=encoding, errors="replace", newline=None)
         first_line = 1
@@ -55,7 +59,7 @@ def _parse_cues(path: Path, language: str) -> Iterator[Cue]:
             short_fractions = short_fractions or bool(_SHORT_FRACTION_END.search(chunk))
             if short_fractions:
                 chunk = _pad_short_fractions(chunk)
-            yield from _parse_chunk(chunk, first_line, str(path))
+            yield list(_parse_chunk(chunk, first_line, str(path)))
             first_line += chunk.count("\n")
 
 
@@ -84,7 +88,7 @@ def _parse_chunk(chunk: str, first_line: int, name: str) -> Iterator[Cue]:
     chunk = chunk.lstrip("\ufeff")
     try:
         for number, cue in enumerate(srt.parse(chunk)):
-            if cue.proprietary and not _POSITION_SUFFIX.match(cue.proprietary.lstrip()):
+            if cue.proprietary and not _is_position_suffix(cue.proprietary):
                 line = _timestamp_line(chunk, number, first_line)
                 raise SubtitleFormatError(name, line, f"malformed timestamp (trailing {cue.proprietary!r})")
             start, end = cue.start.total_seconds(), cue.end.total_seconds()
@@ -95,6 +99,12 @@ def _parse_chunk(chunk: str, first_line: int, name: str) -> Iterator[Cue]:
         raise
     except ValueError as exc:  # srt refuses e.g. an hour field it cannot fit in a timedelta
         raise SubtitleFormatError(name, None, f"unreadable cue: {exc}") from None
+
+
+def _is_position_suffix(trailing: str) -> bool:
+    """What follows the end time: nothing but blanks, or coordinates ("X1:40 X2:600 Y1:20 Y2:50")."""
+    trailing = trailing.strip()
+    return not trailing or bool(_POSITION_SUFFIX.match(trailing))
 
 
 def _pad_short_fractions(chunk: str) -> str:
@@ -123,22 +133,19 @@ def _format_error(exc: srt.SRTParseError, chunk: str, first_line: int, name: str
     return SubtitleFormatError(name, line + skipped, f"cannot parse a cue from {snippet[:60]!r}")
 
 
-def _in_start_order(cues: Iterator[Cue], window: int, gaps: CueGapHistogram) -> Iterator[Cue]:
-    # A sorted buffer of the last `window` cues; in-order cues (nearly all) are a plain append.
-    # Cues leaving the buffer are in order, so the gap histogram is filled here too.
-    buffer: deque[Cue] = deque()
-    append, popleft = buffer.append, buffer.popleft
+def _in_start_order(batches: Iterator[list[Cue]], window: int, gaps: CueGapHistogram) -> Iterator[Cue]:
+    # Each chunk's cues join the last `window` cues of the chunks before and are sorted together
+    # (timsort: near-linear on nearly sorted cues, in C); all but the last `window` are ready, in
+    # order, and go into the gap histogram as they leave.
     start = attrgetter("start")
-    add_gap = gaps.add_cue
-    for cue in cues:
-        if buffer and cue.start < buffer[-1].start:
-            buffer.insert(bisect.bisect_right(buffer, cue.start, key=start), cue)
-        else:
-            append(cue)
-        if len(buffer) > window:
-            ready = popleft()
-            add_gap(ready.start, ready.end)
-            yield ready
-    for ready in buffer:
-        add_gap(ready.start, ready.end)
-        yield ready
+    pending: list[Cue] = []
+    for batch in batches:
+        pending += batch
+        pending.sort(key=start)
+        cut = len(pending) - window
+        if cut > 0:
+            ready, pending = pending[:cut], pending[cut:]
+            gaps.add_cues(ready)
+            yield from ready
+    gaps.add_cues(pending)
+    yield from pending

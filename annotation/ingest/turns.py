@@ -21,13 +21,22 @@ class PunctuationSegmenter:
     """A dash-led sentence starts a new turn. Otherwise a sentence joins the previous turn when that
     turn does not end in terminal punctuation, or ends with an ellipsis and this sentence starts in
     lower case ("I was going to..." / "...tell you"); every other sentence starts a new turn.
+    A sentence starting more than `max_join_gap` seconds after the turn ends never joins it.
     `segment` inlines `continues` (it runs once per sentence): a subclass that changes the rule
     overrides `segment`."""
 
+    def __init__(self, max_join_gap: float = 5.0) -> None:
+        self.max_join_gap = max_join_gap
+
     def segment(self, sentences: Iterable[Sentence]) -> Iterator[TurnRecord]:
         turn: TurnRecord | None = None
+        max_gap = self.max_join_gap
         for sentence in sentences:
-            if turn is not None and not sentence.new_speaker:
+            if (
+                turn is not None
+                and not sentence.new_speaker
+                and not (sentence.start is not None and turn.end is not None and sentence.start - turn.end > max_gap)
+            ):
                 # self.continues(turn.text, sentence.text), inlined: it runs once per sentence.
                 trimmed = turn.text.rstrip(CLOSERS)
                 if not trimmed.endswith(TERMINALS) or (trimmed.endswith(ELLIPSES) and starts_lower_case(sentence.text)):

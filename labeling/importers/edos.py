@@ -26,7 +26,9 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.ingest.language import texts_language
 from annotation.models import Dialogue, Label, Turn
+from annotation.splits import split_for
 from labeling.aggregate import aggregate_campaign, known_labels
 from labeling.importers.edos_format import EdosFormatError, EdosRow, read_edos, row_content_hash, summarise
 from labeling.models import HIT, Assignment, Campaign, HITItem, Response, Worker
@@ -100,7 +102,13 @@ def _dialogues_and_target_turns(rows: list[EdosRow]) -> tuple[dict[str, Turn], i
         chunk = hashes[start : start + _CHUNK]
         existing |= set(Dialogue.objects.filter(content_hash__in=chunk).values_list("content_hash", flat=True))
     new = [
-        Dialogue(content_hash=h, external_id=row.dialog_id, turn_count=len(row.turns))
+        Dialogue(
+            content_hash=h,
+            external_id=row.dialog_id,
+            turn_count=len(row.turns),
+            split=split_for(h),
+            language=texts_language(list(row.turns)),
+        )
         for h, row in row_by_hash.items()
         if h not in existing
     ]

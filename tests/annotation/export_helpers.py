@@ -1,6 +1,6 @@
 """Labels on the shared tiny corpus for the analysis and export tests (gold, extended, silver)."""
 
-from annotation.models import Label, ModelVersion, Prediction, TurnLabel
+from annotation.models import Dialogue, Label, ModelVersion, Prediction, TurnLabel
 
 # dialogue index -> labels of its turns in order (tiny_corpus: 3, 2, 3 and 2 turns)
 GOLD = {
@@ -23,7 +23,8 @@ def label(name: str) -> Label:
 
 def add_labels(dialogues, splits: dict[int, str] | None = None) -> ModelVersion:
     """Gold on dialogues 0-2, extended on 1 and 3, silver everywhere; returns the silver model."""
-    splits = splits or {}
+    for index, split in (splits or {}).items():
+        Dialogue.objects.filter(pk=dialogues[index].pk).update(split=split)
     for index, names in GOLD.items():
         turns = list(dialogues[index].turns.order_by("position"))
         for turn, name in zip(turns, names, strict=True):
@@ -32,7 +33,6 @@ def add_labels(dialogues, splits: dict[int, str] | None = None) -> ModelVersion:
                 label=label(name),
                 source=TurnLabel.CROWD,
                 provenance={"campaign": 7, "votes": {name: 2, "Neutral": 1}, "workers": 3, "agreement": 2 / 3},
-                split=splits.get(index, ""),
             )
     model = ModelVersion.objects.create(kind=ModelVersion.DIALOGUE, name="eb-plus-1", base_model="minilm")
     for index, labels in EXTENDED.items():

@@ -9,8 +9,9 @@ import pytest
 
 from annotation.export.card import LICENSE_REMINDER, dataset_card
 from annotation.export.reader import ImportFileError, content_hash_of, read_gold_csv
-from annotation.export.rows import COLUMNS, ExportRecord, assigned_split, build_row, row_matches
+from annotation.export.rows import COLUMNS, ExportRecord, build_row, row_matches
 from annotation.export.writers import ExportSummary, csv_lines, jsonl_lines, write_rows
+from annotation.splits import split_for
 
 
 def record(dialogue_id=1, turn=0, label="Sad", split="", confidence=None, extra=None, source="crowd"):
@@ -45,12 +46,15 @@ def test_gold_rows_carry_votes_agreement_and_workers():
     assert list(row) == COLUMNS["gold"]
 
 
-def test_a_blank_split_is_assigned_by_a_hash_of_the_dialogue():
-    splits = Counter(assigned_split(dialogue_id) for dialogue_id in range(1, 5001))
+def test_the_one_split_function_is_80_10_10_and_depends_only_on_the_content():
+    splits = Counter(split_for(f"hash-{n}") for n in range(5000))
     assert set(splits) == {"train", "validation", "test"}
     assert 0.75 < splits["train"] / 5000 < 0.85 and 0.07 < splits["test"] / 5000 < 0.13
-    assert assigned_split(42) == assigned_split(42)
-    assert build_row("gold", record(dialogue_id=42))["split"] == assigned_split(42)
+    assert split_for("hash-42") == split_for("hash-42")
+
+
+def test_a_row_carries_the_stored_split_as_it_is():
+    assert build_row("gold", record(dialogue_id=42, split="validation"))["split"] == "validation"
 
 
 def test_python_side_filters():

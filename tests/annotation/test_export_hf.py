@@ -5,8 +5,7 @@ import json
 import pytest
 
 from annotation.export.query import ExportFilters, export_to_path
-from annotation.export.rows import assigned_split
-from annotation.models import Label
+from annotation.models import Dialogue, Label
 from tests.annotation.export_helpers import add_labels
 
 datasets = pytest.importorskip("datasets", reason="the datasets package (dev dependency) is not installed")
@@ -36,13 +35,13 @@ def test_the_gold_folder_loads_with_load_dataset(tiny_corpus, tmp_path):
     assert by_folder["train"].num_rows == 2
 
 
-def test_silver_splits_follow_the_dialogue_hash(tiny_corpus, tmp_path):
-    add_labels(tiny_corpus)
+def test_silver_splits_follow_the_stored_dialogue_split(tiny_corpus, tmp_path):
+    add_labels(tiny_corpus, splits={3: "test"})
     folder = tmp_path / "silver-hf"
     summary = export_to_path("silver", "hf", folder, ExportFilters())
     expected = {}
     for dialogue in tiny_corpus:
-        split = assigned_split(dialogue.pk)
+        split = Dialogue.objects.get(pk=dialogue.pk).split
         expected[split] = expected.get(split, 0) + dialogue.turns.count()
     assert dict(summary.by_split) == expected
     for split, count in expected.items():

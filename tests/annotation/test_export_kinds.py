@@ -7,8 +7,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.export.query import ExportError, ExportFilters, export_rows, export_to_path
-from annotation.export.rows import assigned_split
 from annotation.models import Prediction, TurnLabel
+from annotation.splits import split_for
 from tests.annotation.export_helpers import EXTENDED, GOLD, SILVER, add_labels
 
 
@@ -42,7 +42,8 @@ def test_gold_export_reads_back_with_votes(labeled, tmp_path, fmt):
     assert votes == {"Anxious": 2, "Neutral": 1}
     assert float(first["agreement"]) == pytest.approx(2 / 3) and int(first["workers"]) == 3
     assert first["split"] == "test"  # stored split kept
-    assert rows[3]["split"] == assigned_split(dialogues[1].pk)  # blank split assigned by hash
+    dialogues[1].refresh_from_db()
+    assert rows[3]["split"] == dialogues[1].split == split_for(dialogues[1].content_hash)  # stored at creation
     assert first["dialogue_hash"] == dialogues[0].content_hash and first["movie"] == "Night Train"
 
 

@@ -47,11 +47,23 @@ def test_importing_twice_changes_nothing(gold_csv, capsys):
     counts = (Dialogue.objects.count(), Turn.objects.count(), TurnLabel.objects.filter(source="crowd").count())
     call_command("import_dataset", str(gold_csv))  # onto the very data it came from
     out = capsys.readouterr().out
-    # the 5 labels with a blank split now store the split the export assigned them; nothing else moves
-    assert "dialogues 0 created, 3 found" in out and "labels 0 created, 5 updated, 3 unchanged" in out
-    call_command("import_dataset", str(gold_csv))
-    assert "labels 0 created, 0 updated, 8 unchanged" in capsys.readouterr().out
+    # every dialogue had its split stored before the export: the file changes nothing
+    assert "dialogues 0 created, 3 found" in out and "labels 0 created, 0 updated, 8 unchanged" in out
     assert (Dialogue.objects.count(), Turn.objects.count(), TurnLabel.objects.filter(source="crowd").count()) == counts
+
+
+def test_a_file_never_moves_a_stored_dialogue_between_splits_but_gives_new_ones_theirs(gold_csv, tmp_path):
+    splits = dict(Dialogue.objects.values_list("content_hash", "split"))
+    text = gold_csv.read_text(encoding="utf-8")
+    moved = text.replace(",train,", ",test,").replace(",validation,", ",test,")
+    assert moved != text
+    path = tmp_path / "moved.csv"
+    path.write_text(moved, encoding="utf-8")
+    call_command("import_dataset", str(path))
+    assert dict(Dialogue.objects.values_list("content_hash", "split")) == splits
+    Dialogue.objects.all().delete()
+    call_command("import_dataset", str(path))
+    assert set(Dialogue.objects.values_list("split", flat=True)) == {"test"}
 
 
 def test_a_bad_line_names_it_and_saves_nothing(gold_csv, tmp_path):

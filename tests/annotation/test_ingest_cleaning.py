@@ -134,3 +134,87 @@ def test_dialogues_with_fewer_than_two_turns_are_dropped_unless_switched_off(wri
 def test_an_unknown_rule_name_is_refused():
     with pytest.raises(ValueError, match="unknown cleaning rule"):
         CleaningRules.without(["no_such_rule"])
+
+
+# --- Quirks of real subtitle files (issue 11): every line below is written for these tests. ---
+
+
+def test_a_sound_cue_spanning_two_lines_is_removed_whole(write_srt):
+    dialogues, removed = run(write_srt("s.srt", scene("Who is there?", "(ELECTRONIC\nMELODY)", "Only me.")))
+    assert dialogues == [["Who is there?", "Only me."]]
+    assert removed["sound_cue"] == 1
+
+
+def test_a_sound_cue_left_open_is_closed_at_the_start_of_the_next_subtitle(write_srt):
+    dialogues, removed = run(write_srt("s.srt", scene("Who is there? (DISTANT", "SIRENS) Only me.", "Good.")))
+    assert dialogues == [["Who is there?", "Only me.", "Good."]]
+    assert removed["sound_cue"] == 2
+
+
+@pytest.mark.parametrize("song", ["¶ Over the hills and far away ¶", "# Over the hills", "♫ far away"])
+def test_song_lines_are_removed(write_srt, song):
+    dialogues, removed = run(write_srt("s.srt", scene("Who is there?", song, "Only me.")))
+    assert dialogues == [["Who is there?", "Only me."]]
+    assert removed["sound_cue"] == 1
+
+
+def test_ass_line_breaks_and_tags_are_markup(write_srt):
+    path = write_srt("s.srt", scene("{\\i1}Where were you?{\\i0}\\NOut.", "<b>Where</b>\\hexactly?"))
+    dialogues, removed = run(path)
+    assert dialogues == [["Where were you?", "Out.", "Where exactly?"]]
+    assert removed["markup"] == 2
+    kept, removed = run(path, "markup")
+    assert kept[0][0].startswith("{\\i1}Where") and removed["markup"] == 0
+
+
+@pytest.mark.parametrize("line", ["Jack: Where were you?", "Dr. Hale: Where were you?", "MARY JANE: Where were you?"])
+def test_speaker_names_in_any_case_are_stripped(write_srt, line):
+    dialogues, removed = run(write_srt("s.srt", scene(line, "Out.")))
+    assert dialogues == [["Where were you?", "Out."]]
+    assert removed["speaker_name"] == 1
+
+
+def test_a_dash_after_a_finished_sentence_starts_another_speakers_turn(write_srt):
+    path = write_srt("s.srt", scene("Are you coming? - I am. - Good.", "Let us go then."))
+    dialogues, removed = run(path)
+    assert dialogues == [["Are you coming?", "I am.", "Good.", "Let us go then."]]
+    assert removed["mid_line_dash"] == 2
+    # off, the dashes survive into the text (sentences still split at the full stops)
+    assert run(path, "mid_line_dash")[0] == [["Are you coming?", "- I am.", "- Good.", "Let us go then."]]
+
+
+def test_a_dash_inside_a_sentence_is_not_a_speaker_change(write_srt):
+    dialogues, removed = run(write_srt("s.srt", scene("It was - how to say - odd.", "Very.")))
+    assert dialogues == [["It was - how to say - odd.", "Very."]]
+    assert removed["mid_line_dash"] == 0
+
+
+def test_an_unfinished_sentence_is_not_joined_to_a_line_far_later(write_srt):
+    path = write_srt(
+        "s.srt", [(0.0, 1.0, "Hello."), (1.5, 2.5, "I was going"), (70.0, 71.0, "Somewhere else."), (71.5, 72, "Yes.")]
+    )
+    assert run(path)[0] == [["Hello.", "I was going"], ["Somewhere else.", "Yes."]]
+    # within the gap it still runs on
+    near = write_srt("n.srt", [(0.0, 1.0, "Hello."), (1.5, 2.5, "I was going"), (4.0, 5.0, "home."), (5.5, 6, "Ok.")])
+    assert run(near)[0] == [["Hello.", "I was going home.", "Ok."]]
+
+
+def opus_run(write_file, sentences, *disabled):
+    from tests.annotation.conftest import opus_xml
+
+    path = write_file("o.xml", opus_xml([(None, tokens, None) for tokens in sentences]))
+    return run(path, *disabled)
+
+
+def test_opus_contraction_tokens_are_joined(write_file):
+    sentences = [["I", "can", "'t", "stay", "."], ["He", "'", "s", "late", "."], ["We", "do", "n't", "mind", "."]]
+    dialogues, removed = opus_run(write_file, sentences)
+    assert dialogues == [["I can't stay.", "He's late.", "We don't mind."]]
+    assert removed["opus_contraction"] == 1 + 1  # "do n't" is glued by the token joiner already
+    dialogues, removed = opus_run(write_file, sentences, "opus_contraction")
+    assert dialogues == [["I can 't stay.", "He ' s late.", "We don't mind."]]
+
+
+def test_every_new_rule_can_be_switched_off_by_name():
+    rules = CleaningRules.without(["markup", "mid_line_dash", "opus_contraction"])
+    assert rules.disabled() == ["markup", "mid_line_dash", "opus_contraction"]

@@ -45,7 +45,20 @@ def test_json_output_has_every_count(write_srt):
         "dialogues": 2,
         "duplicates_dropped": 0,
         "removed_by_rule": {"advert": 1, "sound_cue": 1, "speaker_name": 1},
+        "languages": {"en": 2},
         "errors": [],
+        "per_file": [
+            {
+                "path": str(path),
+                "status": "imported",
+                "reason": "",
+                "encoding": "utf-8",
+                "encoding_reason": "ascii only",
+                "dialogues": 2,
+                "languages": {"en": 2},
+                "removed_by_rule": {"advert": 1, "sound_cue": 1, "speaker_name": 1},
+            }
+        ],
     }
     movie = Movie.objects.get()
     assert (movie.title, movie.year, movie.imdb_id, movie.genres, movie.language) == (
@@ -207,3 +220,46 @@ def test_the_demo_subtitles_give_a_few_dozen_dialogues(settings):
     assert report["dialogues"] >= 30
     lengths = list(Dialogue.objects.values_list("turn_count", flat=True))
     assert min(lengths) >= 2 and max(lengths) <= 6
+
+
+# Written for these tests: an English scene and a French one, 30 s apart, in one cp1250 file
+# (French letters that cp1250 shares), and a Czech file.
+BILINGUAL = [
+    (1.0, 2.0, "Where have you been all this time?"),
+    (2.5, 4.0, "I was at the station, waiting for the last train."),
+    (40.0, 41.0, "Je t'ai attendu toute la nuit, mon ami."),
+    (41.5, 43.0, "Je suis désolé, je ne savais pas quoi faire."),
+]
+CZECH = [(1.0, 2.0, "Proč jsi mi to neřekl? Čekala jsem celou noc."), (2.5, 4.0, "Řekni mi pravdu, prosím.")]
+
+
+def test_the_report_lists_per_file_encoding_languages_and_rule_counts(write_srt):
+    mixed = write_srt("mixed.srt", BILINGUAL, encoding="cp1250")
+    czech = write_srt("czech.srt", CZECH, encoding="cp1250")
+    report, _ = ingest(mixed, czech)
+    by_path = {entry["path"]: entry for entry in report["per_file"]}
+    assert by_path[str(mixed)]["languages"] == {"en": 1, "fr": 1}
+    assert by_path[str(czech)]["encoding"] == "cp1250" and "cs" in by_path[str(czech)]["encoding_reason"]
+    assert by_path[str(czech)]["languages"] == {"cs": 1}
+    assert report["languages"] == {"en": 1, "fr": 1, "cs": 1}
+    stored = SubtitleFile.objects.get(name=str(czech))
+    assert (stored.encoding, stored.language_counts) == ("cp1250", {"cs": 1})
+    assert sorted(Dialogue.objects.values_list("language", flat=True)) == ["cs", "en", "fr"]
+    assert all(d.split for d in Dialogue.objects.all())  # every dialogue stored with its split
+
+
+def test_a_mojibake_file_is_reported_and_nothing_of_it_is_stored(write_file):
+    double = "Proč jsi mi to neřekl? Už nemůžu dál, je to šílené.".encode().decode("cp1250")
+    path = write_file("double.srt", f"1\n00:00:01,000 --> 00:00:02,000\n{double}\n\n", encoding="utf-8")
+    report, err = ingest_failing(path)
+    assert report["failed_files"] == 1 and "mojibake" in err and "double.srt" in err
+    assert not SubtitleFile.objects.exists() and not Dialogue.objects.exists()
+
+
+def test_the_human_summary_names_encoding_languages_and_rules(write_srt):
+    path = write_srt("film.srt", ARGUMENT + REUNION)
+    out = StringIO()
+    call_command("ingest", str(path), stdout=out)
+    text = out.getvalue()
+    assert "encoding utf-8: ascii only" in text and "languages: en 2" in text
+    assert "cleaning rules: sound_cue 1, speaker_name 1" in text

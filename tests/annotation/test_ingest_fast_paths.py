@@ -16,7 +16,9 @@ from annotation.ingest.cleaning import (
     clean_line,
     is_advert,
     split_dash,
+    split_mid_line_dashes,
     strip_markup,
+    strip_sound_cues,
     turn_rule_check,
 )
 from annotation.ingest.records import normalise_text
@@ -106,24 +108,38 @@ CUES = [
     "- [gasps]\n- What?",
     "DR. HALE:\nShe is fine.",
     "\n\nTrailing blank lines\n\n",
+    "(ELECTRONIC\nMELODY)",
+    "Jack: Fine.\\NOk. - Sure thing.",
+    "¶ Over the hills ¶",
+    "Wait. - What? – Nothing.",
+    "{\\an8}Open cue (rain",
+    "falling) Go inside.",
 ]
 
 
-def plain_runs(text: str, rules: CleaningRules, removed: Counter) -> list[tuple[str, bool]]:
-    """Cue text to speaker runs with the public one-line helpers, one line at a time."""
-    text = strip_markup(text)
+def plain_runs(text: str, rules: CleaningRules, removed: Counter, state: dict) -> list[tuple[str, bool]]:
+    """Cue text to speaker runs with the public helpers, one step and one line at a time."""
+    if rules.markup and strip_markup(text) != text:
+        text = strip_markup(text)
+        removed["markup"] += 1
     if is_advert(text, rules, removed):
         return []
+    if rules.sound_cue:
+        text, state["open"], cut = strip_sound_cues(text, state["open"])
+        removed["sound_cue"] += cut
     runs: list[list] = []
     for raw_line in text.split("\n"):
         line, dash_led = split_dash(raw_line.strip())
-        line = clean_line(line, rules, removed) if line else ""
-        if not line:
-            continue
-        if dash_led or not runs:
-            runs.append([line, dash_led])
-        else:
-            runs[-1][0] += " " + line
+        pieces = split_mid_line_dashes(line) if rules.mid_line_dash and line else [line]
+        removed["mid_line_dash"] += len(pieces) - 1
+        for number, piece in enumerate(pieces):
+            piece = clean_line(piece, rules, removed) if piece else ""
+            if not piece:
+                continue
+            if dash_led or number or not runs:
+                runs.append([piece, dash_led or number > 0])
+            else:
+                runs[-1][0] += " " + piece
     return [(line, dash_led) for line, dash_led in runs]
 
 
@@ -132,6 +148,7 @@ def test_the_speaker_runs_fast_path_matches_the_plain_line_rules(disabled):
     rules = CleaningRules.without(disabled)
     fast_removed, plain_removed = Counter(), Counter()
     builder = SentenceBuilder(rules, fast_removed)
+    state = {"open": False}
     for text in CUES:
-        assert list(builder._speaker_runs(text)) == plain_runs(text, rules, plain_removed), text
-    assert fast_removed == plain_removed
+        assert list(builder._speaker_runs(text)) == plain_runs(text, rules, plain_removed, state), text
+    assert +fast_removed == +plain_removed

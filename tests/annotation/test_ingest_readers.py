@@ -189,3 +189,45 @@ def test_the_opus_corpus_layout_gives_year_and_imdb_id(tmp_path):
 def test_tokens_are_joined_back_into_text():
     tokens = ["He", "said", '"', "go", "home", '"', "(", "quietly", ")", "and", "I", "ca", "n't", "."]
     assert join_tokens(tokens) == 'He said "go home" (quietly) and I can\'t.'
+
+
+# --- As lenient as srt/pysubs2, and no more (issue 11 point 2). Every file is written here. ---
+
+TWO_CUES = [(1.0, 2.0, "Hello."), (3.0, 4.0, "Bye.")]
+LENIENT = {
+    "coordinates": "1\n00:00:01,000 --> 00:00:02,000 X1:40 X2:600 Y1:20 Y2:50\nHello.\n\n"
+    "2\n00:00:03,000 --> 00:00:04,000 X1:40 X2:600 Y1:20 Y2:50\nBye.\n",
+    "blanks after the times": "1\n00:00:01,000 --> 00:00:02,000   \nHello.\n\n2\n00:00:03,000 --> 00:00:04,000\t\nBye.\n",
+    "no index lines": "00:00:01,000 --> 00:00:02,000\nHello.\n\n00:00:03,000 --> 00:00:04,000\nBye.\n",
+    "dot milliseconds": "1\n00:00:01.000 --> 00:00:02.000\nHello.\n\n2\n00:00:03.000 --> 00:00:04.000\nBye.\n",
+    "extra blank lines": "\n\n1\n00:00:01,000 --> 00:00:02,000\nHello.\n\n\n\n\n2\n00:00:03,000 --> 00:00:04,000\nBye.\n\n\n",
+    "blank line after the index": "1\n\n00:00:01,000 --> 00:00:02,000\nHello.\n\n2\n00:00:03,000 --> 00:00:04,000\nBye.\n",
+    "no final newline": "1\n00:00:01,000 --> 00:00:02,000\nHello.\n\n2\n00:00:03,000 --> 00:00:04,000\nBye.",
+    "no spaces round the arrow": "1\n00:00:01,000-->00:00:02,000\nHello.\n\n2\n00:00:03,000-->00:00:04,000\nBye.\n",
+    "one-digit hours": "1\n0:00:01,000 --> 0:00:02,000\nHello.\n\n2\n0:00:03,000 --> 0:00:04,000\nBye.\n",
+}
+
+
+@pytest.mark.parametrize("quirk", sorted(LENIENT))
+def test_what_the_srt_library_accepts_is_read(write_file, quirk):
+    import srt
+
+    text = LENIENT[quirk]
+    expected = [(c.start.total_seconds(), c.end.total_seconds(), c.content.strip()) for c in srt.parse(text)]
+    assert expected == TWO_CUES  # the library's reading, the yardstick
+    assert [(a, b, t.strip()) for a, b, t in cues_of(write_file("q.srt", text))] == TWO_CUES
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("1\n00:00:01,000 --> 00:00:02,000\nHello.\n\n2\n00:00:03,000 -->\nBye.\n", 6),  # no end time
+        ("1\n00:00:01,000 --> 00:00:02,000\nHello.\n\n2\n00:00:03,000 --> 00:00:04,000 junk here\nBye.\n", 6),
+        ("1\n00:00:01,000 --> 00:00:02,000\nHello.\n\n2\nat three --> at four\nBye.\n", 6),
+    ],
+)
+def test_anything_else_is_refused_naming_file_and_line(write_file, text, line):
+    path = write_file("bad.srt", text)
+    with pytest.raises(SubtitleFormatError) as error:
+        list(read_srt_cues(path))
+    assert error.value.line == line and f"bad.srt, line {line}" in str(error.value)

@@ -23,7 +23,9 @@ DIALOGUES = [
 def make_corpus(dialogues=DIALOGUES, prefix="pipe") -> list[Dialogue]:
     made = []
     for index, (turns, _) in enumerate(dialogues):
-        dialogue = Dialogue.objects.create(position=index, content_hash=f"{prefix}-{index}", turn_count=len(turns))
+        dialogue = Dialogue.objects.create(
+            position=index, content_hash=f"{prefix}-{index}", turn_count=len(turns), language="en"
+        )
         for position, text in enumerate(turns):
             Turn.objects.create(dialogue=dialogue, position=position, text=text, token_count=len(text.split()))
         made.append(dialogue)
@@ -35,7 +37,10 @@ def last_turn(dialogue: Dialogue) -> Turn:
 
 
 def add_crowd_label(dialogue: Dialogue, label: str, split: str = "") -> TurnLabel:
+    """A crowd label on the last turn; `split` sets the dialogue's stored split (else its own stays)."""
+    if split:
+        Dialogue.objects.filter(pk=dialogue.pk).update(split=split)
     return TurnLabel.objects.create(
         turn=last_turn(dialogue), label=Label.objects.get(name=label), source=TurnLabel.CROWD,
-        provenance={"campaign": None, "votes": {label: 3}}, split=split,
+        provenance={"campaign": None, "votes": {label: 3}},
     )  # fmt: skip

@@ -8,11 +8,12 @@ from unittest import mock
 import pytest
 from django.core.management import call_command
 
-from annotation.models import ModelVersion, Prediction, Turn, TurnLabel
+from annotation.models import Dialogue, ModelVersion, Prediction, Turn, TurnLabel
+from annotation.splits import split_for
 from jobs import runtime as jobs
 from jobs.models import JobRun
 from jobs.registry import InvalidParameters
-from labeling.models import HITItem
+from labeling.models import Campaign, HITItem
 from mlworkers import pipeline
 from mlworkers.registry import artifact_path
 from tests.mlworkers.pipeline_support import DIALOGUES, add_crowd_label, last_turn, make_corpus
@@ -153,6 +154,20 @@ def test_ranked_candidates_become_hit_items_offering_the_weak_top_3(weak_version
         assert choices == [name for name, _ in prediction.top_k[:3]]
 
 
+def test_ranking_takes_only_the_campaigns_language(weak_version, django_capture_on_commit_callbacks):
+    dialogues = make_corpus()
+    french = dialogues[:3]
+    Dialogue.objects.filter(pk__in=[d.pk for d in french]).update(language="fr")
+    run("weak_apply", django_capture_on_commit_callbacks, model_version_id=weak_version.pk)
+    english = run("rank_candidates", django_capture_on_commit_callbacks, min_confidence=0.0, campaign_name="English")
+    assert english.result["language"] == "en"
+    assert set(english.result["dialogue_ids"]) == {d.pk for d in dialogues[3:]}
+    assert set(_choices_by_dialogue(english.result["campaign"])) == {d.pk for d in dialogues[3:]}
+    campaign = Campaign.objects.create(name="Français", language="fr")
+    job = run("rank_candidates", django_capture_on_commit_callbacks, min_confidence=0.0, campaign_id=campaign.pk)
+    assert job.result["language"] == "fr" and set(job.result["dialogue_ids"]) == {d.pk for d in french}
+
+
 def test_ranking_takes_last_turns_only_keeps_n_per_label_and_skips_dialogues_already_in_hits(
     weak_version, django_capture_on_commit_callbacks
 ):
@@ -171,23 +186,21 @@ def test_ranking_takes_last_turns_only_keeps_n_per_label_and_skips_dialogues_alr
     assert again.result["candidates"] == len(DIALOGUES) - first.result["candidates"]
 
 
-def test_the_gold_split_is_stratified_and_never_changes_once_set(db):
+def test_the_gold_split_is_the_stored_dialogue_split_and_never_changes_once_set(db):
     dialogues = make_corpus(DIALOGUES * 1, prefix="a") + make_corpus(DIALOGUES, prefix="b")
-    labels = ["Joyful"] * 10 + ["Sad"] * 10 + ["Neutral"] * 4
-    for dialogue, label in zip(dialogues, labels, strict=True):
+    Dialogue.objects.filter(pk=dialogues[0].pk).update(split="")  # a row written without one
+    for dialogue, (_, label) in zip(dialogues, DIALOGUES * 2, strict=True):
         add_crowd_label(dialogue, label)
+    result = pipeline.gold_split()
+    assert result["assigned"] == {split_for(dialogues[0].content_hash): 1}
+    stored = dict(Dialogue.objects.values_list("pk", "split"))
+    assert all(stored[d.pk] == split_for(d.content_hash) for d in dialogues)
+    assert sum(result["gold_dialogues"].values()) == len(dialogues)
+    Dialogue.objects.filter(pk=dialogues[1].pk).update(split="test")  # e.g. fixed by the migration
     pipeline.gold_split()
-    split = dict(TurnLabel.objects.values_list("pk", "split"))
-    tests = TurnLabel.objects.filter(split=TurnLabel.TEST)
-    assert tests.filter(label__name="Joyful").count() == 2 and tests.filter(label__name="Sad").count() == 2
-    assert tests.filter(label__name="Neutral").count() == 1
-    extra = make_corpus(DIALOGUES[:5], prefix="c")
-    for dialogue in extra:
-        add_crowd_label(dialogue, "Sad")
-    pipeline.gold_split(seed=99)
-    after = dict(TurnLabel.objects.values_list("pk", "split"))
-    assert all(after[pk] == value for pk, value in split.items())  # fixed
-    assert all(after[pk] for pk in after)  # the new ones got a split too
+    assert Dialogue.objects.get(pk=dialogues[1].pk).split == "test"  # never recomputed
+    test_gold = pipeline.gold_labels(["test"])
+    assert last_turn(dialogues[1]).pk in test_gold
 
 
 def _twin(dialogue_index: int, prefix: str):
@@ -202,6 +215,9 @@ def test_sbert_expansion_copies_the_most_similar_training_gold_label_never_a_tes
     add_crowd_label(dialogues[0], "Excited", split=TurnLabel.TRAIN)
     add_crowd_label(dialogues[3], "Devastated", split=TurnLabel.TEST)
     twin_of_train, twin_of_test = _twin(0, "twin-a"), _twin(3, "twin-b")
+    held_out_twin = _twin(0, "twin-c")  # as similar as can be, but a test dialogue: never labeled
+    Dialogue.objects.filter(pk__in=[twin_of_train.pk, twin_of_test.pk]).update(split="train")
+    Dialogue.objects.filter(pk=held_out_twin.pk).update(split="test")
     job = run("sbert_expand", django_capture_on_commit_callbacks)
     assert job.status == JobRun.SUCCEEDED, job.error
     expanded = TurnLabel.objects.filter(source=TurnLabel.SBERT)
@@ -209,7 +225,7 @@ def test_sbert_expansion_copies_the_most_similar_training_gold_label_never_a_tes
     provenance = expanded.get().provenance
     assert provenance["source_dialogue"] == dialogues[0].pk and provenance["round"] == 1
     assert provenance["similarity"] == pytest.approx(1.0, abs=1e-4)
-    assert not TurnLabel.objects.filter(turn__dialogue=twin_of_test).exists()
+    assert not TurnLabel.objects.filter(turn__dialogue__in=[twin_of_test, held_out_twin]).exists()
     assert list((ml_settings.MEDIA_ROOT / "embeddings").glob("*/vectors.npy"))  # vectors live in files
 
 
@@ -223,6 +239,7 @@ def test_self_label_rounds_report_four_rounds_for_both_models_and_register_them(
     for index, dialogue in enumerate(dialogues[12:18]):
         add_crowd_label(dialogue, DIALOGUES[index][1], split=TurnLabel.TEST)
     twin = _twin(7, "twin")  # the same words as a training dialogue: the SBERT round labels it
+    Dialogue.objects.filter(pk=twin.pk).update(split="train")
     job = run("self_label_rounds", django_capture_on_commit_callbacks, epochs=1)
     assert job.status == JobRun.SUCCEEDED, job.error
     table = job.result["table"]

@@ -14,7 +14,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("paths", nargs="+", metavar="PATH")
         parser.add_argument("--genre", action="append", default=[], help="genre(s), comma-separated or repeated")
-        parser.add_argument("--language", default="en", help="ISO 639-1 code; also guides legacy encoding detection")
+        parser.add_argument(
+            "--language",
+            default="en",
+            help="ISO 639-1 code of the film; breaks ties between legacy code pages (each dialogue's language is identified)",
+        )
         parser.add_argument("--gap", type=float, default=None, help="seconds of silence that split dialogues")
         parser.add_argument("--year", type=int, default=None)
         parser.add_argument("--imdb-id", default="")
@@ -53,8 +57,16 @@ class Command(BaseCommand):
     def _say(self, outcome: FileOutcome) -> None:
         if outcome.status == FAILED:
             return  # reported once, on stderr, at the end
-        detail = f"{outcome.dialogues} dialogues" if outcome.status == "imported" else outcome.reason
-        self.stdout.write(f"{outcome.status}: {outcome.path} ({detail})")
+        if outcome.status != "imported":
+            self.stdout.write(f"{outcome.status}: {outcome.path} ({outcome.reason})")
+            return
+        languages = ", ".join(f"{code} {n}" for code, n in outcome.languages.most_common()) or "none"
+        rules = ", ".join(f"{name} {n}" for name, n in sorted(outcome.removed_by_rule.items())) or "none"
+        self.stdout.write(
+            f"{outcome.status}: {outcome.path} ({outcome.dialogues} dialogues)\n"
+            f"  encoding {outcome.encoding}: {outcome.encoding_reason}\n"
+            f"  languages: {languages}\n  cleaning rules: {rules}"
+        )
 
     def _summary(self, report) -> None:
         data = report.as_json()
