@@ -91,16 +91,19 @@ def extract_pairs(cues: Iterable[Cue], file: str, max_gap: float = DEFAULT_MAX_G
     previous: Unit | None = None
     for number, cue in enumerate(cues, 1):
         for unit in cue_units(cue, number):
-            if previous is not None and is_complete(previous) and is_complete(unit):
-                if gap_under(previous, unit, max_gap):  # units of one cue: a gap below zero
-                    yield _pair(previous, unit, file)
+            # units of one cue have a gap below zero, so they always pass the gap test
+            if (
+                previous is not None
+                and is_complete(previous)
+                and is_complete(unit)
+                and gap_under(previous, unit, max_gap)
+            ):
+                yield _pair(previous, unit, file)
             previous = unit
 
 
 def _pair(first: Unit, second: Unit, file: str) -> Pair:
-    return Pair(
-        first.text, second.text, file, first.cue, second.cue, first.start, first.end, second.start, second.end
-    )
+    return Pair(first.text, second.text, file, first.cue, second.cue, first.start, first.end, second.start, second.end)
 
 
 @dataclass

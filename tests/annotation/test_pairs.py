@@ -16,9 +16,7 @@ def pairs(*cues, max_gap=1.0):
 
 
 def test_two_complete_cues_close_together_form_a_pair():
-    assert pairs((1.0, 2.0, "Where were you?"), (2.5, 3.0, "At the market.")) == [
-        ("Where were you?", "At the market.")
-    ]
+    assert pairs((1.0, 2.0, "Where were you?"), (2.5, 3.0, "At the market.")) == [("Where were you?", "At the market.")]
 
 
 def test_a_gap_of_exactly_max_gap_is_no_pair_and_just_under_is():
@@ -165,7 +163,10 @@ def test_a_bad_reference_names_its_line(write_srt, tmp_path, content, message):
 
 
 def test_missing_paths_and_empty_folders_are_one_line_errors(tmp_path):
-    assert fails(tmp_path / "nope.srt", "--out", tmp_path / "o.jsonl") == f"{tmp_path / 'nope.srt'}: no such file or folder"
+    assert (
+        fails(tmp_path / "nope.srt", "--out", tmp_path / "o.jsonl")
+        == f"{tmp_path / 'nope.srt'}: no such file or folder"
+    )
     (tmp_path / "empty").mkdir()
     assert fails(tmp_path / "empty", "--out", tmp_path / "o.jsonl").startswith(f"{tmp_path / 'empty'}: no .srt file")
 

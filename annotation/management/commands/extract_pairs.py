@@ -3,15 +3,40 @@
 import os
 import tempfile
 from collections import defaultdict
+from contextlib import contextmanager
 from pathlib import Path
 
 from django.core.management import BaseCommand, CommandError
 
 from annotation.ingest.records import SubtitleFormatError
 from annotation.ingest.srt_reader import read_srt_cues
-from annotation.pairs import DEFAULT_MAX_GAP, GenreStats, PairWriter, extract_pairs, pair_key, read_reference
-from annotation.pairs import score_pairs, stats_table
+from annotation.pairs import (
+    DEFAULT_MAX_GAP,
+    GenreStats,
+    PairWriter,
+    extract_pairs,
+    pair_key,
+    read_reference,
+    score_pairs,
+    stats_table,
+)
 from annotation.subtitle_paths import FoundFile, NoSubtitleFiles, find_files
+
+
+@contextmanager
+def _replacing(out: Path):
+    """A temporary file beside `out` that replaces it on success and vanishes on failure."""
+    try:
+        fd, name = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.")
+    except OSError as exc:
+        raise CommandError(f"{out}: cannot write: {exc.strerror or exc}") from None
+    try:
+        with open(fd, "w", encoding="utf-8", newline="") as handle:
+            yield handle
+        os.replace(name, out)
+    finally:
+        if os.path.exists(name):
+            os.unlink(name)
 
 
 class Command(BaseCommand):
@@ -60,13 +85,7 @@ class Command(BaseCommand):
     def _write(self, files: list[FoundFile], out: Path, options: dict):
         stats: dict[str, GenreStats] = defaultdict(GenreStats)
         keys, errors = [], []
-        try:
-            handle = tempfile.NamedTemporaryFile(
-                "w", encoding="utf-8", newline="", dir=out.parent, prefix=f".{out.name}.", delete=False
-            )
-        except OSError as exc:
-            raise CommandError(f"{out}: cannot write: {exc.strerror or exc}") from None
-        with handle:
+        with _replacing(out) as handle:
             writer = PairWriter(handle, options["format"])
             for found in files:
                 try:
@@ -79,7 +98,6 @@ class Command(BaseCommand):
                     keys.append(pair_key(pair.file, pair.interaction_cue, pair.response_cue))
                 row = stats[found.genre]
                 row.files, row.cues, row.pairs = row.files + 1, row.cues + cues, row.pairs + len(pairs)
-        os.replace(handle.name, out)
         return dict(stats), keys, errors
 
     @staticmethod
