@@ -107,6 +107,11 @@ def bucket(value: float, edges: tuple) -> str:
 
 
 def pair_features(a: SentenceView, b: SentenceView, genre: str, density: str) -> list[str]:
+    return [*_side_features("a", a.lemmas), *_side_features("b", b.lemmas), *pair_only_features(a, b, genre, density)]
+
+
+def pair_only_features(a: SentenceView, b: SentenceView, genre: str, density: str) -> list[str]:
+    """The features of the pair as such (each side's own features are `_side_features`)."""
     if a.end is None or b.start is None:
         cue, gap = "unknown", "unknown"
     else:
@@ -114,14 +119,12 @@ def pair_features(a: SentenceView, b: SentenceView, genre: str, density: str) ->
         gap = bucket(max(0.0, b.start - a.end), _GAP_EDGES)
     a_last, b_first = a.lemmas[-1], b.lemmas[0]
     return [
-        *_side_features("a", a.lemmas),
-        *_side_features("b", b.lemmas),
         f"cue={cue}",
         f"gap={gap}",
         f"genre={genre}",
         f"density={density}",
         f"a:last*b:first={a_last}|{b_first}",
-        f"a:last*b:first2={a_last}|{b.lemmas[:2]}",
+        f"a:last*b:first2={a_last}|{'_'.join(b.lemmas[:2])}",
         f"cue*a:last={cue}|{a_last}",
         f"gap*a:last={gap}|{a_last}",
         f"gap*b:first={gap}|{b_first}",
@@ -296,20 +299,48 @@ class SvmSegmenter:
 
     def segment(self, sentences: Iterable[Sentence]) -> Iterator[TurnRecord]:
         turn: TurnRecord | None = None
-        predict = self.model.predict
-        for previous, sentence, features in file_pairs(sentences, self.genre, self.lemmatise):
-            if previous is None:
-                turn = TurnRecord(sentence.text, sentence.start, sentence.end)
-                continue
-            if not sentence.new_speaker and (runs_on(turn.text, sentence.text) or predict(features) == SAME):
+        previous: Sentence | None = None
+        clock = DensityClock()
+        score = self._scorer()
+        for sentence in sentences:
+            density = clock.tick(sentence.start)
+            if (
+                turn is not None
+                and not sentence.new_speaker
+                and (runs_on(turn.text, sentence.text) or score(previous, sentence, density) <= 0)
+            ):
                 turn.text += " " + sentence.text.lstrip(".… ")
                 turn.end = sentence.end
                 turn.sentence_count += 1
-                continue
-            yield turn
-            turn = TurnRecord(sentence.text, sentence.start, sentence.end)
+            else:
+                if turn is not None:
+                    yield turn
+                turn = TurnRecord(sentence.text, sentence.start, sentence.end)
+            previous = sentence
         if turn is not None:
             yield turn
+
+    def _scorer(self):
+        """score(a, b, density) == model.score(pair_features(...)), computed lazily: only pairs the
+        rules leave open are scored, and a sentence's view and side sums are computed once."""
+        get, intercept, genre, lemmatise = self.model.weights.get, self.model.intercept, self.genre, self.lemmatise
+        last: list = [None, None, {}]  # the sentence last viewed, its view, its side sums
+
+        def side_sum(sentence: Sentence, side: str) -> tuple[SentenceView, float]:
+            if last[0] is not sentence:
+                last[:] = [sentence, sentence_view(sentence, lemmatise), {}]
+            sums = last[2]
+            if side not in sums:
+                sums[side] = sum(get(name, 0.0) for name in _side_features(side, last[1].lemmas))
+            return last[1], sums[side]
+
+        def score(a: Sentence, b: Sentence, density: str) -> float:
+            a_view, a_sum = side_sum(a, "a")
+            b_view, b_sum = side_sum(b, "b")
+            pair_sum = sum(get(name, 0.0) for name in pair_only_features(a_view, b_view, genre, density))
+            return intercept + a_sum + b_sum + pair_sum
+
+        return score
 
 
 def runs_on(previous: str, sentence: str) -> bool:

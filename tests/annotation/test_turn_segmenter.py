@@ -262,3 +262,29 @@ def test_ingest_refuses_a_bad_segmenter_before_any_file(write_srt, tmp_path, val
     with pytest.raises(CommandError, match=message):
         call_command("ingest", path, "--segmenter", value.format(tmp=tmp_path), stdout=StringIO())
     assert not SubtitleFile.objects.exists()
+
+
+def test_the_fast_scorer_decides_every_pair_as_the_full_feature_list_does(trained, corpus):
+    from annotation.ingest.segmenter_training import file_sentences
+    from annotation.ingest.svm_segmenter import runs_on
+
+    _, _, test = corpus
+    sentences = file_sentences(test[0], "en")
+    expected, turn = [], None
+    for previous, sentence, features in file_pairs(sentences, "comedy", Lemmatiser("en")):
+        joins = previous is not None and not sentence.new_speaker
+        if joins and (runs_on(turn, sentence.text) or trained.model.predict(features) == SAME):
+            turn += " " + sentence.text.lstrip(".… ")
+            continue
+        if turn is not None:
+            expected.append(turn)
+        turn = sentence.text
+    expected.append(turn)
+    turns = [t.text for t in SvmSegmenter(trained.model, "Comedy").segment(sentences)]
+    assert turns == expected and len(turns) < len(sentences)
+
+
+def test_the_lemmatiser_follows_the_language_and_leaves_punctuation_alone():
+    assert Lemmatiser("en")("were") == "be"
+    assert Lemmatiser("pt")("falamos") == "falar"
+    assert Lemmatiser("pt")("?") == "?"
