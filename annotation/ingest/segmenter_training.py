@@ -113,10 +113,9 @@ def read_labelled_turns(path: Path) -> list[LabelledFilm]:
 
 
 def _film_header(line: str) -> LabelledFilm:
-    fields = dict(
-        part.split(":", 1) for part in line[1:].split(";") if ":" in part
-    )  # "# film: X; genre: Y" -> {" film": " X", " genre": " Y"}
-    fields = {key.strip(): value.strip() for key, value in fields.items()}
+    """ "# film: X; genre: Y" -> LabelledFilm("X", "Y")."""
+    parts = (part.split(":", 1) for part in line.removeprefix("#").split(";") if ":" in part)
+    fields = {key.strip(): value.strip() for key, value in parts}
     return LabelledFilm(fields.get("film", ""), fields.get("genre", ""), [], [])
 
 
