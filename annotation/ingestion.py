@@ -61,7 +61,8 @@ class IngestOptions:
             raise ValueError(f"segmenter: expected 'punctuation' or 'svm:PATH', got {self.segmenter!r}")
         if self._model is None:
             self._model = load_model(path)
-        return SvmSegmenter(self._model, self.genres[0] if self.genres else "", self.language)
+        # the model's own language: its features were lemmatised in it
+        return SvmSegmenter(self._model, self.genres[0] if self.genres else "")
 
     def file_meta(self, path: Path) -> FileMeta:
         meta = meta_from_path(path)
