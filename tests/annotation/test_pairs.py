@@ -180,3 +180,14 @@ def test_an_unreadable_file_is_named_and_the_others_are_still_written(write_srt,
         call_command("extract_pairs", tmp_path / "films", "--out", out_file, stdout=StringIO(), stderr=err)
     assert str(bad) in err.getvalue()
     assert len(out_file.read_text(encoding="utf-8").splitlines()) == 2
+
+
+def test_command_reads_portuguese_in_a_legacy_code_page(write_file, tmp_path):
+    text = (
+        "1\n00:00:01,000 --> 00:00:02,000\n- Você está aí?\n\n2\n00:00:02,500 --> 00:00:03,000\nÉ claro que estou.\n\n"
+    )
+    path = write_file("pt/filme.srt", text, encoding="cp1252")
+    out_file = tmp_path / "pt.jsonl"
+    run(path, "--out", out_file, "--language", "pt", "--genre", "Drama")
+    (row,) = [json.loads(line) for line in out_file.read_text(encoding="utf-8").splitlines()]
+    assert (row["interaction"], row["response"]) == ("Você está aí?", "É claro que estou.")
