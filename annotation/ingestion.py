@@ -19,7 +19,8 @@ from django.db import DataError, IntegrityError, transaction
 
 from annotation.ingest import CleaningRules, DialogueRecord, FileMeta, FileRun, PipelineConfig, SubtitleFormatError
 from annotation.ingest.pipeline import SRT, meta_from_path, subtitle_format
-from annotation.ingest.turns import PunctuationSegmenter
+from annotation.ingest.svm_segmenter import SegmenterModel, SvmSegmenter, load_model
+from annotation.ingest.turns import PunctuationSegmenter, TurnSegmenter
 from annotation.models import Dialogue, Movie, SubtitleFile, Turn
 from annotation.splits import split_for
 
@@ -38,6 +39,8 @@ class IngestOptions:
     imdb_id: str = ""
     title: str = ""
     disabled_rules: list[str] = field(default_factory=list)
+    segmenter: str = ""  # "" or "punctuation": the rule; "svm:PATH": a model from train_segmenter
+    _model: SegmenterModel | None = field(default=None, init=False, repr=False, compare=False)
 
     def pipeline_config(self) -> PipelineConfig:
         disabled = [*settings.INGEST_DISABLED_RULES, *self.disabled_rules]
@@ -45,9 +48,22 @@ class IngestOptions:
         return PipelineConfig(
             gap_seconds=gap,
             rules=CleaningRules.without(disabled),
-            segmenter=PunctuationSegmenter(max_join_gap=gap),
+            segmenter=self.turn_segmenter(gap),
             language=self.language,
         )
+
+    def turn_segmenter(self, gap: float = 5.0) -> TurnSegmenter:
+        """The segmenter `segmenter` names; a model file is read once (ModelError naming the file,
+        ValueError for an unknown name). Neither joins text more than `gap` seconds later. Its genre feature is the first `genres` entry."""
+        kind, _, path = self.segmenter.partition(":")
+        if kind in ("", "punctuation") and not path:
+            return PunctuationSegmenter(max_join_gap=gap)
+        if kind != "svm" or not path:
+            raise ValueError(f"segmenter: expected 'punctuation' or 'svm:PATH', got {self.segmenter!r}")
+        if self._model is None:
+            self._model = load_model(path)
+        # the model's own language: its features were lemmatised in it
+        return SvmSegmenter(self._model, self.genres[0] if self.genres else "", max_join_gap=gap)
 
     def file_meta(self, path: Path) -> FileMeta:
         meta = meta_from_path(path)

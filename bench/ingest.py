@@ -9,7 +9,9 @@ peak traced memory of each pipeline run in a fresh subprocess, so flat memory sh
 peak at every size. The two sides run alternately, `--rounds` times, and the best run of each
 counts, on two clocks: CPU time of this process (what `ratio=` reports: time spent waiting for a
 core on a shared machine is not counted) and wall time (`ratio_wall=`). `--db` also times the
-database write on a throw-away SQLite database.
+database write on a throw-away SQLite database. `--svm-rounds` (default 2; 0 skips it) times the
+pipeline with the trained SVM turn segmenter, on a tiny model trained here on another generated
+file; it prints `svm_cues_per_s=... svm_ratio=...` (CPU time, against srt.parse) before the last line.
 Ends with `ratio=<pipeline/parse, CPU time> ratio_wall=<the same, wall time> peak_mb=<MB at the
 largest size>`. Figures on a shared machine are noisy, wall time most.
 """
@@ -109,6 +111,30 @@ def pipeline(path: Path) -> int:
     return run.stats.dialogues
 
 
+def train_tiny_model(workdir: Path):
+    """A segmenter trained on a generated file of 5k cues (its dashed cues are the weak labels)."""
+    from annotation.ingest.segmenter_training import train_on_files
+
+    path = workdir / "svm_train.srt"
+    write_srt(path, 5000, seed=2)
+    return train_on_files([(path, "drama")]).model
+
+
+def svm_pipeline_seconds(path: Path, model, rounds: int) -> float:
+    """Best CPU time of the whole pipeline with the SVM segmenter, over `rounds` runs."""
+    from annotation.ingest import FileRun, PipelineConfig
+    from annotation.ingest.svm_segmenter import SvmSegmenter
+
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.process_time()
+        run = FileRun(path, PipelineConfig(segmenter=SvmSegmenter(model, "drama", "en")))
+        for _ in run.dialogues():
+            pass
+        best = min(best, time.process_time() - started)
+    return best
+
+
 def timed(fn, path: Path, repeats: int = 3) -> float:
     best = float("inf")
     for _ in range(repeats):
@@ -177,6 +203,7 @@ def main() -> None:
     parser.add_argument("--cues", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=7, help="alternated timing rounds; the best counts")
     parser.add_argument("--db", action="store_true", help="also time the database write (temp SQLite)")
+    parser.add_argument("--svm-rounds", type=int, default=2, help="timed runs with the SVM segmenter (0: skip)")
     parser.add_argument("--child", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -221,6 +248,11 @@ def main() -> None:
         if args.db:
             seconds = db_write(largest, workdir)
             print(f"pipeline + db write (SQLite): {args.cues / seconds:,.0f} cues/s ({seconds:.2f} s)")
+        if args.svm_rounds > 0:
+            svm_seconds = svm_pipeline_seconds(largest, train_tiny_model(workdir), args.svm_rounds)
+            svm_rate, parse_rate = args.cues / svm_seconds, args.cues / timings["cpu"][0]
+            print(f"pipeline with the SVM turn segmenter (CPU time, best of {args.svm_rounds}): {svm_rate:,.0f} cues/s")
+            print(f"svm_cues_per_s={svm_rate:.0f} svm_ratio={svm_rate / parse_rate:.2f}")
         print(f"ratio={ratio:.2f} ratio_wall={ratios['wall']:.2f} peak_mb={peaks[args.cues]:.1f}")
 
 

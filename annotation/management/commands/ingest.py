@@ -26,6 +26,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--disable-rule", action="append", default=[], choices=RULE_NAMES, help="switch a cleaning rule off"
         )
+        parser.add_argument(
+            "--segmenter", default="punctuation", help="turn segmenter: 'punctuation' or 'svm:MODEL' (train_segmenter)"
+        )
         parser.add_argument("--json", action="store_true", help="print one JSON object with the counts")
 
     def handle(self, *args, **options) -> None:
@@ -39,7 +42,12 @@ class Command(BaseCommand):
             imdb_id=options["imdb_id"],
             title=options["title"],
             disabled_rules=options["disable_rule"],
+            segmenter=options["segmenter"],
         )
+        try:
+            ingest_options.turn_segmenter()  # a bad model fails now, before any file
+        except ValueError as exc:  # ModelError is one
+            raise CommandError(str(exc)) from None
         quiet = options["json"]
         try:
             report = ingest_paths(options["paths"], ingest_options, on_file=None if quiet else self._say)
