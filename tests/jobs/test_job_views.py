@@ -78,7 +78,7 @@ def test_torch_jobs_go_to_the_ml_queue(staff_client, django_capture_on_commit_ca
         ("labeling.aggregate_campaign", {}, "is not a job you can start here"),  # internal jobs are not startable
         ("weak_apply", {"weak_apply-chunk_size": "0"}, "greater than or equal to 1"),
         ("self_label_rounds", {"self_label_rounds-epochs": "100000000"}, "less than or equal to 50"),
-        ("gold_split", {"gold_split-test_fraction": "-5"}, "greater than 0"),
+        ("rank_candidates", {"rank_candidates-min_confidence": "-5"}, "greater than or equal to 0"),
         ("sbert_expand", {"sbert_expand-method": "psychic"}, "Select a valid choice"),
     ],
 )
@@ -169,7 +169,7 @@ def test_the_api_starts_a_job_with_202_for_staff_and_refuses_others(
     ("kind", "parameters", "field"),
     [
         ("self_label_rounds", {"epochs": 100000000}, "epochs"),
-        ("gold_split", {"test_fraction": -5}, "test_fraction"),
+        ("gold_split", {"test_fraction": 0.2}, "test_fraction"),  # the split is not a parameter any more
         ("weak_apply", {"chunk_size": "many"}, "chunk_size"),
         ("bulk_annotate", {"dialogue_ids": "all"}, "dialogue_ids"),
         ("rank_candidates", {"per_lable": 5}, "per_lable"),
@@ -214,4 +214,4 @@ def test_the_openapi_schema_shows_each_jobs_parameters(staff_client):
     kinds = {option["title"]: option["properties"]["parameters"] for option in body["oneOf"]}
     assert {"self_label_rounds", "bulk_annotate", "gold_split", "run_pipeline"} <= set(kinds)
     assert kinds["self_label_rounds"]["properties"]["epochs"]["maximum"] == 50
-    assert kinds["gold_split"]["properties"]["test_fraction"]["exclusiveMinimum"] == 0
+    assert kinds["rank_candidates"]["properties"]["min_confidence"]["minimum"] == 0
