@@ -4,6 +4,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from annotation.models import Dialogue, Label, Turn
 
@@ -126,6 +127,25 @@ class HITItem(models.Model):
         return self.quiz_question_id is not None
 
 
+class AssignmentQuerySet(models.QuerySet):
+    """The answer states, named once: every "submitted or approved" goes through `done()`."""
+
+    def done(self) -> "AssignmentQuerySet":
+        """Submitted or approved: the work that counts (aggregation, reports, seats, payments)."""
+        return self.filter(status__in=Assignment.DONE)
+
+    def live(self, now=None) -> "AssignmentQuerySet":
+        """Accepted and still inside the time limit."""
+        return self.filter(status=Assignment.ACCEPTED, expires_at__gt=now or timezone.now())
+
+    def holding_a_seat(self, now=None) -> "AssignmentQuerySet":
+        """Done or live: the assignments that fill one of a HIT's required seats."""
+        now = now or timezone.now()
+        return self.filter(
+            models.Q(status__in=Assignment.DONE) | models.Q(status=Assignment.ACCEPTED, expires_at__gt=now)
+        )
+
+
 class Assignment(models.Model):
     ACCEPTED, SUBMITTED, APPROVED, REJECTED, EXPIRED = "accepted", "submitted", "approved", "rejected", "expired"
     STATUS_CHOICES = [
@@ -135,7 +155,9 @@ class Assignment(models.Model):
         (REJECTED, "Rejected"),
         (EXPIRED, "Expired"),
     ]
-    LIVE_OR_DONE = (ACCEPTED, SUBMITTED, APPROVED)
+    DONE = (SUBMITTED, APPROVED)
+    # answers can no longer change: done, or rejected after review
+    FINAL = (SUBMITTED, APPROVED, REJECTED)
 
     hit = models.ForeignKey(HIT, on_delete=models.CASCADE, related_name="assignments")
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="assignments")
@@ -146,12 +168,18 @@ class Assignment(models.Model):
     quiz_correct = models.PositiveSmallIntegerField(null=True, blank=True)
     completion_code = models.CharField(max_length=32, blank=True)
 
+    objects = AssignmentQuerySet.as_manager()
+
     class Meta:
         constraints = [models.UniqueConstraint(fields=["hit", "worker"], name="assignment_unique_hit_worker")]
         indexes = [models.Index(fields=["hit", "status"])]
 
     def __str__(self) -> str:
         return f"HIT {self.hit_id} for worker {self.worker_id} ({self.status})"
+
+    @property
+    def is_done(self) -> bool:
+        return self.status in self.DONE
 
 
 class Response(models.Model):

@@ -23,6 +23,8 @@ from django.utils import timezone
 from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn
 from annotation.taxonomy import normalise_label_name
 from labeling.bundling import plan_bundles, top_choices
+from labeling.campaigns import campaign_labels
+from labeling.hits import write_hits
 from labeling.models import HIT, Assignment, Campaign, HITItem, QuizQuestion, Response, Worker
 
 
@@ -39,11 +41,12 @@ class SubmissionRefused(Exception):
 
 def build_hits(campaign: Campaign, dialogues: Iterable[Dialogue], *, seed: int | None = None) -> list[HIT]:
     """Bundle the dialogues, in the order given, into HITs of `campaign.dialogues_per_hit` dialogues
-    plus `campaign.quiz_per_hit` active quiz questions, shuffled (see labeling.bundling).
+    plus `campaign.quiz_per_hit` active quiz questions, shuffled (see labeling.bundling), and write
+    them with `labeling.hits.write_hits`.
 
     Each dialogue's target is its last turn; its three choices are frozen now: the newest weak
-    labeler's top 3 for that turn, else the campaign's fallback. A quiz item's choices are its
-    question's three, in a shuffled order so the gold label has no fixed place.
+    labeler's top 3 among the campaign's label set, else the campaign's fallback. A quiz item's
+    choices are its question's three, in a shuffled order so the gold label has no fixed place.
     """
     rng = random.Random(seed)
     dialogues = list(dialogues)
@@ -56,35 +59,25 @@ def build_hits(campaign: Campaign, dialogues: Iterable[Dialogue], *, seed: int |
         quiz_per_hit=campaign.quiz_per_hit,
         rng=rng,
     )
-    ranked = _weak_top_k([turn.pk for turn in last_turns.values()])
-    with transaction.atomic():
-        first_position = (campaign.hits.order_by("-position").values_list("position", flat=True).first() or 0) + 1
-        hits = []
-        for offset, bundle in enumerate(bundles):
-            hit = HIT.objects.create(
-                campaign=campaign, position=first_position + offset, required_workers=campaign.workers_per_hit
-            )
-            items = []
-            for position, planned in enumerate(bundle, start=1):
-                if planned.quiz_id is not None:
-                    quiz = quiz_by_id[planned.quiz_id]
-                    choices = rng.sample(list(quiz.choices), len(quiz.choices))
-                    items.append(HITItem(hit=hit, position=position, quiz_question=quiz, choices=choices))
-                else:
-                    turn = last_turns[planned.dialogue_id]
-                    choices = _choices_for(turn, ranked.get(turn.pk, []), campaign.fallback_choices)
-                    items.append(
-                        HITItem(
-                            hit=hit,
-                            position=position,
-                            dialogue_id=planned.dialogue_id,
-                            target_turn=turn,
-                            choices=choices,
-                        )
-                    )
-            HITItem.objects.bulk_create(items)
-            hits.append(hit)
-    return hits
+    ranked = _weak_top_k([turn.pk for turn in last_turns.values()], _label_set_names(campaign))
+    screens = [
+        [_screen(planned, quiz_by_id, last_turns, ranked, campaign.fallback_choices, rng) for planned in bundle]
+        for bundle in bundles
+    ]
+    return write_hits(campaign, screens)
+
+
+def _screen(planned, quiz_by_id, last_turns, ranked, fallback, rng) -> HITItem:
+    if planned.quiz_id is not None:
+        quiz = quiz_by_id[planned.quiz_id]
+        return HITItem(quiz_question=quiz, choices=rng.sample(list(quiz.choices), len(quiz.choices)))
+    turn = last_turns[planned.dialogue_id]
+    choices = _choices_for(turn, ranked.get(turn.pk, []), fallback)
+    return HITItem(dialogue_id=planned.dialogue_id, target_turn=turn, choices=choices)
+
+
+def _label_set_names(campaign: Campaign) -> set[str]:
+    return {normalise_label_name(name) for name in campaign_labels(campaign).values_list("name", flat=True)}
 
 
 def _last_turns(dialogue_ids: list[int]) -> dict[int, Turn]:
@@ -97,13 +90,16 @@ def _last_turns(dialogue_ids: list[int]) -> dict[int, Turn]:
     return by_dialogue
 
 
-def _weak_top_k(turn_ids: list[int]) -> dict[int, list[str]]:
-    """Label names best first, per turn, from the newest weak labeler (empty when there is none)."""
+def _weak_top_k(turn_ids: list[int], label_set: set[str]) -> dict[int, list[str]]:
+    """Label names best first, per turn, from the newest weak labeler (empty when there is none),
+    keeping only the names in `label_set` (folded by normalise_label_name)."""
     weak = ModelVersion.objects.filter(kind=ModelVersion.WEAK).order_by("-created_at", "-pk").first()
     if weak is None:
         return {}
     rows = Prediction.objects.filter(model_version=weak, turn_id__in=turn_ids).values_list("turn_id", "top_k")
-    return {turn_id: [entry[0] for entry in top_k] for turn_id, top_k in rows}
+    return {
+        turn_id: [entry[0] for entry in top_k if normalise_label_name(entry[0]) in label_set] for turn_id, top_k in rows
+    }
 
 
 def _choices_for(turn: Turn, ranked: list[str], fallback: list[str]) -> list[str]:
