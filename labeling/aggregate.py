@@ -21,7 +21,6 @@ from labeling.aggregation import MajorityResult, known_label_index, majority_vot
 from labeling.dawid_skene import DawidSkeneResult, dawid_skene
 from labeling.models import AggregatedLabel, Assignment, Campaign, Response
 
-COUNTED_STATUSES = (Assignment.SUBMITTED, Assignment.APPROVED)
 _BATCH = 1000
 _UPDATE_BATCH = 200  # bulk_update builds one CASE per field and batch: keep the batches small
 
@@ -48,7 +47,7 @@ class CrowdAnswer:
 def load_answers(campaign: Campaign) -> list[CrowdAnswer]:
     # in a fixed order, so that Dawid-Skene sums in the same order and a re-run finds nothing changed
     rows = (
-        Response.objects.filter(item__hit__campaign=campaign, assignment__status__in=COUNTED_STATUSES)
+        Response.objects.filter(item__hit__campaign=campaign, assignment__status__in=Assignment.DONE)
         .order_by("pk")
         .values_list(
             "item_id",

@@ -8,7 +8,7 @@ is the only writer of new Campaign rows and `set_campaign_status` the only write
 from collections.abc import Iterable
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
 from annotation.models import Label
 from labeling.models import Campaign
@@ -42,10 +42,12 @@ def default_label_set() -> QuerySet[Label]:
     return Label.objects.offered()
 
 
-def campaign_labels(campaign: Campaign) -> QuerySet[Label]:
+def campaign_labels(campaign: Campaign | int | Subquery) -> QuerySet[Label]:
     """The labels the campaign's HITs offer and accept: its label set, or for a campaign with none
-    recorded (rows older than `create_campaign`) the default set. One query, no matter which."""
-    through = Campaign.labels.through.objects.filter(campaign_id=campaign.pk)
+    recorded (rows older than `create_campaign`) the default set. One query, no matter which.
+    `campaign`: the campaign, its id, or a subquery giving its id."""
+    campaign_id = campaign.pk if isinstance(campaign, Campaign) else campaign
+    through = Campaign.labels.through.objects.filter(campaign_id=campaign_id)
     return Label.objects.filter(
         Exists(through.filter(label_id=OuterRef("pk")))
         | (~Exists(through) & Exists(default_label_set().filter(pk=OuterRef("pk"))))

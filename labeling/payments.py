@@ -22,7 +22,7 @@ class ReviewRefused(Exception):
 
 def approve_assignment(assignment: Assignment) -> Assignment:
     """submitted -> approved, as one conditional update (a second approval is a no-op)."""
-    return _move(assignment, {Assignment.SUBMITTED, Assignment.APPROVED}, Assignment.APPROVED)
+    return _move(assignment, set(Assignment.DONE), Assignment.APPROVED)
 
 
 def reject_assignment(assignment: Assignment) -> Assignment:
@@ -30,7 +30,7 @@ def reject_assignment(assignment: Assignment) -> Assignment:
     if PaymentEntry.objects.filter(assignment=assignment, paid_at__isnull=False).exists():
         raise ReviewRefused(f"assignment {assignment.pk} was already paid")
     with transaction.atomic():
-        moved = _move(assignment, {Assignment.SUBMITTED, Assignment.APPROVED, Assignment.REJECTED}, Assignment.REJECTED)
+        moved = _move(assignment, set(Assignment.FINAL), Assignment.REJECTED)
         PaymentEntry.objects.filter(assignment=assignment, paid_at__isnull=True).delete()
     return moved
 

@@ -36,7 +36,6 @@ MTURK_SUBMIT_PATH = "/mturk/externalSubmit"
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
 SESSION_KEY = "platform_return"
 MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
-SUBMITTED = (Assignment.SUBMITTED, Assignment.APPROVED)
 
 
 class BadLanding(Exception):
@@ -102,7 +101,7 @@ def platform_return(request: HttpRequest, assignment_id: int) -> HttpResponse:
     remembered = request.session.get(SESSION_KEY)
     if not remembered or remembered.get("assignment") != assignment.pk:
         raise Http404("This assignment did not come from a crowd platform in this browser session.")
-    if assignment.status not in SUBMITTED:
+    if not assignment.is_done:
         return redirect("labeling:assignment_detail", pk=assignment.pk)
     context = {"assignment": assignment, "info": remembered}
     if remembered["kind"] == Worker.MTURK:

@@ -10,8 +10,7 @@ from decimal import Decimal
 from django.db.models import Count, Q, Sum
 
 from annotation.models import Label, Turn
-from annotation.taxonomy import normalise_label_name
-from labeling.aggregate import COUNTED_STATUSES, CrowdAnswer, known_labels, load_answers, votes_by_turn
+from labeling.aggregate import CrowdAnswer, known_labels, load_answers, votes_by_turn
 from labeling.aggregation import MajorityResult, majority_vote, normalise_answer
 from labeling.agreement import (
     agreement_with_majority,
@@ -74,7 +73,7 @@ def _progress(campaign: Campaign) -> dict:
         needed=Sum("required_workers"),
     )
     statuses = Counter(Assignment.objects.filter(hit__campaign=campaign).values_list("status", flat=True).iterator())
-    submitted = sum(statuses[s] for s in COUNTED_STATUSES)
+    submitted = sum(statuses[s] for s in Assignment.DONE)
     return {
         "hits": hits["hits"],
         "tiebreak_hits": hits["tiebreak"],
@@ -119,8 +118,8 @@ def _worker_table(campaign, answers: list[CrowdAnswer], normalised, winners) -> 
     seconds: dict[int, float] = defaultdict(float)
     for a in answers:
         seconds[a.assignment_id] += a.seconds
-    assignments = Assignment.objects.filter(hit__campaign=campaign, status__in=COUNTED_STATUSES).values_list(
-        "pk", "worker_id", "quiz_correct"
+    assignments = (
+        Assignment.objects.done().filter(hit__campaign=campaign).values_list("pk", "worker_id", "quiz_correct")
     )
     per_worker: dict[int, dict] = defaultdict(lambda: {"hits": 0, "seconds": 0.0, "quiz_marks": []})
     for pk, worker_id, quiz_correct in assignments:
@@ -218,8 +217,7 @@ def accept_proposed_label(text: str) -> Label:
         raise ValueError("an empty label cannot be accepted")
     if len(name) > Label._meta.get_field("name").max_length:
         raise ValueError(f"{name[:40]!r}… is too long for a label name")
-    existing = {normalise_label_name(label.name): label for label in Label.objects.all()}
-    found = existing.get(normalise_label_name(name))
+    found = Label.objects.by_name(name)
     if found is not None:
         return found
     return Label.objects.create(name=name, kind=Label.PROPOSED, description="Proposed by the crowd through Other.")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -128,12 +128,7 @@ def expire_stale_assignments(now: datetime | None = None) -> int:
 
 def live_assignment(worker: Worker, campaign: Campaign | None = None) -> Assignment | None:
     """The worker's accepted, unexpired assignment in an open campaign, if any."""
-    assignments = Assignment.objects.filter(
-        worker=worker,
-        status=Assignment.ACCEPTED,
-        expires_at__gt=timezone.now(),
-        hit__campaign__status=Campaign.OPEN,
-    )
+    assignments = Assignment.objects.live().filter(worker=worker, hit__campaign__status=Campaign.OPEN)
     if campaign is not None:
         assignments = assignments.filter(hit__campaign=campaign)
     return assignments.select_related("hit__campaign").order_by("accepted_at").first()
@@ -167,16 +162,8 @@ def claim_next_hit(worker: Worker, campaign: Campaign | None = None) -> Assignme
 
 
 def open_hits_for(worker: Worker, campaign: Campaign | None):
-    now = timezone.now()
     seats_taken = (
-        Assignment.objects.filter(hit=OuterRef("pk"))
-        .filter(
-            Q(status__in=[Assignment.SUBMITTED, Assignment.APPROVED])
-            | Q(status=Assignment.ACCEPTED, expires_at__gt=now)
-        )
-        .values("hit")
-        .annotate(n=Count("pk"))
-        .values("n")
+        Assignment.objects.holding_a_seat().filter(hit=OuterRef("pk")).values("hit").annotate(n=Count("pk")).values("n")
     )
     hits = (
         HIT.objects.filter(campaign__status=Campaign.OPEN)
@@ -224,14 +211,7 @@ def _lock_hit_with_free_seat(worker: Worker, campaign: Campaign | None) -> HIT |
 
 
 def _seats_taken(hit: HIT) -> int:
-    return (
-        Assignment.objects.filter(hit=hit)
-        .filter(
-            Q(status__in=[Assignment.SUBMITTED, Assignment.APPROVED])
-            | Q(status=Assignment.ACCEPTED, expires_at__gt=timezone.now())
-        )
-        .count()
-    )
+    return Assignment.objects.holding_a_seat().filter(hit=hit).count()
 
 
 # --- Answering and submitting -------------------------------------------------------------------
@@ -239,7 +219,7 @@ def _seats_taken(hit: HIT) -> int:
 
 def refusal_reason(assignment: Assignment) -> str | None:
     """Why this assignment's answers can no longer change, for the annotator; None while live."""
-    if assignment.status in (Assignment.SUBMITTED, Assignment.APPROVED):
+    if assignment.is_done:
         return "This HIT was already submitted; its answers can no longer change."
     if assignment.status == Assignment.REJECTED:
         return "This HIT was rejected; its answers can no longer change."
@@ -318,27 +298,33 @@ def _resolve_answer(item: HITItem, label_name: str | None, new_text: str, method
             raise SubmissionRefused("Type the new label, or pick one from the list.")
         if len(typed) > 64:
             raise SubmissionRefused("A new label can be at most 64 characters long.")
-        existing = _label_named(typed)
+        existing = _label_named(typed, item)
         if existing is None:
             return None, typed, Response.OTHER_NEW
         label_name, method = existing.name, Response.OTHER_LIST
     elif method not in (Response.TOP3, Response.OTHER_LIST):
         raise SubmissionRefused(f"Unknown answer method {method!r}.")
-    label = _label_named(label_name or "")
+    label = _label_named(label_name or "", item)
     if label is None:
-        raise SubmissionRefused(f"There is no label called {label_name!r}.")
-    in_choices = normalise_label_name(label.name) in {normalise_label_name(c) for c in item.choices}
+        raise SubmissionRefused(f"There is no label called {label_name!r} in this campaign.")
+    in_choices = _is_a_choice(label, item)
     if method == Response.TOP3 and not in_choices:
         raise SubmissionRefused(f"{label.name!r} is not one of this item's three choices.")
     return label, "", Response.TOP3 if in_choices else Response.OTHER_LIST
 
 
-def _label_named(name: str) -> Label | None:
-    """The active taxonomy label called `name`, case and runs of spaces aside."""
-    typed = " ".join(name.split())
-    if not typed:
-        return None
-    return Label.objects.filter(name__iexact=typed, is_active=True).exclude(kind=Label.PROPOSED).first()
+def _label_named(name: str, item: HITItem) -> Label | None:
+    """The active label called `name` (Label.objects.by_name's rule) that this screen accepts:
+    one of its three choices, or a label of its campaign's label set."""
+    label = Label.objects.filter(is_active=True).by_name(name)
+    if label is None or _is_a_choice(label, item):
+        return label
+    campaign_id = Subquery(HIT.objects.filter(pk=item.hit_id).values("campaign_id"))
+    return label if campaign_labels(campaign_id).filter(pk=label.pk).exists() else None
+
+
+def _is_a_choice(label: Label, item: HITItem) -> bool:
+    return normalise_label_name(label.name) in {normalise_label_name(c) for c in item.choices}
 
 
 @dataclass(frozen=True)

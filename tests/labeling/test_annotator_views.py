@@ -282,6 +282,7 @@ def test_a_warm_next_reads_only_the_user_the_assignment_and_two_answers(annotato
     autosave already stored is the user, the assignment and one read of both screens' answers."""
     assignment = start_hit(annotator)
     first = assignment.hit.items.get(position=1)
+    annotator.get(item_url(assignment, 1))  # warms the campaign's label list (once a minute per process)
     answer(annotator, assignment, 1, answer=first.choices[0])  # the autosave; also warms the cache
     with django_assert_num_queries(3):
         page = answer(annotator, assignment, 1, go="next", answer=first.choices[0]).content.decode()
