@@ -259,8 +259,10 @@ def save_response(
     Normalisation, so aggregation counts like with like:
     - a label picked from the "Other" list that is one of the screen's three choices is stored
       with method top3;
-    - an "Other: new" text equal to an existing label (case and spaces aside) is stored as that
-      label, with method other-list (or top3 when it is one of the choices), and no text;
+    - an "Other: new" text equal to a label the screen accepts (one of its choices or of the
+      campaign's label set; Label.objects.by_name's rule) is stored as that label, with method
+      other-list (or top3 when it is one of the choices), and no text;
+    - a pick outside the choices and the campaign's label set is refused;
     - any other new label is kept as text (new_label_text), label left empty.
     seconds_spent adds up over visits to the same screen.
     """
