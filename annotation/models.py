@@ -5,10 +5,13 @@ and Prediction (one row per turn and model version, the silver labels). Exports 
 read only these two.
 """
 
+from collections.abc import Iterable
+
 from django.db import models
 from django.db.models.functions import Lower
 
 from annotation import splits
+from annotation.taxonomy import normalise_label_name
 
 
 class Movie(models.Model):
@@ -132,6 +135,37 @@ class Turn(models.Model):
         return self.text[:60]
 
 
+class LabelQuerySet(models.QuerySet):
+    """Label lookups by name, all under one case rule: `taxonomy.normalise_label_name` (runs of
+    white space are one space, case is ignored), the rule the unique Lower(name) constraint and
+    the aggregation's folding of typed answers follow too."""
+
+    def offered(self) -> "LabelQuerySet":
+        """The labels an annotator may pick: active and not merely proposed by the crowd."""
+        return self.filter(is_active=True).exclude(kind=Label.PROPOSED)
+
+    def named(self, name: str) -> "LabelQuerySet":
+        """The labels called `name` (at most one: names are unique under the rule); a queryset,
+        so it can narrow a filter, e.g. `label__in=Label.objects.named(text)`."""
+        key = normalise_label_name(name)
+        if key.isascii():
+            return self.annotate(folded_name=Lower("name")).filter(folded_name=key)
+        # SQLite's LOWER folds ASCII letters only: fold other names in Python, the same rule
+        return self.filter(pk__in=[label.pk for label in self if normalise_label_name(label.name) == key])
+
+    def by_name(self, name: str) -> "Label | None":
+        """The label called `name`, or None."""
+        if not normalise_label_name(name):
+            return None
+        return self.named(name).first()
+
+    def by_names(self, names: Iterable[str]) -> "dict[str, Label]":
+        """Each given name that names a label, mapped (as given) to its label; one query."""
+        by_key = {normalise_label_name(label.name): label for label in self}
+        found = {name: by_key.get(normalise_label_name(name)) for name in names}
+        return {name: label for name, label in found.items() if label is not None}
+
+
 class Label(models.Model):
     EMOTION = "emotion"
     INTENT = "intent"
@@ -153,6 +187,8 @@ class Label(models.Model):
     position = models.PositiveSmallIntegerField(default=1000)
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = LabelQuerySet.as_manager()
 
     class Meta:
         ordering = ["position", "name"]

@@ -84,13 +84,13 @@ def fill_database(annotators: int, hits: int, seed: int) -> list[str]:
     from django.db import transaction
 
     from annotation.models import Dialogue, Turn
+    from labeling.campaigns import create_campaign, set_campaign_status
     from labeling.models import Campaign
     from labeling.services import build_hits
 
     call_command("migrate", verbosity=0)
-    campaign = Campaign.objects.create(
-        name="Load test", status=Campaign.OPEN, fallback_choices=["Neutral", "Joyful", "Sad"], time_limit_minutes=60
-    )
+    campaign = create_campaign("Load test", fallback_choices=["Neutral", "Joyful", "Sad"], time_limit_minutes=60)
+    set_campaign_status(campaign, Campaign.OPEN)
     with transaction.atomic():
         dialogues = []
         for index in range(hits * campaign.dialogues_per_hit):

@@ -11,9 +11,15 @@ class WorkerAdmin(admin.ModelAdmin):
 
 @admin.register(models.Campaign)
 class CampaignAdmin(admin.ModelAdmin):
+    """Settings only: a campaign is created by labeling.campaigns.create_campaign (the researcher
+    pages, API, jobs) and its status moved by set_campaign_status, never by a bare save here."""
+
     list_display = ["name", "status", "dialogues_per_hit", "quiz_per_hit", "workers_per_hit", "created_at"]
-    # rotated only from the campaign page (labeling.entry_tokens.rotate_entry_token)
-    readonly_fields = ["entry_token"]
+    # the entry token is rotated only from the campaign page (labeling.entry_tokens.rotate_entry_token)
+    readonly_fields = ["status", "source_sha256", "created_by", "entry_token"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
 
 
 @admin.register(models.QuizQuestion)

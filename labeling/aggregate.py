@@ -19,9 +19,8 @@ from django.utils import timezone
 from annotation.models import Label, TurnLabel
 from labeling.aggregation import MajorityResult, known_label_index, majority_vote, normalise_answer
 from labeling.dawid_skene import DawidSkeneResult, dawid_skene
-from labeling.models import AggregatedLabel, Assignment, Campaign, Response, counted_assignment_q
+from labeling.models import AggregatedLabel, Campaign, Response, counted_assignment_q
 
-COUNTED_STATUSES = (Assignment.SUBMITTED, Assignment.APPROVED)
 _BATCH = 1000
 _UPDATE_BATCH = 200  # bulk_update builds one CASE per field and batch: keep the batches small
 

@@ -12,9 +12,9 @@ from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Dialogue, Label
+from annotation.models import Dialogue
 from jobs.runtime import start_job
-from labeling.campaigns import StatusChangeRefused, set_campaign_status
+from labeling.campaigns import CampaignRefused, StatusChangeRefused, create_campaign, set_campaign_status
 from labeling.forms import candidate_dialogues
 from labeling.models import AggregatedLabel, Campaign, Worker
 from labeling.payments import approve_submitted, record_payments
@@ -43,19 +43,21 @@ class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         """Create the campaign and bundle its dialogues into HITs, or nothing at all."""
         from labeling.services import build_hits
 
-        data = serializer.validated_data
+        data = dict(serializer.validated_data)
         dialogue_ids = data.pop("dialogue_ids", None)
         recent = data.pop("recent_dialogues", None)
         with transaction.atomic():
-            campaign = serializer.save(created_by=self.request.user)
-            if not data.get("labels"):
-                campaign.labels.set(Label.objects.filter(is_active=True))
+            try:
+                campaign = create_campaign(data.pop("name"), created_by=self.request.user, **data)
+            except CampaignRefused as refusal:
+                raise ValidationError({refusal.field: [refusal.message]}) from refusal
             dialogues = _chosen_dialogues(dialogue_ids, recent, campaign.language)
             if dialogues:
                 try:
                     build_hits(campaign, dialogues)
                 except ValueError as error:  # quiz bank too small, no choices to offer ...
-                    raise ValidationError({"dialogue_ids": [str(error)]})
+                    raise ValidationError({"dialogue_ids": [str(error)]}) from error
+        serializer.instance = campaign
 
     @extend_schema(responses=CampaignReportSerializer)
     @action(detail=True, methods=["get"])

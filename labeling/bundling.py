@@ -1,12 +1,14 @@
 """How a HIT is put together, as plain data: which dialogues and quiz questions go in which HIT,
 in which order, and which three labels each screen offers. No Django import.
 
-`labeling.services.build_hits` feeds it ids and writes the rows.
+`labeling.services.build_hits` feeds it ids; `labeling.hits.write_hits` writes the rows.
 """
 
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from annotation.taxonomy import normalise_label_name
 
 CHOICES_PER_ITEM = 3
 
@@ -47,11 +49,12 @@ def plan_bundles(
 
 def top_choices(ranked_names: Sequence[str], fallback: Sequence[str]) -> list[str]:
     """The three labels a screen offers: the best-ranked names first, topped up from the fallback,
-    without repeats (compared case-insensitively). Raises ValueError when fewer than three remain.
+    without repeats (compared by normalise_label_name). Raises ValueError when fewer than three remain.
     """
     chosen: list[str] = []
     for name in [*ranked_names, *fallback]:
-        if name and name.casefold() not in {c.casefold() for c in chosen}:
+        key = normalise_label_name(name or "")
+        if key and key not in {normalise_label_name(c) for c in chosen}:
             chosen.append(name)
         if len(chosen) == CHOICES_PER_ITEM:
             return chosen

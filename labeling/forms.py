@@ -4,6 +4,7 @@ from django import forms
 from django.db.models import QuerySet
 
 from annotation.models import Dialogue, Label, TurnLabel
+from labeling.campaigns import DEFAULT_FALLBACK_CHOICES
 from labeling.models import Campaign, HITItem
 
 RECENT, ALL = "recent", "all"
@@ -25,10 +26,10 @@ class CampaignForm(forms.ModelForm):
         queryset=Label.objects.filter(is_active=True),
         required=False,
         widget=forms.CheckboxSelectMultiple,
-        help_text="the label set; none ticked means all active labels",
+        help_text="the label set the HITs offer and accept; none ticked means every label annotators see",
     )
     fallback_choices = forms.CharField(
-        initial="Neutral, Questioning, Acknowledging",
+        initial=", ".join(DEFAULT_FALLBACK_CHOICES),
         help_text="three label names, comma-separated, shown when a turn has no weak-labeler prediction",
     )
     selection = forms.ChoiceField(
@@ -57,11 +58,11 @@ class CampaignForm(forms.ModelForm):
 
     def clean_fallback_choices(self) -> list[str]:
         names = [name.strip() for name in self.cleaned_data["fallback_choices"].split(",") if name.strip()]
-        known = {label.name.lower(): label.name for label in Label.objects.filter(is_active=True)}
-        unknown = [name for name in names if name.lower() not in known]
+        known = Label.objects.filter(is_active=True).by_names(names)
+        unknown = [name for name in names if name not in known]
         if unknown:
             raise forms.ValidationError(f"not labels: {', '.join(unknown)}")
-        resolved = [known[name.lower()] for name in names]
+        resolved = [known[name].name for name in names]
         if len(set(resolved)) != 3:
             raise forms.ValidationError("give exactly three different labels")
         return resolved
@@ -74,6 +75,10 @@ class CampaignForm(forms.ModelForm):
             if cleaned.get(field) == 0:
                 self.add_error(field, "must be at least 1")
         return cleaned
+
+    def campaign_settings(self) -> dict:
+        """The campaign's fields for `create_campaign`, beside its name and label set."""
+        return {name: self.cleaned_data[name] for name in self.Meta.fields if name not in ("name", "labels")}
 
     def selected_dialogues(self, language: str | None = None) -> QuerySet[Dialogue]:
         candidates = candidate_dialogues(language)

@@ -5,6 +5,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from annotation.models import Dialogue, Label, Turn
 
@@ -147,22 +148,35 @@ def counted_assignment_q(prefix: str = "") -> models.Q:
     """Done work that aggregation, agreement and payments may use: a site worker's at once, a
     crowd-platform worker's once the platform confirmed the submission. `prefix` reaches an
     assignment through a relation, e.g. "assignments__" from a HIT."""
-    return models.Q(**{f"{prefix}status__in": (Assignment.SUBMITTED, Assignment.APPROVED)}) & (
+    return models.Q(**{f"{prefix}status__in": Assignment.DONE}) & (
         models.Q(**{f"{prefix}worker__platform": Worker.SITE})
         | models.Q(**{f"{prefix}platform_confirmed_at__isnull": False})
     )
 
 
 class AssignmentQuerySet(models.QuerySet):
-    def done(self):
-        """Submitted or approved: the work is in."""
-        return self.filter(status__in=(Assignment.SUBMITTED, Assignment.APPROVED))
+    """The answer states, named once: every "submitted or approved" goes through `done()`."""
 
-    def counted(self):
-        """See counted_assignment_q."""
+    def done(self) -> "AssignmentQuerySet":
+        """Submitted or approved: the work that counts (aggregation, reports, seats, payments)."""
+        return self.filter(status__in=Assignment.DONE)
+
+    def live(self, now=None) -> "AssignmentQuerySet":
+        """Accepted and still inside the time limit."""
+        return self.filter(status=Assignment.ACCEPTED, expires_at__gt=now or timezone.now())
+
+    def holding_a_seat(self, now=None) -> "AssignmentQuerySet":
+        """Done or live: the assignments that fill one of a HIT's required seats."""
+        now = now or timezone.now()
+        return self.filter(
+            models.Q(status__in=Assignment.DONE) | models.Q(status=Assignment.ACCEPTED, expires_at__gt=now)
+        )
+
+    def counted(self) -> "AssignmentQuerySet":
+        """Done and countable (see counted_assignment_q): a platform worker's only once confirmed."""
         return self.filter(counted_assignment_q())
 
-    def pending_confirmation(self):
+    def pending_confirmation(self) -> "AssignmentQuerySet":
         """Done work of platform workers that the platform has not confirmed yet."""
         return self.done().exclude(worker__platform=Worker.SITE).filter(platform_confirmed_at__isnull=True)
 
@@ -176,7 +190,9 @@ class Assignment(models.Model):
         (REJECTED, "Rejected"),
         (EXPIRED, "Expired"),
     ]
-    LIVE_OR_DONE = (ACCEPTED, SUBMITTED, APPROVED)
+    DONE = (SUBMITTED, APPROVED)
+    # answers can no longer change: done, or rejected after review
+    FINAL = (SUBMITTED, APPROVED, REJECTED)
 
     hit = models.ForeignKey(HIT, on_delete=models.CASCADE, related_name="assignments")
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="assignments")
@@ -201,6 +217,10 @@ class Assignment(models.Model):
 
     def __str__(self) -> str:
         return f"HIT {self.hit_id} for worker {self.worker_id} ({self.status})"
+
+    @property
+    def is_done(self) -> bool:
+        return self.status in self.DONE
 
 
 class Response(models.Model):

@@ -27,7 +27,7 @@ def approve_assignment(assignment: Assignment) -> Assignment:
     A platform worker's submission waits for the platform's confirmation first."""
     if Assignment.objects.pending_confirmation().filter(pk=assignment.pk).exists():
         raise ReviewRefused(f"assignment {assignment.pk} is pending: the platform has not confirmed it yet")
-    return _move(assignment, {Assignment.SUBMITTED, Assignment.APPROVED}, Assignment.APPROVED)
+    return _move(assignment, set(Assignment.DONE), Assignment.APPROVED)
 
 
 def reject_assignment(assignment: Assignment) -> Assignment:
@@ -35,7 +35,7 @@ def reject_assignment(assignment: Assignment) -> Assignment:
     if PaymentEntry.objects.filter(assignment=assignment, paid_at__isnull=False).exists():
         raise ReviewRefused(f"assignment {assignment.pk} was already paid")
     with transaction.atomic():
-        moved = _move(assignment, {Assignment.SUBMITTED, Assignment.APPROVED, Assignment.REJECTED}, Assignment.REJECTED)
+        moved = _move(assignment, set(Assignment.FINAL), Assignment.REJECTED)
         PaymentEntry.objects.filter(assignment=assignment, paid_at__isnull=True).delete()
     return moved
 

@@ -51,7 +51,6 @@ OPENED_ELSEWHERE = (
     "or accept this one again once it expired."
 )
 MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
-SUBMITTED = (Assignment.SUBMITTED, Assignment.APPROVED)
 
 
 class BadLanding(Exception):
@@ -131,7 +130,7 @@ def platform_return(request: HttpRequest, assignment_id: int) -> HttpResponse:
     remembered = request.session.get(SESSION_KEY)
     if not remembered or remembered.get("assignment") != assignment.pk:
         raise Http404("This assignment did not come from a crowd platform in this browser session.")
-    if assignment.status not in SUBMITTED:
+    if not assignment.is_done:
         return redirect("labeling:assignment_detail", pk=assignment.pk)
     context = {"assignment": assignment, "info": remembered}
     if remembered["kind"] == Worker.MTURK:

@@ -11,8 +11,7 @@ from decimal import Decimal
 from django.db.models import Count, Q, Sum
 
 from annotation.models import Label, Turn
-from annotation.taxonomy import normalise_label_name
-from labeling.aggregate import COUNTED_STATUSES, CrowdAnswer, known_labels, load_answers, votes_by_turn
+from labeling.aggregate import CrowdAnswer, known_labels, load_answers, votes_by_turn
 from labeling.aggregation import MajorityResult, majority_vote, normalise_answer
 from labeling.agreement import (
     agreement_with_majority,
@@ -77,7 +76,7 @@ def _progress(campaign: Campaign) -> dict:
     assignments = Assignment.objects.filter(hit__campaign=campaign)
     statuses = Counter(assignments.values_list("status", flat=True).iterator())
     pending = assignments.pending_confirmation().count()
-    submitted = sum(statuses[s] for s in COUNTED_STATUSES) - pending
+    submitted = sum(statuses[s] for s in Assignment.DONE) - pending
     return {
         "hits": hits["hits"],
         "tiebreak_hits": hits["tiebreak"],
@@ -223,8 +222,7 @@ def accept_proposed_label(text: str) -> Label:
         raise ValueError("an empty label cannot be accepted")
     if len(name) > Label._meta.get_field("name").max_length:
         raise ValueError(f"{name[:40]!r}… is too long for a label name")
-    existing = {normalise_label_name(label.name): label for label in Label.objects.all()}
-    found = existing.get(normalise_label_name(name))
+    found = Label.objects.by_name(name)
     if found is not None:
         return found
     return Label.objects.create(name=name, kind=Label.PROPOSED, description="Proposed by the crowd through Other.")

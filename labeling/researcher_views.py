@@ -18,9 +18,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation.models import Label
 from jobs.runtime import start_job
-from labeling.campaigns import StatusChangeRefused, set_campaign_status
+from labeling.campaigns import CampaignRefused, StatusChangeRefused, create_campaign, set_campaign_status
 from labeling.entry_tokens import platform_links, rotate_entry_token
 from labeling.forms import CampaignForm
 from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, Worker
@@ -49,11 +48,7 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
         hit_count=Count("hits", distinct=True),
         needed=Sum("hits__required_workers"),
     ).order_by("-created_at")
-    submitted = dict(
-        Assignment.objects.filter(status__in=[Assignment.SUBMITTED, Assignment.APPROVED])
-        .values_list("hit__campaign_id")
-        .annotate(n=Count("pk"))
-    )
+    submitted = dict(Assignment.objects.done().values_list("hit__campaign_id").annotate(n=Count("pk")))
     rows = [(c, submitted.get(c.pk, 0)) for c in campaigns]
     return render(request, "labeling/researcher/campaign_list.html", {"rows": rows})
 
@@ -65,6 +60,8 @@ def campaign_create(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             campaign, hits = _create_campaign(form, request.user)
+        except CampaignRefused as refusal:
+            form.add_error(refusal.field if refusal.field in form.fields else None, refusal.message)
         except ValueError as error:  # build_hits: quiz bank too small, no choices to offer ...
             form.add_error(None, str(error))
         else:
@@ -76,12 +73,9 @@ def campaign_create(request: HttpRequest) -> HttpResponse:
 def _create_campaign(form: CampaignForm, user) -> tuple[Campaign, list[HIT]]:
     from labeling.services import build_hits
 
+    data = form.cleaned_data
     with transaction.atomic():
-        campaign = form.save(commit=False)
-        campaign.created_by = user
-        campaign.save()
-        labels = form.cleaned_data["labels"] or Label.objects.filter(is_active=True)
-        campaign.labels.set(labels)
+        campaign = create_campaign(data["name"], labels=data["labels"], created_by=user, **form.campaign_settings())
         hits = build_hits(campaign, list(form.selected_dialogues(campaign.language)))
     return campaign, hits
 

@@ -42,11 +42,11 @@ class CampaignSerializer(serializers.ModelSerializer):
     def validate_fallback_choices(self, names) -> list[str]:
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise serializers.ValidationError("a list of three label names")
-        known = {label.name.lower(): label.name for label in Label.objects.filter(is_active=True)}
-        unknown = [n for n in names if n.lower() not in known]
+        known = Label.objects.filter(is_active=True).by_names(names)
+        unknown = [n for n in names if n not in known]
         if unknown:
             raise serializers.ValidationError(f"not labels: {', '.join(unknown)}")
-        resolved = [known[n.lower()] for n in names]
+        resolved = [known[n].name for n in names]
         if resolved and len(set(resolved)) != 3:
             raise serializers.ValidationError("give exactly three different labels")
         return resolved

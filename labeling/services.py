@@ -16,13 +16,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn
 from annotation.taxonomy import normalise_label_name
 from labeling.bundling import plan_bundles, top_choices
+from labeling.campaigns import campaign_labels
+from labeling.hits import write_hits
 from labeling.models import HIT, Assignment, Campaign, HITItem, QuizQuestion, Response, Worker
 
 
@@ -39,11 +41,12 @@ class SubmissionRefused(Exception):
 
 def build_hits(campaign: Campaign, dialogues: Iterable[Dialogue], *, seed: int | None = None) -> list[HIT]:
     """Bundle the dialogues, in the order given, into HITs of `campaign.dialogues_per_hit` dialogues
-    plus `campaign.quiz_per_hit` active quiz questions, shuffled (see labeling.bundling).
+    plus `campaign.quiz_per_hit` active quiz questions, shuffled (see labeling.bundling), and write
+    them with `labeling.hits.write_hits`.
 
     Each dialogue's target is its last turn; its three choices are frozen now: the newest weak
-    labeler's top 3 for that turn, else the campaign's fallback. A quiz item's choices are its
-    question's three, in a shuffled order so the gold label has no fixed place.
+    labeler's top 3 among the campaign's label set, else the campaign's fallback. A quiz item's
+    choices are its question's three, in a shuffled order so the gold label has no fixed place.
     """
     rng = random.Random(seed)
     dialogues = list(dialogues)
@@ -56,35 +59,25 @@ def build_hits(campaign: Campaign, dialogues: Iterable[Dialogue], *, seed: int |
         quiz_per_hit=campaign.quiz_per_hit,
         rng=rng,
     )
-    ranked = _weak_top_k([turn.pk for turn in last_turns.values()])
-    with transaction.atomic():
-        first_position = (campaign.hits.order_by("-position").values_list("position", flat=True).first() or 0) + 1
-        hits = []
-        for offset, bundle in enumerate(bundles):
-            hit = HIT.objects.create(
-                campaign=campaign, position=first_position + offset, required_workers=campaign.workers_per_hit
-            )
-            items = []
-            for position, planned in enumerate(bundle, start=1):
-                if planned.quiz_id is not None:
-                    quiz = quiz_by_id[planned.quiz_id]
-                    choices = rng.sample(list(quiz.choices), len(quiz.choices))
-                    items.append(HITItem(hit=hit, position=position, quiz_question=quiz, choices=choices))
-                else:
-                    turn = last_turns[planned.dialogue_id]
-                    choices = _choices_for(turn, ranked.get(turn.pk, []), campaign.fallback_choices)
-                    items.append(
-                        HITItem(
-                            hit=hit,
-                            position=position,
-                            dialogue_id=planned.dialogue_id,
-                            target_turn=turn,
-                            choices=choices,
-                        )
-                    )
-            HITItem.objects.bulk_create(items)
-            hits.append(hit)
-    return hits
+    ranked = _weak_top_k([turn.pk for turn in last_turns.values()], _label_set_names(campaign))
+    screens = [
+        [_screen(planned, quiz_by_id, last_turns, ranked, campaign.fallback_choices, rng) for planned in bundle]
+        for bundle in bundles
+    ]
+    return write_hits(campaign, screens)
+
+
+def _screen(planned, quiz_by_id, last_turns, ranked, fallback, rng) -> HITItem:
+    if planned.quiz_id is not None:
+        quiz = quiz_by_id[planned.quiz_id]
+        return HITItem(quiz_question=quiz, choices=rng.sample(list(quiz.choices), len(quiz.choices)))
+    turn = last_turns[planned.dialogue_id]
+    choices = _choices_for(turn, ranked.get(turn.pk, []), fallback)
+    return HITItem(dialogue_id=planned.dialogue_id, target_turn=turn, choices=choices)
+
+
+def _label_set_names(campaign: Campaign) -> set[str]:
+    return {normalise_label_name(name) for name in campaign_labels(campaign).values_list("name", flat=True)}
 
 
 def _last_turns(dialogue_ids: list[int]) -> dict[int, Turn]:
@@ -97,13 +90,16 @@ def _last_turns(dialogue_ids: list[int]) -> dict[int, Turn]:
     return by_dialogue
 
 
-def _weak_top_k(turn_ids: list[int]) -> dict[int, list[str]]:
-    """Label names best first, per turn, from the newest weak labeler (empty when there is none)."""
+def _weak_top_k(turn_ids: list[int], label_set: set[str]) -> dict[int, list[str]]:
+    """Label names best first, per turn, from the newest weak labeler (empty when there is none),
+    keeping only the names in `label_set` (folded by normalise_label_name)."""
     weak = ModelVersion.objects.filter(kind=ModelVersion.WEAK).order_by("-created_at", "-pk").first()
     if weak is None:
         return {}
     rows = Prediction.objects.filter(model_version=weak, turn_id__in=turn_ids).values_list("turn_id", "top_k")
-    return {turn_id: [entry[0] for entry in top_k] for turn_id, top_k in rows}
+    return {
+        turn_id: [entry[0] for entry in top_k if normalise_label_name(entry[0]) in label_set] for turn_id, top_k in rows
+    }
 
 
 def _choices_for(turn: Turn, ranked: list[str], fallback: list[str]) -> list[str]:
@@ -132,12 +128,7 @@ def expire_stale_assignments(now: datetime | None = None) -> int:
 
 def live_assignment(worker: Worker, campaign: Campaign | None = None) -> Assignment | None:
     """The worker's accepted, unexpired assignment in an open campaign, if any."""
-    assignments = Assignment.objects.filter(
-        worker=worker,
-        status=Assignment.ACCEPTED,
-        expires_at__gt=timezone.now(),
-        hit__campaign__status=Campaign.OPEN,
-    )
+    assignments = Assignment.objects.live().filter(worker=worker, hit__campaign__status=Campaign.OPEN)
     if campaign is not None:
         assignments = assignments.filter(hit__campaign=campaign)
     return assignments.select_related("hit__campaign").order_by("accepted_at").first()
@@ -171,22 +162,13 @@ def claim_next_hit(worker: Worker, campaign: Campaign | None = None) -> Assignme
 
 
 def open_hits_for(worker: Worker, campaign: Campaign | None):
-    now = timezone.now()
     seats_taken = (
-        Assignment.objects.filter(hit=OuterRef("pk"))
-        .filter(
-            Q(status__in=[Assignment.SUBMITTED, Assignment.APPROVED])
-            | Q(status=Assignment.ACCEPTED, expires_at__gt=now)
-        )
-        .values("hit")
-        .annotate(n=Count("pk"))
-        .values("n")
+        Assignment.objects.holding_a_seat().filter(hit=OuterRef("pk")).values("hit").annotate(n=Count("pk")).values("n")
     )
     # never two seats of one item: a dialogue the worker already holds in another HIT (a tie-break
     # HIT, or the same dialogue bundled twice) keeps every HIT with it closed to them
     held_turns = HITItem.objects.filter(
-        hit__assignments__worker=worker,
-        hit__assignments__status__in=Assignment.LIVE_OR_DONE,
+        hit__in=Assignment.objects.holding_a_seat().filter(worker=worker).values("hit"),
         quiz_question__isnull=True,
         target_turn__isnull=False,
     ).values("target_turn_id")
@@ -237,14 +219,7 @@ def _lock_hit_with_free_seat(worker: Worker, campaign: Campaign | None) -> HIT |
 
 
 def _seats_taken(hit: HIT) -> int:
-    return (
-        Assignment.objects.filter(hit=hit)
-        .filter(
-            Q(status__in=[Assignment.SUBMITTED, Assignment.APPROVED])
-            | Q(status=Assignment.ACCEPTED, expires_at__gt=timezone.now())
-        )
-        .count()
-    )
+    return Assignment.objects.holding_a_seat().filter(hit=hit).count()
 
 
 def confirm_platform_submission(assignment: Assignment, *, confirmed_at: datetime | None = None) -> bool:
@@ -276,7 +251,7 @@ def confirm_platform_submission(assignment: Assignment, *, confirmed_at: datetim
 
 def refusal_reason(assignment: Assignment) -> str | None:
     """Why this assignment's answers can no longer change, for the annotator; None while live."""
-    if assignment.status in (Assignment.SUBMITTED, Assignment.APPROVED):
+    if assignment.is_done:
         return "This HIT was already submitted; its answers can no longer change."
     if assignment.status == Assignment.REJECTED:
         return "This HIT was rejected; its answers can no longer change."
@@ -316,8 +291,10 @@ def save_response(
     Normalisation, so aggregation counts like with like:
     - a label picked from the "Other" list that is one of the screen's three choices is stored
       with method top3;
-    - an "Other: new" text equal to an existing label (case and spaces aside) is stored as that
-      label, with method other-list (or top3 when it is one of the choices), and no text;
+    - an "Other: new" text equal to a label the screen accepts (one of its choices or of the
+      campaign's label set; Label.objects.by_name's rule) is stored as that label, with method
+      other-list (or top3 when it is one of the choices), and no text;
+    - a pick outside the choices and the campaign's label set is refused;
     - any other new label is kept as text (new_label_text), label left empty.
     seconds_spent adds up over visits to the same screen.
     """
@@ -355,27 +332,33 @@ def _resolve_answer(item: HITItem, label_name: str | None, new_text: str, method
             raise SubmissionRefused("Type the new label, or pick one from the list.")
         if len(typed) > 64:
             raise SubmissionRefused("A new label can be at most 64 characters long.")
-        existing = _label_named(typed)
+        existing = _label_named(typed, item)
         if existing is None:
             return None, typed, Response.OTHER_NEW
         label_name, method = existing.name, Response.OTHER_LIST
     elif method not in (Response.TOP3, Response.OTHER_LIST):
         raise SubmissionRefused(f"Unknown answer method {method!r}.")
-    label = _label_named(label_name or "")
+    label = _label_named(label_name or "", item)
     if label is None:
-        raise SubmissionRefused(f"There is no label called {label_name!r}.")
-    in_choices = normalise_label_name(label.name) in {normalise_label_name(c) for c in item.choices}
+        raise SubmissionRefused(f"There is no label called {label_name!r} in this campaign.")
+    in_choices = _is_a_choice(label, item)
     if method == Response.TOP3 and not in_choices:
         raise SubmissionRefused(f"{label.name!r} is not one of this item's three choices.")
     return label, "", Response.TOP3 if in_choices else Response.OTHER_LIST
 
 
-def _label_named(name: str) -> Label | None:
-    """The active taxonomy label called `name`, case and runs of spaces aside."""
-    typed = " ".join(name.split())
-    if not typed:
-        return None
-    return Label.objects.filter(name__iexact=typed, is_active=True).exclude(kind=Label.PROPOSED).first()
+def _label_named(name: str, item: HITItem) -> Label | None:
+    """The active label called `name` (Label.objects.by_name's rule) that this screen accepts:
+    one of its three choices, or a label of its campaign's label set."""
+    label = Label.objects.filter(is_active=True).by_name(name)
+    if label is None or _is_a_choice(label, item):
+        return label
+    campaign_id = Subquery(HIT.objects.filter(pk=item.hit_id).values("campaign_id"))
+    return label if campaign_labels(campaign_id).filter(pk=label.pk).exists() else None
+
+
+def _is_a_choice(label: Label, item: HITItem) -> bool:
+    return normalise_label_name(label.name) in {normalise_label_name(c) for c in item.choices}
 
 
 @dataclass(frozen=True)

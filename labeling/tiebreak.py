@@ -16,6 +16,7 @@ from django.db.models import Count, F
 
 from labeling.aggregate import known_labels, load_answers, votes_by_turn
 from labeling.bundling import plan_bundles
+from labeling.hits import write_hits
 from labeling.models import HIT, Campaign, HITItem, QuizQuestion, counted_assignment_q
 
 
@@ -63,32 +64,18 @@ def _bundle(campaign: Campaign, items: list[HITItem], rng: random.Random) -> lis
         quiz_per_hit=quiz_per_hit,
         rng=rng,
     )
-    last_position = campaign.hits.order_by("-position").values_list("position", flat=True).first() or 0
-    hits = []
-    for offset, bundle in enumerate(bundles, start=1):
-        hit = HIT.objects.create(
-            campaign=campaign,
-            position=last_position + offset,
-            kind=HIT.TIE_BREAK,
-            required_workers=campaign.tie_break_workers,
-        )
-        HITItem.objects.bulk_create(
-            [_copy(hit, position, planned, by_dialogue, quiz, rng) for position, planned in enumerate(bundle, start=1)]
-        )
-        hits.append(hit)
-    return hits
+    screens = [[_copy(planned, by_dialogue, quiz, rng) for planned in bundle] for bundle in bundles]
+    return write_hits(campaign, screens, kind=HIT.TIE_BREAK, required_workers=campaign.tie_break_workers)
 
 
-def _copy(hit, position, planned, by_dialogue, quiz, rng) -> HITItem:
+def _copy(planned, by_dialogue, quiz, rng) -> HITItem:
     if planned.quiz_id is not None:
         question = quiz[planned.quiz_id]
         choices = rng.sample(list(question.choices), len(question.choices))
-        return HITItem(hit=hit, position=position, quiz_question=question, choices=choices)
+        return HITItem(quiz_question=question, choices=choices)
     # the same screen the first workers saw: same turn, same three suggestions
     original = by_dialogue[planned.dialogue_id]
     return HITItem(
-        hit=hit,
-        position=position,
         dialogue_id=original.dialogue_id,
         target_turn_id=original.target_turn_id,
         choices=list(original.choices),

@@ -6,10 +6,12 @@ templates/labeling/partials/; the same URLs serve whole pages to a reload or a b
 """
 
 import time
+from dataclasses import dataclass
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -19,7 +21,9 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Label
+from annotation.taxonomy import normalise_label_name
 from labeling import screens, services
+from labeling.campaigns import campaign_labels
 from labeling.models import HIT, Assignment, Campaign, HITItem, Response
 from labeling.services import SubmissionRefused
 
@@ -72,38 +76,60 @@ def instructions(request: HttpRequest) -> HttpResponse:
 
 
 LABELS_CACHE_SECONDS = 60
-_labels_cache: dict[str, tuple[float, list[Label], str]] = {}
+
+
+@dataclass(frozen=True)
+class _LabelSet:
+    listed: list[Label]  # the "Other" list: the campaign's label set (every offered label, no campaign)
+    html: str  # that list rendered
+    known: dict[str, Label]  # listed and every offered label, by folded name: a choice's description
+
+
+_labels_cache: dict[str | int, tuple[float, _LabelSet]] = {}
 
 
 def _core_labels() -> list[Label]:
     """The 41 taxonomy labels for display. Every screen lists them all, so each process reads them
     at most once a minute; answers are always checked against the table itself."""
-    return _cached_labels()[0]
+    return _cached_labels().listed
 
 
-def _label_list_html(checked_name: str) -> str:
-    """The "Other" list, rendered once per cache period (it is the bulk of every screen), with
-    the saved answer's radio checked."""
-    html = _cached_labels()[1]
+def _label_list_html(checked_name: str, campaign_id: int) -> str:
+    """The "Other" list: the campaign's label set, rendered once per campaign and cache period (it
+    is the bulk of every screen), with the saved answer's radio checked."""
+    html = _cached_labels(campaign_id).html
     if checked_name:
         marker = format_html('value="{}">', checked_name)
         html = html.replace(marker, marker[:-1] + " checked>", 1)
     return mark_safe(html)  # built with format_html from escaped values only
 
 
-def _cached_labels() -> tuple[list[Label], str]:
+def _cached_labels(campaign_id: int | None = None) -> _LabelSet:
+    """Every label annotators see, or (given a campaign) its label set; one query per cache period."""
     now = time.monotonic()
-    cached = _labels_cache.get("core")
+    key = "core" if campaign_id is None else campaign_id
+    cached = _labels_cache.get(key)
     if cached is None or cached[0] < now:
-        labels = list(Label.objects.filter(is_active=True).exclude(kind=Label.PROPOSED).order_by("position", "name"))
-        rows = format_html_join(
-            "\n",
-            '<li data-filter="{} {}"><label><input type="radio" name="answer" value="{}">'
-            ' <strong>{}</strong> <span class="muted">{}</span></label></li>',
-            ((lb.name.lower(), lb.description.lower(), lb.name, lb.name, lb.description) for lb in labels),
-        )
-        cached = _labels_cache["core"] = (now + LABELS_CACHE_SECONDS, labels, str(rows))
-    return cached[1], cached[2]
+        cached = _labels_cache[key] = (now + LABELS_CACHE_SECONDS, _read_label_set(campaign_id))
+    return cached[1]
+
+
+def _read_label_set(campaign_id: int | None) -> _LabelSet:
+    offered = Label.objects.offered()
+    listed_ids = (campaign_labels(campaign_id) if campaign_id is not None else offered).values("pk")
+    rows = list(
+        Label.objects.filter(Q(pk__in=listed_ids) | Q(pk__in=offered.values("pk")))
+        .annotate(listed=Exists(listed_ids.filter(pk=OuterRef("pk"))))
+        .order_by("position", "name")
+    )
+    listed = [label for label in rows if label.listed]
+    html = format_html_join(
+        "\n",
+        '<li data-filter="{} {}"><label><input type="radio" name="answer" value="{}">'
+        ' <strong>{}</strong> <span class="muted">{}</span></label></li>',
+        ((lb.name.lower(), lb.description.lower(), lb.name, lb.name, lb.description) for lb in listed),
+    )
+    return _LabelSet(listed, str(html), {normalise_label_name(label.name): label for label in rows})
 
 
 def _hit_size(hit: HIT) -> int:
@@ -136,7 +162,7 @@ def assignment_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """Send the annotator where this assignment stands: the first open screen, the review, the
     quiz feedback, or a page saying it is over."""
     assignment = _own_assignment(request, pk)
-    if assignment.status in (Assignment.SUBMITTED, Assignment.APPROVED):
+    if assignment.is_done:
         return redirect("labeling:assignment_feedback", pk=pk)
     if not _is_live(assignment):
         return render(request, "labeling/assignment_closed.html", {"assignment": assignment})
@@ -184,7 +210,7 @@ def _render_item(
 def _item_context(assignment: Assignment, item: HITItem, error: str, saved: tuple | None) -> dict:
     """What one screen shows. A quiz question is shaped exactly like a dialogue (its text as a
     one-turn dialogue) and carries nothing of its gold label or explanation."""
-    by_name = {label.name.casefold(): label for label in _core_labels()}
+    by_name = _cached_labels(assignment.hit.campaign_id).known
     turns = screens.screens_of(assignment.hit)[item.position].turns
     saved_name, saved_text, saved_method = saved or (None, "", "")
     other_open = saved_method in (Response.OTHER_LIST, Response.OTHER_NEW)
@@ -196,8 +222,8 @@ def _item_context(assignment: Assignment, item: HITItem, error: str, saved: tupl
         # reversed once here rather than by three {% url %} tags: a visible share of a screen's CPU
         "item_url": reverse("labeling:assignment_item", args=[assignment.pk, item.position]),
         "answer_url": reverse("labeling:answer_item", args=[assignment.pk, item.position]),
-        "choices": [(name, by_name.get(name.casefold())) for name in item.choices],
-        "label_list": _label_list_html(saved_name if other_open else ""),
+        "choices": [(name, by_name.get(normalise_label_name(name))) for name in item.choices],
+        "label_list": _label_list_html(saved_name if other_open else "", assignment.hit.campaign_id),
         "saved": bool(saved_method),
         "saved_name": saved_name or "",
         "saved_text": saved_text,
@@ -392,7 +418,7 @@ def submit(request: HttpRequest, pk: int) -> HttpResponse:
 def assignment_feedback(request: HttpRequest, pk: int) -> HttpResponse:
     """After submission only: the quiz questions answered wrong, with the right label and why."""
     assignment = _own_assignment(request, pk)
-    if assignment.status not in (Assignment.SUBMITTED, Assignment.APPROVED, Assignment.REJECTED):
+    if assignment.status not in Assignment.FINAL:
         return redirect("labeling:assignment_detail", pk=pk)
     result = services.quiz_result(assignment)
     return render(request, "labeling/feedback.html", {"assignment": assignment, "result": result})
@@ -402,6 +428,6 @@ def assignment_feedback(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def assignment_done(request: HttpRequest, pk: int) -> HttpResponse:
     assignment = _own_assignment(request, pk)
-    if assignment.status not in (Assignment.SUBMITTED, Assignment.APPROVED, Assignment.REJECTED):
+    if assignment.status not in Assignment.FINAL:
         return redirect("labeling:assignment_detail", pk=pk)
     return render(request, "labeling/done.html", {"assignment": assignment})

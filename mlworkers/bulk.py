@@ -148,8 +148,8 @@ def _chunks_of_whole_dialogues(dialogue_ids: Sequence[int] | None, chunk_size: i
 
 def _labels_by_name(label_names: Sequence[str]) -> dict[str, Label]:
     """The Label row of every label the model can output; refuse to start if one is missing."""
-    by_key = {label.name.lower(): label for label in Label.objects.all()}
-    missing = [name for name in label_names if name.lower() not in by_key]
+    found = Label.objects.by_names(label_names)
+    missing = [name for name in label_names if name not in found]
     if missing:
         raise ValueError(f"the model's labels {missing} are not in the label taxonomy (annotation.Label)")
-    return {name: by_key[name.lower()] for name in label_names}
+    return found

@@ -52,7 +52,7 @@ def _progress(job: JobRun) -> Callable[[int, int, str], None]:
 
 
 def _label_rows(names: Iterable[str]) -> dict[str, Label]:
-    return {label.name: label for label in Label.objects.filter(name__in=list(names))}
+    return Label.objects.by_names(names)
 
 
 def newest_weak_version() -> ModelVersion | None:
@@ -239,17 +239,14 @@ def rank_candidates(
 
 
 def _new_campaign(name: str, job: JobRun, language: str = "en"):
-    from labeling.models import Campaign
+    from labeling.campaigns import create_campaign
 
-    campaign = Campaign.objects.create(
-        name=name,
+    return create_campaign(
+        name,
         language=language,
         description="Candidates ranked by the weak labeler and readability.",
         created_by=job.created_by,
-        fallback_choices=["Neutral", "Acknowledging", "Questioning"],
     )
-    campaign.labels.set(Label.objects.filter(name__in=LABEL_NAMES))
-    return campaign
 
 
 # --- 3. Gold split, embeddings, SBERT expansion --------------------------------------------------

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from annotation.analysis.ordering import by_dialogue
 from annotation.analysis.records import ExampleTurn
+from annotation.taxonomy import normalise_label_name
 
 
 @dataclass(frozen=True)
@@ -14,7 +15,9 @@ class ExampleFilter:
     max_confidence: float | None = None
 
     def matches(self, turn: ExampleTurn) -> bool:
-        if turn.label is None or (self.label is not None and turn.label.lower() != self.label.lower()):
+        if turn.label is None or (
+            self.label is not None and normalise_label_name(turn.label) != normalise_label_name(self.label)
+        ):
             return False
         if self.min_confidence is not None and (turn.confidence is None or turn.confidence < self.min_confidence):
             return False

@@ -85,7 +85,7 @@ def example_turns(kind: str, wanted: ExampleFilter, model_version_id: int | None
     """
     matching = labels_of_kind(kind, model_version_id)
     if wanted.label:
-        matching = matching.filter(label__name__iexact=wanted.label)
+        matching = matching.filter(label__in=Label.objects.named(wanted.label))
     if wanted.min_confidence is not None:
         matching = matching.filter(confidence__gte=wanted.min_confidence)
     if wanted.max_confidence is not None:

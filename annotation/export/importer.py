@@ -11,6 +11,7 @@ from django.db import transaction
 from annotation.export.reader import ImportedDialogue, ImportFileError
 from annotation.ingest.language import texts_language
 from annotation.models import Dialogue, Label, Movie, Turn, TurnLabel
+from annotation.taxonomy import normalise_label_name
 
 
 @dataclass
@@ -25,14 +26,14 @@ class ImportResult:
 
 @transaction.atomic
 def import_gold(dialogues: Iterable[ImportedDialogue], filename: str = "file") -> ImportResult:
-    labels = {label.name.lower(): label for label in Label.objects.all()}
+    labels = {normalise_label_name(label.name): label for label in Label.objects.all()}
     movies: dict[tuple[str, int | None], Movie] = {}
     result = ImportResult()
     for imported in dialogues:
         dialogue = _dialogue(imported, movies, result)
         turns = _turns(dialogue, imported, filename, result)
         for row in imported.turns:
-            label = labels.get(row.label.lower())
+            label = labels.get(normalise_label_name(row.label))
             if label is None:
                 raise ImportFileError(f"{filename} line {row.line}: label {row.label!r} is not in the taxonomy")
             _save_label(turns[row.position], label, row, result)

@@ -12,6 +12,7 @@ from annotation.analysis.records import GOLD, KINDS, SILVER
 from annotation.export.card import dataset_card
 from annotation.export.rows import SPLITS, ExportRecord, build_row, row_matches
 from annotation.export.writers import FORMATS, ExportSummary, csv_lines, jsonl_lines, write_rows
+from annotation.models import Label
 
 CHUNK_SIZE = 2000
 SILVER_SOURCE = "model"
@@ -77,7 +78,7 @@ def export_queryset(kind: str, filters: ExportFilters) -> QuerySet:
     if filters.split:
         labels = labels.filter(turn__dialogue__split=filters.split)
     if filters.label:
-        labels = labels.filter(label__name__iexact=filters.label)
+        labels = labels.filter(label__in=Label.objects.named(filters.label))
     if filters.min_confidence is not None:
         # gold rows with no confidence fall back to the crowd's agreement, checked in Python
         keep_null = Q(confidence__isnull=True) if kind == GOLD else Q(pk__in=[])

@@ -30,8 +30,10 @@ from annotation.ingest.language import texts_language
 from annotation.models import Dialogue, Label, Turn
 from annotation.splits import split_for
 from labeling.aggregate import aggregate_campaign, known_labels
+from labeling.campaigns import create_campaign, set_campaign_status
+from labeling.hits import write_hits
 from labeling.importers.edos_format import EdosFormatError, EdosRow, read_edos, row_content_hash, summarise
-from labeling.models import HIT, Assignment, Campaign, HITItem, Response, Worker
+from labeling.models import Assignment, Campaign, HITItem, Response, Worker
 
 ROWS_PER_HIT = 15
 SYNTHETIC_WORKERS = ("edos-worker-1", "edos-worker-2", "edos-worker-3")
@@ -47,7 +49,7 @@ def import_edos_mturk(path: Path, *, name: str = "") -> dict:
         raise EdosFormatError(f"{path}: cannot read: {error}") from error
     digest = hashlib.sha256(raw).hexdigest()
     rows = read_edos(content, str(path))
-    labels = {label.name: label for label in Label.objects.all()}
+    labels = Label.objects.by_names({answer.text for row in rows for answer in row.answers if not answer.typed})
     _check_answers_are_labels(rows, labels, str(path))
     figures = summarise(rows, known_labels())
     with transaction.atomic():
@@ -57,6 +59,7 @@ def import_edos_mturk(path: Path, *, name: str = "") -> dict:
         campaign = _campaign(path, digest, name)
         turns, created = _dialogues_and_target_turns(rows)
         hits = _hits_items_answers(campaign, rows, turns, labels)
+        set_campaign_status(campaign, Campaign.CLOSED)
         aggregated = aggregate_campaign(campaign)
     stored = {
         "campaign": campaign.pk,
@@ -80,15 +83,14 @@ def _check_answers_are_labels(rows: list[EdosRow], labels: dict[str, Label], sou
 
 
 def _campaign(path: Path, digest: str, name: str) -> Campaign:
-    return Campaign.objects.create(
-        name=name or f"EDOS MTurk import: {path.name}",
+    return create_campaign(
+        name or f"EDOS MTurk import: {path.name}",
         description=f"Imported from {path.name} (sha256 {digest}) with import_crowd_results --format edos-mturk.",
         dialogues_per_hit=ROWS_PER_HIT,
         quiz_per_hit=0,
         workers_per_hit=len(SYNTHETIC_WORKERS),
         reward=0,
         bonus=0,
-        status=Campaign.CLOSED,
         source_sha256=digest,
     )
 
@@ -139,24 +141,16 @@ def _last_turns(hashes: list[str]) -> dict[str, Turn]:
 
 def _hits_items_answers(campaign: Campaign, rows: list[EdosRow], turns: dict[str, Turn], labels) -> int:
     chunks = [rows[start : start + ROWS_PER_HIT] for start in range(0, len(rows), ROWS_PER_HIT)]
-    hits = HIT.objects.bulk_create(
-        [
-            HIT(campaign=campaign, position=n, required_workers=len(SYNTHETIC_WORKERS))
-            for n in range(1, len(chunks) + 1)
-        ],
-        batch_size=_CHUNK,
-    )
+    screens = [[_item(turns[row_content_hash(row)]) for row in chunk] for chunk in chunks]
+    hits = write_hits(campaign, screens, required_workers=len(SYNTHETIC_WORKERS))
     workers = [
         Worker.objects.get_or_create(platform=Worker.MTURK, external_id=external_id)[0]
         for external_id in SYNTHETIC_WORKERS
     ]
     now = timezone.now()
-    items, assignments, answers = [], {}, []
-    for hit, chunk in zip(hits, chunks, strict=True):
-        for position, row in enumerate(chunk, start=1):
-            turn = turns[row_content_hash(row)]
-            item = HITItem(hit_id=hit.pk, position=position, dialogue_id=turn.dialogue_id, target_turn_id=turn.pk)
-            items.append(item)
+    assignments, answers = {}, []
+    for hit, chunk, items in zip(hits, chunks, screens, strict=True):
+        for row, item in zip(chunk, items, strict=True):
             for worker, answer in zip(workers, row.answers, strict=True):
                 if (hit.pk, worker.pk) not in assignments:
                     assignments[(hit.pk, worker.pk)] = Assignment(
@@ -168,10 +162,13 @@ def _hits_items_answers(campaign: Campaign, rows: list[EdosRow], turns: dict[str
                         platform_confirmed_at=now,  # the platform's own results file
                     )
                 answers.append((item, assignments[(hit.pk, worker.pk)], answer))
-    HITItem.objects.bulk_create(items, batch_size=_CHUNK)
     Assignment.objects.bulk_create(assignments.values(), batch_size=_CHUNK)
     Response.objects.bulk_create([_response(*a, labels) for a in answers], batch_size=_CHUNK)
     return len(hits)
+
+
+def _item(turn: Turn) -> HITItem:
+    return HITItem(dialogue_id=turn.dialogue_id, target_turn_id=turn.pk)
 
 
 def _response(item: HITItem, assignment: Assignment, answer, labels) -> Response:

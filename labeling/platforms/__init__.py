@@ -5,6 +5,7 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.urls import reverse
 
+from labeling.campaigns import set_campaign_status
 from labeling.models import HIT, Campaign
 from labeling.platforms.base import CrowdPlatform, ExternalResult, PlatformError
 
@@ -34,15 +35,20 @@ def hit_url(base_url: str, hit: HIT) -> str:
 
 
 def publish_campaign(campaign: Campaign, platform: CrowdPlatform, base_url: str) -> int:
-    """Publish every HIT of the campaign not published yet and open the campaign; returns how many.
+    """Publish every HIT of the campaign not published yet and open the campaign (through
+    `set_campaign_status`, like every status change); returns how many HITs were published.
 
     Each HIT's external id is saved as soon as the platform returns it, so a failure half-way
-    leaves the published ones recorded and a second run publishes only the rest.
+    leaves the published ones recorded and a second run publishes only the rest. A closed
+    campaign is refused before anything is sent.
     """
+    campaign.refresh_from_db(fields=["status"])
+    if campaign.status == Campaign.CLOSED:
+        raise PlatformError(f"campaign {campaign.pk} is closed; a closed campaign cannot be published")
     published = 0
     for hit in campaign.hits.filter(external_id="").select_related("campaign").order_by("position"):
         external_id = platform.publish_hit(hit, hit_url(base_url, hit))
         HIT.objects.filter(pk=hit.pk, external_id="").update(external_id=external_id)
         published += 1
-    Campaign.objects.filter(pk=campaign.pk, status__in=[Campaign.DRAFT, Campaign.PAUSED]).update(status=Campaign.OPEN)
+    set_campaign_status(campaign, Campaign.OPEN)
     return published

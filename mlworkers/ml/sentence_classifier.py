@@ -22,6 +22,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from annotation.taxonomy import normalise_label_name
 from mlworkers.ml import loading
 
 Progress = Callable[[int, int, str], None]
@@ -38,20 +39,20 @@ class LabeledSentence:
 
 
 def read_labeled_sentences(path: str | Path, label_names: Sequence[str]) -> list[LabeledSentence]:
-    """Read `text,label` rows; labels are matched case-insensitively to `label_names`."""
+    """Read `text,label` rows; labels are matched to `label_names` by `normalise_label_name`."""
     path = Path(path)
     if not path.exists():
         raise LabeledFileError(f"{path}: no such file")
-    known = {name.lower(): name for name in label_names}
+    known = {normalise_label_name(name): name for name in label_names}
     rows = _jsonl_rows(path) if path.suffix.lower() in {".jsonl", ".ndjson"} else _csv_rows(path)
     sentences = []
     for line, text, label in rows:
         text, label = (text or "").strip(), (label or "").strip()
         if not text:
             raise LabeledFileError(f"{path}:{line}: empty text")
-        if label.lower() not in known:
+        if normalise_label_name(label) not in known:
             raise LabeledFileError(f"{path}:{line}: unknown label {label!r}")
-        sentences.append(LabeledSentence(text, known[label.lower()]))
+        sentences.append(LabeledSentence(text, known[normalise_label_name(label)]))
     if not sentences:
         raise LabeledFileError(f"{path}: no labeled sentences")
     return sentences

@@ -284,6 +284,7 @@ def test_a_warm_next_reads_only_the_user_the_assignment_and_two_answers(annotato
     cache in front of it: a per-process cache would keep a logged-out session alive.)"""
     assignment = start_hit(annotator)
     first = assignment.hit.items.get(position=1)
+    annotator.get(item_url(assignment, 1))  # warms the campaign's label list (once a minute per process)
     answer(annotator, assignment, 1, answer=first.choices[0])  # the autosave; also warms the cache
     with django_assert_num_queries(4):
         page = answer(annotator, assignment, 1, go="next", answer=first.choices[0]).content.decode()

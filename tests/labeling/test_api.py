@@ -82,7 +82,7 @@ def test_creating_a_campaign_builds_hits_from_recent_dialogues(researcher):
             "quiz_per_hit": 1,
             "fallback_choices": ["neutral", "Questioning", "Acknowledging"],
             "recent_dialogues": 3,
-            "labels": ["Sad", "Angry"],
+            "labels": ["Sad", "Angry", "Neutral", "Questioning", "Acknowledging"],
         },
         format="json",
     )
@@ -90,7 +90,9 @@ def test_creating_a_campaign_builds_hits_from_recent_dialogues(researcher):
     campaign = Campaign.objects.get(pk=response.data["id"])
     assert response.data["hit_count"] == 2 == HIT.objects.filter(campaign=campaign).count()
     assert campaign.fallback_choices == ["Neutral", "Questioning", "Acknowledging"]
-    assert sorted(campaign.labels.values_list("name", flat=True)) == ["Angry", "Sad"]
+    assert sorted(campaign.labels.values_list("name", flat=True)) == [
+        "Acknowledging", "Angry", "Neutral", "Questioning", "Sad"
+    ]  # fmt: skip
     assert campaign.created_by == researcher
 
 

@@ -1,5 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from labeling.campaigns import StatusChangeRefused
 from labeling.models import Campaign
 from labeling.platforms import PlatformError, get_platform, publish_campaign
 
@@ -20,6 +21,6 @@ class Command(BaseCommand):
             raise CommandError(f"no campaign {campaign_id}")
         try:
             count = publish_campaign(campaign, get_platform(platform), base_url)
-        except PlatformError as error:
+        except (PlatformError, StatusChangeRefused) as error:
             raise CommandError(str(error))
         self.stdout.write(f"published {count} HIT(s) of campaign {campaign_id} on {platform}")
