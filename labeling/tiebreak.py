@@ -2,7 +2,7 @@
 
 Once every assignment of a regular HIT is in, its dialogue items whose answers have no strict
 majority are bundled into new HITs of kind "tiebreak" that need `campaign.tie_break_workers`
-more workers, with quiz items as in any HIT when the quiz bank has enough. Aggregation pools all
+more workers, with quiz items as in any HIT when the quiz pool has enough. Aggregation pools all
 answers per turn, so the tie-break decides by the majority of all of them (e.g. 3 of 5).
 
 Safe to call any number of times, and concurrently: the campaign row is locked, and a turn that
@@ -14,9 +14,12 @@ import random
 from django.db import transaction
 from django.db.models import Count, F, Q
 
+from labeling import quiz_pool
 from labeling.aggregate import COUNTED_STATUSES, known_labels, load_answers, votes_by_turn
-from labeling.bundling import plan_bundles
-from labeling.models import HIT, Campaign, HITItem, QuizQuestion
+from labeling.bundling import bundle_count, plan_bundles
+from labeling.models import HIT, Campaign, HITItem
+from labeling.quiz_pool import quiz_item
+from labeling.services import _last_turns, _weak_top_k
 
 
 def items_needing_a_tie_break(campaign: Campaign) -> list[HITItem]:
@@ -53,14 +56,16 @@ def create_tiebreak_hits(campaign: Campaign, *, seed: int | None = None) -> list
 
 
 def _bundle(campaign: Campaign, items: list[HITItem], rng: random.Random) -> list[HIT]:
-    quiz = {q.pk: q for q in QuizQuestion.objects.filter(is_active=True)}
-    quiz_per_hit = campaign.quiz_per_hit if len(quiz) >= campaign.quiz_per_hit else 0
     by_dialogue = {item.dialogue_id: item for item in items}
+    hit_count = bundle_count(len(by_dialogue), campaign.dialogues_per_hit)
+    quiz_sets = _quiz_sets(campaign, hit_count, list(by_dialogue), rng)
+    quiz = {q.pk: q for quiz_set in quiz_sets for q in quiz_set}
+    last_turns = _last_turns([q.dialogue_id for q in quiz.values() if q.dialogue_id is not None])
+    ranked = _weak_top_k([turn.pk for turn in last_turns.values()])
     bundles = plan_bundles(
         list(by_dialogue),
-        sorted(quiz),
+        [[q.pk for q in quiz_set] for quiz_set in quiz_sets],
         dialogues_per_hit=campaign.dialogues_per_hit,
-        quiz_per_hit=quiz_per_hit,
         rng=rng,
     )
     last_position = campaign.hits.order_by("-position").values_list("position", flat=True).first() or 0
@@ -72,20 +77,35 @@ def _bundle(campaign: Campaign, items: list[HITItem], rng: random.Random) -> lis
             kind=HIT.TIE_BREAK,
             required_workers=campaign.tie_break_workers,
         )
-        HITItem.objects.bulk_create(
-            [_copy(hit, position, planned, by_dialogue, quiz, rng) for position, planned in enumerate(bundle, start=1)]
-        )
+        screens = []
+        for position, planned in enumerate(bundle, start=1):
+            if planned.quiz_id is not None:
+                question = quiz[planned.quiz_id]
+                screens.append(quiz_item(hit, position, question, last_turns, ranked, campaign.fallback_choices))
+            else:
+                screens.append(_copy(hit, position, by_dialogue[planned.dialogue_id]))
+        HITItem.objects.bulk_create(screens)
         hits.append(hit)
     return hits
 
 
-def _copy(hit, position, planned, by_dialogue, quiz, rng) -> HITItem:
-    if planned.quiz_id is not None:
-        question = quiz[planned.quiz_id]
-        choices = rng.sample(list(question.choices), len(question.choices))
-        return HITItem(hit=hit, position=position, quiz_question=question, choices=choices)
+def _quiz_sets(campaign: Campaign, hit_count: int, dialogue_ids: list[int], rng: random.Random):
+    """Quiz items as in any HIT when the pool has enough, else none (a tie-break still runs)."""
+    try:
+        with transaction.atomic():  # a savepoint: a short pool reserves nothing
+            return quiz_pool.draw(
+                hit_count,
+                campaign.quiz_per_hit,
+                campaign.tie_break_workers,
+                rng=rng,
+                exclude_dialogue_ids=dialogue_ids,
+            )
+    except quiz_pool.PoolTooSmall:
+        return [[] for _ in range(hit_count)]
+
+
+def _copy(hit: HIT, position: int, original: HITItem) -> HITItem:
     # the same screen the first workers saw: same turn, same three suggestions
-    original = by_dialogue[planned.dialogue_id]
     return HITItem(
         hit=hit,
         position=position,

@@ -5,8 +5,11 @@ assignments (anyone else's id is a 404). htmx requests get partials from
 templates/labeling/partials/; the same URLs serve whole pages to a reload or a browser without JS.
 """
 
+import hashlib
+import hmac
 import time
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
@@ -20,6 +23,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Label
 from labeling import screens, services
+from labeling.bundling import choice_order
 from labeling.models import HIT, Assignment, Campaign, HITItem, Response
 from labeling.services import SubmissionRefused
 
@@ -182,8 +186,8 @@ def _render_item(
 
 
 def _item_context(assignment: Assignment, item: HITItem, error: str, saved: tuple | None) -> dict:
-    """What one screen shows. A quiz question is shaped exactly like a dialogue (its text as a
-    one-turn dialogue) and carries nothing of its gold label or explanation."""
+    """What one screen shows. A quiz item is a real dialogue, rendered by the same code as work
+    items, and carries nothing of its gold label or explanation."""
     by_name = {label.name.casefold(): label for label in _core_labels()}
     turns = screens.screens_of(assignment.hit)[item.position].turns
     saved_name, saved_text, saved_method = saved or (None, "", "")
@@ -196,7 +200,7 @@ def _item_context(assignment: Assignment, item: HITItem, error: str, saved: tupl
         # reversed once here rather than by three {% url %} tags: a visible share of a screen's CPU
         "item_url": reverse("labeling:assignment_item", args=[assignment.pk, item.position]),
         "answer_url": reverse("labeling:answer_item", args=[assignment.pk, item.position]),
-        "choices": [(name, by_name.get(name.casefold())) for name in item.choices],
+        "choices": [(name, by_name.get(name.casefold())) for name in _choices_shown(assignment, item)],
         "label_list": _label_list_html(saved_name if other_open else ""),
         "saved": bool(saved_method),
         "saved_name": saved_name or "",
@@ -206,6 +210,14 @@ def _item_context(assignment: Assignment, item: HITItem, error: str, saved: tupl
         "new_label": NEW_LABEL,
         "error": error,
     }
+
+
+def _choices_shown(assignment: Assignment, item: HITItem) -> list[str]:
+    """The three choices in this assignment's own order (drawn from a secret per assignment and
+    item), the same rule for quiz and work screens: neither rank nor answer sets the order, and
+    workers who compare notes see different orders."""
+    key = hmac.new(settings.SECRET_KEY.encode(), f"choices:{assignment.pk}:{item.pk}".encode(), hashlib.sha256)
+    return choice_order(item.choices, key.digest())
 
 
 @login_required
