@@ -19,6 +19,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.models import Label
+from labeling import quiz_pool
 from labeling.campaigns import StatusChangeRefused, set_campaign_status
 from labeling.forms import CampaignForm
 from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, Worker
@@ -89,7 +90,8 @@ def _create_campaign(form: CampaignForm, user) -> tuple[Campaign, list[HIT]]:
 @require_GET
 def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=pk)
-    return render(request, "labeling/researcher/campaign_detail.html", {"campaign": campaign})
+    context = {"campaign": campaign, "quiz_pool": quiz_pool.pool_status()}
+    return render(request, "labeling/researcher/campaign_detail.html", context)
 
 
 @staff_required
