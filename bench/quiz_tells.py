@@ -157,7 +157,7 @@ def fill_pool(rng: random.Random, pool: list) -> None:
 
 
 def walk(campaign) -> tuple[list[dict], list[int]]:
-    """One annotator per HIT claims it and opens every screen, as a browser would."""
+    """Every seat of every HIT: an annotator claims a HIT and opens each screen, as a browser would."""
     from django.contrib.auth import get_user_model
     from django.test import Client
     from django.urls import reverse
@@ -165,18 +165,19 @@ def walk(campaign) -> tuple[list[dict], list[int]]:
     from labeling.models import Assignment
 
     rows, kinds = [], []
-    for hit in campaign.hits.order_by("position"):
-        user = get_user_model().objects.create_user(f"bench-{hit.pk}")
+    seats = sum(campaign.hits.values_list("required_workers", flat=True))
+    for seat in range(seats):
+        user = get_user_model().objects.create_user(f"bench-{seat}")
         client = Client()
         client.force_login(user)
         client.post(reverse("labeling:claim"), {"campaign": campaign.pk})
-        assignment = Assignment.objects.get(worker__user=user)
-        quiz_positions = set(hit.items.filter(quiz_question__isnull=False).values_list("position", flat=True))
-        for position in sorted(hit.items.values_list("position", flat=True)):
+        assignment = Assignment.objects.select_related("hit").get(worker__user=user)
+        items = assignment.hit.items.values_list("position", "quiz_question_id")
+        for position, quiz_id in sorted(items):
             started = time.perf_counter()
             html = client.get(reverse("labeling:assignment_item", args=[assignment.pk, position])).content.decode()
             rows.append(features(html, position, time.perf_counter() - started))
-            kinds.append(int(position in quiz_positions))
+            kinds.append(int(quiz_id is not None))
     return rows, kinds
 
 
