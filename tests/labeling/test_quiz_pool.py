@@ -233,20 +233,27 @@ def test_an_attacker_reading_the_pages_cannot_single_out_the_quiz_screens(annota
     campaign = open_campaign(dialogues_per_hit=6, quiz_per_hit=2)
     build_hits(campaign, make_dialogues(18, prefix="w"), seed=5)
     features = {True: [], False: []}
+    gold_slots = []
     for user in annotators:
         client = Client()
         client.force_login(user)
         client.post(reverse("labeling:claim"))
         assignment = Assignment.objects.get(worker__user=user)
-        for item in assignment.hit.items.all():
+        for item in assignment.hit.items.select_related("quiz_question__gold_label"):
             url = reverse("labeling:assignment_item", args=[assignment.pk, item.position])
             html = client.get(url).content.decode()
             assert "quiz" not in html.lower() and "gold" not in html.lower()
             features[item.is_quiz].append(page_features(html))
+            if item.is_quiz:
+                shown = re.findall(r'name="answer" value="([^"]+)" data-key', html)
+                assert sorted(shown) == sorted(item.choices)
+                gold_slots.append(shown.index(item.quiz_question.gold_label.name))
     quiz, work = features[True], features[False]
     # no feature value seen on quiz screens is absent from work screens: nothing to filter on
     assert {f[0] for f in quiz} <= {f[0] for f in work}  # turn counts (2 and 3 turns alike)
     assert {f[1] for f in quiz} <= {f[1] for f in work}  # identical page structure
-    assert {f[2] for f in quiz} == {f[2] for f in work} == {True, False}  # choice order follows no rule
+    # the stored quiz choices put the answer first; the pages must not (6 quiz screens all showing
+    # it first by chance: 1 in 729)
+    assert any(slot != 0 for slot in gold_slots), gold_slots
     one_turn_rule = [f for f in quiz + work if f[0] == 1]
     assert not one_turn_rule  # the old tell (a one-turn "dialogue") is gone
