@@ -69,7 +69,11 @@ def recreate_database(database_url: str) -> None:
 
 def setup_django(database_url: str, secret_key: str) -> None:
     os.environ.update(
-        DATABASE_URL=database_url, SECRET_KEY=secret_key, DEBUG="0", DJANGO_SETTINGS_MODULE="config.settings"
+        DATABASE_URL=database_url,
+        SECRET_KEY=secret_key,
+        DEBUG="0",
+        DJANGO_SETTINGS_MODULE="config.settings",
+        QUIZ_DEMO_BANK="1",  # a load test, not a quiz: the built-in bank suffices
     )
     import django
 

@@ -4,6 +4,8 @@ in which order, and which three labels each screen offers. No Django import.
 `labeling.services.build_hits` feeds it ids; `labeling.hits.write_hits` writes the rows.
 """
 
+import hashlib
+import hmac
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,30 +23,48 @@ class PlannedItem:
     quiz_id: int | None = None
 
 
-def plan_bundles(
-    dialogue_ids: Sequence[int],
-    quiz_ids: Sequence[int],
-    *,
-    dialogues_per_hit: int,
-    quiz_per_hit: int,
-    rng: random.Random,
-) -> list[list[PlannedItem]]:
-    """Cut the ranked dialogues into HITs, add `quiz_per_hit` distinct quiz questions to each and
-    shuffle every HIT so a quiz screen sits anywhere. The last HIT may hold fewer dialogues.
-
-    Raises ValueError when the quiz bank is too small to give every HIT its quiz questions.
-    """
+def bundle_count(dialogue_count: int, dialogues_per_hit: int) -> int:
     if dialogues_per_hit < 1:
         raise ValueError("dialogues_per_hit must be at least 1")
-    if quiz_per_hit > len(quiz_ids):
-        raise ValueError(f"each HIT needs {quiz_per_hit} quiz questions but only {len(quiz_ids)} active ones exist")
+    return -(-dialogue_count // dialogues_per_hit)
+
+
+def plan_bundles(
+    dialogue_ids: Sequence[int],
+    quiz_sets: Sequence[Sequence[int]],
+    *,
+    dialogues_per_hit: int,
+    rng: random.Random,
+) -> list[list[PlannedItem]]:
+    """Cut the ranked dialogues into HITs, add one set of quiz ids to each (quiz_sets: one per
+    HIT, see bundle_count) and shuffle every HIT so a quiz screen sits anywhere. The last HIT may
+    hold fewer dialogues.
+    """
+    if len(quiz_sets) != bundle_count(len(dialogue_ids), dialogues_per_hit):
+        raise ValueError(f"{len(quiz_sets)} quiz sets for {bundle_count(len(dialogue_ids), dialogues_per_hit)} HITs")
     bundles = []
-    for start in range(0, len(dialogue_ids), dialogues_per_hit):
+    for index, start in enumerate(range(0, len(dialogue_ids), dialogues_per_hit)):
         items = [PlannedItem(dialogue_id=d) for d in dialogue_ids[start : start + dialogues_per_hit]]
-        items += [PlannedItem(quiz_id=q) for q in rng.sample(list(quiz_ids), quiz_per_hit)]
+        items += [PlannedItem(quiz_id=q) for q in quiz_sets[index]]
         rng.shuffle(items)
         bundles.append(items)
     return bundles
+
+
+def quiz_choices(ranked_names: Sequence[str], gold: str, fallback: Sequence[str]) -> list[str]:
+    """A quiz dialogue's three choices, built like a work item's (its own suggestions, topped up
+    from the fallback) with the known answer guaranteed among them: when the suggestions miss
+    it, it takes the place of the weakest. The order shown is drawn per assignment (choice_order),
+    for quiz and work items alike, so where the answer sits says nothing."""
+    others = [name for name in ranked_names if name.casefold() != gold.casefold()]
+    rest = [name for name in fallback if name.casefold() != gold.casefold()]
+    return top_choices([gold, *others], rest)
+
+
+def choice_order(choices: Sequence[str], key: bytes) -> list[str]:
+    """The choices in the order one assignment sees them: a permutation keyed by a secret
+    (an HMAC of the assignment and item), stable across reloads, unrelated to rank or answer."""
+    return sorted(choices, key=lambda name: hmac.new(key, name.casefold().encode(), hashlib.sha256).digest())
 
 
 def top_choices(ranked_names: Sequence[str], fallback: Sequence[str]) -> list[str]:

@@ -89,15 +89,45 @@ class Campaign(models.Model):
         return self.name
 
 
+class QuizQuestionQuerySet(models.QuerySet):
+    def pool(self):
+        """The secret pool: real corpus dialogues with a known answer, active and not retired."""
+        return self.filter(is_active=True, retired_at__isnull=True, dialogue__isnull=False)
+
+    def demo_bank(self):
+        """The built-in one-turn questions from the source code: for the demo only."""
+        return self.filter(is_active=True, source=QuizQuestion.BUILTIN, dialogue__isnull=True)
+
+
 class QuizQuestion(models.Model):
+    """A quiz item. In production a real dialogue of the corpus whose answer is known (unanimous
+    crowd gold, or verified by a researcher), shown exactly like a work item; it lives only in the
+    database. The BUILTIN one-turn questions of labeling.quiz_bank serve the demo only."""
+
     BUILTIN, IMPORTED = "builtin", "imported"
 
-    text = models.TextField()
+    text = models.TextField(help_text="the turn to label, as shown in feedback")
+    dialogue = models.ForeignKey(
+        Dialogue, on_delete=models.CASCADE, null=True, blank=True, related_name="quiz_questions"
+    )
     gold_label = models.ForeignKey(Label, on_delete=models.PROTECT, related_name="quiz_questions")
-    choices = models.JSONField(default=list, help_text="the three label names shown, gold among them")
+    choices = models.JSONField(default=list, help_text="demo bank only: the three label names shown, gold among them")
     explanation = models.TextField(blank=True)
     source = models.CharField(max_length=16, default=BUILTIN)
     is_active = models.BooleanField(default=True)
+    # seats reserved on HITs (required workers per HIT holding it) and answers shown in feedback
+    exposures = models.PositiveIntegerField(default=0)
+    reveals = models.PositiveIntegerField(default=0)
+    retired_at = models.DateTimeField(null=True, blank=True)
+
+    objects = QuizQuestionQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["dialogue"], condition=models.Q(dialogue__isnull=False), name="quiz_unique_dialogue"
+            )
+        ]
 
     def __str__(self) -> str:
         return self.text[:60]

@@ -1,8 +1,10 @@
-"""The built-in quiz bank and the reading of researchers' own quiz CSVs. Pure, no Django.
+"""The built-in DEMO quiz bank and the reading of quiz pool files. Pure, no Django.
 
-Each question is a one-turn situation with a known label, shown exactly like a dialogue to label:
-the gold label plus two plausible distractors as the three choices, and an explanation shown after
-the HIT is submitted. Every sentence here was written for this project.
+DEMO ONLY: the built-in questions are one-turn texts whose answers and distractors are here in
+the public source, so anyone can look them up; they serve `make demo` (QUIZ_DEMO_BANK) and never a
+real campaign. Real quiz items are whole corpus dialogues with a known answer, kept secret in the
+database (labeling.quiz_pool), imported with `import_quiz` from a file read by parse_quiz_csv.
+Every sentence here was written for this project.
 """
 
 import csv
@@ -286,46 +288,47 @@ def label_kinds() -> dict[str, str]:
     return {spec.name: spec.kind for spec in TAXONOMY}
 
 
-def choose_distractors(text: str, label: str, kinds: dict[str, str]) -> tuple[str, str]:
-    """Two labels of the same kind as `label` (any other label when its kind has fewer), picked by
-    a hash of the text so that an import gives the same quiz every time."""
-    kind = kinds.get(label)
-    same_kind = [name for name, other in kinds.items() if other == kind and name != label]
-    others = [name for name in kinds if name != label and name not in same_kind]
-    pool = same_kind if len(same_kind) >= 2 else same_kind + others
-    ranked = sorted(pool, key=lambda name: hashlib.sha256(f"{text}|{name}".encode()).hexdigest())
-    return ranked[0], ranked[1]
-
-
 class QuizFileError(ValueError):
     pass
 
 
-def parse_quiz_csv(content: str, source: str, kinds: dict[str, str]) -> list[QuizSpec]:
-    """Read a CSV with a `text,label` header (an `explanation` column is optional).
+@dataclass(frozen=True)
+class PoolRow:
+    """One row of a quiz pool file: a corpus dialogue (its id) and the known label of its last turn."""
 
-    `kinds` maps every known label name to its kind; an unknown label is an error naming the line.
+    line: int
+    dialogue_id: int
+    label: str
+    explanation: str
+
+
+def parse_quiz_csv(content: str, source: str, label_names: Iterable[str]) -> list[PoolRow]:
+    """Read a CSV with a `dialogue,label` header (an `explanation` column is optional): each row
+    names a whole corpus dialogue by id and the known label of its last turn. Errors name the
+    line: an id that is not a positive integer, an unknown label, a dialogue listed twice.
     """
     reader = csv.DictReader(io.StringIO(content))
-    missing = {"text", "label"} - set(reader.fieldnames or [])
+    missing = {"dialogue", "label"} - set(reader.fieldnames or [])
     if missing:
-        raise QuizFileError(f"{source}: line 1: missing column(s) {', '.join(sorted(missing))}; need text,label")
-    by_folded = {normalise_label_name(name): name for name in kinds}
-    specs = []
+        raise QuizFileError(f"{source}: line 1: missing column(s) {', '.join(sorted(missing))}; need dialogue,label")
+    by_folded = {normalise_label_name(name): name for name in label_names}
+    rows: list[PoolRow] = []
+    seen: dict[int, int] = {}
     for row in reader:
         line = reader.line_num
-        text = (row.get("text") or "").strip()
-        raw_label = (row.get("label") or "").strip()
-        if not text:
-            raise QuizFileError(f"{source}: line {line}: empty text")
+        raw_id, raw_label = (row.get("dialogue") or "").strip(), (row.get("label") or "").strip()
+        if not raw_id.isdigit() or int(raw_id) < 1:
+            raise QuizFileError(f"{source}: line {line}: dialogue must be a dialogue id, got {raw_id!r}")
         label = canonical_label(raw_label) or by_folded.get(normalise_label_name(raw_label))
         if label is None:
             raise QuizFileError(f"{source}: line {line}: unknown label {raw_label!r}")
-        explanation = (row.get("explanation") or "").strip() or f"The situation shows {label.lower()}."
-        specs.append(QuizSpec(text, label, choose_distractors(text, label, kinds), explanation))
-    if not specs:
-        raise QuizFileError(f"{source}: no questions")
-    return specs
+        if int(raw_id) in seen:
+            raise QuizFileError(f"{source}: line {line}: dialogue {raw_id} already on line {seen[int(raw_id)]}")
+        seen[int(raw_id)] = line
+        rows.append(PoolRow(line, int(raw_id), label, (row.get("explanation") or "").strip()))
+    if not rows:
+        raise QuizFileError(f"{source}: no rows")
+    return rows
 
 
 def check_bank(specs: Iterable[QuizSpec], label_names: Sequence[str]) -> list[str]:

@@ -19,6 +19,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from jobs.runtime import start_job
+from labeling import quiz_pool
 from labeling.campaigns import CampaignRefused, StatusChangeRefused, create_campaign, set_campaign_status
 from labeling.entry_tokens import platform_links, rotate_entry_token
 from labeling.forms import CampaignForm
@@ -85,7 +86,8 @@ def _create_campaign(form: CampaignForm, user) -> tuple[Campaign, list[HIT]]:
 def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=pk)
     links = platform_links(request.build_absolute_uri("/"), campaign)
-    return render(request, "labeling/researcher/campaign_detail.html", {"campaign": campaign, "links": links})
+    context = {"campaign": campaign, "links": links, "quiz_pool": quiz_pool.pool_status()}
+    return render(request, "labeling/researcher/campaign_detail.html", context)
 
 
 @staff_required

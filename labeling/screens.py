@@ -7,7 +7,7 @@ HITs it recently served, for a bounded time and number of HITs, so a quiz questi
 researcher shows up within SCREENS_TTL_SECONDS and memory stays bounded.
 
 Nothing here decides who may see a screen: views look the assignment up for the signed-in user
-first. The cached quiz question is only ever rendered by its text; its gold label and explanation
+first. A quiz item is a real dialogue and is read like any other; its gold label and explanation
 reach the browser through the feedback page after submission, never from here.
 """
 
@@ -72,8 +72,8 @@ def _read_screens(hit_id: int) -> dict[int, Screen]:
         turns_by_dialogue.setdefault(dialogue_id, []).append((turn_id, text))
     screens = {}
     for item in items:
-        if item.is_quiz:
-            # a quiz question looks exactly like a one-turn dialogue
+        if item.dialogue_id is None:
+            # the demo bank's one-turn questions (the pool's quiz items are real dialogues)
             turns = ((item.quiz_question.text, True),)
         else:
             turns = tuple(

@@ -22,10 +22,11 @@ from django.utils import timezone
 
 from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn
 from annotation.taxonomy import normalise_label_name
-from labeling.bundling import plan_bundles, top_choices
+from labeling import quiz_pool
+from labeling.bundling import bundle_count, plan_bundles, top_choices
 from labeling.campaigns import campaign_labels
 from labeling.hits import write_hits
-from labeling.models import HIT, Assignment, Campaign, HITItem, QuizQuestion, Response, Worker
+from labeling.models import HIT, Assignment, Campaign, HITItem, Response, Worker
 
 
 class SubmissionRefused(Exception):
@@ -41,36 +42,47 @@ class SubmissionRefused(Exception):
 
 def build_hits(campaign: Campaign, dialogues: Iterable[Dialogue], *, seed: int | None = None) -> list[HIT]:
     """Bundle the dialogues, in the order given, into HITs of `campaign.dialogues_per_hit` dialogues
-    plus `campaign.quiz_per_hit` active quiz questions, shuffled (see labeling.bundling), and write
-    them with `labeling.hits.write_hits`.
+    plus `campaign.quiz_per_hit` quiz dialogues from the secret pool, shuffled (see
+    labeling.bundling and labeling.quiz_pool), and write them with `labeling.hits.write_hits`.
 
     Each dialogue's target is its last turn; its three choices are frozen now: the newest weak
-    labeler's top 3 among the campaign's label set, else the campaign's fallback. A quiz item's
-    choices are its question's three, in a shuffled order so the gold label has no fixed place.
+    labeler's top 3 among the campaign's label set, else the campaign's fallback. A quiz
+    dialogue's are built the same way with its known answer among them; every screen's order is
+    drawn per assignment.
     """
     rng = random.Random(seed)
     dialogues = list(dialogues)
     last_turns = _last_turns([d.pk for d in dialogues])
-    quiz_by_id = {q.pk: q for q in QuizQuestion.objects.filter(is_active=True).select_related("gold_label")}
-    bundles = plan_bundles(
-        [d.pk for d in dialogues],
-        sorted(quiz_by_id),
-        dialogues_per_hit=campaign.dialogues_per_hit,
-        quiz_per_hit=campaign.quiz_per_hit,
-        rng=rng,
-    )
-    ranked = _weak_top_k([turn.pk for turn in last_turns.values()], _label_set_names(campaign))
-    screens = [
-        [_screen(planned, quiz_by_id, last_turns, ranked, campaign.fallback_choices, rng) for planned in bundle]
-        for bundle in bundles
-    ]
-    return write_hits(campaign, screens)
+    with transaction.atomic():
+        # the quiz seats are reserved in the same transaction as the HITs: nothing is half-saved
+        quiz_sets = quiz_pool.draw(
+            bundle_count(len(dialogues), campaign.dialogues_per_hit),
+            campaign.quiz_per_hit,
+            campaign.workers_per_hit,
+            rng=rng,
+            exclude_dialogue_ids=[d.pk for d in dialogues],
+        )
+        quiz_by_id = {q.pk: q for quiz_set in quiz_sets for q in quiz_set}
+        quiz_turns = _last_turns([q.dialogue_id for q in quiz_by_id.values() if q.dialogue_id is not None])
+        bundles = plan_bundles(
+            [d.pk for d in dialogues],
+            [[q.pk for q in quiz_set] for quiz_set in quiz_sets],
+            dialogues_per_hit=campaign.dialogues_per_hit,
+            rng=rng,
+        )
+        turn_ids = [turn.pk for turn in [*last_turns.values(), *quiz_turns.values()]]
+        ranked = _weak_top_k(turn_ids, _label_set_names(campaign))
+        fallback = campaign.fallback_choices
+        screens = [
+            [_screen(planned, quiz_by_id, quiz_turns, last_turns, ranked, fallback) for planned in bundle]
+            for bundle in bundles
+        ]
+        return write_hits(campaign, screens)
 
 
-def _screen(planned, quiz_by_id, last_turns, ranked, fallback, rng) -> HITItem:
+def _screen(planned, quiz_by_id, quiz_turns, last_turns, ranked, fallback) -> HITItem:
     if planned.quiz_id is not None:
-        quiz = quiz_by_id[planned.quiz_id]
-        return HITItem(quiz_question=quiz, choices=rng.sample(list(quiz.choices), len(quiz.choices)))
+        return quiz_pool.quiz_item(quiz_by_id[planned.quiz_id], quiz_turns, ranked, fallback)
     turn = last_turns[planned.dialogue_id]
     choices = _choices_for(turn, ranked.get(turn.pk, []), fallback)
     return HITItem(dialogue_id=planned.dialogue_id, target_turn=turn, choices=choices)
@@ -176,6 +188,7 @@ def open_hits_for(worker: Worker, campaign: Campaign | None):
         HIT.objects.filter(campaign__status=Campaign.OPEN)
         .exclude(assignments__worker=worker)
         .exclude(items__target_turn_id__in=held_turns)
+        .exclude(items__quiz_question__in=quiz_pool.seen_by(worker))  # no quiz item twice
         .annotate(seats_taken=Coalesce(Subquery(seats_taken, output_field=IntegerField()), Value(0)))
         .filter(seats_taken__lt=F("required_workers"))
     )
@@ -368,6 +381,7 @@ class WrongQuizAnswer:
     given: str
     gold_label: str
     explanation: str
+    question_id: int = 0
 
 
 @dataclass(frozen=True)
@@ -408,6 +422,8 @@ def submit_assignment(assignment: Assignment) -> SubmissionResult:
         )
         if updated != 1:
             raise SubmissionRefused("This HIT was already submitted or has expired.")
+        # the feedback page shows these answers: each showing counts toward the item's retirement
+        quiz_pool.record_reveals(wrong.question_id for wrong in result.wrong)
     # The caller's object now holds what the row holds (read under the lock, plus this update),
     # without reading it a third time.
     for model_field in Assignment._meta.concrete_fields:
@@ -439,6 +455,13 @@ def quiz_result(assignment: Assignment) -> SubmissionResult:
             continue
         given = response.answer if response is not None else "(no answer)"
         wrong.append(
-            WrongQuizAnswer(item.position, item.quiz_question.text, given, gold.name, item.quiz_question.explanation)
+            WrongQuizAnswer(
+                item.position,
+                item.quiz_question.text,
+                given,
+                gold.name,
+                item.quiz_question.explanation,
+                item.quiz_question_id,
+            )
         )
     return SubmissionResult(correct, len(quiz_items), wrong, assignment.completion_code)

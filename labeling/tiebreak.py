@@ -2,7 +2,7 @@
 
 Once every assignment of a regular HIT is in, its dialogue items whose answers have no strict
 majority are bundled into new HITs of kind "tiebreak" that need `campaign.tie_break_workers`
-more workers, with quiz items as in any HIT when the quiz bank has enough. Aggregation pools all
+more workers, with quiz items as in any HIT when the quiz pool has enough. Aggregation pools all
 answers per turn, so the tie-break decides by the majority of all of them (e.g. 3 of 5).
 
 Safe to call any number of times, and concurrently: the campaign row is locked, and a turn that
@@ -14,10 +14,13 @@ import random
 from django.db import transaction
 from django.db.models import Count, F
 
+from labeling import quiz_pool
 from labeling.aggregate import known_labels, load_answers, votes_by_turn
-from labeling.bundling import plan_bundles
+from labeling.bundling import bundle_count, plan_bundles
 from labeling.hits import write_hits
-from labeling.models import HIT, Campaign, HITItem, QuizQuestion, counted_assignment_q
+from labeling.models import HIT, Campaign, HITItem, counted_assignment_q
+from labeling.quiz_pool import quiz_item
+from labeling.services import _label_set_names, _last_turns, _weak_top_k
 
 
 def items_needing_a_tie_break(campaign: Campaign) -> list[HITItem]:
@@ -54,27 +57,48 @@ def create_tiebreak_hits(campaign: Campaign, *, seed: int | None = None) -> list
 
 
 def _bundle(campaign: Campaign, items: list[HITItem], rng: random.Random) -> list[HIT]:
-    quiz = {q.pk: q for q in QuizQuestion.objects.filter(is_active=True)}
-    quiz_per_hit = campaign.quiz_per_hit if len(quiz) >= campaign.quiz_per_hit else 0
     by_dialogue = {item.dialogue_id: item for item in items}
+    hit_count = bundle_count(len(by_dialogue), campaign.dialogues_per_hit)
+    quiz_sets = _quiz_sets(campaign, hit_count, list(by_dialogue), rng)
+    quiz = {q.pk: q for quiz_set in quiz_sets for q in quiz_set}
+    last_turns = _last_turns([q.dialogue_id for q in quiz.values() if q.dialogue_id is not None])
+    ranked = _weak_top_k([turn.pk for turn in last_turns.values()], _label_set_names(campaign))
     bundles = plan_bundles(
         list(by_dialogue),
-        sorted(quiz),
+        [[q.pk for q in quiz_set] for quiz_set in quiz_sets],
         dialogues_per_hit=campaign.dialogues_per_hit,
-        quiz_per_hit=quiz_per_hit,
         rng=rng,
     )
-    screens = [[_copy(planned, by_dialogue, quiz, rng) for planned in bundle] for bundle in bundles]
+    fallback = campaign.fallback_choices
+    screens = [
+        [_screen(planned, by_dialogue, quiz, last_turns, ranked, fallback) for planned in bundle] for bundle in bundles
+    ]
     return write_hits(campaign, screens, kind=HIT.TIE_BREAK, required_workers=campaign.tie_break_workers)
 
 
-def _copy(planned, by_dialogue, quiz, rng) -> HITItem:
+def _screen(planned, by_dialogue, quiz, last_turns, ranked, fallback) -> HITItem:
     if planned.quiz_id is not None:
-        question = quiz[planned.quiz_id]
-        choices = rng.sample(list(question.choices), len(question.choices))
-        return HITItem(quiz_question=question, choices=choices)
+        return quiz_item(quiz[planned.quiz_id], last_turns, ranked, fallback)
+    return _copy(by_dialogue[planned.dialogue_id])
+
+
+def _quiz_sets(campaign: Campaign, hit_count: int, dialogue_ids: list[int], rng: random.Random):
+    """Quiz items as in any HIT when the pool has enough, else none (a tie-break still runs)."""
+    try:
+        with transaction.atomic():  # a savepoint: a short pool reserves nothing
+            return quiz_pool.draw(
+                hit_count,
+                campaign.quiz_per_hit,
+                campaign.tie_break_workers,
+                rng=rng,
+                exclude_dialogue_ids=dialogue_ids,
+            )
+    except quiz_pool.PoolTooSmall:
+        return [[] for _ in range(hit_count)]
+
+
+def _copy(original: HITItem) -> HITItem:
     # the same screen the first workers saw: same turn, same three suggestions
-    original = by_dialogue[planned.dialogue_id]
     return HITItem(
         dialogue_id=original.dialogue_id,
         target_turn_id=original.target_turn_id,

@@ -5,9 +5,12 @@ assignments (anyone else's id is a 404). htmx requests get partials from
 templates/labeling/partials/; the same URLs serve whole pages to a reload or a browser without JS.
 """
 
+import hashlib
+import hmac
 import time
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
@@ -23,6 +26,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.models import Label
 from annotation.taxonomy import normalise_label_name
 from labeling import screens, services
+from labeling.bundling import choice_order
 from labeling.campaigns import campaign_labels
 from labeling.models import HIT, Assignment, Campaign, HITItem, Response
 from labeling.services import SubmissionRefused
@@ -208,8 +212,8 @@ def _render_item(
 
 
 def _item_context(assignment: Assignment, item: HITItem, error: str, saved: tuple | None) -> dict:
-    """What one screen shows. A quiz question is shaped exactly like a dialogue (its text as a
-    one-turn dialogue) and carries nothing of its gold label or explanation."""
+    """What one screen shows. A quiz item is a real dialogue, rendered by the same code as work
+    items, and carries nothing of its gold label or explanation."""
     by_name = _cached_labels(assignment.hit.campaign_id).known
     turns = screens.screens_of(assignment.hit)[item.position].turns
     saved_name, saved_text, saved_method = saved or (None, "", "")
@@ -222,7 +226,7 @@ def _item_context(assignment: Assignment, item: HITItem, error: str, saved: tupl
         # reversed once here rather than by three {% url %} tags: a visible share of a screen's CPU
         "item_url": reverse("labeling:assignment_item", args=[assignment.pk, item.position]),
         "answer_url": reverse("labeling:answer_item", args=[assignment.pk, item.position]),
-        "choices": [(name, by_name.get(normalise_label_name(name))) for name in item.choices],
+        "choices": [(name, by_name.get(normalise_label_name(name))) for name in _choices_shown(assignment, item)],
         "label_list": _label_list_html(saved_name if other_open else "", assignment.hit.campaign_id),
         "saved": bool(saved_method),
         "saved_name": saved_name or "",
@@ -232,6 +236,14 @@ def _item_context(assignment: Assignment, item: HITItem, error: str, saved: tupl
         "new_label": NEW_LABEL,
         "error": error,
     }
+
+
+def _choices_shown(assignment: Assignment, item: HITItem) -> list[str]:
+    """The three choices in this assignment's own order (drawn from a secret per assignment and
+    item), the same rule for quiz and work screens: neither rank nor answer sets the order, and
+    workers who compare notes see different orders."""
+    key = hmac.new(settings.SECRET_KEY.encode(), f"choices:{assignment.pk}:{item.pk}".encode(), hashlib.sha256)
+    return choice_order(item.choices, key.digest())
 
 
 @login_required

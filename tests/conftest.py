@@ -90,6 +90,13 @@ def _fast_password_hasher(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def _quiz_demo_bank(settings):
+    # Most tests build HITs with the built-in one-turn quiz bank; the pool's own tests
+    # (tests/labeling/test_quiz_pool.py) switch it off.
+    settings.QUIZ_DEMO_BANK = True
+
+
 def seed_reference_data() -> None:
     """Put back the rows data migrations seed (the 41 labels, the built-in quiz bank).
 

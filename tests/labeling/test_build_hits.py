@@ -4,7 +4,7 @@ from collections import Counter
 import pytest
 
 from annotation.models import Label, ModelVersion, Prediction
-from labeling.bundling import PlannedItem, plan_bundles, top_choices
+from labeling.bundling import PlannedItem, bundle_count, plan_bundles, top_choices
 from labeling.models import HIT, HITItem, QuizQuestion
 from labeling.services import build_hits
 from tests.labeling.hit_factory import FALLBACK, make_dialogues, open_campaign
@@ -12,36 +12,35 @@ from tests.labeling.hit_factory import FALLBACK, make_dialogues, open_campaign
 # --- the pure core ------------------------------------------------------------------------------
 
 
-def test_plan_bundles_cuts_ranked_dialogues_in_order_and_adds_quiz_to_every_hit():
-    bundles = plan_bundles(
-        list(range(1, 33)), [101, 102, 103, 104, 105, 106], dialogues_per_hit=15, quiz_per_hit=5, rng=random.Random(1)
-    )
+def quiz_sets(count: int, per_hit: int = 5, first: int = 1000) -> list[list[int]]:
+    return [list(range(first + i * per_hit, first + (i + 1) * per_hit)) for i in range(count)]
+
+
+def test_plan_bundles_cuts_ranked_dialogues_in_order_and_adds_one_quiz_set_to_every_hit():
+    sets = quiz_sets(3)
+    bundles = plan_bundles(list(range(1, 33)), sets, dialogues_per_hit=15, rng=random.Random(1))
     assert [len(b) for b in bundles] == [20, 20, 7]
     dialogue_order = [item.dialogue_id for bundle in bundles for item in bundle if item.dialogue_id]
     assert sorted(dialogue_order[:15]) == list(range(1, 16))
-    for bundle in bundles:
-        quiz = [item.quiz_id for item in bundle if item.quiz_id]
-        assert len(quiz) == 5 and len(set(quiz)) == 5
+    for bundle, quiz_set in zip(bundles, sets, strict=True):
+        assert sorted(item.quiz_id for item in bundle if item.quiz_id) == quiz_set
 
 
 def test_plan_bundles_puts_quiz_questions_in_varying_positions():
-    bundles = plan_bundles(
-        list(range(150)), list(range(1000, 1010)), dialogues_per_hit=15, quiz_per_hit=5, rng=random.Random(7)
-    )
+    bundles = plan_bundles(list(range(150)), quiz_sets(10), dialogues_per_hit=15, rng=random.Random(7))
     quiz_positions = Counter(i for bundle in bundles for i, item in enumerate(bundle) if item.quiz_id)
     assert len(quiz_positions) > 10  # not always the same five places
 
 
-def test_plan_bundles_refuses_a_quiz_bank_too_small():
-    with pytest.raises(ValueError, match="only 2 active"):
-        plan_bundles([1, 2], [7, 8], dialogues_per_hit=15, quiz_per_hit=5, rng=random.Random(0))
+def test_plan_bundles_refuses_a_quiz_set_count_that_does_not_match_the_hits():
+    assert bundle_count(16, 15) == 2 and bundle_count(15, 15) == 1 and bundle_count(0, 15) == 0
+    with pytest.raises(ValueError, match="1 quiz sets for 2 HITs"):
+        plan_bundles(list(range(16)), quiz_sets(1), dialogues_per_hit=15, rng=random.Random(0))
 
 
 def test_plan_bundles_is_reproducible_with_a_seed():
     def plan(seed):
-        return plan_bundles(
-            list(range(30)), list(range(100, 120)), dialogues_per_hit=15, quiz_per_hit=5, rng=random.Random(seed)
-        )
+        return plan_bundles(list(range(30)), quiz_sets(2), dialogues_per_hit=15, rng=random.Random(seed))
 
     assert plan(3) == plan(3)
     assert plan(3) != plan(4)
@@ -139,6 +138,6 @@ def test_build_hits_saves_nothing_when_a_dialogue_cannot_be_offered_three_labels
 @pytest.mark.django_db
 def test_build_hits_refuses_when_the_quiz_bank_is_too_small():
     QuizQuestion.objects.exclude(pk__in=QuizQuestion.objects.values_list("pk", flat=True)[:2]).update(is_active=False)
-    with pytest.raises(ValueError, match="quiz questions"):
+    with pytest.raises(ValueError, match="quiz dialogues but the pool has 0"):
         build_hits(open_campaign(), make_dialogues(2), seed=1)
     assert not HIT.objects.exists()

@@ -2,19 +2,26 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from labeling.importers.quiz import import_quiz_file
+from labeling.importers.quiz import import_quiz_file, import_unanimous
 from labeling.quiz_bank import QuizFileError
 
 
 class Command(BaseCommand):
-    help = "Add quiz questions from a CSV with columns text,label (optional: explanation)."
+    help = (
+        "Add whole corpus dialogues to the secret quiz pool: from a CSV with columns dialogue,label "
+        "(a Dialogue id and the known label of its last turn; optional: explanation), or with "
+        "--unanimous-from CAMPAIGN_ID the dialogues whose crowd answers were unanimous."
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("file", type=Path)
+        parser.add_argument("file", type=Path, nargs="?")
+        parser.add_argument("--unanimous-from", type=int, metavar="CAMPAIGN_ID")
 
-    def handle(self, *args, file: Path, **options):
+    def handle(self, *args, file: Path | None, unanimous_from: int | None, **options):
+        if (file is None) == (unanimous_from is None):
+            raise CommandError("give either a FILE or --unanimous-from CAMPAIGN_ID")
         try:
-            questions = import_quiz_file(file)
+            questions = import_quiz_file(file) if file else import_unanimous(unanimous_from)
         except QuizFileError as error:
             raise CommandError(str(error))
-        self.stdout.write(f"imported {len(questions)} quiz question(s) from {file}")
+        self.stdout.write(f"{len(questions)} quiz dialogue(s) in the pool from {file or f'campaign {unanimous_from}'}")

@@ -1,0 +1,255 @@
+"""Can a worker tell quiz screens from work screens? Build many HITs, walk them as annotators, and
+train a logistic regression on everything a worker can observe to separate the two.
+
+Features per screen: turn count, text lengths (all turns, the target turn, mean), the choice set
+(one-hot over label names) and each choice's slot, the screen position, the page size, the HTML
+structure (count of every tag and attribute name, turn markup removed) and the response time.
+The figure is balanced accuracy, 5-fold cross-validated: 0.5 is chance; the goal is <= 0.60.
+
+    .venv/bin/python bench/quiz_tells.py                # the secret pool of real dialogues
+    .venv/bin/python bench/quiz_tells.py --demo-bank    # the old one-turn built-in bank, for contrast
+
+Runs on a throwaway SQLite file (or --database-url). Ends with `quiz_tell_accuracy=0.xx`.
+"""
+
+import argparse
+import os
+import random
+import re
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+WORDS = [
+    "you",
+    "I",
+    "we",
+    "they",
+    "it",
+    "this",
+    "that",
+    "what",
+    "why",
+    "where",
+    "when",
+    "how",
+    "never",
+    "always",
+    "maybe",
+    "really",
+    "just",
+    "come",
+    "go",
+    "look",
+    "know",
+    "think",
+    "want",
+    "need",
+    "tell",
+    "said",
+    "here",
+    "there",
+    "now",
+    "then",
+    "back",
+    "home",
+    "night",
+    "money",
+    "door",
+    "car",
+    "father",
+    "mother",
+    "brother",
+    "friend",
+    "money",
+    "time",
+    "work",
+    "gun",
+    "love",
+    "life",
+    "dead",
+    "alive",
+    "sorry",
+    "please",
+    "thanks",
+    "okay",
+    "right",
+    "wrong",
+    "fine",
+    "good",
+    "bad",
+    "better",
+    "worse",
+    "great",
+    "terrible",
+    "wait",
+    "stop",
+    "listen",
+    "believe",
+    "trust",
+]
+
+
+def setup(database_url: str) -> None:
+    os.environ.update(DATABASE_URL=database_url, SECRET_KEY="bench-quiz-tells", DEBUG="0")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+
+    settings.ALLOWED_HOSTS = ["testserver"]
+    call_command("migrate", verbosity=0)
+
+
+def sentence(rng: random.Random) -> str:
+    words = rng.choices(WORDS, k=rng.randint(2, 16))
+    return " ".join(words).capitalize() + rng.choice([".", "?", "!", "..."])
+
+
+def make_corpus(rng: random.Random, dialogues: int) -> list:
+    """Dialogues of 2-6 turns with a weak labeler's top 3 on every last turn."""
+    from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn
+
+    labels = list(Label.objects.filter(is_active=True).exclude(kind=Label.PROPOSED).values_list("name", flat=True))
+    weights = [rng.random() ** 2 for _ in labels]  # a skewed label distribution, like the real one
+    weak = ModelVersion.objects.create(name="bench weak", kind=ModelVersion.WEAK)
+    by_name = {label.name: label for label in Label.objects.filter(name__in=labels)}
+    made = []
+    for index in range(dialogues):
+        count = rng.choice([2, 2, 3, 3, 3, 4, 4, 5, 6])
+        dialogue = Dialogue.objects.create(position=index, content_hash=f"bench-{index}", turn_count=count)
+        turns = Turn.objects.bulk_create(Turn(dialogue=dialogue, position=p, text=sentence(rng)) for p in range(count))
+        top = []
+        while len(top) < 3:
+            name = rng.choices(labels, weights)[0]
+            if name not in top:
+                top.append(name)
+        Prediction.objects.create(
+            turn=turns[-1],
+            model_version=weak,
+            label=by_name[top[0]],
+            confidence=0.95,
+            top_k=[[name, p] for name, p in zip(top, (0.95, 0.03, 0.02), strict=True)],
+        )
+        made.append((dialogue, top))
+    return made
+
+
+def fill_pool(rng: random.Random, pool: list) -> None:
+    """Pool items: corpus dialogues whose crowd answer is known (mostly the weak top 1, as gold
+    from unanimous workers usually is, sometimes another label)."""
+    from annotation.models import Label
+    from labeling.models import QuizQuestion
+
+    labels = {label.name: label for label in Label.objects.filter(is_active=True).exclude(kind=Label.PROPOSED)}
+    for dialogue, top in pool:
+        roll = rng.random()
+        gold = top[0] if roll < 0.6 else top[1] if roll < 0.8 else rng.choice(list(labels))
+        QuizQuestion.objects.create(
+            dialogue=dialogue, text=dialogue.turns.last().text, gold_label=labels[gold], source="imported"
+        )
+
+
+def walk(campaign) -> tuple[list[dict], list[int]]:
+    """Every seat of every HIT: an annotator claims a HIT and opens each screen, as a browser would."""
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+    from django.urls import reverse
+
+    from labeling.models import Assignment
+
+    rows, kinds = [], []
+    seats = sum(campaign.hits.values_list("required_workers", flat=True))
+    for seat in range(seats):
+        user = get_user_model().objects.create_user(f"bench-{seat}")
+        client = Client()
+        client.force_login(user)
+        client.post(reverse("labeling:claim"), {"campaign": campaign.pk})
+        assignment = Assignment.objects.select_related("hit").get(worker__user=user)
+        items = assignment.hit.items.values_list("position", "quiz_question_id")
+        for position, quiz_id in sorted(items):
+            started = time.perf_counter()
+            html = client.get(reverse("labeling:assignment_item", args=[assignment.pk, position])).content.decode()
+            rows.append(features(html, position, time.perf_counter() - started))
+            kinds.append(int(quiz_id is not None))
+    return rows, kinds
+
+
+def features(html: str, position: int, seconds: float) -> dict:
+    body = html[html.index('<section id="hit-item"') :]
+    turns = [re.sub(r"<[^>]+>", "", t) for t in re.findall(r'<li class="turn[^"]*">(.*?)</li>', body, re.S)]
+    target = re.findall(r'<li class="turn target">(.*?)</li>', body, re.S)
+    skeleton = re.sub(r'<li class="turn.*?</li>', "", body, flags=re.S)
+    choices = re.findall(r'name="answer" value="([^"]+)" data-key', body)
+    row: dict = {
+        "turns": len(turns),
+        "chars": sum(len(t) for t in turns),
+        "target_chars": len(target[0]) if target else 0,
+        "mean_chars": sum(len(t) for t in turns) / max(len(turns), 1),
+        "position": position,
+        "page_bytes": len(html),
+        "ms": seconds * 1000,
+    }
+    row.update({f"tag:{tag}": n for tag, n in Counter(re.findall(r"<([a-z0-9]+)", skeleton)).items()})
+    row.update({f"attr:{name}": n for name, n in Counter(re.findall(r"\s([a-z-]+)=", skeleton)).items()})
+    for slot, name in enumerate(choices):
+        row[f"choice:{name}"] = 1
+        row[f"slot{slot}:{name}"] = 1
+    return row
+
+
+def tell_accuracy(rows: list[dict], kinds: list[int], seed: int) -> float:
+    from sklearn.feature_extraction import DictVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    model = make_pipeline(
+        DictVectorizer(sparse=False),
+        StandardScaler(),
+        LogisticRegression(max_iter=5000, class_weight="balanced", C=0.5),
+    )
+    folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=seed)
+    return float(cross_val_score(model, rows, kinds, cv=folds, scoring="balanced_accuracy").mean())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hits", type=int, default=40)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--database-url", default="")
+    parser.add_argument("--demo-bank", action="store_true", help="quiz from the old one-turn built-in bank")
+    args = parser.parse_args()
+    folder = tempfile.TemporaryDirectory()
+    setup(args.database_url or f"sqlite:///{folder.name}/quiz_tells.sqlite3")
+    from django.conf import settings
+
+    from labeling.models import Campaign
+    from labeling.services import build_hits
+
+    rng = random.Random(args.seed)
+    work_count = args.hits * 15
+    corpus = make_corpus(rng, work_count + (0 if args.demo_bank else args.hits * 5 + 20))
+    settings.QUIZ_DEMO_BANK = args.demo_bank
+    if not args.demo_bank:
+        fill_pool(rng, corpus[work_count:])
+    campaign = Campaign.objects.create(
+        name="bench", status=Campaign.OPEN, fallback_choices=["Neutral", "Sad", "Joyful"]
+    )
+    build_hits(campaign, [dialogue for dialogue, _ in corpus[:work_count]], seed=args.seed)
+    started = time.perf_counter()
+    rows, kinds = walk(campaign)
+    print(f"hits={args.hits} screens={len(rows)} quiz_screens={sum(kinds)} walk_s={time.perf_counter() - started:.1f}")
+    print(f"quiz_source={'demo_bank' if args.demo_bank else 'pool'}")
+    print(f"quiz_tell_accuracy={tell_accuracy(rows, kinds, args.seed):.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""The secret quiz pool: which quiz dialogues a new HIT gets, how often each is shown, when it retires.
+
+A quiz item is a real corpus dialogue whose answer is known (QuizQuestion with a dialogue). It is
+shown exactly like a work item, so nothing on the page tells it apart; only the database knows.
+
+- draw(): reserves `seats` exposures (the HIT's required workers) on each item it hands out, in
+  the transaction that writes the HITs. Rows are locked (SKIP LOCKED on PostgreSQL) and the
+  counter moves by a conditional UPDATE, so two builds at once never push an item past
+  QUIZ_MAX_EXPOSURES. With the default cap (3 = one HIT's seats) a quiz dialogue sits in one
+  HIT only, exactly like a work dialogue, so workers comparing notes across HITs see no repeats.
+- seen_by(): quiz items a worker has been shown; a claim skips HITs holding one of them, so no
+  worker sees a quiz item twice even when the cap lets an item into several HITs.
+- record_reveals(): an answer shown in feedback (after a HIT is submitted) counts as a reveal;
+  after QUIZ_RETIRE_AFTER_REVEALS of them the item retires, since workers share answers.
+- The built-in one-turn bank (labeling.quiz_bank) is public: it serves the demo only, when
+  QUIZ_DEMO_BANK is on and the pool is too small, and no counter applies to it.
+"""
+
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Sum
+from django.utils import timezone
+
+from annotation.models import Turn
+from labeling.bundling import quiz_choices
+from labeling.models import HITItem, QuizQuestion, Worker
+
+
+class PoolTooSmall(ValueError):
+    """Not enough usable quiz items for the HITs asked for; the message gives the figures."""
+
+
+@dataclass(frozen=True)
+class PoolStatus:
+    usable: int  # items that can still go into a new HIT
+    seats_left: int  # exposures still open over those items
+    retired: int
+    low: bool
+    threshold: int
+
+
+def draw(
+    hit_count: int,
+    per_hit: int,
+    seats: int,
+    *,
+    rng: random.Random,
+    exclude_dialogue_ids: Iterable[int] = (),
+) -> list[list[QuizQuestion]]:
+    """`per_hit` distinct quiz items for each of `hit_count` new HITs of `seats` workers, reserved.
+
+    Call it inside the transaction that writes the HITs: a rollback gives the seats back.
+    Raises PoolTooSmall when the pool cannot supply them (and the demo bank is off).
+    """
+    if hit_count == 0 or per_hit == 0:
+        return [[] for _ in range(hit_count)]
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("quiz_pool.draw reserves seats: call it inside the transaction writing the HITs")
+    needed = hit_count * per_hit
+    taken = _reserve(needed, seats, list(exclude_dialogue_ids))
+    if taken is None:
+        return _demo_sets(hit_count, per_hit, rng, _shortage(needed, seats))
+    rng.shuffle(taken)
+    return [taken[index * per_hit : (index + 1) * per_hit] for index in range(hit_count)]
+
+
+def _reserve(needed: int, seats: int, exclude_dialogue_ids: list[int]) -> list[QuizQuestion] | None:
+    """Lock `needed` random usable items and add `seats` to their exposures; None when too few."""
+    cap = settings.QUIZ_MAX_EXPOSURES
+    eligible = (
+        QuizQuestion.objects.pool().filter(exposures__lte=cap - seats).exclude(dialogue_id__in=exclude_dialogue_ids)
+    )
+    locked = eligible.select_for_update(skip_locked=True, of=("self",)).order_by("?")
+    picked = list(locked.select_related("gold_label")[:needed])
+    if len(picked) < needed:
+        return None
+    ids = [question.pk for question in picked]
+    # Conditional: holds even where row locks are not (SQLite), so no item passes its cap.
+    updated = QuizQuestion.objects.filter(pk__in=ids, exposures__lte=cap - seats, retired_at__isnull=True).update(
+        exposures=F("exposures") + seats
+    )
+    if updated != len(ids):
+        raise PoolTooSmall("the quiz pool changed while these HITs were built; build them again")
+    QuizQuestion.objects.filter(pk__in=ids, exposures__gte=cap, retired_at__isnull=True).update(
+        retired_at=timezone.now()
+    )
+    return picked
+
+
+def _shortage(needed: int, seats: int) -> str:
+    cap = settings.QUIZ_MAX_EXPOSURES
+    usable = QuizQuestion.objects.pool().filter(exposures__lte=cap - seats).count()
+    if seats > cap:
+        return f"a HIT of {seats} workers needs QUIZ_MAX_EXPOSURES >= {seats} (it is {cap})"
+    return (
+        f"these HITs need {needed} quiz dialogues but the pool has {usable} usable ones; "
+        "add more with `manage.py import_quiz`"
+    )
+
+
+def _demo_sets(hit_count: int, per_hit: int, rng: random.Random, shortage: str) -> list[list[QuizQuestion]]:
+    if not settings.QUIZ_DEMO_BANK:
+        raise PoolTooSmall(shortage)
+    bank = list(QuizQuestion.objects.demo_bank().select_related("gold_label").order_by("pk"))
+    if len(bank) < per_hit:
+        raise PoolTooSmall(f"{shortage} (the demo bank has only {len(bank)} questions)")
+    return [rng.sample(bank, per_hit) for _ in range(hit_count)]
+
+
+def quiz_item(
+    question: QuizQuestion,
+    last_turns: dict[int, Turn],
+    ranked: dict[int, list[str]],
+    fallback: Sequence[str],
+) -> HITItem:
+    """The HIT screen of a quiz item (unsaved; `labeling.hits.write_hits` places it): its dialogue
+    and last turn as for any work item, its three choices built like a work item's (see
+    bundling.quiz_choices)."""
+    if question.dialogue_id is None:  # demo bank: a one-turn text with fixed choices
+        return HITItem(quiz_question=question, choices=list(question.choices))
+    turn = last_turns[question.dialogue_id]
+    try:
+        choices = quiz_choices(ranked.get(turn.pk, []), question.gold_label.name, fallback)
+    except ValueError as error:
+        raise ValueError(
+            f"quiz dialogue {question.dialogue_id}: {error}; give the campaign fallback_choices"
+        ) from error
+    return HITItem(
+        dialogue_id=question.dialogue_id,
+        target_turn=turn,
+        quiz_question=question,
+        choices=choices,
+    )
+
+
+def seen_by(worker: Worker):
+    """Ids of the pool items on any HIT the worker ever held (a subquery for claims)."""
+    return HITItem.objects.filter(hit__assignments__worker=worker, quiz_question__dialogue__isnull=False).values(
+        "quiz_question_id"
+    )
+
+
+def record_reveals(question_ids: Iterable[int]) -> None:
+    """Count answers shown in feedback; retire the items shown often enough. In the caller's
+    transaction (the submission that shows them)."""
+    ids = list(question_ids)
+    if not ids:
+        return
+    pool_items = QuizQuestion.objects.filter(pk__in=ids, dialogue__isnull=False)
+    pool_items.update(reveals=F("reveals") + 1)
+    pool_items.filter(reveals__gte=settings.QUIZ_RETIRE_AFTER_REVEALS, retired_at__isnull=True).update(
+        retired_at=timezone.now()
+    )
+
+
+def pool_status() -> PoolStatus:
+    """What the dashboard shows: items left for new HITs, their open seats, and a low-pool flag."""
+    cap = settings.QUIZ_MAX_EXPOSURES
+    usable = QuizQuestion.objects.pool().filter(exposures__lt=cap)
+    figures = usable.aggregate(exposed=Sum("exposures"))
+    count = usable.count()
+    retired = QuizQuestion.objects.filter(dialogue__isnull=False, retired_at__isnull=False).count()
+    threshold = settings.QUIZ_POOL_LOW
+    return PoolStatus(count, count * cap - (figures["exposed"] or 0), retired, count < threshold, threshold)

@@ -1,0 +1,259 @@
+"""The secret quiz pool: real dialogues as quiz items, caps, retirement, no repeats, import_quiz,
+and an attacker's walk through a HIT that tries to spot the quiz screens."""
+
+import re
+from collections import Counter
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test import Client
+from django.urls import reverse
+
+from annotation.models import Label, ModelVersion, Prediction
+from labeling import quiz_pool
+from labeling.bundling import choice_order, quiz_choices
+from labeling.models import AggregatedLabel, Assignment, HITItem, QuizQuestion, Worker
+from labeling.services import build_hits, claim_next_hit, submit_assignment
+from tests.labeling.hit_factory import FALLBACK, answer_everything, make_dialogues, open_campaign
+from tests.threads import run_together
+
+
+@pytest.fixture(autouse=True)
+def _pool_only(settings):
+    settings.QUIZ_DEMO_BANK = False
+    settings.QUIZ_MAX_EXPOSURES = 3
+    settings.QUIZ_RETIRE_AFTER_REVEALS = 1
+    settings.QUIZ_POOL_LOW = 5
+
+
+def make_pool(count: int, prefix: str = "pq") -> list[QuizQuestion]:
+    sad = Label.objects.get(name="Sad")
+    return [
+        QuizQuestion.objects.create(
+            dialogue=dialogue, text=dialogue.turns.last().text, gold_label=sad, source=QuizQuestion.IMPORTED
+        )
+        for dialogue in make_dialogues(count, prefix=prefix)
+    ]
+
+
+def pool_items():
+    return QuizQuestion.objects.filter(dialogue__isnull=False).order_by("pk")
+
+
+# --- the pure core ------------------------------------------------------------------------------
+
+
+def test_quiz_choices_keep_the_suggestions_and_guarantee_the_answer():
+    assert quiz_choices(["Sad", "Lonely", "Afraid"], "Lonely", FALLBACK) == ["Lonely", "Sad", "Afraid"]
+    assert set(quiz_choices(["Sad", "Lonely", "Afraid"], "Furious", FALLBACK)) == {"Furious", "Sad", "Lonely"}
+    assert set(quiz_choices([], "Sad", FALLBACK)) == {"Sad", "Neutral", "Joyful"}
+
+
+def test_choice_order_depends_on_the_key_not_on_rank_or_answer():
+    choices = ["Sad", "Lonely", "Afraid"]
+    orders = Counter(tuple(choice_order(choices, f"key{i}".encode())) for i in range(600))
+    assert len(orders) == 6 and min(orders.values()) > 60  # all six orders, roughly evenly
+    assert choice_order(choices, b"k") == choice_order(list(reversed(choices)), b"k")  # rank does not matter
+
+
+# --- drawing, caps, retirement ------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_quiz_item_is_a_real_dialogue_with_its_answer_among_suggestions_built_like_work_items():
+    weak = ModelVersion.objects.create(name="weak", kind=ModelVersion.WEAK)
+    (question,) = make_pool(1)
+    Prediction.objects.create(
+        turn=question.dialogue.turns.last(),
+        model_version=weak,
+        label=Label.objects.get(name="Lonely"),
+        confidence=0.9,
+        top_k=[["Lonely", 0.9], ["Afraid", 0.05], ["Joyful", 0.03]],
+    )
+    campaign = open_campaign(dialogues_per_hit=3, quiz_per_hit=1)
+    (hit,) = build_hits(campaign, make_dialogues(3), seed=1)
+    item = hit.items.get(quiz_question__isnull=False)
+    assert item.dialogue_id == question.dialogue_id and item.target_turn == question.dialogue.turns.last()
+    assert set(item.choices) == {"Sad", "Lonely", "Afraid"}  # the answer replaces the weakest suggestion
+
+
+@pytest.mark.django_db
+def test_an_item_retires_after_its_exposures_and_the_pool_runs_dry_with_a_clear_error():
+    make_pool(2)
+    campaign = open_campaign(dialogues_per_hit=1, quiz_per_hit=1)
+    build_hits(campaign, make_dialogues(2, prefix="w"), seed=1)  # two HITs of three seats: both items spent
+    assert list(pool_items().values_list("exposures", flat=True)) == [3, 3]
+    assert not QuizQuestion.objects.pool().exists()
+    with pytest.raises(quiz_pool.PoolTooSmall, match="need 1 quiz dialogues but the pool has 0"):
+        build_hits(campaign, make_dialogues(1, prefix="x"))
+    assert campaign.hits.count() == 2  # nothing half-saved
+
+
+@pytest.mark.django_db
+def test_a_failed_build_gives_the_reserved_seats_back(settings):
+    make_pool(1)
+    campaign = open_campaign(dialogues_per_hit=1, quiz_per_hit=1, fallback_choices=[])
+    with pytest.raises(ValueError, match="fallback_choices"):
+        build_hits(campaign, make_dialogues(1, prefix="w"))
+    assert pool_items().get().exposures == 0 and not campaign.hits.exists()
+
+
+@pytest.mark.django_db
+def test_a_wrong_answer_shown_in_feedback_retires_the_item(settings, annotators):
+    settings.QUIZ_MAX_EXPOSURES = 6
+    make_pool(2)
+    campaign = open_campaign(dialogues_per_hit=2, quiz_per_hit=2)
+    build_hits(campaign, make_dialogues(2, prefix="w"), seed=3)
+    assignment = claim_next_hit(Worker.objects.create(external_id="w1"), campaign)
+    answer_everything(assignment, wrong_quiz=1)
+    result = submit_assignment(assignment)
+    shown = QuizQuestion.objects.get(pk=result.wrong[0].question_id)
+    assert shown.reveals == 1 and shown.retired_at is not None
+    assert QuizQuestion.objects.pool().count() == 1  # the one answered right stays in the pool
+
+
+@pytest.mark.django_db
+def test_no_worker_is_shown_the_same_quiz_item_twice(settings):
+    settings.QUIZ_MAX_EXPOSURES = 6  # an item may sit in two HITs
+    make_pool(1)
+    campaign = open_campaign(dialogues_per_hit=1, quiz_per_hit=1)
+    build_hits(campaign, make_dialogues(1, prefix="w"), seed=1)
+    build_hits(campaign, make_dialogues(1, prefix="v"), seed=2)
+    assert pool_items().get().exposures == 6
+    worker = Worker.objects.create(external_id="w1")
+    first = claim_next_hit(worker, campaign)
+    answer_everything(first)
+    submit_assignment(first)
+    assert claim_next_hit(worker, campaign) is None  # the other HIT holds the same quiz dialogue
+    assert claim_next_hit(Worker.objects.create(external_id="w2"), campaign) is not None
+
+
+@pytest.mark.postgres
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL row locks (set DATABASE_URL)")
+@pytest.mark.django_db(transaction=True)
+def test_builds_racing_for_the_pool_never_pass_an_items_cap():
+    make_pool(10)
+    campaigns = [open_campaign(name=f"c{i}", dialogues_per_hit=1, quiz_per_hit=2) for i in range(4)]
+    dialogues = [make_dialogues(1, prefix=f"w{i}") for i in range(4)]
+
+    def build(index: int):
+        return build_hits(campaigns[index], dialogues[index], seed=index)
+
+    results = run_together(4, build)
+    built = [r for r in results if isinstance(r, list)]
+    assert len(built) == 4, results  # 10 items for 8 quiz seats: every build gets its own
+    used = Counter(HITItem.objects.filter(quiz_question__isnull=False).values_list("quiz_question_id", flat=True))
+    assert max(used.values()) == 1
+    assert max(pool_items().values_list("exposures", flat=True)) == 3
+
+
+# --- import_quiz --------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_import_quiz_takes_whole_dialogues_and_is_idempotent(tmp_path):
+    first, second = make_dialogues(2, prefix="imp")
+    path = tmp_path / "pool.csv"
+    path.write_text(f"dialogue,label,explanation\n{first.pk},proud,Own achievement.\n{second.pk},Sad,\n")
+    call_command("import_quiz", str(path))
+    call_command("import_quiz", str(path))
+    pool = QuizQuestion.objects.pool()
+    assert pool.count() == 2
+    item = pool.get(dialogue=first)
+    assert (item.gold_label.name, item.explanation, item.text) == ("Proud", "Own achievement.", first.turns.last().text)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ("{a},Sad\n{b},NotALabel\n", "line 3: unknown label 'NotALabel'"),
+        ("{a},Sad\nabc,Sad\n", "line 3: dialogue must be a dialogue id"),
+        ("{a},Sad\n{a},Joyful\n", "line 3: dialogue {a} already on line 2"),
+        ("{a},Sad\n999999,Sad\n", "line 3: no dialogue with id 999999"),
+    ],
+)
+def test_import_quiz_names_the_bad_line_and_saves_nothing(tmp_path, rows, message):
+    (dialogue,) = make_dialogues(1, prefix="imp")
+    path = tmp_path / "bad.csv"
+    path.write_text("dialogue,label\n" + rows.format(a=dialogue.pk, b=dialogue.pk + 1))
+    with pytest.raises(CommandError, match=re.escape(f"{path}: " + message.format(a=dialogue.pk))):
+        call_command("import_quiz", str(path))
+    assert not QuizQuestion.objects.filter(dialogue__isnull=False).exists()
+
+
+@pytest.mark.django_db
+def test_import_quiz_takes_a_campaigns_unanimous_gold():
+    campaign = open_campaign()
+    unanimous, split = make_dialogues(2, prefix="gold")
+    sad = Label.objects.get(name="Sad")
+    for dialogue, agreement in ((unanimous, 1.0), (split, 2 / 3)):
+        AggregatedLabel.objects.create(
+            campaign=campaign,
+            dialogue=dialogue,
+            turn=dialogue.turns.last(),
+            label=sad,
+            status=AggregatedLabel.MAJORITY,
+            answer_count=3,
+            agreement=agreement,
+        )
+    call_command("import_quiz", "--unanimous-from", str(campaign.pk))
+    assert list(QuizQuestion.objects.pool().values_list("dialogue", flat=True)) == [unanimous.pk]
+
+
+# --- the dashboard ------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_dashboard_shows_the_pool_left_and_warns_when_low(client, researcher):
+    make_pool(3)
+    campaign = open_campaign()
+    client.force_login(researcher)
+    page = client.get(reverse("labeling:campaign_detail", args=[campaign.pk])).content.decode()
+    assert 'id="quiz-pool"' in page and "3 quiz dialogues" in page and "running low" in page
+
+
+# --- an attacker's walk -------------------------------------------------------------------------
+
+
+def page_features(html: str) -> tuple:
+    """What a script reading the page would use: turn count, the tag structure, the choice order
+    against the alphabet, attributes other than text."""
+    body = html[html.index('<section id="hit-item"') :]
+    turns = body.count('<li class="turn')
+    tags = tuple(re.findall(r"<([a-z]+)", re.sub(r'<li class="turn.*?</li>', "", body, flags=re.S)))
+    choices = re.findall(r'name="answer" value="([^"]+)" data-key', body)
+    return turns, tags, choices == sorted(choices)
+
+
+@pytest.mark.django_db
+def test_an_attacker_reading_the_pages_cannot_single_out_the_quiz_screens(annotators):
+    make_pool(12)
+    campaign = open_campaign(dialogues_per_hit=6, quiz_per_hit=2)
+    build_hits(campaign, make_dialogues(18, prefix="w"), seed=5)
+    features = {True: [], False: []}
+    gold_slots = []
+    for user in annotators:
+        client = Client()
+        client.force_login(user)
+        client.post(reverse("labeling:claim"))
+        assignment = Assignment.objects.get(worker__user=user)
+        for item in assignment.hit.items.select_related("quiz_question__gold_label"):
+            url = reverse("labeling:assignment_item", args=[assignment.pk, item.position])
+            html = client.get(url).content.decode()
+            assert "quiz" not in html.lower() and "gold" not in html.lower()
+            features[item.is_quiz].append(page_features(html))
+            if item.is_quiz:
+                shown = re.findall(r'name="answer" value="([^"]+)" data-key', html)
+                assert sorted(shown) == sorted(item.choices)
+                gold_slots.append(shown.index(item.quiz_question.gold_label.name))
+    quiz, work = features[True], features[False]
+    # no feature value seen on quiz screens is absent from work screens: nothing to filter on
+    assert {f[0] for f in quiz} <= {f[0] for f in work}  # turn counts (2 and 3 turns alike)
+    assert {f[1] for f in quiz} <= {f[1] for f in work}  # identical page structure
+    # the stored quiz choices put the answer first; the pages must not (6 quiz screens all showing
+    # it first by chance: 1 in 729)
+    assert any(slot != 0 for slot in gold_slots), gold_slots
+    one_turn_rule = [f for f in quiz + work if f[0] == 1]
+    assert not one_turn_rule  # the old tell (a one-turn "dialogue") is gone
