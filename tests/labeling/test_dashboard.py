@@ -224,3 +224,20 @@ def test_a_label_too_long_is_refused_with_a_message(client, campaign, researcher
     _login(client, researcher)
     response = client.post(reverse("labeling:label_accept"), {"text": "x" * 80}, follow=True)
     assert "too long for a label name" in response.content.decode()
+
+
+def test_one_answer_of_three_is_no_majority_on_the_dashboard(client, researcher):
+    from labeling.reports import campaign_report
+
+    early = Campaign.objects.create(name="One answer in")
+    worker = make_workers(1)
+    make_answered_hit(early, worker, {make_dialogues(1)[0]: ["Angry"]})
+    HIT.objects.filter(campaign=early).update(required_workers=3)
+    report = campaign_report(early)
+    assert (report["agreement"]["majority"], report["agreement"]["items"]) == (0, 1)
+    assert report["agreement"]["majority_rate"] == 0.0
+    angry = next(row for row in report["labels"] if row["label"] == "Angry")
+    assert (angry["majority"], angry["majority_rate"]) == (0, 0.0)
+    _login(client, researcher)
+    html = client.get(reverse("labeling:campaign_report", args=[early.pk])).content.decode()
+    assert "100 %" not in html and "0 of 1 items" in html
