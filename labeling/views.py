@@ -7,6 +7,7 @@ templates/labeling/partials/; the same URLs serve whole pages to a reload or a b
 
 import time
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
@@ -21,6 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.models import Label
 from labeling import screens, services
 from labeling.models import HIT, Assignment, Campaign, HITItem, Response
+from labeling.quality import clamped_seconds
 from labeling.services import SubmissionRefused
 
 NEW_LABEL = "__new__"
@@ -289,10 +291,7 @@ def _compare_with_stored(request: HttpRequest, stored: tuple | None) -> tuple[bo
 def _save_posted_answer(
     request: HttpRequest, assignment: Assignment, item: HITItem, *, assignment_locked: bool = False
 ) -> None:
-    try:
-        seconds = float(request.POST.get("seconds", 0) or 0)
-    except ValueError:
-        seconds = 0.0
+    seconds = clamped_seconds(request.POST.get("seconds", 0), settings.SCREEN_SECONDS_CAP)
     if request.POST["answer"] == NEW_LABEL:
         new_label = request.POST.get("new_label", "")
         services.save_response(
