@@ -103,3 +103,13 @@ def test_jsonl_is_left_untouched(hostile_corpus, tmp_path):
     _export(path, "jsonl")
     text = path.read_text(encoding="utf-8")
     assert '"text": "=HYPERLINK' in text and "'=HYPERLINK" not in text
+
+
+def test_the_streamed_api_export_is_escaped_too(hostile_corpus, researcher, client):
+    client.force_login(researcher)
+    response = client.get("/api/exports/stream/", {"kind": "gold", "file_format": "csv"})
+    assert response.status_code == 200
+    text = b"".join(response.streaming_content).decode()
+    cells = [cell for row in csv.reader(io.StringIO(text, newline="")) for cell in row]
+    assert '\'=HYPERLINK("http://x")' in cells
+    assert not [cell for cell in cells if cell.startswith(FORMULA_PREFIXES)]
