@@ -239,6 +239,18 @@ ML_DEVICE = env_str("ML_DEVICE", "auto")
 if ML_DEVICE not in {"auto", "cpu", "cuda", "mps"}:
     raise ConfigError(f"ML_DEVICE={ML_DEVICE!r} must be one of auto, cpu, cuda, mps")
 
+# --- Input limits and quality signals (wt-input; documented in README "Security") -------------
+# Django refuses bodies and form fields beyond these with 400 (RequestDataTooBig / TooManyFields).
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 2_621_440)  # bytes of a non-file body
+DATA_UPLOAD_MAX_NUMBER_FIELDS = env_int("DATA_UPLOAD_MAX_NUMBER_FIELDS", 1000)
+FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 2_621_440)  # larger files spill to disk
+# Seconds on a screen: one save credits at most this much; a worker whose median seconds per
+# dialogue screen is under the threshold (after enough answers) is flagged on the dashboard.
+SCREEN_SECONDS_CAP = env_float("SCREEN_SECONDS_CAP", 600.0)
+FAST_WORKER_MEDIAN_SECONDS = env_float("FAST_WORKER_MEDIAN_SECONDS", 3.0)
+FAST_WORKER_MIN_ANSWERS = env_int("FAST_WORKER_MIN_ANSWERS", 5)
+# --- end of input limits ------------------------------------------------------------------------
+
 # --- Pipeline knobs -------------------------------------------------------------------------
 DIALOGUE_GAP_SECONDS = env_float("DIALOGUE_GAP_SECONDS", 5.0)
 if DIALOGUE_GAP_SECONDS <= 0:

@@ -4,7 +4,8 @@ Pure functions, no Django: the campaign aggregation, the EDOS importer and the d
 these, so every place agrees on what "a majority" is.
 
 The rule: an answer wins when it has MORE than half of the answers given for the item (2 of 3,
-3 of 5 after a tie-break, 3 of 4 ...). Anything else is unresolved.
+3 of 5 after a tie-break, 3 of 4 ...) and at least two answers agree (one answer alone is no
+majority). Anything else is unresolved.
 """
 
 from collections import Counter
@@ -12,6 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from annotation.taxonomy import canonical_label, normalise_label_name
+
+MIN_AGREEING = 2  # answers that must agree before a label is a majority
 
 
 @dataclass(frozen=True)
@@ -52,14 +55,18 @@ def normalise_answer(text: str, known_labels: Mapping[str, str] | None = None) -
 
 
 def majority_vote(answers: Sequence[str]) -> MajorityResult:
-    """Strict majority of `answers` (already normalised, or as given for the paper's rule)."""
+    """Strict majority of `answers` (already normalised, or as given for the paper's rule).
+
+    A winner needs more than half of the answers *and* at least MIN_AGREEING of them: a single
+    answer (1 of 3 still to come) is no majority, however "100 %" it looks.
+    """
     counts = Counter(answers)
     ordered = dict(sorted(counts.items(), key=lambda pair: (-pair[1], pair[0])))
     total = len(answers)
     winner = None
     if ordered:
         top_label, top_count = next(iter(ordered.items()))
-        if top_count * 2 > total:
+        if top_count * 2 > total and top_count >= MIN_AGREEING:
             winner = top_label
     return MajorityResult(label=winner, votes=ordered, answer_count=total)
 

@@ -35,6 +35,8 @@ from labeling.serializers import (
 
 
 class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    # Every action takes `format`: the router also routes `<action>.json/`, and an action without
+    # the argument answered such a URL with a 500 (an unknown suffix is DRF's 404).
     queryset = Campaign.objects.prefetch_related("labels").order_by("-created_at")
     serializer_class = CampaignSerializer
     permission_classes = [IsAdminUser]
@@ -61,12 +63,12 @@ class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(responses=CampaignReportSerializer)
     @action(detail=True, methods=["get"])
-    def report(self, request, pk=None):
+    def report(self, request, pk=None, format=None):
         return Response(campaign_report(self.get_object()))
 
     @extend_schema(responses=AggregatedLabelSerializer(many=True))
     @action(detail=True, methods=["get"], url_path="aggregated-labels")
-    def aggregated_labels(self, request, pk=None):
+    def aggregated_labels(self, request, pk=None, format=None):
         rows = (
             AggregatedLabel.objects.filter(campaign=self.get_object())
             .select_related("label", "turn")
@@ -77,19 +79,19 @@ class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(responses=WorkerStatsSerializer(many=True))
     @action(detail=True, methods=["get"])
-    def workers(self, request, pk=None):
+    def workers(self, request, pk=None, format=None):
         return Response(campaign_report(self.get_object())["workers"])
 
     @extend_schema(request=None, responses={202: JobQueuedSerializer})
     @action(detail=True, methods=["post"])
-    def aggregate(self, request, pk=None):
+    def aggregate(self, request, pk=None, format=None):
         """Queue the aggregation (tie-break HITs first when due); poll /api/jobs/<id>/."""
         job = start_job("labeling.aggregate_campaign", {"campaign_id": self.get_object().pk}, user=request.user)
         return Response({"job": job.pk, "status": job.status}, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(request=CampaignStatusSerializer, responses=CampaignSerializer)
     @action(detail=True, methods=["post"], url_path="status")
-    def set_status(self, request, pk=None):
+    def set_status(self, request, pk=None, format=None):
         """Open, pause or close the campaign (draft → open ⇄ paused → closed)."""
         campaign = self.get_object()
         serializer = CampaignStatusSerializer(data=request.data)
@@ -102,13 +104,13 @@ class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(request=None, responses=ApprovedSerializer)
     @action(detail=True, methods=["post"], url_path="approve-submitted")
-    def approve_submitted(self, request, pk=None):
+    def approve_submitted(self, request, pk=None, format=None):
         """Approve every submitted assignment whose worker is not blocked."""
         return Response({"approved": approve_submitted(self.get_object())})
 
     @extend_schema(request=None, responses=PaymentsRecordedSerializer)
     @action(detail=True, methods=["post"], url_path="record-payments")
-    def record_payments(self, request, pk=None):
+    def record_payments(self, request, pk=None, format=None):
         return Response(record_payments(self.get_object()))
 
 

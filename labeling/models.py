@@ -4,6 +4,7 @@ import secrets
 from decimal import Decimal
 
 from django.conf import settings
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils import timezone
 
@@ -57,17 +58,22 @@ class Campaign(models.Model):
     labels = models.ManyToManyField(Label, blank=True, related_name="campaigns", help_text="the label set")
     # ISO 639-1: the crowd's language; only dialogues identified as this language become its items
     language = models.CharField(max_length=8, default="en")
-    dialogues_per_hit = models.PositiveSmallIntegerField(default=15)
+    # validators: the form and the API refuse these values with the field's name (never a 500)
+    dialogues_per_hit = models.PositiveSmallIntegerField(default=15, validators=[MinValueValidator(1)])
     quiz_per_hit = models.PositiveSmallIntegerField(default=5)
-    workers_per_hit = models.PositiveSmallIntegerField(default=3)
-    reward = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("0.40"))
-    bonus = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("0.10"))
+    workers_per_hit = models.PositiveSmallIntegerField(default=3, validators=[MinValueValidator(1)])
+    reward = models.DecimalField(
+        max_digits=8, decimal_places=2, default=Decimal("0.40"), validators=[MinValueValidator(Decimal(0))]
+    )
+    bonus = models.DecimalField(
+        max_digits=8, decimal_places=2, default=Decimal("0.10"), validators=[MinValueValidator(Decimal(0))]
+    )
     quiz_pass_mark = models.PositiveSmallIntegerField(default=3, help_text="quiz answers right to earn the bonus")
-    time_limit_minutes = models.PositiveIntegerField(default=60)
+    time_limit_minutes = models.PositiveIntegerField(default=60, validators=[MinValueValidator(1)])
     # three label names shown when a dialogue's target turn has no weak-labeler prediction
     fallback_choices = models.JSONField(default=list, blank=True)
     tie_breaking = models.BooleanField(default=False)
-    tie_break_workers = models.PositiveSmallIntegerField(default=2)
+    tie_break_workers = models.PositiveSmallIntegerField(default=2, validators=[MinValueValidator(1)])
     # sha256 of the crowd-results file a campaign was imported from, so a second import is refused
     source_sha256 = models.CharField(max_length=64, blank=True, db_index=True)
     status = models.CharField(max_length=8, choices=STATUS_CHOICES, default=DRAFT)

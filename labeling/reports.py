@@ -7,7 +7,9 @@ and majority rule as `aggregate_campaign`, so the dashboard is right even before
 
 from collections import Counter, defaultdict
 from decimal import Decimal
+from functools import partial
 
+from django.conf import settings
 from django.db.models import Count, Q, Sum
 
 from annotation.models import Label, Turn
@@ -25,6 +27,7 @@ from labeling.agreement import (
 )
 from labeling.models import HIT, Assignment, Campaign, Worker
 from labeling.payments import payments_due
+from labeling.quality import is_too_fast, median_seconds
 
 EXAMPLES_PER_PROPOSAL = 3
 
@@ -134,6 +137,7 @@ def _worker_table(campaign, answers: list[CrowdAnswer], normalised, winners) -> 
         if quiz_correct is not None:
             row["quiz_marks"].append(quiz_correct)
     workers = Worker.objects.in_bulk(list(per_worker))
+    speed = _speed(answers)
     table = []
     for worker_id, row in per_worker.items():
         worker = workers[worker_id]
@@ -149,9 +153,24 @@ def _worker_table(campaign, answers: list[CrowdAnswer], normalised, winners) -> 
                 "quiz_accuracy": _round(quiz[worker_id].rate) if worker_id in quiz else None,
                 "agreement_with_majority": _round(agreement[worker_id].rate) if worker_id in agreement else None,
                 "seconds_per_hit": round(row["seconds"] / row["hits"], 1) if row["hits"] else None,
+                **speed.get(worker_id, {"median_seconds": None, "too_fast": False}),
             }
         )
     return sorted(table, key=lambda row: (-row["hits"], row["worker"]))
+
+
+def _speed(answers: list[CrowdAnswer]) -> dict[int, dict]:
+    """Each worker's median seconds per dialogue screen, flagged when implausibly fast."""
+    dialogue_seconds = [(a.worker_id, a.seconds) for a in answers if a.quiz_gold is None]
+    medians = median_seconds(dialogue_seconds)
+    counts = Counter(worker for worker, _ in dialogue_seconds)
+    flag = partial(
+        is_too_fast, threshold=settings.FAST_WORKER_MEDIAN_SECONDS, min_answers=settings.FAST_WORKER_MIN_ANSWERS
+    )
+    return {
+        worker: {"median_seconds": round(value, 1), "too_fast": flag(value, counts[worker])}
+        for worker, value in medians.items()
+    }
 
 
 def _other_answers(dialogue_answers: list[CrowdAnswer], normalised, known: dict[str, str]) -> dict:

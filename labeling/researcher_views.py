@@ -18,6 +18,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from annotation.export.cells import escape_cell
 from jobs.runtime import start_job
 from labeling import quiz_pool
 from labeling.campaigns import CampaignRefused, StatusChangeRefused, create_campaign, set_campaign_status
@@ -190,7 +191,7 @@ def campaign_labels_csv(request: HttpRequest, pk: int) -> HttpResponse:
         .values_list("dialogue_id", "turn_id", "status", "label_text", "answer_count", "agreement", "dawid_skene_label")
     )
     for row in rows.iterator():
-        writer.writerow(row)
+        writer.writerow([escape_cell(value) for value in row])  # no formulas in a spreadsheet
     return response
 
 

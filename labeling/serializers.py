@@ -81,6 +81,8 @@ class WorkerStatsSerializer(serializers.Serializer):
     quiz_accuracy = serializers.FloatField(allow_null=True)
     agreement_with_majority = serializers.FloatField(allow_null=True)
     seconds_per_hit = serializers.FloatField(allow_null=True)
+    median_seconds = serializers.FloatField(allow_null=True)
+    too_fast = serializers.BooleanField()
 
 
 class CampaignReportSerializer(serializers.Serializer):

@@ -29,6 +29,7 @@ from labeling import screens, services
 from labeling.bundling import choice_order
 from labeling.campaigns import campaign_labels
 from labeling.models import HIT, Assignment, Campaign, HITItem, Response
+from labeling.quality import clamped_seconds
 from labeling.services import SubmissionRefused
 
 NEW_LABEL = "__new__"
@@ -327,10 +328,7 @@ def _compare_with_stored(request: HttpRequest, stored: tuple | None) -> tuple[bo
 def _save_posted_answer(
     request: HttpRequest, assignment: Assignment, item: HITItem, *, assignment_locked: bool = False
 ) -> None:
-    try:
-        seconds = float(request.POST.get("seconds", 0) or 0)
-    except ValueError:
-        seconds = 0.0
+    seconds = clamped_seconds(request.POST.get("seconds", 0), settings.SCREEN_SECONDS_CAP)
     if request.POST["answer"] == NEW_LABEL:
         new_label = request.POST.get("new_label", "")
         services.save_response(

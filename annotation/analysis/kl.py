@@ -15,6 +15,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from annotation.export.cells import BadRecord, checked_records
 from annotation.taxonomy import canonical_label, normalise_label_name
 
 DEFAULT_SMOOTHING = 1.0
@@ -52,32 +53,39 @@ def parse_label_counts(lines: Iterable[str], filename: str = "reference file") -
     Label names matching the taxonomy take its spelling, so "afraid" and "Afraid" are one label.
     """
     counts: dict[str, int] = {}
-    for line_number, row in enumerate(csv.reader(lines), start=1):
-        if not row or all(not cell.strip() for cell in row):
-            continue
-        where = f"{filename} line {line_number}"
-        if len(row) != 2:
-            raise ReferenceFileError(f"{where}: expected 2 columns 'label,count', found {len(row)}")
-        label, count_text = row[0].strip(), row[1].strip()
-        if line_number == 1 and label.lower() == "label" and count_text.lower() == "count":
-            continue
-        if not label:
-            raise ReferenceFileError(f"{where}: the label is empty")
-        try:
-            count = int(count_text)
-        except ValueError:
-            raise ReferenceFileError(f"{where}: count {count_text!r} is not a whole number")
-        if count < 0:
-            raise ReferenceFileError(f"{where}: count {count} is negative")
-        name = canonical_label(label) or label
-        if name in counts:
-            raise ReferenceFileError(f"{where}: label {name!r} appears twice")
-        counts[name] = count
+    try:
+        for line_number, row in checked_records(csv.reader(lines)):
+            _add_count(counts, row, line_number, filename)
+    except BadRecord as error:
+        raise ReferenceFileError(f"{filename} line {error.line}: {error.reason}") from error
     if not counts:
         raise ReferenceFileError(f"{filename}: no label counts found")
     if sum(counts.values()) == 0:
         raise ReferenceFileError(f"{filename}: every count is zero")
     return counts
+
+
+def _add_count(counts: dict[str, int], row: list[str], line_number: int, filename: str) -> None:
+    if not row or all(not cell.strip() for cell in row):
+        return
+    where = f"{filename} line {line_number}"
+    if len(row) != 2:
+        raise ReferenceFileError(f"{where}: expected 2 columns 'label,count', found {len(row)}")
+    label, count_text = row[0].strip(), row[1].strip()
+    if line_number == 1 and label.lower() == "label" and count_text.lower() == "count":
+        return
+    if not label:
+        raise ReferenceFileError(f"{where}: the label is empty")
+    try:
+        count = int(count_text)
+    except ValueError:
+        raise ReferenceFileError(f"{where}: count {count_text[:20]!r} is not a whole number")
+    if count < 0:
+        raise ReferenceFileError(f"{where}: count {count} is negative")
+    name = canonical_label(label) or label
+    if name in counts:
+        raise ReferenceFileError(f"{where}: label {name!r} appears twice")
+    counts[name] = count
 
 
 def kl_divergence(ours: Iterable[float], reference: Iterable[float], smoothing: float = DEFAULT_SMOOTHING) -> float:

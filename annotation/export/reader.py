@@ -1,5 +1,8 @@
 """Reading a gold CSV (as `export_dataset --kind gold --format csv` writes it) back into dialogues.
 
+Cells escaped against spreadsheet formulas (`annotation.export.cells`) are unescaped here, so
+export -> import gives back the exact text.
+
 Pure: rows become `ImportedDialogue`s, every problem raises ImportFileError naming the file and
 line. The database side lives in `annotation.export.importer`.
 """
@@ -10,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from annotation.export.cells import BadRecord, checked_records, unescape_cell
 from annotation.export.rows import SPLITS
 from annotation.ingest.records import dialogue_hash
 
@@ -59,9 +63,7 @@ def read_gold_csv(lines: Iterable[str], filename: str = "file") -> Iterator[Impo
         raise ImportFileError(f"{filename} line 1: missing column(s) {', '.join(missing)}")
     seen: dict[str, int] = {}
     current: ImportedDialogue | None = None
-    line = 1
-    for row in reader:
-        start, line = line + 1, reader.line_num
+    for start, row in _unescaped_rows(reader, filename):
         where = f"{filename} line {start}"
         key = (row.get("dialogue_hash") or row.get("dialogue_id") or "").strip()
         if not key:
@@ -78,6 +80,18 @@ def read_gold_csv(lines: Iterable[str], filename: str = "file") -> Iterator[Impo
         current.turns.append(_turn(row, start, where))
     if current is not None:
         yield _finished(current, filename)
+
+
+def _unescaped_rows(reader: csv.DictReader, filename: str) -> Iterator[tuple[int, dict[str, str]]]:
+    """Rows with the writers' formula escape undone; NUL bytes and huge fields name their line."""
+    try:
+        for start, raw in checked_records(reader):
+            yield (
+                start,
+                {name: unescape_cell(value) if isinstance(value, str) else value for name, value in raw.items()},
+            )
+    except BadRecord as error:
+        raise ImportFileError(f"{filename} line {error.line}: {error.reason}") from error
 
 
 def _new_dialogue(row: dict[str, str], key: str, line: int, where: str) -> ImportedDialogue:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from annotation.export.cells import escape_cell
 from annotation.export.rows import COLUMNS, SPLITS
 
 CSV, JSONL, HF = "csv", "jsonl", "hf"
@@ -58,17 +59,19 @@ class ExportSummary:
 
 
 def csv_cell(value: Any) -> Any:
+    """One CSV cell: blank for None, JSON for nested values, formula prefixes escaped (cells.py)."""
     if value is None:
         return ""
     if isinstance(value, dict | list):
         return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return value
+    return escape_cell(value)
 
 
 def csv_lines(kind: str, rows: Iterable[dict[str, Any]]) -> Iterator[str]:
     """The header, then one encoded CSV line per row (for streaming responses)."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    # CRLF (RFC 4180) also makes the csv module quote a cell holding a lone \r, which "\n" would not
+    writer = csv.writer(buffer, lineterminator="\r\n")
     columns = COLUMNS[kind]
     writer.writerow(columns)
     for row in rows:

@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from annotation.export.cells import BadRecord, checked_records
 from annotation.ingest.records import dialogue_hash
 from annotation.taxonomy import LABEL_NAMES
 from labeling.aggregation import majority_vote, majority_vote_normalised, normalise_answer
@@ -79,19 +80,24 @@ def read_edos(content: str, source: str) -> list[EdosRow]:
         raise EdosFormatError(f"{source}: line 1: expected the columns {', '.join(COLUMNS)}")
     rows = []
     line_of_index: dict[str, int] = {}
-    next_line = reader.line_num + 1
-    for record in reader:
-        line, next_line = next_line, reader.line_num + 1
-        if not any(field.strip() for field in record):
-            continue
-        row = _row(record, f"{source}: line {line}", line)
-        if row.index in line_of_index:
-            raise EdosFormatError(f"{source}: line {line}: Index {row.index!r} repeats line {line_of_index[row.index]}")
-        line_of_index[row.index] = line
-        rows.append(row)
+    try:
+        for line, record in checked_records(reader):
+            _add_row(rows, line_of_index, record, source, line)
+    except BadRecord as error:
+        raise EdosFormatError(f"{source}: line {error.line}: {error.reason}") from error
     if not rows:
         raise EdosFormatError(f"{source}: no rows")
     return rows
+
+
+def _add_row(rows: list[EdosRow], line_of_index: dict[str, int], record: list[str], source: str, line: int) -> None:
+    if not any(field.strip() for field in record):
+        return
+    row = _row(record, f"{source}: line {line}", line)
+    if row.index in line_of_index:
+        raise EdosFormatError(f"{source}: line {line}: Index {row.index!r} repeats line {line_of_index[row.index]}")
+    line_of_index[row.index] = line
+    rows.append(row)
 
 
 def row_content_hash(row: EdosRow) -> str:

@@ -87,9 +87,12 @@
     }
   });
 
-  // Time spent on a screen travels with every save of it.
+  // Time spent on a screen travels with every save of it: the seconds since the screen was shown
+  // (or since its last save), measured here as the request is built. htmx 2 hands over the
+  // parameters as a FormData proxy without an `in` check, so the form's own elements decide.
   document.addEventListener("htmx:configRequest", (event) => {
-    if (itemForm() && "seconds" in event.detail.parameters) {
+    const form = itemForm();
+    if (form && form.contains(event.detail.elt)) {
       event.detail.parameters.seconds = ((Date.now() - shownAt) / 1000).toFixed(1);
       shownAt = Date.now();
     }

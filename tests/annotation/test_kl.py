@@ -71,6 +71,9 @@ def test_it_reads_a_label_count_csv_with_or_without_header():
         (["afraid,1\n", "Afraid,2\n"], "ed.csv line 2: label 'Afraid' appears twice"),
         (["label,count\n"], "ed.csv: no label counts found"),
         (["afraid,0\n"], "ed.csv: every count is zero"),
+        (["afraid,1\n", "s\0ad,2\n"], "ed.csv line 2: contains a NUL byte"),
+        (["afraid,1\n", "sad," + "9" * 200_000 + "\n"], "ed.csv line 2: a field is longer than 131072 characters"),
+        (["afraid,1\n", "sad," + "9" * 5000 + "\n"], "ed.csv line 2: count '99999999999999999999' is not a whole"),
     ],
 )
 def test_a_bad_reference_file_names_the_line(lines, message):

@@ -33,6 +33,12 @@ def test_two_of_four_is_not_a_majority():
     assert majority_vote(["Angry", "Sad", "Angry", "Sad"]).label is None
 
 
+def test_a_single_answer_is_not_a_majority_until_a_second_agrees():
+    assert majority_vote(["Angry"]).label is None
+    assert majority_vote(["Angry", "Angry"]).label == "Angry"
+    assert majority_vote(["Angry", "Sad"]).label is None
+
+
 def test_no_answers_is_unresolved():
     result = majority_vote([])
     assert result.label is None and result.agreement is None

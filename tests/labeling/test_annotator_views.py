@@ -329,3 +329,12 @@ def test_an_autosave_on_an_expired_hit_is_refused_and_stores_nothing(annotator, 
     refused = answer(annotator, assignment, 1, answer=first.choices[0]).content.decode()
     assert "time limit" in refused
     assert not Response.objects.exists()
+
+
+@pytest.mark.parametrize(("posted", "stored"), [("nan", 0.0), ("inf", 0.0), ("-4", 0.0), ("1e9", 600.0), ("x", 0.0)])
+def test_posted_seconds_are_clamped_by_the_server(annotator, campaign, posted, stored, settings):
+    settings.SCREEN_SECONDS_CAP = 600.0
+    assignment = start_hit(annotator)
+    item = assignment.hit.items.get(position=1)
+    assert answer(annotator, assignment, 1, answer=item.choices[0], seconds=posted).status_code == 200
+    assert Response.objects.get(assignment=assignment, item=item).seconds_spent == stored

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from annotation.models import Label
 from jobs.models import JobRun
-from labeling.models import HIT, AggregatedLabel, Campaign, HITItem, Worker
+from labeling.models import HIT, AggregatedLabel, Campaign, HITItem, Response, Worker
 from labeling.services import worker_for_user
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
@@ -224,3 +224,41 @@ def test_a_label_too_long_is_refused_with_a_message(client, campaign, researcher
     _login(client, researcher)
     response = client.post(reverse("labeling:label_accept"), {"text": "x" * 80}, follow=True)
     assert "too long for a label name" in response.content.decode()
+
+
+def test_one_answer_of_three_is_no_majority_on_the_dashboard(client, researcher):
+    from labeling.reports import campaign_report
+
+    early = Campaign.objects.create(name="One answer in")
+    worker = make_workers(1)
+    make_answered_hit(early, worker, {make_dialogues(1)[0]: ["Angry"]})
+    HIT.objects.filter(campaign=early).update(required_workers=3)
+    report = campaign_report(early)
+    assert (report["agreement"]["majority"], report["agreement"]["items"]) == (0, 1)
+    assert report["agreement"]["majority_rate"] == 0.0
+    angry = next(row for row in report["labels"] if row["label"] == "Angry")
+    assert (angry["majority"], angry["majority_rate"]) == (0, 0.0)
+    _login(client, researcher)
+    html = client.get(reverse("labeling:campaign_report", args=[early.pk])).content.decode()
+    assert "100 %" not in html and "0 of 1 items" in html
+
+
+def test_a_worker_with_an_implausibly_fast_median_is_flagged(client, researcher, settings):
+    from labeling.reports import campaign_report
+
+    settings.FAST_WORKER_MEDIAN_SECONDS, settings.FAST_WORKER_MIN_ANSWERS = 3.0, 5
+    fast_campaign = Campaign.objects.create(name="Click-through")
+    workers = make_workers(3)
+    dialogues = make_dialogues(6)
+    make_answered_hit(fast_campaign, workers, {d: ["Angry", "Angry", "Sad"] for d in dialogues})
+    Response.objects.filter(assignment__worker=workers[2]).update(seconds_spent=1.0)
+    Response.objects.filter(assignment__worker=workers[1]).update(seconds_spent=3.0)
+    rows = {row["worker"]: row for row in campaign_report(fast_campaign)["workers"]}
+    assert (rows["w3"]["median_seconds"], rows["w3"]["too_fast"]) == (1.0, True)
+    assert (rows["w2"]["median_seconds"], rows["w2"]["too_fast"]) == (3.0, False)
+    assert (rows["w1"]["median_seconds"], rows["w1"]["too_fast"]) == (5.0, False)
+    _login(client, researcher)
+    html = client.get(reverse("labeling:campaign_report", args=[fast_campaign.pk])).content.decode()
+    assert html.count("too fast</span>") == 1
+    settings.FAST_WORKER_MIN_ANSWERS = 7  # six answers are too few to judge
+    assert not any(row["too_fast"] for row in campaign_report(fast_campaign)["workers"])

@@ -79,6 +79,11 @@ def test_rows_with_the_same_text_get_different_content_hashes():
             "1,0.9-1,101,Hello.,-,Sad,Angry,Joyful\n2,0.9-1,102,Hi.,-,Sad,Angry,Joyful\n",
             "line 3: Index '0.9-1' repeats line 2",
         ),
+        (
+            '1,0.9-1,101,"Hello.\nThere.",-,Sad,Angry,Joyful\n2,0.9-2,102,Hi\0.,-,Sad,Angry,Joyful\n',
+            "line 4: contains a NUL byte",
+        ),
+        ("1,0.9-1,101," + "x" * 200_000 + ",-,Sad,Angry,Joyful\n", "line 2: a field is longer than 131072 characters"),
     ],
 )
 def test_a_bad_row_is_an_error_naming_the_line(body, message):
