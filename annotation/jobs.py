@@ -3,16 +3,42 @@ in annotation/export/jobs.py, imported here)."""
 
 from typing import Any
 
+from pydantic import Field, field_validator
+
 from annotation.export import jobs as export_jobs  # noqa: F401  (declares export_dataset)
+from annotation.ingest.cleaning import RULE_NAMES
 from annotation.ingestion import IngestOptions, IngestReport, find_subtitle_files, ingest_file
 from jobs.models import JobRun
-from jobs.registry import register
+from jobs.registry import JobParameters, register
 from jobs.runtime import report_progress
 
 INGEST_CHUNK_FILES = 20
 
 
-@register("ingest")
+class IngestParameters(JobParameters):
+    """The `ingest` command's options; the job is started by the command, never from a form."""
+
+    paths: list[str] = Field(min_length=1, max_length=100_000, title="Files or folders")
+    chunk_size: int = Field(INGEST_CHUNK_FILES, ge=1, le=10_000, title="Files per chunk")
+    genres: list[str] = Field([], max_length=20, title="Genres")
+    language: str = Field("en", min_length=2, max_length=8, title="Language hint")
+    gap_seconds: float | None = Field(None, gt=0, le=3600, title="Dialogue gap (s)")
+    year: int | None = Field(None, ge=1870, le=2100, title="Year")
+    imdb_id: str = Field("", max_length=20, title="IMDb id")
+    title: str = Field("", max_length=300, title="Title")
+    disabled_rules: list[str] = Field([], title="Cleaning rules switched off")
+    segmenter: str = Field("", max_length=1000, title="Turn segmenter", description="punctuation or svm:PATH")
+
+    @field_validator("disabled_rules")
+    @classmethod
+    def _known_rules(cls, names: list[str]) -> list[str]:
+        unknown = sorted(set(names) - set(RULE_NAMES))
+        if unknown:
+            raise ValueError(f"unknown cleaning rule(s) {', '.join(unknown)}; known: {', '.join(RULE_NAMES)}")
+        return names
+
+
+@register("ingest", parameters=IngestParameters)
 def ingest_job(job: JobRun, paths: list[str], chunk_size: int = INGEST_CHUNK_FILES, **options: Any) -> dict:
     """Ingest `paths` (files or folders) chunk by chunk, reporting progress after each chunk.
 

@@ -1,5 +1,7 @@
 """The researcher's campaign form: the campaign's settings and which dialogues go into its HITs."""
 
+import re
+
 from django import forms
 from django.db.models import QuerySet
 
@@ -38,11 +40,19 @@ class CampaignForm(forms.ModelForm):
     )
     dialogue_count = forms.IntegerField(min_value=1, initial=150, required=False, label="N")
 
+    language = forms.CharField(
+        max_length=8,
+        required=False,
+        initial="en",
+        help_text="only dialogues identified in this language become items (ISO 639 code; empty: en)",
+    )
+
     class Meta:
         model = Campaign
         fields = [
             "name",
             "description",
+            "language",
             "labels",
             "dialogues_per_hit",
             "quiz_per_hit",
@@ -55,6 +65,12 @@ class CampaignForm(forms.ModelForm):
             "tie_breaking",
             "tie_break_workers",
         ]
+
+    def clean_language(self) -> str:
+        code = (self.cleaned_data.get("language") or "en").strip().lower()
+        if not re.fullmatch(r"[a-z]{2,3}", code):
+            raise forms.ValidationError("an ISO 639 language code such as en, pt or deu")
+        return code
 
     def clean_fallback_choices(self) -> list[str]:
         names = [name.strip() for name in self.cleaned_data["fallback_choices"].split(",") if name.strip()]

@@ -13,6 +13,7 @@ import io
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from annotation.export.cells import BadRecord, checked_records
 from annotation.taxonomy import TAXONOMY, canonical_label, normalise_label_name
 
 
@@ -308,16 +309,29 @@ def parse_quiz_csv(content: str, source: str, label_names: Iterable[str]) -> lis
     line: an id that is not a positive integer, an unknown label, a dialogue listed twice.
     """
     reader = csv.DictReader(io.StringIO(content))
-    missing = {"dialogue", "label"} - set(reader.fieldnames or [])
+    try:
+        header = reader.fieldnames or []
+    except csv.Error as error:
+        raise QuizFileError(f"{source}: line 1: {error}") from error
+    missing = {"dialogue", "label"} - set(header)
     if missing:
         raise QuizFileError(f"{source}: line 1: missing column(s) {', '.join(sorted(missing))}; need dialogue,label")
     by_folded = {normalise_label_name(name): name for name in label_names}
+    try:
+        rows = _pool_rows(checked_records(reader), source, by_folded)
+    except BadRecord as bad:  # a NUL byte, an oversized field, broken quoting
+        raise QuizFileError(f"{source}: line {bad.line}: {bad.reason}") from bad
+    if not rows:
+        raise QuizFileError(f"{source}: no rows")
+    return rows
+
+
+def _pool_rows(records, source: str, by_folded: dict[str, str]) -> list[PoolRow]:
     rows: list[PoolRow] = []
     seen: dict[int, int] = {}
-    for row in reader:
-        line = reader.line_num
+    for line, row in records:
         raw_id, raw_label = (row.get("dialogue") or "").strip(), (row.get("label") or "").strip()
-        if not raw_id.isdigit() or int(raw_id) < 1:
+        if not (raw_id.isascii() and raw_id.isdigit()) or len(raw_id) > 18 or int(raw_id) < 1:
             raise QuizFileError(f"{source}: line {line}: dialogue must be a dialogue id, got {raw_id!r}")
         label = canonical_label(raw_label) or by_folded.get(normalise_label_name(raw_label))
         if label is None:
@@ -326,8 +340,6 @@ def parse_quiz_csv(content: str, source: str, label_names: Iterable[str]) -> lis
             raise QuizFileError(f"{source}: line {line}: dialogue {raw_id} already on line {seen[int(raw_id)]}")
         seen[int(raw_id)] = line
         rows.append(PoolRow(line, int(raw_id), label, (row.get("explanation") or "").strip()))
-    if not rows:
-        raise QuizFileError(f"{source}: no rows")
     return rows
 
 

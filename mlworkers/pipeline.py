@@ -464,8 +464,9 @@ def self_label_rounds(
     gold_split(job)
     train_gold, test_gold = gold_labels([TurnLabel.TRAIN]), gold_labels([TurnLabel.TEST])
     validation_gold = gold_labels([TurnLabel.VALIDATION])
-    if not train_gold or not test_gold:
-        raise NoGoldLabels("the rounds need crowd gold labels in both the train and the test split")
+    if not train_gold or not validation_gold or not test_gold:
+        # no validation: no epoch could be chosen; no test: every figure would be a meaningless 0.0
+        raise NoGoldLabels("the rounds need crowd gold labels in the train, validation and test splits")
     store = turn_embedding_store(progress=lambda d, t: report_progress(job, d, t, f"embedding turns {d}/{t}"))
     learners = [
         dialogue_classifier_learner(epochs, _dialogue_items(list(validation_gold), validation_gold)),

@@ -5,14 +5,15 @@ The file is not public media: the staff-only view `annotation:analysis_export_do
 
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from django.conf import settings
+from pydantic import Field
 
 from annotation.export.query import ExportFilters, check_request, count_rows, export_to_path
 from annotation.export.writers import HF
 from jobs.models import JobRun
-from jobs.registry import register
+from jobs.registry import JobParameters, register
 from jobs.runtime import report_progress
 
 EXPORT_DIR = "exports"
@@ -26,7 +27,19 @@ def export_file_name(job_id: int, kind: str, fmt: str) -> str:
     return f"export-{job_id}-{kind}.{'zip' if fmt == HF else fmt}"
 
 
-@register("export_dataset")
+class ExportParameters(JobParameters):
+    """What the analysis page's export form sends (it validates the same fields first)."""
+
+    kind: Literal["gold", "extended", "silver"] = Field(title="Dataset")
+    format: Literal["csv", "jsonl", "hf"] = Field(title="Format")
+    label: str | None = Field(None, max_length=100, title="Only this label")
+    min_confidence: float | None = Field(None, ge=0.0, le=1.0, title="Confidence at least")
+    source: str | None = Field(None, max_length=20, title="Only this source")
+    split: Literal["train", "validation", "test"] | None = Field(None, title="Only this split")
+    model_version: int | None = Field(None, ge=1, title="Model version id")
+
+
+@register("export_dataset", parameters=ExportParameters)
 def export_dataset_job(job: JobRun, *, kind: str, format: str, **filter_values: Any) -> dict[str, Any]:
     filters = check_request(kind, format, ExportFilters(**filter_values))
     total = count_rows(kind, filters)

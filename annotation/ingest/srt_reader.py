@@ -59,6 +59,9 @@ def _parse_cue_batches(path: Path, language: str, encoding: str | None) -> Itera
             short_fractions = short_fractions or bool(_SHORT_FRACTION_END.search(chunk))
             if short_fractions:
                 chunk = _pad_short_fractions(chunk)
+            if "\0" in chunk:  # no database stores it in text, and no subtitle means it
+                line = first_line + chunk.count("\n", 0, chunk.index("\0"))
+                raise SubtitleFormatError(str(path), line, "contains a NUL byte")
             yield list(_parse_chunk(chunk, first_line, str(path)))
             first_line += chunk.count("\n")
 

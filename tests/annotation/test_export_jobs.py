@@ -81,3 +81,22 @@ def test_the_download_is_staff_only(
     assert not str(job.result["file"]).startswith("/") and "media/" not in reverse(
         "annotation:analysis_export_download", args=[job.pk]
     )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("parameters", "field"),
+    [
+        ({"kind": "platinum", "format": "csv"}, "kind"),
+        ({"kind": "gold", "format": "xlsx"}, "format"),
+        ({"kind": "gold", "format": "csv", "min_confidence": 2}, "min_confidence"),
+        ({"kind": "gold", "format": "csv", "split": "dev"}, "split"),
+    ],
+)
+def test_bad_export_parameters_are_refused_naming_the_field(parameters, field):
+    from jobs.registry import InvalidParameters
+
+    with pytest.raises(InvalidParameters) as refused:
+        start_job("export_dataset", parameters)
+    assert field in refused.value.errors
+    assert not JobRun.objects.exists()

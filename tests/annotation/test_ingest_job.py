@@ -79,3 +79,23 @@ def test_two_processes_ingesting_the_same_dialogues_store_them_once(write_srt):
     assert sorted(o.dialogues for o in outcomes) == [1, 2]
     assert sum(o.duplicates_dropped for o in outcomes) == 1
     assert Dialogue.objects.count() == 3
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("parameters", "field"),
+    [
+        ({"paths": []}, "paths"),
+        ({"paths": ["x"], "chunk_size": 0}, "chunk_size"),
+        ({"paths": ["x"], "disabled_rules": ["no_such_rule"]}, "disabled_rules"),
+        ({"paths": ["x"], "gap_seconds": -5}, "gap_seconds"),
+        ({"paths": ["x"], "speling": 1}, "speling"),
+    ],
+)
+def test_bad_ingest_parameters_are_refused_naming_the_field(parameters, field):
+    from jobs.registry import InvalidParameters
+
+    with pytest.raises(InvalidParameters) as refused:
+        start_job("ingest", parameters)
+    assert field in refused.value.errors
+    assert not JobRun.objects.exists()

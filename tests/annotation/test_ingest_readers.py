@@ -117,6 +117,16 @@ def test_a_malformed_timestamp_names_the_file_and_line(write_file):
     assert "bad.srt, line 6" in str(error.value) and "malformed timestamp" in str(error.value)
 
 
+def test_a_nul_byte_is_refused_naming_the_file_and_line(write_file):
+    path = write_file(
+        "nul.srt", "1\n00:00:01,000 --> 00:00:02,000\nFine.\n\n2\n00:00:03,000 --> 00:00:04,000\nBro\x00ken.\n"
+    )
+    with pytest.raises(SubtitleFormatError) as error:
+        list(FileRun(path).dialogues())
+    assert error.value.line == 7
+    assert "nul.srt, line 7: contains a NUL byte" in str(error.value)
+
+
 def test_junk_after_a_timestamp_is_a_malformed_timestamp_not_a_position_suffix(write_file):
     path = write_file("junk.srt", srt_text(SCENE) + "4\n00:00:07,000 --> 00:00:0x,000\nOops.\n")
     with pytest.raises(SubtitleFormatError, match="malformed timestamp") as error:

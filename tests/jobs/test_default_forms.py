@@ -21,7 +21,7 @@ ORDER = ["weak_train", "weak_apply", "rank_candidates", "gold_split", "sbert_exp
          "bulk_annotate", "run_pipeline"]  # fmt: skip
 CANNOT_RUN_ON_DEMO = {
     "sbert_expand": "no crowd gold labels yet: aggregate a campaign first",
-    "self_label_rounds": "the rounds need crowd gold labels in both the train and the test split",
+    "self_label_rounds": "the rounds need crowd gold labels in the train, validation and test splits",
     "bulk_annotate": "no dialogue classifier yet: run self_label_rounds first",
 }
 

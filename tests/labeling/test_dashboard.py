@@ -262,3 +262,20 @@ def test_a_worker_with_an_implausibly_fast_median_is_flagged(client, researcher,
     assert html.count("too fast</span>") == 1
     settings.FAST_WORKER_MIN_ANSWERS = 7  # six answers are too few to judge
     assert not any(row["too_fast"] for row in campaign_report(fast_campaign)["workers"])
+
+
+@pytest.mark.parametrize(("given", "stored"), [("", "en"), ("PT", "pt"), ("english!", None)])
+def test_the_form_takes_the_campaigns_language(client, researcher, given, stored):
+    _login(client, researcher)
+    response = client.post(
+        reverse("labeling:campaign_create"),
+        {"name": "Lang", "language": given, "fallback_choices": "Neutral, Questioning, Acknowledging",
+         "dialogues_per_hit": 3, "quiz_per_hit": 0, "workers_per_hit": 3, "reward": "0.40", "bonus": "0.10",
+         "quiz_pass_mark": 0, "time_limit_minutes": 30, "tie_break_workers": 2, "selection": "recent",
+         "dialogue_count": 5},
+    )  # fmt: skip
+    if stored is None:
+        assert response.status_code == 200 and "such as en, pt or deu" in response.content.decode()
+        assert not Campaign.objects.filter(name="Lang").exists()
+    else:
+        assert Campaign.objects.get(name="Lang").language == stored

@@ -172,6 +172,10 @@ def test_import_quiz_takes_whole_dialogues_and_is_idempotent(tmp_path):
         ("{a},Sad\nabc,Sad\n", "line 3: dialogue must be a dialogue id"),
         ("{a},Sad\n{a},Joyful\n", "line 3: dialogue {a} already on line 2"),
         ("{a},Sad\n999999,Sad\n", "line 3: no dialogue with id 999999"),
+        ("{a},Sad\n{b},Sad\x00\n", "line 3: contains a NUL byte"),
+        ("{a},Sad\n{b},Sad," + "x" * 200_000 + "\n", "line 3: a field is longer than"),
+        ("{a},Sad\n" + "9" * 4000 + ",Sad\n", "line 3: dialogue must be a dialogue id"),
+        ("{a},Sad\n\u00b2,Sad\n", "line 3: dialogue must be a dialogue id"),
     ],
 )
 def test_import_quiz_names_the_bad_line_and_saves_nothing(tmp_path, rows, message):

@@ -238,6 +238,11 @@ def test_self_label_rounds_report_four_rounds_for_both_models_and_register_them(
         add_crowd_label(dialogue, DIALOGUES[index][1], split=TurnLabel.TRAIN)
     for index, dialogue in enumerate(dialogues[12:18]):
         add_crowd_label(dialogue, DIALOGUES[index][1], split=TurnLabel.TEST)
+    job = run("self_label_rounds", django_capture_on_commit_callbacks, epochs=1)
+    assert job.status == JobRun.FAILED  # no validation gold: no epoch could be chosen
+    assert job.error == "the rounds need crowd gold labels in the train, validation and test splits"
+    for index, dialogue in enumerate(dialogues[18:21]):
+        add_crowd_label(dialogue, DIALOGUES[index][1], split=TurnLabel.VALIDATION)
     twin = _twin(7, "twin")  # the same words as a training dialogue: the SBERT round labels it
     Dialogue.objects.filter(pk=twin.pk).update(split="train")
     job = run("self_label_rounds", django_capture_on_commit_callbacks, epochs=1)
