@@ -231,6 +231,7 @@ def main() -> None:
     setup(args.database_url or f"sqlite:///{folder.name}/quiz_tells.sqlite3")
     from django.conf import settings
 
+    from labeling.campaigns import create_campaign, set_campaign_status
     from labeling.models import Campaign
     from labeling.services import build_hits
 
@@ -240,10 +241,9 @@ def main() -> None:
     settings.QUIZ_DEMO_BANK = args.demo_bank
     if not args.demo_bank:
         fill_pool(rng, corpus[work_count:])
-    campaign = Campaign.objects.create(
-        name="bench", status=Campaign.OPEN, fallback_choices=["Neutral", "Sad", "Joyful"]
-    )
+    campaign = create_campaign("bench", fallback_choices=["Neutral", "Sad", "Joyful"])
     build_hits(campaign, [dialogue for dialogue, _ in corpus[:work_count]], seed=args.seed)
+    set_campaign_status(campaign, Campaign.OPEN)
     started = time.perf_counter()
     rows, kinds = walk(campaign)
     print(f"hits={args.hits} screens={len(rows)} quiz_screens={sum(kinds)} walk_s={time.perf_counter() - started:.1f}")

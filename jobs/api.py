@@ -67,7 +67,7 @@ class JobRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(request=None, responses={200: JobRunSerializer, 409: None})
     @action(detail=True, methods=["post"])
-    def cancel(self, request, pk=None):
+    def cancel(self, request, pk=None, format=None):
         """Cancel a queued or running job (a running one stops after its current chunk); 409 if finished."""
         job = self.get_object()
         if not cancel_job(job, by=request.user.get_username()):
@@ -77,7 +77,7 @@ class JobRunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(request=None, responses={202: JobRunSerializer, 409: None})
     @action(detail=True, methods=["post"])
-    def retry(self, request, pk=None):
+    def retry(self, request, pk=None, format=None):
         """Queue a failed or cancelled job again (resumable jobs skip finished work); 409 otherwise."""
         job = self.get_object()
         if not retry_job(job):

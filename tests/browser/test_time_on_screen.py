@@ -28,7 +28,7 @@ def test_seconds_on_each_screen_are_really_recorded(page, live_server, django_us
     for item in items:
         expect(heading).to_have_text(f"Dialog {item.position}/2")
         page.wait_for_timeout(waits[item.position] * 1000)
-        page.keyboard.press(key_for(item, item.choices[0]))
+        page.keyboard.press(key_for(page, item.choices[0]))
         expect(page.locator("#save-status")).to_have_text("Saved")
         page.keyboard.press("Enter")
     expect(heading).to_have_text("Review and submit")
