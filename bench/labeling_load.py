@@ -72,6 +72,7 @@ def setup_django(database_url: str, secret_key: str) -> None:
         DATABASE_URL=database_url,
         SECRET_KEY=secret_key,
         DEBUG="0",
+        SECURE_SSL_REDIRECT="0",  # plain HTTP on loopback and in the test client
         DJANGO_SETTINGS_MODULE="config.settings",
         QUIZ_DEMO_BANK="1",  # a load test, not a quiz: the built-in bank suffices
     )

@@ -95,7 +95,8 @@ WORDS = [
 
 
 def setup(database_url: str) -> None:
-    os.environ.update(DATABASE_URL=database_url, SECRET_KEY="bench-quiz-tells", DEBUG="0")
+    # plain HTTP in the test client: the deploy-safe HTTPS redirect would answer every request with a 301
+    os.environ.update(DATABASE_URL=database_url, SECRET_KEY="bench-quiz-tells", DEBUG="0", SECURE_SSL_REDIRECT="0")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
 
