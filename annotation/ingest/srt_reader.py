@@ -22,6 +22,10 @@ from annotation.ingest.encoding import detect_encoding
 from annotation.ingest.gaps import CueGapHistogram
 from annotation.ingest.records import Cue, SubtitleFormatError
 
+# srt's own patterns, so the plain path reads exactly what `srt.parse` reads
+_SRT_CUE = srt.SRT_REGEX
+_SRT_TIMESTAMP = srt.TS_REGEX
+
 CHUNK_CHARS = 256 * 1024
 REORDER_WINDOW = 256
 
@@ -89,6 +93,49 @@ def _last_cue_boundary(text: str) -> int:
 
 def _parse_chunk(chunk: str, first_line: int, name: str) -> Iterator[Cue]:
     chunk = chunk.lstrip("\ufeff")
+    cues = _read_plain_chunk(chunk)
+    if cues is not None:
+        return iter(cues)
+    # anything unusual: srt's own parser, which also says where the chunk goes wrong
+    return _parse_chunk_with_srt(chunk, first_line, name)
+
+
+def _read_plain_chunk(chunk: str) -> list[Cue] | None:
+    """The cues of a chunk that `srt.parse` would read without complaint, read with srt's own
+    pattern but with times turned straight into seconds (srt's timedelta per timestamp is about
+    half of its cost); None when anything is unusual (a gap between cues, a bad timestamp, text
+    after the end time that is not coordinates), so the caller falls back on `srt.parse`.
+    Seconds come out exactly as `timedelta.total_seconds()` would give them."""
+    cues: list[Cue] = []
+    expected = 0
+    for match in _SRT_CUE.finditer(chunk):
+        if match.start() != expected and not (expected == 0 and chunk[: match.start()].isspace()):
+            return None
+        _index, raw_start, raw_end, trailing, content = match.groups()
+        if trailing and not _is_position_suffix(trailing):
+            return None
+        start, end = _seconds(raw_start), _seconds(raw_end)
+        if start is None or end is None:
+            return None
+        cues.append(Cue(start, end if end > start else start, content.replace("\r\n", "\n")))
+        expected = match.end()
+    if expected != len(chunk) and not (expected == 0 and (not chunk or chunk.isspace())):
+        return None
+    return cues
+
+
+def _seconds(timestamp: str) -> float | None:
+    match = _SRT_TIMESTAMP.match(timestamp)
+    if match is None:
+        return None
+    hours, minutes, seconds, millis = match.groups()
+    if len(hours) > 6:  # srt's timedelta refuses what would not fit: let it say so
+        return None
+    whole = int(hours) * 3600 + int(minutes) * 60 + int(seconds)
+    return (whole * 1_000_000 + int(millis or 0) * 1000) / 1_000_000
+
+
+def _parse_chunk_with_srt(chunk: str, first_line: int, name: str) -> Iterator[Cue]:
     try:
         for number, cue in enumerate(srt.parse(chunk)):
             if cue.proprietary and not _is_position_suffix(cue.proprietary):
