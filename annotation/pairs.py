@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from annotation.export.cells import escape_cell
 from annotation.ingest.cleaning import strip_markup
 from annotation.ingest.records import Cue
 
@@ -138,12 +139,6 @@ def score_pairs(extracted: Iterable[PairKey], expected: Iterable[PairKey]) -> Sc
 
 
 FIELDS = list(Pair.__dataclass_fields__)
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_safe(value):
-    """A spreadsheet must not run subtitle text as a formula: such a cell gets a leading apostrophe."""
-    return "'" + value if isinstance(value, str) and value.startswith(_FORMULA_STARTS) else value
 
 
 class PairWriter:
@@ -160,7 +155,7 @@ class PairWriter:
 
     def write(self, pair: Pair) -> None:
         if self.fmt == "csv":
-            self._csv.writerow([csv_safe(value) for value in pair.as_dict().values()])
+            self._csv.writerow([escape_cell(value) for value in pair.as_dict().values()])
         else:
             self.handle.write(json.dumps(pair.as_dict(), ensure_ascii=False) + "\n")
 

@@ -7,8 +7,9 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from annotation.export.cells import escape_cell
 from annotation.ingest.records import Cue
-from annotation.pairs import csv_safe, extract_pairs, pair_key, score_pairs
+from annotation.pairs import extract_pairs, pair_key, score_pairs
 
 
 def pairs(*cues, max_gap=1.0):
@@ -86,7 +87,7 @@ def test_scores_judge_only_the_files_the_reference_names():
 
 
 def test_csv_cells_that_would_run_as_formulas_are_defused():
-    assert [csv_safe(v) for v in ("=SUM(A1)", "+1", "@x", "Fine.", 3)] == ["'=SUM(A1)", "'+1", "'@x", "Fine.", 3]
+    assert [escape_cell(v) for v in ("=SUM(A1)", "+1", "@x", "Fine.", 3)] == ["'=SUM(A1)", "'+1", "'@x", "Fine.", 3]
 
 
 # --- the command ---
