@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
 from annotation.models import Label
-from labeling.models import Campaign
+from labeling.models import LAST_TURN_LABEL, Campaign
 
 ALLOWED = {
     Campaign.DRAFT: {Campaign.OPEN, Campaign.CLOSED},
@@ -54,27 +54,57 @@ def campaign_labels(campaign: Campaign | int | Subquery) -> QuerySet[Label]:
     )
 
 
-def create_campaign(name: str, *, labels: Iterable[Label] | None = None, created_by=None, **settings) -> Campaign:
+def create_campaign(
+    name: str,
+    *,
+    labels: Iterable[Label] | None = None,
+    created_by=None,
+    task_type: str = LAST_TURN_LABEL,
+    task_config: dict | None = None,
+    **settings,
+) -> Campaign:
     """Create a draft campaign; the one way a Campaign row comes to be.
 
-    labels: the label set its HITs offer and accept; None or empty means `default_label_set()`.
+    task_type: a name in labeling.task_types' registry; task_config: that type's settings,
+        checked (and completed with defaults) by its clean_config.
+    labels: for a type that uses labels (last_turn_label), the label set its HITs offer and
+        accept; None or empty means `default_label_set()`. Other types take none.
     settings: any other Campaign field (dialogues_per_hit, reward, fallback_choices, ...), but not
         `status` (a campaign starts as a draft; `set_campaign_status` moves it on).
     fallback_choices: three label names of the set, in the taxonomy's spelling once saved;
         default DEFAULT_FALLBACK_CHOICES (or the set's first three when those are not in it).
     Raises CampaignRefused naming the field; nothing is saved then.
     """
+    from labeling import task_types
+
     if "status" in settings:
         raise CampaignRefused("status", "a campaign starts as a draft; open it with set_campaign_status")
     if not (name or "").strip():
         raise CampaignRefused("name", "a campaign needs a name")
-    label_set = list(labels or []) or list(default_label_set())
-    if len(label_set) < 3:
-        raise CampaignRefused("labels", "a campaign needs at least three labels to offer")
-    fallback = _fallback_in(label_set, settings.pop("fallback_choices", None))
+    try:
+        kind = task_types.get(task_type)
+        config = kind.clean_config(task_config or {})
+    except task_types.UnknownTaskType as error:
+        raise CampaignRefused("task_type", str(error)) from error
+    except task_types.ConfigRefused as refused:
+        raise CampaignRefused(refused.field, refused.message) from refused
+    label_set, fallback = [], []
+    if kind.uses_labels:
+        label_set = list(labels or []) or list(default_label_set())
+        if len(label_set) < 3:
+            raise CampaignRefused("labels", "a campaign needs at least three labels to offer")
+        fallback = _fallback_in(label_set, settings.pop("fallback_choices", None))
+    elif labels or settings.pop("fallback_choices", None):
+        raise CampaignRefused("labels", f"a {task_type} campaign offers no labels")
     with transaction.atomic():
         campaign = Campaign.objects.create(
-            name=name.strip(), created_by=created_by, fallback_choices=fallback, status=Campaign.DRAFT, **settings
+            name=name.strip(),
+            created_by=created_by,
+            fallback_choices=fallback,
+            status=Campaign.DRAFT,
+            task_type=task_type,
+            task_config=config,
+            **settings,
         )
         campaign.labels.set(label_set)
     return campaign

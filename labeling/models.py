@@ -49,12 +49,20 @@ def new_entry_token() -> str:
     return secrets.token_urlsafe(24)
 
 
+# the task type of every campaign made before task types were data (labeling/task_types/)
+LAST_TURN_LABEL = "last_turn_label"
+
+
 class Campaign(models.Model):
     DRAFT, OPEN, PAUSED, CLOSED = "draft", "open", "paused", "closed"
     STATUS_CHOICES = [(DRAFT, "Draft"), (OPEN, "Open"), (PAUSED, "Paused"), (CLOSED, "Closed")]
 
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
+    # a name in labeling.task_types' registry (no `choices`: a new type needs no migration)
+    task_type = models.CharField(max_length=32, default=LAST_TURN_LABEL, db_index=True)
+    # the type's own settings, checked by its clean_config (pairwise: questions, sources, seed)
+    task_config = models.JSONField(default=dict, blank=True)
     labels = models.ManyToManyField(Label, blank=True, related_name="campaigns", help_text="the label set")
     # ISO 639-1: the crowd's language; only dialogues identified as this language become its items
     language = models.CharField(max_length=8, default="en")
@@ -97,12 +105,14 @@ class Campaign(models.Model):
 
 class QuizQuestionQuerySet(models.QuerySet):
     def pool(self):
-        """The secret pool: real corpus dialogues with a known answer, active and not retired."""
-        return self.filter(is_active=True, retired_at__isnull=True, dialogue__isnull=False)
+        """The secret pool: real corpus dialogues with a known label, active and not retired."""
+        return self.filter(is_active=True, retired_at__isnull=True, dialogue__isnull=False, task_type=LAST_TURN_LABEL)
 
     def demo_bank(self):
         """The built-in one-turn questions from the source code: for the demo only."""
-        return self.filter(is_active=True, source=QuizQuestion.BUILTIN, dialogue__isnull=True)
+        return self.filter(
+            is_active=True, source=QuizQuestion.BUILTIN, dialogue__isnull=True, task_type=LAST_TURN_LABEL
+        )
 
 
 class QuizQuestion(models.Model):
@@ -110,13 +120,19 @@ class QuizQuestion(models.Model):
     crowd gold, or verified by a researcher), shown exactly like a work item; it lives only in the
     database. The BUILTIN one-turn questions of labeling.quiz_bank serve the demo only."""
 
-    BUILTIN, IMPORTED = "builtin", "imported"
+    BUILTIN, IMPORTED, GENERATED = "builtin", "imported", "generated"
 
     text = models.TextField(help_text="the turn to label, as shown in feedback")
     dialogue = models.ForeignKey(
         Dialogue, on_delete=models.CASCADE, null=True, blank=True, related_name="quiz_questions"
     )
-    gold_label = models.ForeignKey(Label, on_delete=models.PROTECT, related_name="quiz_questions")
+    # the known answer: a label for last_turn_label; for another task type its `gold` (e.g.
+    # pairwise: {"better": "a"}), checked by that type's quiz_correct
+    task_type = models.CharField(max_length=32, default=LAST_TURN_LABEL)
+    gold_label = models.ForeignKey(
+        Label, on_delete=models.PROTECT, null=True, blank=True, related_name="quiz_questions"
+    )
+    gold = models.JSONField(default=dict, blank=True)
     choices = models.JSONField(default=list, help_text="demo bank only: the three label names shown, gold among them")
     explanation = models.TextField(blank=True)
     source = models.CharField(max_length=16, default=BUILTIN)
@@ -167,6 +183,9 @@ class HITItem(models.Model):
     quiz_question = models.ForeignKey(QuizQuestion, on_delete=models.PROTECT, null=True, blank=True)
     # frozen at build time: the weak labeler's top 3, or the campaign's fallback
     choices = models.JSONField(default=list)
+    # what an item of another task type holds (pairwise: both sides and which source is left);
+    # read by the server only, never rendered as such
+    payload = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["hit_id", "position"]
@@ -260,8 +279,13 @@ class Assignment(models.Model):
 
 
 class Response(models.Model):
-    TOP3, OTHER_LIST, OTHER_NEW = "top3", "other-list", "other-new"
-    METHOD_CHOICES = [(TOP3, "One of the top 3"), (OTHER_LIST, "Other: from the list"), (OTHER_NEW, "Other: new label")]
+    TOP3, OTHER_LIST, OTHER_NEW, STRUCTURED = "top3", "other-list", "other-new", "structured"
+    METHOD_CHOICES = [
+        (TOP3, "One of the top 3"),
+        (OTHER_LIST, "Other: from the list"),
+        (OTHER_NEW, "Other: new label"),
+        (STRUCTURED, "The task type's own answer (data)"),
+    ]
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="responses")
     item = models.ForeignKey(HITItem, on_delete=models.CASCADE, related_name="responses")
@@ -269,6 +293,9 @@ class Response(models.Model):
     # what the worker typed through "Other"; crowd files hold answers up to ~90 characters
     new_label_text = models.CharField(max_length=128, blank=True)
     method = models.CharField(max_length=10, choices=METHOD_CHOICES)
+    # a task type's answer other than a label, as its clean_answer returned it (pairwise:
+    # {"engagingness": "left", ...}, the side as shown)
+    data = models.JSONField(default=dict, blank=True)
     seconds_spent = models.FloatField(default=0)
     answered_at = models.DateTimeField(auto_now=True)
 
@@ -280,6 +307,8 @@ class Response(models.Model):
 
     @property
     def answer(self) -> str:
+        if self.data:
+            return ", ".join(f"{key}: {value}" for key, value in self.data.items())
         return self.label.name if self.label_id else self.new_label_text
 
 

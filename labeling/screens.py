@@ -72,7 +72,9 @@ def _read_screens(hit_id: int) -> dict[int, Screen]:
         turns_by_dialogue.setdefault(dialogue_id, []).append((turn_id, text))
     screens = {}
     for item in items:
-        if item.dialogue_id is None:
+        if item.payload:
+            turns = ()  # another task type's item: its type reads what it shows from the payload
+        elif item.dialogue_id is None:
             # the demo bank's one-turn questions (the pool's quiz items are real dialogues)
             turns = ((item.quiz_question.text, True),)
         else:

@@ -338,6 +338,61 @@ def save_response(
         return response
 
 
+def save_answer(
+    assignment: Assignment,
+    item: HITItem,
+    posted,
+    *,
+    seconds_spent: float = 0,
+    assignment_locked: bool = False,
+) -> Response:
+    """Record the answer posted on one screen, whatever the campaign's task type: the type reads
+    `posted` (the form's fields) and stores it through save_response or save_structured_response.
+    Raises SubmissionRefused saying what is wrong."""
+    from labeling import task_types
+
+    task_type = task_types.of(assignment.hit.campaign)
+    try:
+        return task_type.save_answer(
+            assignment, item, posted, seconds_spent=seconds_spent, assignment_locked=assignment_locked
+        )
+    except task_types.AnswerRefused as refused:
+        raise SubmissionRefused(refused.message) from refused
+
+
+def save_structured_response(
+    assignment: Assignment,
+    item: HITItem,
+    answer: dict,
+    *,
+    seconds_spent: float = 0,
+    assignment_locked: bool = False,
+) -> Response:
+    """Record (or replace) a task type's own answer (`Response.data`, already checked by the
+    type's clean_answer) to one screen of a live assignment; the same locking as save_response."""
+    if assignment_locked and not transaction.get_connection().in_atomic_block:
+        raise ValueError("assignment_locked=True needs the caller's transaction that holds the row lock")
+    with transaction.atomic(savepoint=not assignment_locked):
+        if assignment_locked:
+            reason = refusal_reason(assignment)
+            if reason is not None:
+                raise SubmissionRefused(reason)
+        else:
+            assignment = _lock_live(assignment)
+        if item.hit_id != assignment.hit_id:
+            raise SubmissionRefused("That item is not part of this HIT.")
+        spent = min(max(float(seconds_spent), 0.0), 3600.0)
+        response = Response.objects.filter(assignment=assignment, item=item).first()
+        if response is None:
+            return Response.objects.create(
+                assignment=assignment, item=item, data=answer, method=Response.STRUCTURED, seconds_spent=spent
+            )
+        response.data, response.method = answer, Response.STRUCTURED
+        response.seconds_spent += spent
+        response.save(update_fields=["data", "method", "seconds_spent", "answered_at"])
+        return response
+
+
 def _resolve_answer(item: HITItem, label_name: str | None, new_text: str, method: str) -> tuple[Label | None, str, str]:
     if method == Response.OTHER_NEW:
         typed = " ".join((new_text or "").split())
@@ -435,6 +490,11 @@ def submit_assignment(assignment: Assignment) -> SubmissionResult:
 
 def quiz_result(assignment: Assignment) -> SubmissionResult:
     """Score the quiz screens of an assignment from its saved answers (no side effects)."""
+    from labeling import task_types
+
+    task_type = task_types.of(assignment.hit.campaign)
+    if not task_type.uses_labels:
+        return _typed_quiz_result(assignment, task_type)
     responses = {
         r.item_id: r
         for r in Response.objects.filter(assignment=assignment, item__quiz_question__isnull=False).select_related(
@@ -464,4 +524,29 @@ def quiz_result(assignment: Assignment) -> SubmissionResult:
                 item.quiz_question_id,
             )
         )
+    return SubmissionResult(correct, len(quiz_items), wrong, assignment.completion_code)
+
+
+def _typed_quiz_result(assignment: Assignment, task_type) -> SubmissionResult:
+    """quiz_result for a type whose answers are data: its quiz_correct decides."""
+    campaign = assignment.hit.campaign
+    responses = {
+        r.item_id: r for r in Response.objects.filter(assignment=assignment, item__quiz_question__isnull=False)
+    }
+    quiz_items = (
+        HITItem.objects.filter(hit_id=assignment.hit_id, quiz_question__isnull=False)
+        .select_related("quiz_question")
+        .order_by("position")
+    )
+    correct, wrong = 0, []
+    for item in quiz_items:
+        response = responses.get(item.pk)
+        answer = response.data if response is not None else {}
+        if response is not None and task_type.quiz_correct(campaign, item, answer):
+            correct += 1
+            continue
+        given = task_type.describe_answer(campaign, item, answer)
+        gold = task_type.describe_gold(campaign, item)
+        question = item.quiz_question
+        wrong.append(WrongQuizAnswer(item.position, question.text, given, gold, question.explanation, question.pk))
     return SubmissionResult(correct, len(quiz_items), wrong, assignment.completion_code)

@@ -25,14 +25,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Label
 from annotation.taxonomy import normalise_label_name
-from labeling import screens, services
+from labeling import screens, services, task_types
 from labeling.bundling import choice_order
 from labeling.campaigns import campaign_labels
 from labeling.models import HIT, Assignment, Campaign, HITItem, Response
 from labeling.quality import clamped_seconds
 from labeling.services import SubmissionRefused
-
-NEW_LABEL = "__new__"
+from labeling.task_types.last_turn_label import NEW_LABEL
 
 
 def _is_htmx(request: HttpRequest) -> bool:
@@ -43,7 +42,7 @@ def _is_htmx(request: HttpRequest) -> bool:
 def _own_assignment(request: HttpRequest, pk: int, *, lock: bool = False) -> Assignment:
     """The signed-in user's assignment, else 404 (never 403: another worker's ids stay unknowable).
     lock: also lock its row (only the assignment's: of=self), inside the caller's transaction."""
-    assignments = Assignment.objects.select_related("hit")
+    assignments = Assignment.objects.select_related("hit__campaign")
     if lock:
         assignments = assignments.select_for_update(of=("self",))
     return get_object_or_404(assignments, pk=pk, worker__user=request.user)
@@ -202,6 +201,9 @@ def _render_item(
 ) -> HttpResponse:
     """`stored`: the assignment's answers already read for this request (see _stored_answers);
     the screen's own answer is read when its item is not among the keys."""
+    task_type = task_types.of(assignment.hit.campaign)
+    if not task_type.uses_labels:
+        return _render_typed_item(request, assignment, item, task_type, error)
     template = "labeling/partials/hit_item.html" if _is_htmx(request) else "labeling/hit_item_page.html"
     if stored is None or item.pk not in stored:
         stored = _stored_answers(assignment, [item.pk])
@@ -239,6 +241,54 @@ def _item_context(assignment: Assignment, item: HITItem, error: str, saved: tupl
     }
 
 
+def _render_typed_item(request: HttpRequest, assignment: Assignment, item: HITItem, task_type, error: str = ""):
+    """A screen of a task type other than last_turn_label: the shared frame (position, nav, save
+    status) around the type's own template, fed by its screen_context."""
+    saved = Response.objects.filter(assignment=assignment, item=item).values_list("data", flat=True).first()
+    context = {
+        "assignment": assignment,
+        "position": item.position,
+        "total": _hit_size(assignment.hit),
+        "item_url": reverse("labeling:assignment_item", args=[assignment.pk, item.position]),
+        "answer_url": reverse("labeling:answer_item", args=[assignment.pk, item.position]),
+        "task_template": task_type.template,
+        "saved": saved is not None,
+        "error": error,
+        **task_type.screen_context(assignment.hit.campaign, item, saved or {}),
+    }
+    htmx = _is_htmx(request)
+    response = render(request, "labeling/partials/task_item.html" if htmx else "labeling/task_item_page.html", context)
+    if htmx:
+        response["HX-Push-Url"] = context["item_url"]
+    return response
+
+
+def _answer_typed(request: HttpRequest, assignment: Assignment, item: HITItem, go: str) -> HttpResponse:
+    """answer_item for a type whose answer is data: save whatever was posted (a complete answer),
+    then stay, go back, or go on (which needs a saved answer)."""
+    posted_any = any(name not in ("go", "seconds", "csrfmiddlewaretoken") for name in request.POST)
+    target = max(item.position - 1, 1) if go == "back" else item.position + 1
+    try:
+        reason = services.refusal_reason(assignment)
+        if reason is not None:
+            raise SubmissionRefused(reason)
+        if posted_any:
+            try:
+                _save_posted_answer(request, assignment, item)
+            except SubmissionRefused:
+                if go != "back":
+                    raise
+        elif go == "next" and not Response.objects.filter(assignment=assignment, item=item).exists():
+            raise SubmissionRefused("Answer every question before going on.")
+    except SubmissionRefused as refused:
+        return _refuse(request, assignment, item, refused.message, go)
+    if go == "stay":
+        if _is_htmx(request):
+            return render(request, "labeling/partials/save_status.html", {"message": "Saved"})
+        return redirect("labeling:assignment_item", pk=assignment.pk, position=item.position)
+    return _go_to(request, assignment, target)
+
+
 def _choices_shown(assignment: Assignment, item: HITItem) -> list[str]:
     """The three choices in this assignment's own order (drawn from a secret per assignment and
     item), the same rule for quiz and work screens: neither rank nor answer sets the order, and
@@ -257,6 +307,8 @@ def answer_item(request: HttpRequest, pk: int, position: int) -> HttpResponse:
     assignment = _own_assignment(request, pk)
     item = _item_at(assignment, position)
     go = request.POST.get("go", "stay")
+    if not task_types.of(assignment.hit.campaign).uses_labels:
+        return _answer_typed(request, assignment, item, go)
     try:
         reason = services.refusal_reason(assignment)
         if reason is not None:
@@ -328,28 +380,10 @@ def _compare_with_stored(request: HttpRequest, stored: tuple | None) -> tuple[bo
 def _save_posted_answer(
     request: HttpRequest, assignment: Assignment, item: HITItem, *, assignment_locked: bool = False
 ) -> None:
+    """Hand the posted form to the campaign's task type (labeling.services.save_answer); for
+    last_turn_label a list pick that is one of the three choices is stored as top3."""
     seconds = clamped_seconds(request.POST.get("seconds", 0), settings.SCREEN_SECONDS_CAP)
-    if request.POST["answer"] == NEW_LABEL:
-        new_label = request.POST.get("new_label", "")
-        services.save_response(
-            assignment,
-            item,
-            new_label_text=new_label,
-            method=Response.OTHER_NEW,
-            seconds_spent=seconds,
-            assignment_locked=assignment_locked,
-        )
-    else:
-        # The service stores a list pick that is one of the three choices as top3.
-        label_name = request.POST["answer"]
-        services.save_response(
-            assignment,
-            item,
-            label_name=label_name,
-            method=Response.OTHER_LIST,
-            seconds_spent=seconds,
-            assignment_locked=assignment_locked,
-        )
+    services.save_answer(assignment, item, request.POST, seconds_spent=seconds, assignment_locked=assignment_locked)
 
 
 def _refuse(request: HttpRequest, assignment: Assignment, item: HITItem, message: str, go: str) -> HttpResponse:
