@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 
 from annotation.models import Dialogue
 from jobs.runtime import start_job
+from labeling import task_types
 from labeling.campaigns import CampaignRefused, StatusChangeRefused, create_campaign, set_campaign_status
 from labeling.forms import candidate_dialogues
 from labeling.models import AggregatedLabel, Campaign, Worker
@@ -28,10 +29,12 @@ from labeling.serializers import (
     CampaignStatusSerializer,
     JobQueuedSerializer,
     LabelSerializer,
+    PairwiseCampaignSerializer,
     PaymentsRecordedSerializer,
     WorkerStatsSerializer,
     WorkerStatusSerializer,
 )
+from labeling.task_types.pairwise import create_pairwise_campaign
 
 
 class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -60,6 +63,26 @@ class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
                 except ValueError as error:  # quiz bank too small, no choices to offer ...
                     raise ValidationError({"dialogue_ids": [str(error)]}) from error
         serializer.instance = campaign
+
+    @extend_schema(request=PairwiseCampaignSerializer, responses={201: CampaignSerializer})
+    @action(detail=False, methods=["post"])
+    def pairwise(self, request, format=None):
+        """Create a pairwise (ACUTE-Eval) campaign and its HITs, or nothing at all."""
+        serializer = PairwiseCampaignSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        try:
+            campaign, _hits = create_pairwise_campaign(data.pop("name"), created_by=request.user, **data)
+        except CampaignRefused as refusal:
+            raise ValidationError({refusal.field: [refusal.message]}) from refusal
+        return Response(CampaignSerializer(campaign).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses=dict)
+    @action(detail=True, methods=["get"])
+    def results(self, request, pk=None, format=None):
+        """The task type's results so far (pairwise: win rate of source a per question, position bias)."""
+        campaign = self.get_object()
+        return Response({"task_type": campaign.task_type, **task_types.of(campaign).summary(campaign)})
 
     @extend_schema(responses=CampaignReportSerializer)
     @action(detail=True, methods=["get"])

@@ -101,3 +101,88 @@ class CampaignForm(forms.ModelForm):
         if self.cleaned_data["selection"] == RECENT:
             return candidates[: self.cleaned_data["dialogue_count"]]
         return candidates
+
+
+class PairwiseCampaignForm(forms.Form):
+    """A pairwise (ACUTE-Eval) campaign: two sources, or a CSV of pairs, and the questions' wording."""
+
+    MAX_CSV_BYTES = 2 * 1024 * 1024
+
+    name = forms.CharField(max_length=200)
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
+    language = forms.CharField(max_length=8, initial="en", help_text="only dialogues in this language (ISO 639)")
+    source_a = forms.CharField(
+        max_length=200,
+        required=False,
+        help_text="subtitles, movie:<id>, source:<name> (e.g. source:botstalk), model:<id> or ids:<id>,<id>,...",
+    )
+    source_b = forms.CharField(max_length=200, required=False, help_text="the source to compare against, same forms")
+    count = forms.IntegerField(min_value=1, max_value=10_000, initial=100, help_text="pairs drawn from the two sources")
+    pairs_csv = forms.FileField(
+        required=False, help_text="instead of two sources: one `dialogue_a,dialogue_b` pair of ids per line"
+    )
+    seed = forms.IntegerField(initial=0, help_text="draws the pairs, the left/right sides and the quiz items")
+    dialogues_per_hit = forms.IntegerField(min_value=1, max_value=100, initial=10, label="Pairs per HIT")
+    quiz_per_hit = forms.IntegerField(
+        min_value=0, max_value=20, initial=2, help_text="quiz pairs per HIT (one side degenerate)"
+    )
+    workers_per_hit = forms.IntegerField(min_value=1, max_value=20, initial=3)
+    reward = forms.DecimalField(min_value=0, max_digits=8, decimal_places=2, initial="0.40")
+    bonus = forms.DecimalField(min_value=0, max_digits=8, decimal_places=2, initial="0.10")
+    quiz_pass_mark = forms.IntegerField(min_value=0, max_value=20, initial=2)
+    time_limit_minutes = forms.IntegerField(min_value=1, initial=60)
+
+    def __init__(self, *args, **kwargs) -> None:
+        from labeling.task_types.pairwise import DEFAULT_QUESTIONS
+
+        super().__init__(*args, **kwargs)
+        self.question_defaults = DEFAULT_QUESTIONS
+        for question in DEFAULT_QUESTIONS:
+            self.fields[f"wording_{question['key']}"] = forms.CharField(
+                label=f"{question['title']} wording",
+                initial=question["wording"],
+                max_length=500,
+                widget=forms.Textarea(attrs={"rows": 2}),
+            )
+
+    def clean_language(self) -> str:
+        code = (self.cleaned_data.get("language") or "en").strip().lower()
+        if not re.fullmatch(r"[a-z]{2,3}", code):
+            raise forms.ValidationError("an ISO 639 language code such as en, pt or deu")
+        return code
+
+    def clean_pairs_csv(self) -> str:
+        upload = self.cleaned_data.get("pairs_csv")
+        if not upload:
+            return ""
+        if upload.size > self.MAX_CSV_BYTES:
+            raise forms.ValidationError(f"{upload.name}: larger than {self.MAX_CSV_BYTES // 1024} KiB")
+        try:
+            return upload.read().decode("utf-8-sig")
+        except UnicodeDecodeError as error:
+            raise forms.ValidationError(f"{upload.name}: not UTF-8 text (byte {error.start})") from error
+
+    def clean(self):
+        cleaned = super().clean()
+        if not cleaned.get("pairs_csv") and not (cleaned.get("source_a") and cleaned.get("source_b")):
+            self.add_error("source_b", "give two sources, or upload a CSV of pairs")
+        return cleaned
+
+    def campaign_arguments(self) -> dict:
+        """The keyword arguments of labeling.task_types.pairwise.create_pairwise_campaign."""
+        data = self.cleaned_data
+        upload = self.files.get("pairs_csv")
+        settings = ("description", "language", "dialogues_per_hit", "quiz_per_hit", "workers_per_hit", "reward")
+        settings += ("bonus", "quiz_pass_mark", "time_limit_minutes")
+        return {
+            "source_a": data["source_a"],
+            "source_b": data["source_b"],
+            "pairs_csv": data["pairs_csv"],
+            "csv_name": upload.name if upload else "pairs.csv",
+            "count": data["count"],
+            "seed": data["seed"],
+            "questions": [
+                {**question, "wording": data[f"wording_{question['key']}"]} for question in self.question_defaults
+            ],
+            **{name: data[name] for name in settings},
+        }

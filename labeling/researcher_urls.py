@@ -5,7 +5,10 @@ from labeling import researcher_views as views
 urlpatterns = [
     path("campaigns/", views.campaign_list, name="campaign_list"),
     path("campaigns/new/", views.campaign_create, name="campaign_create"),
+    path("campaigns/new/pairwise/", views.campaign_create_pairwise, name="campaign_create_pairwise"),
     path("campaigns/<int:pk>/", views.campaign_detail, name="campaign_detail"),
+    path("campaigns/<int:pk>/results/", views.campaign_results, name="campaign_results"),
+    path("campaigns/<int:pk>/export.<str:fmt>", views.campaign_export, name="campaign_export"),
     path("campaigns/<int:pk>/report/", views.campaign_report_partial, name="campaign_report"),
     path("campaigns/<int:pk>/status/", views.campaign_status, name="campaign_status"),
     path("campaigns/<int:pk>/aggregate/", views.campaign_aggregate, name="campaign_aggregate"),

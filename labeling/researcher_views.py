@@ -13,20 +13,21 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Count, Sum
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.export.cells import escape_cell
 from jobs.runtime import start_job
-from labeling import quiz_pool
+from labeling import quiz_pool, task_types
 from labeling.campaigns import CampaignRefused, StatusChangeRefused, create_campaign, set_campaign_status
 from labeling.entry_tokens import platform_links, rotate_entry_token
-from labeling.forms import CampaignForm
+from labeling.forms import CampaignForm, PairwiseCampaignForm
 from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, Worker
 from labeling.payments import approve_submitted, record_payments
 from labeling.reports import accept_proposed_label, campaign_report
+from labeling.task_types.pairwise import create_pairwise_campaign
 
 
 def staff_required(view: Callable) -> Callable:
@@ -83,11 +84,60 @@ def _create_campaign(form: CampaignForm, user) -> tuple[Campaign, list[HIT]]:
 
 
 @staff_required
+@require_http_methods(["GET", "POST"])
+def campaign_create_pairwise(request: HttpRequest) -> HttpResponse:
+    """A pairwise (ACUTE-Eval) campaign and its HITs, from two sources or a CSV of pairs."""
+    form = PairwiseCampaignForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            campaign, hits = create_pairwise_campaign(
+                form.cleaned_data["name"], created_by=request.user, **form.campaign_arguments()
+            )
+        except CampaignRefused as refusal:
+            form.add_error(refusal.field if refusal.field in form.fields else None, refusal.message)
+        else:
+            messages.success(request, f"Pairwise campaign created with {len(hits)} HITs.")
+            return redirect("labeling:campaign_detail", pk=campaign.pk)
+    return render(request, "labeling/researcher/pairwise_form.html", {"form": form})
+
+
+@staff_required
+@require_GET
+def campaign_results(request: HttpRequest, pk: int) -> HttpResponse:
+    """The task type's results page (pairwise: win rates per question, agreement, position bias)."""
+    campaign = get_object_or_404(Campaign, pk=pk)
+    task_type = task_types.of(campaign)
+    if not task_type.results_template:
+        raise Http404("this campaign's results are on its dashboard")
+    context = {"campaign": campaign, "task_type": task_type, **task_type.results(campaign)}
+    return render(request, task_type.results_template, context)
+
+
+@staff_required
+@require_GET
+def campaign_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    """The task type's export: csv or jsonl."""
+    campaign = get_object_or_404(Campaign, pk=pk)
+    try:
+        export = task_types.of(campaign).export(campaign, fmt)
+    except ValueError as error:
+        raise Http404(str(error)) from error
+    response = HttpResponse(export.text, content_type=export.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
+    return response
+
+
+@staff_required
 @require_GET
 def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=pk)
     links = platform_links(request.build_absolute_uri("/"), campaign)
-    context = {"campaign": campaign, "links": links, "quiz_pool": quiz_pool.pool_status()}
+    context = {
+        "campaign": campaign,
+        "links": links,
+        "quiz_pool": quiz_pool.pool_status(),
+        "task_type": task_types.of(campaign),
+    }
     return render(request, "labeling/researcher/campaign_detail.html", context)
 
 

@@ -32,9 +32,9 @@ class CampaignSerializer(serializers.ModelSerializer):
             "id", "name", "description", "labels", "status", "dialogues_per_hit", "quiz_per_hit",
             "workers_per_hit", "reward", "bonus", "quiz_pass_mark", "time_limit_minutes", "fallback_choices",
             "tie_breaking", "tie_break_workers", "language", "created_at", "hit_count", "dialogue_ids",
-            "recent_dialogues",
+            "recent_dialogues", "task_type", "task_config",
         ]  # fmt: skip
-        read_only_fields = ["id", "status", "created_at", "hit_count"]
+        read_only_fields = ["id", "status", "created_at", "hit_count", "task_type", "task_config"]
 
     def get_hit_count(self, campaign: Campaign) -> int:
         return campaign.hits.count()
@@ -130,3 +130,34 @@ class LabelSerializer(serializers.ModelSerializer):
     class Meta:
         model = Label
         fields = ["id", "name", "kind"]
+
+
+class PairwiseQuestionSerializer(serializers.Serializer):
+    key = serializers.CharField(max_length=32)
+    title = serializers.CharField(max_length=80, required=False)
+    wording = serializers.CharField(max_length=500)
+
+
+class PairwiseCampaignSerializer(serializers.Serializer):
+    """A pairwise (ACUTE-Eval) campaign: two sources, or the text of a CSV of pairs."""
+
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    language = serializers.RegexField(r"^[a-z]{2,3}$", required=False, default="en")
+    source_a = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    source_b = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    pairs_csv = serializers.CharField(
+        required=False, allow_blank=True, default="", help_text="dialogue_a,dialogue_b per line", max_length=2_000_000
+    )
+    count = serializers.IntegerField(min_value=1, max_value=10_000, default=100)
+    seed = serializers.IntegerField(default=0)
+    questions = PairwiseQuestionSerializer(many=True, required=False, help_text="default: ACUTE-Eval's three")
+    dialogues_per_hit = serializers.IntegerField(min_value=1, max_value=100, default=10)
+    quiz_per_hit = serializers.IntegerField(min_value=0, max_value=20, default=2)
+    workers_per_hit = serializers.IntegerField(min_value=1, max_value=20, default=3)
+    quiz_pass_mark = serializers.IntegerField(min_value=0, max_value=20, default=2)
+
+    def validate(self, data):
+        if not data["pairs_csv"] and not (data["source_a"] and data["source_b"]):
+            raise serializers.ValidationError({"source_b": ["give two sources, or pairs_csv"]})
+        return data

@@ -86,6 +86,10 @@ class TaskType:
         """Aggregate the counted answers (Assignment.objects.counted()); return a small summary."""
         raise NotImplementedError
 
+    def summary(self, campaign) -> dict:
+        """A small read-only summary of the results so far (the API's results; writes nothing)."""
+        return {}
+
     def results(self, campaign) -> dict:
         """The context of `results_template`."""
         return {}

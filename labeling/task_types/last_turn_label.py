@@ -62,6 +62,10 @@ class LastTurnLabel(TaskType):
 
         return aggregate_campaign(campaign)
 
+    def summary(self, campaign) -> dict:
+        rows = AggregatedLabel.objects.filter(campaign=campaign)
+        return {"items": rows.count(), "majority": rows.filter(status=AggregatedLabel.MAJORITY).count()}
+
     def export(self, campaign, fmt: str) -> Export:
         rows = (
             AggregatedLabel.objects.filter(campaign=campaign)

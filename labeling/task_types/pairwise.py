@@ -118,6 +118,10 @@ class Pairwise(TaskType):
         return f"the {side} dialogue on every question"
 
     def aggregate(self, campaign) -> dict:
+        """Nothing to store: the results are computed from the answers whenever they are read."""
+        return self.summary(campaign)
+
+    def summary(self, campaign) -> dict:
         results = self._results(campaign)
         summary = {"judgments": results.position_bias.total}
         for axis in results.axes:

@@ -2,13 +2,17 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from labeling import task_types
 from labeling.aggregate import aggregate_campaign
 from labeling.models import Campaign
 from labeling.tiebreak import create_tiebreak_hits
 
 
 class Command(BaseCommand):
-    help = "Aggregate a campaign's answers (majority + Dawid-Skene) into AggregatedLabel and crowd TurnLabels."
+    help = (
+        "Aggregate a campaign's answers with its task type: labels by majority + Dawid-Skene into AggregatedLabel "
+        "and crowd TurnLabels; pairwise into win rates per question."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("campaign_id", type=int)
@@ -17,5 +21,9 @@ class Command(BaseCommand):
         campaign = Campaign.objects.filter(pk=campaign_id).first()
         if campaign is None:
             raise CommandError(f"no campaign {campaign_id}")
+        task_type = task_types.of(campaign)
+        if not task_type.uses_labels:  # e.g. pairwise: win rates per question, position bias
+            self.stdout.write(json.dumps({"task_type": task_type.name, **task_type.aggregate(campaign)}))
+            return
         tiebreak_hits = create_tiebreak_hits(campaign)
         self.stdout.write(json.dumps({"tiebreak_hits": len(tiebreak_hits), **aggregate_campaign(campaign)}))
