@@ -44,7 +44,7 @@ def parse_pairs_csv(text: str, name: str = "pairs.csv") -> list[tuple[int, Pair]
         cells = [cell.strip() for cell in row]
         if not any(cells):
             continue
-        if number == 1 and not all(cell.isdigit() for cell in cells):
+        if number == 1 and not any(cell.isdigit() for cell in cells):
             continue  # a header
         if len(cells) != 2:
             errors.append(f"{name} line {number}: expected two dialogue ids (a,b), got {len(cells)} cells")

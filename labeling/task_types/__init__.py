@@ -4,7 +4,7 @@ Adding a type: write its module (a TaskType subclass), its template, and one lin
 """
 
 from labeling.models import LAST_TURN_LABEL
-from labeling.task_types.base import AnswerRefused, ConfigRefused, Export, TaskType
+from labeling.task_types.base import AnswerRefused, ConfigRefused, Export, TaskType, export_records
 
 _REGISTRY: dict[str, TaskType] = {}
 
@@ -42,7 +42,15 @@ def choices() -> list[tuple[str, str]]:
     return [(task_type.name, task_type.title) for task_type in _REGISTRY.values()]
 
 
-__all__ = ["LAST_TURN_LABEL", "AnswerRefused", "ConfigRefused", "Export", "TaskType", "UnknownTaskType"]
+__all__ = [
+    "LAST_TURN_LABEL",
+    "AnswerRefused",
+    "ConfigRefused",
+    "Export",
+    "TaskType",
+    "UnknownTaskType",
+    "export_records",
+]
 
 # --- the registered types: one line each -------------------------------------------------------
 from labeling.task_types.last_turn_label import LastTurnLabel  # noqa: E402
