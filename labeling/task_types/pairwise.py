@@ -126,8 +126,11 @@ class Pairwise(TaskType):
         summary = {"judgments": results.position_bias.total}
         for axis in results.axes:
             summary[f"{axis.question}_win_rate_a"] = _round(axis.win_rate_a)
+            summary[f"{axis.question}_interval_a"] = _bounds(axis.interval_a)
             summary[f"{axis.question}_judgments"] = axis.total
         summary["left_win_rate"] = _round(results.position_bias.rate)
+        summary["left_win_interval"] = _bounds(results.position_bias.interval)
+        summary["pairwise_agreement"] = _round(results.pairwise_agreement)
         return summary
 
     def results(self, campaign) -> dict:
@@ -382,3 +385,7 @@ def judgment_records(campaign: Campaign) -> list[dict]:
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
+
+
+def _bounds(interval: win_rates.Interval | None) -> list[float] | None:
+    return None if interval is None else [_round(interval.low), _round(interval.high)]

@@ -14,7 +14,7 @@ from labeling.models import LAST_TURN_LABEL, Assignment, Campaign, HITItem, Quiz
 from labeling.services import SubmissionRefused, build_hits, claim_next_hit, save_answer, submit_assignment
 from labeling.task_types import AnswerRefused, TaskType, export_records
 from labeling.task_types.pairwise import PAIRWISE, create_pairwise_campaign, dialogue_of
-from labeling.win_rates import unshuffle
+from labeling.win_rates import unshuffle, wilson_interval
 from tests.labeling.hit_factory import make_dialogues
 
 # --- a third task type, written the way the README's "Adding a task type" says ------------------
@@ -154,6 +154,8 @@ def test_every_task_type_goes_through_the_same_claim_answer_submit_aggregate_pat
         assert summary["judgments"] == 4 * 3 * 3
         assert summary["engagingness_judgments"] == 12
         assert summary["engagingness_win_rate_a"] == round((8 + a_left) / 12, 4)
+        interval = wilson_interval(8 + a_left, 12)
+        assert summary["humanness_interval_a"] == [round(interval.low, 4), round(interval.high, 4)]
         assert summary["left_win_rate"] == round((2 * a_left + 4) / 12, 4)
     else:
         assert sorted(summary["majorities"].values()) == ["yes", "yes"]
