@@ -9,7 +9,8 @@ configured question. Aggregation un-shuffles each pick to its source and gives p
 win rate of source a with a Wilson 95 % interval, the position bias and the judges' agreement
 (labeling.win_rates). The export is one row per judgment.
 
-Sources: `subtitles` (ingested subtitle files), `movie:<id>`, `source:<name>` (dialogues whose
+Sources: `subtitles` (the subtitle corpus, ingested or imported: `Dialogue.source` empty where the
+table has that field, else every dialogue), `movie:<id>`, `source:<name>` (dialogues whose
 turns carry TurnLabels of that source, e.g. `botstalk`, or whose own `source` is that name where
 the Dialogue table has such a field), `model:<id>` (dialogues with turns labeled or predicted by
 that ModelVersion), `ids:<id>,<id>,...`; or a CSV of `dialogue_a,dialogue_b` pairs.
@@ -203,13 +204,14 @@ def select_dialogue_ids(spec: str, language: str, field: str) -> list[int]:
         )
     kind, _, value = spec.partition(":")
     dialogues = Dialogue.objects.filter(turn_count__gt=0).in_language(language)
-    if kind == "subtitles":
-        chosen = dialogues.filter(file__isnull=False)
+    has_source_field = "source" in {f.name for f in Dialogue._meta.get_fields()}
+    if kind == "subtitles":  # the subtitle corpus, ingested or imported: not machine-made
+        chosen = dialogues.filter(source="") if has_source_field else dialogues
     elif kind == "movie":
         chosen = dialogues.filter(movie_id=int(value))
     elif kind == "source":
         labeled = TurnLabel.objects.filter(source=value).values("turn__dialogue_id")
-        own = Q(source=value) if "source" in {f.name for f in Dialogue._meta.get_fields()} else Q(pk__in=[])
+        own = Q(source=value) if has_source_field else Q(pk__in=[])
         chosen = dialogues.filter(Q(pk__in=labeled) | own)
     elif kind == "model":
         labeled = TurnLabel.objects.filter(model_version_id=int(value)).values("turn__dialogue_id")

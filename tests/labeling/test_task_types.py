@@ -481,3 +481,15 @@ def test_the_command_creates_a_pairwise_campaign(db, tmp_path, capsys):
     call_command("create_pairwise_campaign", "CLI", "--pairs-csv", str(path), "--quiz-per-hit", "0")
     assert '"hits": 1' in capsys.readouterr().out
     assert Campaign.objects.get().task_type == PAIRWISE
+
+
+def test_two_movies_can_be_compared(tiny_corpus):
+    night, harbour = tiny_corpus[0].movie_id, tiny_corpus[1].movie_id
+    campaign, _ = create_pairwise_campaign(
+        "Films", source_a=f"movie:{night}", source_b=f"movie:{harbour}", quiz_per_hit=1
+    )
+    items = HITItem.objects.filter(hit__campaign=campaign, quiz_question=None)
+    assert {dialogue_of(i.payload, "a") for i in items} <= {d.pk for d in tiny_corpus if d.movie_id == night}
+    assert {dialogue_of(i.payload, "b") for i in items} <= {d.pk for d in tiny_corpus if d.movie_id == harbour}
+    assert items.count() == 2
+    assert campaign.task_config["sources"] == {"a": f"movie:{night}", "b": f"movie:{harbour}"}
