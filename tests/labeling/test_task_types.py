@@ -493,3 +493,24 @@ def test_two_movies_can_be_compared(tiny_corpus):
     assert {dialogue_of(i.payload, "b") for i in items} <= {d.pk for d in tiny_corpus if d.movie_id == harbour}
     assert items.count() == 2
     assert campaign.task_config["sources"] == {"a": f"movie:{night}", "b": f"movie:{harbour}"}
+
+
+def test_an_annotator_walks_a_pairwise_hit_to_the_end_and_submits(db, client, django_user_model):
+    campaign = _pairwise_campaign(quiz_per_hit=1)
+    set_campaign_status(campaign, Campaign.OPEN)
+    user = django_user_model.objects.create_user("ann", password="x")
+    client.force_login(user)
+    client.post(reverse("labeling:claim"), {"campaign": campaign.pk})
+    assignment = Assignment.objects.get(worker__user=user)
+    items = list(assignment.hit.items.order_by("position"))
+    for item in items:
+        posted = {"go": "next", **_right_answer(campaign, item, 0)}
+        response = client.post(reverse("labeling:answer_item", args=[assignment.pk, item.position]), posted)
+        assert response.status_code == 302
+    assert response.url == reverse("labeling:assignment_review", args=[assignment.pk])
+    review = client.get(response.url).content.decode()
+    assert f"{len(items)} of {len(items)} dialogues answered" in review and "engagingness: " in review
+    client.post(reverse("labeling:assignment_submit", args=[assignment.pk]))
+    assignment.refresh_from_db()
+    assert (assignment.status, assignment.quiz_correct) == (Assignment.SUBMITTED, 1)
+    assert client.get(reverse("labeling:assignment_feedback", args=[assignment.pk])).status_code == 200
