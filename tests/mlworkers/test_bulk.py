@@ -139,16 +139,16 @@ def test_it_refuses_a_model_whose_labels_are_not_in_the_taxonomy(tiny_corpus, me
 def test_a_failed_job_requeued_finishes_the_work(tiny_corpus, version, monkeypatch, django_capture_on_commit_callbacks):
     import mlworkers.bulk
 
-    real_predict = mlworkers.bulk._predict_chunk
+    real_score = mlworkers.bulk._score_chunk
     calls = {"n": 0}
 
-    def crash_on_the_second_chunk(*args, **kwargs):
+    def crash_on_the_second_chunk(*args, **kwargs):  # runs on the model thread; the job sees the error
         calls["n"] += 1
         if calls["n"] == 2:
             raise Interrupted("worker lost")
-        return real_predict(*args, **kwargs)
+        return real_score(*args, **kwargs)
 
-    monkeypatch.setattr(mlworkers.bulk, "_predict_chunk", crash_on_the_second_chunk)
+    monkeypatch.setattr(mlworkers.bulk, "_score_chunk", crash_on_the_second_chunk)
     job = JobRun.objects.create(kind="bulk_annotate", parameters={"model_version_id": version.pk, "chunk_size": 3})
     with pytest.raises(Interrupted):
         jobs.run_job(job.pk)
@@ -185,17 +185,18 @@ def test_deleting_a_dialogue_removes_its_predictions(tiny_corpus, version, job):
 def test_cancel_stops_a_running_bulk_annotation_within_one_chunk(tiny_corpus, version, monkeypatch):
     import mlworkers.bulk
 
-    real_predict, calls = mlworkers.bulk._predict_chunk, {"n": 0}
+    real_write, calls = mlworkers.bulk.write_predictions, {"n": 0}
     job = JobRun.objects.create(kind="bulk_annotate", parameters={"model_version_id": version.pk, "chunk_size": 3})
 
     def cancel_during_the_first_chunk(*args, **kwargs):
         calls["n"] += 1
         if calls["n"] == 1:
             jobs.cancel_job(job, by="researcher")  # as the Jobs page would, while the chunk runs
-        return real_predict(*args, **kwargs)
+        return real_write(*args, **kwargs)
 
-    monkeypatch.setattr(mlworkers.bulk, "_predict_chunk", cancel_during_the_first_chunk)
+    monkeypatch.setattr(mlworkers.bulk, "write_predictions", cancel_during_the_first_chunk)
     assert jobs.run_job(job.pk, heartbeat=False) == {"job": job.pk, "stopped": True}
     job.refresh_from_db()
-    assert job.status == JobRun.CANCELLED and calls["n"] == 1  # no second chunk started
+    # no second chunk is written (the ones scored ahead are dropped, a rerun scores them again)
+    assert job.status == JobRun.CANCELLED and calls["n"] == 1
     assert 0 < predictions_of(version).count() < Turn.objects.count()  # the first chunk is kept, whole
