@@ -20,7 +20,7 @@ from typing import Any
 
 from django.db import connection, transaction
 
-from annotation.models import Label, ModelVersion, Prediction, Turn
+from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn
 from jobs.models import JobRun
 from jobs.runtime import JobCannotRun, report_progress
 from mlworkers.registry import load_dialogue_classifier
@@ -41,6 +41,8 @@ def annotate_corpus(
     batch_size: int = 64,
     on_chunk: Callable[[int, int], None] | None = None,
     precision: str | None = None,
+    shards: int = 1,
+    dialogue_id_range: Sequence[int] | None = None,
 ) -> dict[str, Any]:
     """Label every turn of the selected dialogues (all when None) with the model version's top label.
 
@@ -49,15 +51,22 @@ def annotate_corpus(
     PostgreSQL). The database is only touched from this thread. `on_chunk(done, total)` is called
     after each chunk is committed (the CLI prints with it; tests interrupt with it). `precision`:
     fp32, bf16, fp16 or auto (None: ML_PRECISION).
+
+    `shards` > 1 splits the dialogues into that many id ranges of about equal size, each a job of
+    its own run by whichever worker of the ml queue is free (jobs.runtime.run_in_shards); a shard
+    is the same job with `dialogue_id_range` [first, last] set.
     """
     from mlworkers.ml import inference  # torch loads in the worker, never in a web process
 
     started = time.perf_counter()
     version = _dialogue_version(model_version_id)
+    if shards > 1 and dialogue_id_range is None:
+        return _run_sharded(job, version, dialogue_ids, shards, chunk_size=chunk_size, batch_size=batch_size,
+                            precision=precision)  # fmt: skip
     clf = load_dialogue_classifier(version, precision=precision)
     inference.configure_threads()
     labels = _labels_by_name(clf.label_names)
-    selection = Turn.objects.all() if dialogue_ids is None else Turn.objects.filter(dialogue_id__in=dialogue_ids)
+    selection = _selected_turns(dialogue_ids, dialogue_id_range)
     total = selection.count()
     done = Prediction.objects.filter(model_version=version, turn__in=selection).count()
     report_progress(job, done, total, f"{version.name}: {done} of {total} turns already labeled")
@@ -85,7 +94,7 @@ def annotate_corpus(
     pending: deque = deque()
     try:
         tick = time.perf_counter()
-        for chunk in _chunks_of_whole_dialogues(dialogue_ids, chunk_size):
+        for chunk in _chunks_of_whole_dialogues(dialogue_ids, chunk_size, dialogue_id_range):
             already = _already_labeled(version, chunk)
             timings["read"] += time.perf_counter() - tick
             encoding = tokenizer_thread.submit(_encode_chunk, clf, chunk, already)
@@ -109,6 +118,50 @@ def annotate_corpus(
         "precision": clf.precision,
         "stage_seconds": {name: round(value, 2) for name, value in timings.items()},
     }
+
+
+def _selected_turns(dialogue_ids: Sequence[int] | None, dialogue_id_range: Sequence[int] | None):
+    turns = Turn.objects.all()
+    if dialogue_ids is not None:
+        turns = turns.filter(dialogue_id__in=dialogue_ids)
+    if dialogue_id_range is not None:
+        first, last = dialogue_id_range
+        turns = turns.filter(dialogue_id__gte=first, dialogue_id__lte=last)
+    return turns
+
+
+def _run_sharded(job: JobRun, version: ModelVersion, dialogue_ids, shards: int, **parameters) -> dict[str, Any]:
+    """Split the selected dialogues into `shards` id ranges of about equal dialogue counts and run
+    each as a shard job; returns the combined result when a rerun finds every shard done."""
+    from jobs.runtime import run_in_shards
+
+    ranges = dialogue_id_ranges(dialogue_ids, shards)
+    if not ranges:
+        raise JobCannotRun("no dialogues to annotate")
+    common = {"model_version_id": version.pk, "dialogue_ids": dialogue_ids, **parameters}
+    result = run_in_shards(
+        job,
+        [{**common, "dialogue_id_range": list(bounds)} for bounds in ranges],
+        message=f"{version.name}: {len(ranges)} shards queued",
+    )
+    result["model_version"] = version.pk
+    return result
+
+
+def dialogue_id_ranges(dialogue_ids: Sequence[int] | None, shards: int) -> list[tuple[int, int]]:
+    """Up to `shards` [first, last] dialogue id ranges covering the selection, with about the same
+    number of dialogues each (ids are cut at quantiles: one indexed OFFSET query per cut)."""
+    ids = Dialogue.objects.order_by("pk").values_list("pk", flat=True)
+    if dialogue_ids is not None:
+        ids = ids.filter(pk__in=dialogue_ids)
+    count = ids.count()
+    if not count:
+        return []
+    shards = max(1, min(shards, count))
+    starts = [ids[(count * index) // shards] for index in range(shards)]
+    last = ids.reverse()[0] if dialogue_ids is None else max(dialogue_ids)
+    ends = [start - 1 for start in starts[1:]] + [last]
+    return list(zip(starts, ends, strict=True))
 
 
 def _already_labeled(version: ModelVersion, chunk: list[TurnRow]) -> set[int]:
@@ -221,16 +274,16 @@ def _dialogue_version(model_version_id: int | None) -> ModelVersion:
     return version
 
 
-def _chunks_of_whole_dialogues(dialogue_ids: Sequence[int] | None, chunk_size: int) -> Iterator[list[TurnRow]]:
+def _chunks_of_whole_dialogues(
+    dialogue_ids: Sequence[int] | None, chunk_size: int, dialogue_id_range: Sequence[int] | None = None
+) -> Iterator[list[TurnRow]]:
     """About `chunk_size` turns at a time, in (dialogue, position) order, never splitting a dialogue.
 
     Keyset pagination on the dialogue id: memory holds one chunk, however large the corpus.
     """
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be at least 1, got {chunk_size}")
-    turns = Turn.objects.order_by("dialogue_id", "position")
-    if dialogue_ids is not None:
-        turns = turns.filter(dialogue_id__in=dialogue_ids)
+    turns = _selected_turns(dialogue_ids, dialogue_id_range).order_by("dialogue_id", "position")
     fields = ("id", "dialogue_id", "position", "text")
     last_dialogue = None
     while True:

@@ -200,3 +200,24 @@ def test_cancel_stops_a_running_bulk_annotation_within_one_chunk(tiny_corpus, ve
     # no second chunk is written (the ones scored ahead are dropped, a rerun scores them again)
     assert job.status == JobRun.CANCELLED and calls["n"] == 1
     assert 0 < predictions_of(version).count() < Turn.objects.count()  # the first chunk is kept, whole
+
+
+def test_sharded_bulk_annotation_labels_every_turn_once_across_its_shards(
+    tiny_corpus, version, django_capture_on_commit_callbacks
+):
+    from mlworkers.bulk import dialogue_id_ranges
+
+    ids = sorted(d.pk for d in tiny_corpus)
+    assert dialogue_id_ranges(None, 3) == [(ids[0], ids[0]), (ids[1], ids[2] - 1), (ids[2], ids[3])]
+    assert dialogue_id_ranges(ids[1:], 8) == [(ids[1], ids[1]), (ids[2], ids[2]), (ids[3], ids[3])]
+    with django_capture_on_commit_callbacks(execute=True):
+        job = jobs.start_job("bulk_annotate", {"model_version_id": version.pk, "shards": 2, "chunk_size": 2})
+    job.refresh_from_db()
+    shards = list(job.shards.order_by("pk"))
+    assert [shard.parameters["dialogue_id_range"] for shard in shards] == [[ids[0], ids[2] - 1], [ids[2], ids[3]]]
+    assert all(shard.status == JobRun.SUCCEEDED for shard in shards)
+    assert job.status == JobRun.SUCCEEDED and job.result["shards"] == 2
+    assert job.result["labeled"] == job.result["written_now"] == Turn.objects.count() == 10
+    assert (job.progress_done, job.progress_total) == (10, 10)
+    assert predictions_of(version).count() == 10
+    assert predictions_of(version).values("turn").distinct().count() == 10
