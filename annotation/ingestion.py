@@ -15,7 +15,7 @@ from itertools import islice
 from pathlib import Path
 
 from django.conf import settings
-from django.db import DataError, IntegrityError, transaction
+from django.db import DataError, IntegrityError, connection, transaction
 
 from annotation.ingest import CleaningRules, DialogueRecord, FileMeta, FileRun, PipelineConfig, SubtitleFormatError
 from annotation.ingest.pipeline import SRT, meta_from_path, subtitle_format
@@ -318,6 +318,13 @@ def _write_dialogues(
 
 
 def _find_or_create_movie(meta: FileMeta) -> Movie:
+    # Shards ingest files of one movie side by side: on PostgreSQL a transaction-scoped advisory
+    # lock on the movie's key makes find-or-create one at a time (held until the file commits).
+    if connection.vendor == "postgresql":
+        key = meta.imdb_id or f"{meta.title}\x1f{meta.year}"
+        lock = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [lock])
     if meta.imdb_id:
         movie = Movie.objects.filter(imdb_id=meta.imdb_id).first()
     else:

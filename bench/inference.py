@@ -9,8 +9,16 @@ order with the same batch size. The turns are synthetic (generated here, not EDO
 Peak RSS is printed after a small and a 4x larger corpus: flat memory means it does not grow.
 
     .venv/bin/python bench/inference.py [--turns 2000] [--batch-size 64] [--threads 2]
+        [--device cpu|cuda] [--precision auto|fp32|bf16|fp16] [--skip-naive]
 
-Ends with one line: ratio=<ours/naive> turns_per_s=<ours>
+`--turns 2830000 --skip-naive` is the paper's corpus size (1M dialogues): it reports the time and
+peak memory of labeling it (streamed in chunks; sensible on a GPU, hours on 2 CPU cores).
+The breakdown times each stage of our path run one after the other (tokenize = one fast-tokenizer
+call per chunk plus building every turn's input; forward = the model; top-k = softmax and
+`torch.topk` on the device and the copy back; write = formatting the rows bulk annotation COPYs,
+the database itself excluded). In the job the stages overlap (see mlworkers/bulk.py).
+
+Ends with one line: ratio=<ours/naive> turns_per_s=<ours> tokenize_s= forward_s= topk_s= write_s=
 """
 
 import os
@@ -19,6 +27,7 @@ import os
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import argparse
+import json
 import resource
 import sys
 import time
@@ -31,7 +40,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from annotation.taxonomy import LABEL_NAMES
-from mlworkers.ml import inference, loading
+from mlworkers.ml import inference, loading, precision
 from mlworkers.ml.dialogue_classifier import TrainConfig, build_classifier
 
 _VOCABULARY = (
@@ -64,24 +73,61 @@ def synthetic_dialogues(n_turns: int, seed: int, mean_turns: float = 2.5) -> Ite
         yield turns
 
 
-def ours(clf, dialogues: Iterator[list[str]], chunk_size: int, batch_size: int) -> int:
-    """The bulk-annotation path without the database: encode per dialogue, predict, top-5, per chunk."""
-    labeled = 0
-    chunk: list = []
+class Stages:
+    """Seconds spent in each stage of our path."""
+
+    def __init__(self) -> None:
+        self.seconds = dict.fromkeys(("tokenize", "forward", "topk", "write"), 0.0)
+
+    def add(self, name: str, since: float, device: torch.device) -> float:
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        now = time.perf_counter()
+        self.seconds[name] += now - since
+        return now
+
+
+def ours(clf, dialogues: Iterator[list[str]], chunk_size: int, batch_size: int, stages: Stages | None = None) -> int:
+    """The bulk-annotation path without the database: a chunk of whole dialogues tokenized in one
+    call, inputs length-sorted and batched, softmax + top-5 on the device, rows formatted."""
+    stages = stages or Stages()
+    labeled, chunk, size = 0, [], 0
     for turns in dialogues:
-        chunk += inference.encode_dialogue(turns, clf.tokenizer, clf.config.max_tokens)
-        if len(chunk) >= chunk_size:
-            labeled += _label_chunk(clf, chunk, batch_size)
-            chunk = []
+        chunk.append(turns)
+        size += len(turns)
+        if size >= chunk_size:
+            labeled += _label_chunk(clf, chunk, batch_size, stages)
+            chunk, size = [], 0
     if chunk:
-        labeled += _label_chunk(clf, chunk, batch_size)
+        labeled += _label_chunk(clf, chunk, batch_size, stages)
     return labeled
 
 
-def _label_chunk(clf, encoded, batch_size: int) -> int:
-    probabilities = inference.predict_encoded_with(clf, encoded, batch_size=batch_size)
-    rows = [inference.top_k(row, clf.label_names, 5) for row in probabilities]
-    return len(rows)
+def _label_chunk(clf, dialogues: list[list[str]], batch_size: int, stages: Stages) -> int:
+    device = clf.device
+    tick = time.perf_counter()
+    encoded = [
+        item for items in inference.encode_dialogues(dialogues, clf.tokenizer, clf.config.max_tokens) for item in items
+    ]
+    tick = stages.add("tokenize", tick, device)
+    pad_id, decay = clf.tokenizer.pad_token_id or 0, clf.config.turn_weight_decay
+    top_indices = np.empty((len(encoded), 5), dtype=np.int64)
+    top_values = np.empty((len(encoded), 5), dtype=np.float32)
+    with torch.inference_mode():
+        for rows in inference.length_sorted_batches([len(ids) for ids, _ in encoded], batch_size):
+            batch = inference.collate([encoded[i] for i in rows], pad_id, decay, inference.PAD_MULTIPLE)
+            logits = clf.model(**{name: tensor.to(device, non_blocking=True) for name, tensor in batch.items()})
+            tick = stages.add("forward", tick, device)
+            best = torch.topk(torch.softmax(logits.float(), dim=-1), 5, dim=-1)
+            top_values[rows], top_indices[rows] = best.values.cpu().numpy(), best.indices.cpu().numpy()
+            tick = stages.add("topk", tick, device)
+    names = clf.label_names
+    payload = [
+        json.dumps([[names[i], round(p, 6)] for i, p in zip(best, values, strict=True)])
+        for best, values in zip(top_indices.tolist(), top_values.tolist(), strict=True)
+    ]
+    stages.add("write", tick, device)
+    return len(payload)
 
 
 def naive_inputs(dialogues: Iterator[list[str]]) -> list[str]:
@@ -92,13 +138,13 @@ def naive_inputs(dialogues: Iterator[list[str]]) -> list[str]:
     return texts
 
 
-def naive_pipeline():
+def naive_pipeline(device: torch.device):
     """The same MiniLM weights under a sequence-classification head, in a stock pipeline."""
     from transformers import AutoModelForSequenceClassification, pipeline
 
     path = loading.resolve_model_path("minilm")
     model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=len(LABEL_NAMES))
-    return pipeline("text-classification", model=model, tokenizer=loading.load_tokenizer("minilm"), device="cpu")
+    return pipeline("text-classification", model=model, tokenizer=loading.load_tokenizer("minilm"), device=device)
 
 
 def naive(classifier, texts: list[str], batch_size: int) -> int:
@@ -119,22 +165,43 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--mean-turns", type=float, default=2.5, help="mean turns per synthetic dialogue")
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or auto")
+    parser.add_argument("--precision", default="auto", choices=precision.PRECISIONS)
+    parser.add_argument("--skip-naive", action="store_true", help="only our path (the paper-size run)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    clf = build_classifier(list(LABEL_NAMES), TrainConfig(device="cpu"))
-    print(
-        f"model: packaged MiniLM, {args.threads} threads, batch {args.batch_size}, {args.turns} synthetic turns "
-        f"in dialogues of {args.mean_turns} turns on average"
+    clf = build_classifier(list(LABEL_NAMES), TrainConfig(device=args.device))
+    chosen = precision.resolve(args.precision, clf.device)
+    clf.model.to(dtype=precision.dtype_of(chosen)).eval()
+    device_name = (
+        torch.cuda.get_device_name(clf.device) if clf.device.type == "cuda" else f"CPU, {args.threads} threads"
     )
-    ours(clf, synthetic_dialogues(200, seed=99), args.chunk_size, args.batch_size)  # warm-up
+    print(
+        f"model: packaged MiniLM on {device_name}, {chosen}, batch {args.batch_size}, chunk {args.chunk_size}, "
+        f"{args.turns} synthetic turns in dialogues of {args.mean_turns} turns on average"
+    )
+    ours(clf, synthetic_dialogues(2 * args.batch_size, seed=99), args.chunk_size, args.batch_size)  # warm-up
 
+    stages = Stages()
     started = time.perf_counter()
-    done = ours(clf, synthetic_dialogues(args.turns, args.seed, args.mean_turns), args.chunk_size, args.batch_size)
-    ours_rate = done / (time.perf_counter() - started)
-    print(f"ours:  {done} turns, {ours_rate:.1f} turns/s")
+    done = ours(
+        clf, synthetic_dialogues(args.turns, args.seed, args.mean_turns), args.chunk_size, args.batch_size, stages
+    )
+    elapsed = time.perf_counter() - started
+    ours_rate = done / elapsed
+    print(f"ours:  {done} turns in {elapsed:.1f} s, {ours_rate:.1f} turns/s, peak RSS {peak_rss_mb():.0f} MB")
+    if clf.device.type == "cuda":
+        print(f"peak GPU memory: {torch.cuda.max_memory_allocated(clf.device) / 2**20:.0f} MB")
+    breakdown = " ".join(f"{name}_s={seconds:.2f}" for name, seconds in stages.seconds.items())
+    print("breakdown: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in stages.seconds.items()))
+    if args.skip_naive:
+        print(
+            f"turns={done} seconds={elapsed:.1f} turns_per_s={ours_rate:.1f} peak_rss_mb={peak_rss_mb():.0f} {breakdown}"
+        )
+        return
 
     texts = naive_inputs(synthetic_dialogues(args.turns, args.seed, args.mean_turns))
-    classifier = naive_pipeline()
+    classifier = naive_pipeline(clf.device)
     naive(classifier, texts[:200], args.batch_size)  # warm-up
     started = time.perf_counter()
     done = naive(classifier, texts, args.batch_size)
@@ -150,7 +217,7 @@ def main() -> None:
         f"peak RSS after {small} turns: {rss_small:.0f} MB; after {large} turns: {rss_large:.0f} MB "
         f"(+{rss_large - rss_small:.0f} MB)"
     )
-    print(f"ratio={ours_rate / naive_rate:.2f} turns_per_s={ours_rate:.1f}")
+    print(f"ratio={ours_rate / naive_rate:.2f} turns_per_s={ours_rate:.1f} {breakdown}")
 
 
 if __name__ == "__main__":

@@ -238,6 +238,10 @@ env_bool("HF_OFFLINE", default=True)
 ML_DEVICE = env_str("ML_DEVICE", "auto")
 if ML_DEVICE not in {"auto", "cpu", "cuda", "mps"}:
     raise ConfigError(f"ML_DEVICE={ML_DEVICE!r} must be one of auto, cpu, cuda, mps")
+# Model precision for inference and training: auto = bf16 on a GPU that supports it, fp32 on a CPU.
+ML_PRECISION = env_str("ML_PRECISION", "auto")
+if ML_PRECISION not in {"auto", "fp32", "bf16", "fp16"}:
+    raise ConfigError(f"ML_PRECISION={ML_PRECISION!r} must be one of auto, fp32, bf16, fp16")
 
 # --- Input limits and quality signals (wt-input; documented in README "Security") -------------
 # Django refuses bodies and form fields beyond these with 400 (RequestDataTooBig / TooManyFields).

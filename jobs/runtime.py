@@ -13,6 +13,10 @@ request or the command that queued it. The flow:
     requeue_stale_jobs()     run by every worker every JOB_SWEEP_SECONDS: a running job with no
                              heartbeat for JOB_STALE_SECONDS is queued again (its work is chunked
                              and idempotent), up to JOB_MAX_ATTEMPTS, then failed with the reason
+    run_in_shards(job, ps)   called by a job function to split its work: one child JobRun (a shard)
+                             per parameter set, queued together as a Celery group so every worker of
+                             the queue takes some; the parent waits (running, no worker held), its
+                             progress is the shards' sum, and the last shard to finish settles it
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, Sum
 from django.utils import timezone
 
 from jobs import registry
@@ -40,6 +44,11 @@ class JobCannotRun(RuntimeError):
 
 class JobStopped(Exception):
     """Raised inside a running job when it was cancelled or another worker took it over."""
+
+
+class WaitingForShards(Exception):
+    """Raised by run_in_shards once the shards are queued: the parent job stays running, holding
+    no worker, until its last shard settles it."""
 
 
 def _setting(name: str, default: int) -> int:
@@ -66,14 +75,18 @@ def _queue(job_id: int, queue: str) -> None:
 
 
 def cancel_job(job: JobRun, *, by: str = "") -> bool:
-    """Cancel a queued or running job. A queued one never starts; a running one stops at its next
-    progress report (within one chunk). False when the job had already finished."""
+    """Cancel a queued or running job and its unfinished shards. A queued one never starts; a
+    running one stops at its next progress report (within one chunk). False when the job had
+    already finished."""
     message = f"cancelled by {by}" if by else "cancelled"
-    return bool(
-        JobRun.objects.unfinished()
-        .filter(pk=job.pk)
-        .update(status=JobRun.CANCELLED, message=message, finished_at=timezone.now())
-    )
+    fields = {"status": JobRun.CANCELLED, "message": message, "finished_at": timezone.now()}
+    with transaction.atomic():
+        cancelled = JobRun.objects.unfinished().filter(pk=job.pk).update(**fields)
+        if cancelled:
+            JobRun.objects.unfinished().filter(parent_id=job.pk).update(**fields)
+    if cancelled and job.parent_id:
+        settle_parent(job.parent_id)
+    return bool(cancelled)
 
 
 def retry_job(job: JobRun) -> bool:
@@ -115,6 +128,8 @@ def _execute(job: JobRun) -> dict[str, Any]:
         result = registry.get(job.kind).function(job, **job.parameters) or {}
     except JobStopped:
         return {"job": job.pk, "stopped": True}
+    except WaitingForShards as waiting:
+        return {"job": job.pk, "shards": waiting.args[0]}
     except JobCannotRun as reason:
         _finish(job, JobRun.FAILED, error=str(reason).splitlines()[0] if str(reason) else "cannot run")
         return {"job": job.pk, "failed": str(reason)}
@@ -131,6 +146,8 @@ def _finish(job: JobRun, status: str, *, result: dict | None = None, error: str 
     if result is not None:
         fields["result"] = result
     JobRun.objects.filter(pk=job.pk, status=JobRun.RUNNING, attempts=job.attempts).update(**fields)
+    if job.parent_id:
+        settle_parent(job.parent_id)
 
 
 def report_progress(job: JobRun, done: int, total: int | None = None, message: str = "") -> None:
@@ -146,6 +163,112 @@ def report_progress(job: JobRun, done: int, total: int | None = None, message: s
         raise JobStopped(f"job {job.pk} was cancelled or taken over")
     for name, value in fields.items():
         setattr(job, name, value)
+    if job.parent_id:
+        _sum_progress(job.parent_id)
+
+
+# --- shards -----------------------------------------------------------------------------------------
+
+
+def run_in_shards(job: JobRun, shard_parameters: list[dict[str, Any]], message: str = "") -> dict[str, Any]:
+    """Run the job's work as shards: a child JobRun of the same kind per parameter set, queued as
+    one Celery group on the kind's queue so every worker listening there takes some. Each shard is
+    resumable on its own (it is an ordinary job). Raises WaitingForShards: the parent stays
+    running without holding a worker and its last shard settles it (succeeded with the shards'
+    results combined, failed naming the failed shards, or cancelled).
+
+    Called again (the parent retried or requeued), it creates nothing new: failed or cancelled
+    shards are retried, queued ones queued again (a duplicate message is harmless), and when every
+    shard has already succeeded it returns the combined result, so the parent finishes at once."""
+    spec = registry.get(job.kind)
+    shards = list(job.shards.order_by("pk"))
+    if not shards:
+        checked = [spec.validate(parameters) for parameters in shard_parameters]
+        with transaction.atomic():
+            shards = [
+                JobRun.objects.create(kind=job.kind, parameters=parameters, parent=job, created_by=job.created_by)
+                for parameters in checked
+            ]
+        _queue_group([shard.pk for shard in shards], spec.queue)
+    else:
+        if all(shard.status == JobRun.SUCCEEDED for shard in shards):
+            return combine_results([shard.result for shard in shards])
+        for shard in shards:
+            if shard.status in (JobRun.FAILED, JobRun.CANCELLED):
+                retry_job(shard)
+        _queue_group([shard.pk for shard in shards if shard.status == JobRun.QUEUED], spec.queue)
+    report_progress(job, job.progress_done, job.progress_total, message or f"running as {len(shards)} shards")
+    _sum_progress(job.pk)
+    raise WaitingForShards(len(shards))
+
+
+def _queue_group(job_ids: list[int], queue: str) -> None:
+    if not job_ids:
+        return
+    from celery import group
+
+    from jobs.tasks import run_job_task
+
+    transaction.on_commit(lambda: group(run_job_task.si(pk).set(queue=queue) for pk in job_ids).apply_async())
+
+
+def _sum_progress(parent_id: int) -> None:
+    """The parent's progress is the sum of its shards' (one UPDATE; it also beats its heartbeat)."""
+    totals = JobRun.objects.filter(parent_id=parent_id).aggregate(
+        done=Sum("progress_done"), total=Sum("progress_total")
+    )
+    JobRun.objects.filter(pk=parent_id, status=JobRun.RUNNING).update(
+        progress_done=totals["done"] or 0, progress_total=totals["total"] or 0, heartbeat_at=timezone.now()
+    )
+
+
+def settle_parent(parent_id: int) -> bool:
+    """Finish a sharded job once none of its shards is unfinished. Every shard calls this after it
+    finished (after its own commit), so the last one always sees all of them; two at once are safe:
+    the update is conditional on the parent still running. True when this call finished it."""
+    _sum_progress(parent_id)
+    shards = list(JobRun.objects.filter(parent_id=parent_id).order_by("pk"))
+    if not shards or any(shard.status in JobRun.UNFINISHED for shard in shards):
+        return False
+    fields: dict[str, Any] = {"finished_at": timezone.now()}
+    failed = [shard for shard in shards if shard.status == JobRun.FAILED]
+    if failed:
+        reasons = "; ".join(
+            f"#{shard.pk}: {shard.error.splitlines()[0] if shard.error else 'failed'}" for shard in failed[:3]
+        )
+        fields.update(status=JobRun.FAILED, error=f"{len(failed)} of {len(shards)} shards failed ({reasons})")
+    elif any(shard.status == JobRun.CANCELLED for shard in shards):
+        fields.update(status=JobRun.CANCELLED, message="a shard was cancelled")
+    else:
+        fields.update(
+            status=JobRun.SUCCEEDED,
+            result=combine_results([shard.result for shard in shards]),
+            message=f"{len(shards)} shards finished",
+        )
+    return bool(JobRun.objects.filter(pk=parent_id, status=JobRun.RUNNING).update(**fields))
+
+
+def combine_results(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The shards' results as one: numbers summed key by key (and inside flat dicts of numbers),
+    lists concatenated, rates (keys ending in "_per_s") dropped since they do not add up, other
+    values kept from the first shard that has them; plus the number of shards."""
+    combined: dict[str, Any] = {}
+    for result in results:
+        for key, value in (result or {}).items():
+            if key.endswith("_per_s"):
+                continue
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                combined[key] = combined.get(key, 0) + value
+            elif isinstance(value, list):
+                combined[key] = [*combined.get(key, []), *value]
+            elif isinstance(value, dict) and all(isinstance(v, (int, float)) for v in value.values()):
+                inner = combined.setdefault(key, {})
+                for name, number in value.items():
+                    inner[name] = inner.get(name, 0) + number
+            else:
+                combined.setdefault(key, value)
+    combined["shards"] = len(results)
+    return combined
 
 
 class Heartbeat(threading.Thread):
@@ -185,11 +308,13 @@ def requeue_stale_jobs() -> dict[str, list[int]]:
     fail it with the reason once it used up JOB_MAX_ATTEMPTS. Safe to run in many workers at once:
     each change is a conditional update on the heartbeat it saw."""
     cutoff = timezone.now() - timedelta(seconds=_setting("JOB_STALE_SECONDS", 120))
-    stale = JobRun.objects.filter(status=JobRun.RUNNING).filter(
-        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
+    stale = (
+        JobRun.objects.filter(status=JobRun.RUNNING)
+        .filter(Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff))
+        .exclude(shards__status__in=JobRun.UNFINISHED)  # a parent waiting for its shards holds no worker
     )
     outcome: dict[str, list[int]] = {"requeued": [], "failed": []}
-    for job in stale.only("pk", "kind", "attempts", "heartbeat_at"):
+    for job in stale.only("pk", "kind", "attempts", "heartbeat_at", "parent"):
         if _recover(job):
             outcome["requeued" if _was_requeued(job) else "failed"].append(job.pk)
     return outcome
@@ -207,13 +332,14 @@ def _recover(job: JobRun) -> bool:
         if changed:
             _queue(job.pk, registry.get(job.kind).queue)
         return bool(changed)
-    return bool(
-        seen.update(
-            status=JobRun.FAILED,
-            error=f"worker lost {job.attempts} times (last heartbeat {since}); gave up after {limit} attempts",
-            finished_at=timezone.now(),
-        )
+    failed = seen.update(
+        status=JobRun.FAILED,
+        error=f"worker lost {job.attempts} times (last heartbeat {since}); gave up after {limit} attempts",
+        finished_at=timezone.now(),
     )
+    if failed and job.parent_id:
+        settle_parent(job.parent_id)
+    return bool(failed)
 
 
 def republish_queued_jobs() -> list[int]:

@@ -3,6 +3,7 @@ Starting a job only records a JobRun and queues it for a worker; no job work run
 
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -15,7 +16,7 @@ from jobs.runtime import cancel_job, retry_job, start_job
 
 def _job_list(request: HttpRequest, bound: JobForm | None = None, status: int = 200, error: str = "") -> HttpResponse:
     forms = [bound if bound and bound.spec.kind == spec.kind else JobForm(spec) for spec in registry.startable()]
-    context = {"jobs": JobRun.objects.all()[:100], "forms": forms, "open_kind": bound.spec.kind if bound else None,
+    context = {"jobs": JobRun.objects.filter(parent=None)[:100], "forms": forms, "open_kind": bound.spec.kind if bound else None,
                "start_error": error}  # fmt: skip
     return render(request, "jobs/job_list.html", context, status=status)
 
@@ -45,7 +46,8 @@ def job_start(request: HttpRequest) -> HttpResponse:
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(JobRun, pk=job_id)
     child_ids = job.result.get("jobs", []) if isinstance(job.result, dict) else []
-    children = JobRun.objects.filter(pk__in=child_ids) if child_ids else []
+    # the jobs a pipeline queued (its result lists them) and the shards of a sharded job
+    children = JobRun.objects.filter(Q(pk__in=child_ids) | Q(parent=job)).order_by("pk")
     return render(request, "jobs/job_detail.html", {"job": job, "children": children})
 
 

@@ -70,6 +70,19 @@ class BulkAnnotateParameters(JobParameters):
     dialogue_ids: list[int] | None = Field(None, max_length=100_000, title="Only these dialogues")
     chunk_size: int = Field(bulk.DEFAULT_CHUNK_SIZE, ge=1, le=100_000, title="Turns per chunk")
     batch_size: int = Field(64, ge=1, le=2048, title="Batch size")
+    precision: Literal["auto", "fp32", "bf16", "fp16"] | None = Field(
+        None, title="Precision", description="empty: ML_PRECISION (auto = bf16 on a GPU, fp32 on a CPU)"
+    )
+    shards: int = Field(
+        1,
+        ge=1,
+        le=256,
+        title="Shards",
+        description="split into this many jobs, one per free ml worker (e.g. 2x workers)",
+    )
+    dialogue_id_range: list[int] | None = Field(
+        None, min_length=2, max_length=2, title="Dialogue id range", description="set on shards: [first, last]"
+    )
 
 
 class RunPipelineParameters(JobParameters):

@@ -66,13 +66,16 @@ def artifact_path(version: ModelVersion) -> Path:
     return Path(settings.MEDIA_ROOT) / version.artifact_dir
 
 
-def load_dialogue_classifier(version: ModelVersion, device: str | None = None):
-    """The TrainedClassifier saved for a dialogue-classifier model version."""
+def load_dialogue_classifier(version: ModelVersion, device: str | None = None, precision: str | None = None):
+    """The TrainedClassifier saved for a dialogue-classifier model version, in `precision`
+    (None: ML_PRECISION, whose "auto" is bf16 on a GPU and fp32 on a CPU)."""
     from mlworkers.ml.dialogue_classifier import load_classifier
 
     if version.kind != ModelVersion.DIALOGUE:
         raise ValueError(f"model version {version.pk} is a {version.kind!r} model, not a dialogue classifier")
-    return load_classifier(artifact_path(version), device=device or settings.ML_DEVICE)
+    return load_classifier(
+        artifact_path(version), device=device or settings.ML_DEVICE, precision_name=precision or settings.ML_PRECISION
+    )
 
 
 def _hyperparameters_of(trained: Any) -> dict[str, Any]:

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from mlworkers.ml import inference, loading
+from mlworkers.ml import inference, loading, precision
 from mlworkers.ml.inputs import DEFAULT_MAX_TOKENS, DEFAULT_TURN_WEIGHT_DECAY
 from mlworkers.ml.metrics import classification_report
 
@@ -66,6 +66,7 @@ class TrainConfig:
     max_grad_norm: float | None = 1.0
     seed: int = 13
     device: str = "auto"
+    precision: str = "auto"  # auto | fp32 | bf16 | fp16: autocast of the forward pass (auto: bf16 on a GPU)
     num_threads: int | None = None
     offline: bool | None = None
 
@@ -76,6 +77,7 @@ class TrainConfig:
         for name in ("lr", "eps", "epochs", "batch_size", "max_tokens"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"TrainConfig.{name} must be positive, got {getattr(self, name)}")
+        precision.check_precision(self.precision)
         if not 0 < self.turn_weight_decay <= 1:
             raise ValueError(f"TrainConfig.turn_weight_decay must be in (0, 1], got {self.turn_weight_decay}")
 
@@ -102,8 +104,10 @@ class DialogueClassifierModel(nn.Module):
         self.output = nn.Linear(hidden, num_labels)
 
     def weighted_embeddings(self, input_ids: torch.Tensor, token_weights: torch.Tensor) -> torch.Tensor:
-        """Word embeddings scaled by each token's turn weight; the encoder adds positions after."""
-        return self.encoder.get_input_embeddings()(input_ids) * token_weights.unsqueeze(-1)
+        """Word embeddings scaled by each token's turn weight; the encoder adds positions after.
+        The weights take the embeddings' dtype, so a bf16 or fp16 model stays in its precision."""
+        embeddings = self.encoder.get_input_embeddings()(input_ids)
+        return embeddings * token_weights.to(embeddings.dtype).unsqueeze(-1)
 
     def forward(
         self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_weights: torch.Tensor
@@ -111,8 +115,11 @@ class DialogueClassifierModel(nn.Module):
         states = self.encoder(
             inputs_embeds=self.weighted_embeddings(input_ids, token_weights), attention_mask=attention_mask
         ).last_hidden_state
-        scores = self.attention(states).squeeze(-1).masked_fill(attention_mask == 0, torch.finfo(states.dtype).min)
-        pooled = (torch.softmax(scores, dim=-1).unsqueeze(-1) * states).sum(dim=1)
+        # The pooling scores are masked and normalised in fp32 whatever the model's precision: under
+        # autocast the linear layer returns bf16/fp16, where fp32's minimum would overflow to -inf.
+        scores = self.attention(states).squeeze(-1).float()
+        scores = scores.masked_fill(attention_mask == 0, torch.finfo(scores.dtype).min)
+        pooled = (torch.softmax(scores, dim=-1).to(states.dtype).unsqueeze(-1) * states).sum(dim=1)
         return self.output(self.dropout(torch.tanh(self.hidden(self.dropout(pooled)))))
 
     def head_parameters(self) -> list[nn.Parameter]:
@@ -127,6 +134,7 @@ class TrainedClassifier:
     config: TrainConfig
     history: list[dict[str, Any]] = field(default_factory=list)
     best_epoch: int | None = None
+    precision: str = "fp32"  # the dtype the weights are in now (inference casts; training keeps fp32)
 
     @property
     def device(self) -> torch.device:
@@ -154,8 +162,11 @@ class TrainedClassifier:
         return self.config.to_dict()
 
 
-def load_classifier(directory: str | Path, device: str | torch.device | None = None) -> TrainedClassifier:
-    """Rebuild a saved classifier from its folder alone (the base model need not be present)."""
+def load_classifier(
+    directory: str | Path, device: str | torch.device | None = None, precision_name: str | None = None
+) -> TrainedClassifier:
+    """Rebuild a saved classifier from its folder alone (the base model need not be present), for
+    inference in `precision_name` (None = ML_PRECISION; "auto" = bf16 on a GPU, fp32 on a CPU)."""
     from safetensors.torch import load_model
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
@@ -167,7 +178,9 @@ def load_classifier(directory: str | Path, device: str | torch.device | None = N
     encoder = AutoModel.from_config(AutoConfig.from_pretrained(directory / ENCODER_DIR))
     model = DialogueClassifierModel(encoder, len(description["label_names"]), config.dropout)
     load_model(model, str(directory / WEIGHTS_FILE))
-    model.to(loading.pick_device(str(device) if device else config.device)).eval()
+    target = loading.pick_device(str(device) if device else config.device)
+    chosen = precision.resolve(precision_name, target)
+    model.to(target, dtype=precision.dtype_of(chosen)).eval()
     tokenizer = AutoTokenizer.from_pretrained(directory / TOKENIZER_DIR)
     return TrainedClassifier(
         model,
@@ -176,6 +189,7 @@ def load_classifier(directory: str | Path, device: str | torch.device | None = N
         config,
         description.get("history", []),
         description.get("best_epoch"),
+        precision=chosen,
     )
 
 
@@ -234,16 +248,30 @@ class _Stepper:
         self.optimizer = _optimizer(clf.model, clf.config)
         self.scheduler = _scheduler(self.optimizer, clf.config, total_steps)
         self.loss_fn = nn.CrossEntropyLoss(label_smoothing=clf.config.label_smoothing)
+        # fp32 master weights; the forward pass runs under autocast in the chosen precision
+        self.precision = precision.resolve(clf.config.precision, clf.device)
+        self.scaler = (
+            torch.amp.GradScaler(clf.device.type) if precision.needs_grad_scaler(self.precision, clf.device) else None
+        )
 
     def __call__(self, batch: dict[str, torch.Tensor], targets: np.ndarray) -> float:
         model, device = self.clf.model, self.clf.device
-        logits = model(**{name: tensor.to(device) for name, tensor in batch.items()})
-        loss = self.loss_fn(logits, torch.as_tensor(targets, device=device))
+        with precision.autocast(self.precision, device):
+            logits = model(**{name: tensor.to(device) for name, tensor in batch.items()})
+        loss = self.loss_fn(logits.float(), torch.as_tensor(targets, device=device))
         self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        if self.scaler is not None:
+            self.scaler.scale(loss).backward()
+            self.scaler.unscale_(self.optimizer)
+        else:
+            loss.backward()
         if self.clf.config.max_grad_norm:
             nn.utils.clip_grad_norm_(model.parameters(), self.clf.config.max_grad_norm)
-        self.optimizer.step()
+        if self.scaler is not None:
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+        else:
+            self.optimizer.step()
         self.scheduler.step()
         self.done += 1
         return loss.item()

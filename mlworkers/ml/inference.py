@@ -62,6 +62,25 @@ def encode_dialogue(turns: Sequence[str], tokenizer: Any, max_tokens: int) -> li
     ]
 
 
+def encode_dialogues(dialogues: Sequence[Sequence[str]], tokenizer: Any, max_tokens: int) -> list[list[Encoded]]:
+    """`encode_dialogue` for many dialogues with ONE tokenizer call over all their turns (the fast
+    tokenizer batches in Rust): for each dialogue, the input of every turn with its history."""
+    start_id, sep_id = special_ids(tokenizer)
+    flat = [turn for turns in dialogues for turn in turns]
+    tokens = tokenize_turns(flat, tokenizer, max_tokens) if flat else []
+    result, offset = [], 0
+    for turns in dialogues:
+        own = tokens[offset : offset + len(turns)]
+        offset += len(turns)
+        result.append(
+            [
+                build_input_from_tokens(own[max(0, end - max_tokens) : end + 1], start_id, sep_id, max_tokens)
+                for end in range(len(own))
+            ]
+        )
+    return result
+
+
 def collate(
     items: Sequence[Encoded], pad_id: int, decay: float, pad_to_multiple_of: int = 1
 ) -> dict[str, torch.Tensor]:
@@ -115,6 +134,41 @@ def predict_encoded(
             probabilities[indices] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
     model.train(was_training)
     return probabilities
+
+
+def predict_top_k_encoded(
+    model: torch.nn.Module,
+    encoded: Sequence[Encoded],
+    *,
+    k: int,
+    pad_id: int,
+    decay: float,
+    batch_size: int = 64,
+    device: torch.device | str = "cpu",
+    temperature: float = 1.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The k best labels of every input: (indices (n, k) int64, probabilities (n, k) float32),
+    best first, rows in the order of `encoded`. Softmax and `torch.topk` run on the model's device,
+    so only k columns a row come back to the host (the full (n, labels) matrix never does).
+    Logits are divided by `temperature` first (1.0: the model's own probabilities)."""
+    if temperature <= 0:
+        raise ValueError(f"temperature must be positive, got {temperature}")
+    k = min(k, model.num_labels)
+    indices = np.empty((len(encoded), k), dtype=np.int64)
+    values = np.empty((len(encoded), k), dtype=np.float32)
+    if not encoded:
+        return indices, values
+    was_training = model.training
+    model.eval()
+    with torch.inference_mode():
+        for rows in length_sorted_batches([len(ids) for ids, _ in encoded], batch_size):
+            batch = collate([encoded[i] for i in rows], pad_id, decay, PAD_MULTIPLE)
+            logits = model(**{name: tensor.to(device, non_blocking=True) for name, tensor in batch.items()})
+            best = torch.topk(torch.softmax(logits.float() / temperature, dim=-1), k, dim=-1)
+            values[rows] = best.values.cpu().numpy()
+            indices[rows] = best.indices.cpu().numpy()
+    model.train(was_training)
+    return indices, values
 
 
 def predict_examples(

@@ -99,3 +99,30 @@ def test_bad_ingest_parameters_are_refused_naming_the_field(parameters, field):
         start_job("ingest", parameters)
     assert field in refused.value.errors
     assert not JobRun.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_large_folder_is_ingested_as_shards_cut_between_movie_folders(
+    write_srt, tmp_path, django_capture_on_commit_callbacks
+):
+    from annotation.jobs import shard_files
+
+    for movie in range(3):  # three movie folders of three files each
+        for number, scene in enumerate(SCENES):
+            write_srt(f"corpus/movie{movie}/part{number}.srt", [(start + movie * 10, end + movie * 10, f"{text} {movie}")
+                      for start, end, text in scene])  # fmt: skip
+    with django_capture_on_commit_callbacks(execute=True):
+        job = start_job("ingest", {"paths": [str(tmp_path / "corpus")], "files_per_shard": 4, "chunk_size": 2})
+    job.refresh_from_db()
+    shards = list(job.shards.order_by("pk"))
+    # batches of 4 would split movie1; the cut moves back to the folder change
+    assert [len(shard.parameters["paths"]) for shard in shards] == [3, 3, 3]
+    assert [{path.split("/")[-2] for path in shard.parameters["paths"]} for shard in shards] == [
+        {"movie0"}, {"movie1"}, {"movie2"}
+    ]  # fmt: skip
+    assert job.status == JobRun.SUCCEEDED and job.result["files"] == 9 and job.result["shards"] == 3
+    assert len(job.result["per_file"]) == 9 and (job.progress_done, job.progress_total) == (9, 9)
+    assert SubtitleFile.objects.count() == 9 and Dialogue.objects.count() == 9
+    # a folder change in the first half of a batch is not used
+    files = [tmp_path / "a" / "1.srt", *[tmp_path / "b" / f"{n}.srt" for n in range(7)]]
+    assert [len(batch) for batch in shard_files(files, 4)] == [4, 4]

@@ -28,13 +28,13 @@ class SlowLabeler:
 
 
 def slow_down() -> None:
-    real_predict, real_loader = mlworkers.bulk._predict_chunk, mlworkers.pipeline.load_weak_labeler_for
+    real_predict, real_loader = mlworkers.bulk._score_chunk, mlworkers.pipeline.load_weak_labeler_for
 
     def slow_predict(*args, **kwargs):
         time.sleep(DELAY)
         return real_predict(*args, **kwargs)
 
-    mlworkers.bulk._predict_chunk = slow_predict
+    mlworkers.bulk._score_chunk = slow_predict
     mlworkers.pipeline.load_weak_labeler_for = lambda version: SlowLabeler(real_loader(version))
 
 

@@ -139,16 +139,16 @@ def test_it_refuses_a_model_whose_labels_are_not_in_the_taxonomy(tiny_corpus, me
 def test_a_failed_job_requeued_finishes_the_work(tiny_corpus, version, monkeypatch, django_capture_on_commit_callbacks):
     import mlworkers.bulk
 
-    real_predict = mlworkers.bulk._predict_chunk
+    real_score = mlworkers.bulk._score_chunk
     calls = {"n": 0}
 
-    def crash_on_the_second_chunk(*args, **kwargs):
+    def crash_on_the_second_chunk(*args, **kwargs):  # runs on the model thread; the job sees the error
         calls["n"] += 1
         if calls["n"] == 2:
             raise Interrupted("worker lost")
-        return real_predict(*args, **kwargs)
+        return real_score(*args, **kwargs)
 
-    monkeypatch.setattr(mlworkers.bulk, "_predict_chunk", crash_on_the_second_chunk)
+    monkeypatch.setattr(mlworkers.bulk, "_score_chunk", crash_on_the_second_chunk)
     job = JobRun.objects.create(kind="bulk_annotate", parameters={"model_version_id": version.pk, "chunk_size": 3})
     with pytest.raises(Interrupted):
         jobs.run_job(job.pk)
@@ -185,17 +185,39 @@ def test_deleting_a_dialogue_removes_its_predictions(tiny_corpus, version, job):
 def test_cancel_stops_a_running_bulk_annotation_within_one_chunk(tiny_corpus, version, monkeypatch):
     import mlworkers.bulk
 
-    real_predict, calls = mlworkers.bulk._predict_chunk, {"n": 0}
+    real_write, calls = mlworkers.bulk.write_predictions, {"n": 0}
     job = JobRun.objects.create(kind="bulk_annotate", parameters={"model_version_id": version.pk, "chunk_size": 3})
 
     def cancel_during_the_first_chunk(*args, **kwargs):
         calls["n"] += 1
         if calls["n"] == 1:
             jobs.cancel_job(job, by="researcher")  # as the Jobs page would, while the chunk runs
-        return real_predict(*args, **kwargs)
+        return real_write(*args, **kwargs)
 
-    monkeypatch.setattr(mlworkers.bulk, "_predict_chunk", cancel_during_the_first_chunk)
+    monkeypatch.setattr(mlworkers.bulk, "write_predictions", cancel_during_the_first_chunk)
     assert jobs.run_job(job.pk, heartbeat=False) == {"job": job.pk, "stopped": True}
     job.refresh_from_db()
-    assert job.status == JobRun.CANCELLED and calls["n"] == 1  # no second chunk started
+    # no second chunk is written (the ones scored ahead are dropped, a rerun scores them again)
+    assert job.status == JobRun.CANCELLED and calls["n"] == 1
     assert 0 < predictions_of(version).count() < Turn.objects.count()  # the first chunk is kept, whole
+
+
+def test_sharded_bulk_annotation_labels_every_turn_once_across_its_shards(
+    tiny_corpus, version, django_capture_on_commit_callbacks
+):
+    from mlworkers.bulk import dialogue_id_ranges
+
+    ids = sorted(d.pk for d in tiny_corpus)
+    assert dialogue_id_ranges(None, 3) == [(ids[0], ids[0]), (ids[1], ids[2] - 1), (ids[2], ids[3])]
+    assert dialogue_id_ranges(ids[1:], 8) == [(ids[1], ids[1]), (ids[2], ids[2]), (ids[3], ids[3])]
+    with django_capture_on_commit_callbacks(execute=True):
+        job = jobs.start_job("bulk_annotate", {"model_version_id": version.pk, "shards": 2, "chunk_size": 2})
+    job.refresh_from_db()
+    shards = list(job.shards.order_by("pk"))
+    assert [shard.parameters["dialogue_id_range"] for shard in shards] == [[ids[0], ids[2] - 1], [ids[2], ids[3]]]
+    assert all(shard.status == JobRun.SUCCEEDED for shard in shards)
+    assert job.status == JobRun.SUCCEEDED and job.result["shards"] == 2
+    assert job.result["labeled"] == job.result["written_now"] == Turn.objects.count() == 10
+    assert (job.progress_done, job.progress_total) == (10, 10)
+    assert predictions_of(version).count() == 10
+    assert predictions_of(version).values("turn").distinct().count() == 10
