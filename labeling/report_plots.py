@@ -24,13 +24,14 @@ def report_plots(report: dict) -> dict[str, BarChart | ScatterPlot]:
             digits=2,
         ),
         "worker_accuracy": scatter_plot(
-            "Worker accuracy against speed (red: too fast or blocked)",
+            "Worker accuracy against speed: agreement with the majority, quiz accuracy for a worker with no "
+            "agreement figure (red: too fast or blocked)",
             [
                 (row["worker"], row["median_seconds"], _accuracy(row), row["too_fast"] or row["status"] == "blocked")
                 for row in report["workers"]
             ],
             x_title="median seconds per screen",
-            y_title="agreement with the majority (quiz accuracy where none)",
+            y_title="accuracy",
         ),
     }
 

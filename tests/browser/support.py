@@ -66,11 +66,11 @@ class Journey:
     """One browser context (viewport, downloads) whose pages record every console error and
     uncaught exception; `check` fails the test on them and on serious accessibility findings."""
 
-    def __init__(self, browser, base_url: str, viewport: dict, name: str):
+    def __init__(self, browser, base_url: str, viewport: dict, name: str, *, javascript: bool = True):
         self.base_url = base_url
         self.name = name
         self.errors: list[str] = []
-        self.context = browser.new_context(viewport=viewport, accept_downloads=True)
+        self.context = browser.new_context(viewport=viewport, accept_downloads=True, java_script_enabled=javascript)
         self.page = self.context.new_page()
         self.page.set_default_timeout(10_000)
         self.page.on("console", self._console)

@@ -51,10 +51,21 @@ def test_a_researcher_walks_through_the_pages(research_data, live_server, viewpo
         page = journey.page
         journey.login("lead", "pw-lead-1", f"/labeling/campaigns/{campaign.pk}/")
         expect(page.locator("#report h2").first).to_be_visible()
+        expect(page.locator("#plot-worker-accuracy .point")).to_have_count(3)
+        journey.no_horizontal_scroll()
         journey.check("dashboard")
+
+        page.get_by_role("button", name="Close", exact=True).click()
+        expect(page.locator("#confirm")).to_contain_text("cannot be undone")
+        journey.check("confirm-close")
+        page.locator("#confirm-cancel").click()
+        expect(page.get_by_role("heading", name=campaign.name)).to_be_visible()
+        campaign.refresh_from_db()
+        assert campaign.status == Campaign.OPEN
 
         journey.goto("/corpus/analysis/flows/?kind=gold")
         expect(page.locator(".chart .main-svg").first).to_be_attached()
+        expect(page.locator(".chart .sankey-node").first).to_be_attached()
         journey.check("flows")
 
         journey.goto("/jobs/")
@@ -79,3 +90,21 @@ def test_a_researcher_walks_through_the_pages(research_data, live_server, viewpo
         assert download.value.suggested_filename.endswith("-gold.csv")
         assert "Anxious" in Path(download.value.path()).read_text(encoding="utf-8")
         journey.check("exports")
+
+
+def test_closing_a_campaign_is_confirmed_without_javascript(research_data, live_server):
+    from playwright.sync_api import expect
+
+    campaign, _version = research_data
+    with chromium() as browser:
+        journey = Journey(browser, live_server.url, DESKTOP, "no-js", javascript=False)
+        page = journey.page
+        journey.login("lead", "pw-lead-1", f"/labeling/campaigns/{campaign.pk}/")
+        page.get_by_role("button", name="Close", exact=True).click()
+        expect(page.get_by_role("heading", name=f"Close {campaign.name}?")).to_be_visible()
+        campaign.refresh_from_db()
+        assert campaign.status == Campaign.OPEN
+        page.get_by_role("button", name="Close the campaign").click()
+        expect(page.locator(".messages")).to_contain_text("is now closed")
+    campaign.refresh_from_db()
+    assert campaign.status == Campaign.CLOSED
