@@ -1,8 +1,9 @@
 """What every browser journey shares: Debian's chromium, a page that fails on any JavaScript console
 error, an accessibility check (axe-core, shipped inside axe-playwright-python), and screenshots.
 
-Screenshots go to $BROWSER_SCREENSHOTS (default tmp/browser-screenshots under the repository);
-docs/screenshots/ holds a few of them for the README (copied by hand after a run).
+Screenshots of every checked page go to $BROWSER_SCREENSHOTS (default tmp/browser-screenshots under
+the repository). The README's screenshots are a few of them, one screen high: a run with
+UPDATE_README_SCREENSHOTS=1 writes those into docs/screenshots/ as well.
 """
 
 import os
@@ -30,6 +31,15 @@ DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 375, "height": 740}
 # axe-core impacts that fail a page; "moderate" and "minor" are reported, not failed
 FAILING_IMPACTS = {"serious", "critical"}
+README_SCREENSHOTS = REPO_ROOT / "docs" / "screenshots"
+README_SHOTS = {
+    "annotator-375-screen",
+    "annotator-375-other",
+    "researcher-1280-dashboard",
+    "researcher-1280-flows",
+    "researcher-1280-jobs",
+    "researcher-1280-model",
+}
 
 browser_marks = [
     pytest.mark.browser,
@@ -94,7 +104,11 @@ class Journey:
 
     def check(self, shot: str, *, full_page: bool = True) -> None:
         """No console error so far, no serious or critical axe finding, and a screenshot."""
-        self.page.screenshot(path=str(screenshot_dir() / f"{self.name}-{shot}.png"), full_page=full_page)
+        name = f"{self.name}-{shot}"
+        self.page.screenshot(path=str(screenshot_dir() / f"{name}.png"), full_page=full_page)
+        if name in README_SHOTS and os.environ.get("UPDATE_README_SCREENSHOTS") == "1":
+            README_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            self.page.screenshot(path=str(README_SCREENSHOTS / f"{name}.png"))
         assert not self.errors, "JavaScript errors:\n" + "\n".join(self.errors)
         findings = accessibility_findings(self.page)
         assert not findings, f"{shot}: accessibility findings:\n" + "\n".join(findings)
