@@ -146,8 +146,8 @@ def campaign_approve_submitted(request: HttpRequest, pk: int) -> HttpResponse:
             request,
             campaign,
             f"Approve the submitted HITs of {campaign.name}?",
-            "Approved work is owed its reward (and bonus) and cannot be rejected afterwards. "
-            "Blocked workers' submissions are left for review.",
+            "Approved work is owed its reward (and bonus), and no page turns it back into submitted work. "
+            "Blocked workers' submissions and platform work awaiting confirmation are left for review.",
             "Approve submitted HITs",
         )
     approved = approve_submitted(campaign)
@@ -164,8 +164,8 @@ def campaign_record_payments(request: HttpRequest, pk: int) -> HttpResponse:
             request,
             campaign,
             f"Record the payments of {campaign.name}?",
-            "Every approved HIT not yet in the ledger gets its reward and bonus entries; ledger entries are never "
-            "removed.",
+            "Every approved HIT not yet in the ledger gets its reward and bonus entries, due until marked paid; "
+            "no page removes them.",
             "Record payments",
         )
     counts = record_payments(campaign)
