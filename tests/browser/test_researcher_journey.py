@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from annotation.models import ModelVersion
-from labeling.models import Campaign
+from labeling.models import Campaign, Response
 from tests.annotation.export_helpers import add_labels
 from tests.browser.support import DESKTOP, PHONE, Journey, assert_no_overlaps, browser_marks, chromium
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
@@ -34,7 +34,10 @@ def research_data(tiny_corpus, django_user_model, settings, tmp_path):
     dialogues = make_dialogues(4)
     votes = [["Angry"] * 3, ["Sad", "Sad", "Angry"], ["Joyful"] * 3, ["Sad", "Joyful", "Angry"]]
     answers = dict(zip(dialogues, votes, strict=True))
-    make_answered_hit(campaign, make_workers(3), answers)
+    workers = make_workers(3)
+    make_answered_hit(campaign, workers, answers)
+    for worker, seconds in zip(workers, [4.0, 9.0, 1.5], strict=True):  # apart on the speed axis
+        Response.objects.filter(assignment__worker=worker).update(seconds_spent=seconds)
     version = ModelVersion.objects.create(
         kind=ModelVersion.DIALOGUE, name="EB+ round 2", base_model="minilm", metrics={"test": REPORT, "rounds": []}
     )
