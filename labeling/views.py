@@ -189,7 +189,9 @@ def _closed(request: HttpRequest, assignment: Assignment) -> HttpResponse:
             "Answers given after that are not accepted."
         )
     back = reverse("labeling:worker_home")
-    return refusal(request, "This HIT is closed", message, status=410, next_url=back, next_label="Back to the campaigns")
+    return refusal(
+        request, "This HIT is closed", message, status=410, next_url=back, next_label="Back to the campaigns"
+    )
 
 
 @login_required
