@@ -127,6 +127,25 @@ def test_a_failed_csrf_check_gets_the_refusal_page(researcher):
     assert 'id="refusal"' in response.content.decode() and "expired" in response.content.decode()
 
 
+def test_a_hit_past_its_time_limit_gets_the_refusal_page_with_a_410(client, annotators):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from labeling.services import build_hits, claim_next_hit, worker_for_user
+    from tests.labeling import hit_factory
+
+    campaign = hit_factory.open_campaign(dialogues_per_hit=2, quiz_per_hit=0)
+    build_hits(campaign, hit_factory.make_dialogues(2), seed=3)
+    assignment = claim_next_hit(worker_for_user(annotators[0]), campaign)
+    Assignment.objects.filter(pk=assignment.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
+    client.force_login(annotators[0])
+    response = client.get(reverse("labeling:assignment_detail", args=[assignment.pk]))
+    html = response.content.decode()
+    assert response.status_code == 410 and 'id="refusal"' in html and "time limit" in html
+    assert reverse("labeling:worker_home") in html
+
+
 def test_the_refusal_templates_all_extend_one_page():
     from django.template.loader import get_template
 
