@@ -20,8 +20,9 @@ from annotation.analysis.evaluation import confusion_figure, evaluation_report
 from annotation.analysis.examples import ExampleFilter, select_examples
 from annotation.analysis.gaps import gap_histogram_figure, sum_gap_histograms
 from annotation.analysis.kl import REFERENCE, UNION, ReferenceFileError, compare_distributions, parse_label_counts
+from annotation.analysis.plots import bar_chart
 from annotation.analysis.records import GOLD, KINDS, SILVER
-from annotation.analysis.sankey import label_paths, sankey_figure, sankey_flows, standalone_html
+from annotation.analysis.sankey import first_labels, label_paths, sankey_figure, sankey_flows, standalone_html
 from annotation.analysis.statistics import dataset_statistics
 from annotation.export.jobs import exports_root
 from annotation.export.query import ExportError, ExportFilters, check_request
@@ -188,8 +189,13 @@ def _flows_title(kind: str, flows) -> str:
 @staff_member_required
 def analysis_flows(request: HttpRequest) -> HttpResponse:
     form, kind, flows = _flows(request)
-    chart = _figure(sankey_figure(flows, _flows_title(kind, flows))) if flows and flows.dialogues else None
-    context = _common(form=form, kind=kind, flows=flows, chart=chart, query=request.GET.urlencode())
+    # plotly draws no Sankey without a link (it throws "Invalid array length"): paths one turn
+    # long, as when the crowd labeled only the last turn, show their labels as bars instead
+    chart = _figure(sankey_figure(flows, _flows_title(kind, flows))) if flows and flows.links else None
+    single_turn = bar_chart("Dialogues by label", first_labels(flows)) if flows and not flows.links else None
+    context = _common(
+        form=form, kind=kind, flows=flows, chart=chart, single_turn=single_turn, query=request.GET.urlencode()
+    )
     return render(request, "annotation/analysis/flows.html", context)
 
 

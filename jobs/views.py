@@ -6,8 +6,10 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from config.pages import confirmation_page, confirmed
 from jobs import registry
 from jobs.forms import JobForm
 from jobs.models import JobRun
@@ -63,6 +65,15 @@ def job_status(request: HttpRequest, job_id: int) -> HttpResponse:
 @require_POST
 def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(JobRun, pk=job_id)
+    if job.can_cancel and not confirmed(request):
+        return confirmation_page(
+            request,
+            title=f"Cancel {job.kind} #{job.pk}?",
+            consequence="A queued job never runs; a running one stops after its current chunk and keeps what it "
+            "has written. A cancelled job can be retried from the start.",
+            action="Cancel the job",
+            cancel_url=reverse("jobs:job_detail", args=[job.pk]),
+        )
     if cancel_job(job, by=request.user.get_username()):
         messages.success(request, f"Cancelled job #{job.pk}; a running job stops after its current chunk.")
     else:

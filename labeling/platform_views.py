@@ -34,6 +34,7 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
 from config.client_ip import client_ip
+from config.pages import refusal
 from labeling import services
 from labeling.entry_tokens import TOKEN_PARAMETER, token_matches
 from labeling.models import Assignment, Campaign, Worker
@@ -204,9 +205,7 @@ def _bad_token(request: HttpRequest) -> HttpResponse:
 
 
 def _bad_request(request: HttpRequest, message: str) -> HttpResponse:
-    return render(
-        request, "labeling/platform/problem.html", {"title": "This link is not valid", "message": message}, status=400
-    )
+    return refusal(request, "This link is not valid", message, status=400)
 
 
 # --- Signing in and claiming --------------------------------------------------------------------
@@ -283,7 +282,7 @@ def _needs_confirmation(request: HttpRequest, landing: Landing) -> bool:
 
 
 def _problem(request: HttpRequest, title: str, message: str, *, status: int) -> HttpResponse:
-    return render(request, "labeling/platform/problem.html", {"title": title, "message": message}, status=status)
+    return refusal(request, title, message, status=status)
 
 
 def platform_worker(

@@ -15,10 +15,12 @@ from django.db import transaction
 from django.db.models import Count, Sum
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.export.cells import escape_cell
+from config.pages import confirmation_page, confirmed
 from jobs.runtime import start_job
 from labeling import quiz_pool, task_types
 from labeling.campaigns import CampaignRefused, StatusChangeRefused, create_campaign, set_campaign_status
@@ -26,6 +28,7 @@ from labeling.entry_tokens import platform_links, rotate_entry_token
 from labeling.forms import CampaignForm, PairwiseCampaignForm
 from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, Worker
 from labeling.payments import approve_submitted, record_payments
+from labeling.report_plots import report_plots
 from labeling.reports import accept_proposed_label, campaign_report
 from labeling.task_types.pairwise import create_pairwise_campaign
 
@@ -146,9 +149,9 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def campaign_report_partial(request: HttpRequest, pk: int) -> HttpResponse:
     """The dashboard's figures, loaded by htmx once the page is up (they take a moment on big campaigns)."""
     campaign = get_object_or_404(Campaign, pk=pk)
-    return render(
-        request, "labeling/researcher/partials/report.html", {"campaign": campaign, "report": campaign_report(campaign)}
-    )
+    report = campaign_report(campaign)
+    context = {"campaign": campaign, "report": report, "plots": report_plots(report)}
+    return render(request, "labeling/researcher/partials/report.html", context)
 
 
 @staff_required
@@ -165,8 +168,18 @@ def campaign_aggregate(request: HttpRequest, pk: int) -> HttpResponse:
 def campaign_status(request: HttpRequest, pk: int) -> HttpResponse:
     """Open, pause or close a campaign (annotators can claim HITs only while it is open)."""
     campaign = get_object_or_404(Campaign, pk=pk)
+    status = request.POST.get("status", "")
+    if status == Campaign.CLOSED and campaign.status != Campaign.CLOSED and not confirmed(request):
+        return _confirm(
+            request,
+            campaign,
+            f"Close {campaign.name}?",
+            "A closed campaign never opens again: annotators can take no more of its HITs, and HITs in progress "
+            "can still be submitted until their time limit. Aggregating, approving and paying stay possible.",
+            "Close the campaign",
+        )
     try:
-        set_campaign_status(campaign, request.POST.get("status", ""))
+        set_campaign_status(campaign, status)
     except StatusChangeRefused as refusal:
         messages.error(request, f"Status not changed: {refusal}.")
     else:
@@ -178,6 +191,15 @@ def campaign_status(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def campaign_approve_submitted(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=pk)
+    if not confirmed(request):
+        return _confirm(
+            request,
+            campaign,
+            f"Approve the submitted HITs of {campaign.name}?",
+            "Approved work is owed its reward (and bonus), and no page turns it back into submitted work. "
+            "Blocked workers' submissions and platform work awaiting confirmation are left for review.",
+            "Approve submitted HITs",
+        )
     approved = approve_submitted(campaign)
     messages.success(request, f"{approved} submitted HITs approved (blocked workers' work left for review).")
     return redirect("labeling:campaign_detail", pk=campaign.pk)
@@ -187,6 +209,15 @@ def campaign_approve_submitted(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def campaign_record_payments(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=pk)
+    if not confirmed(request):
+        return _confirm(
+            request,
+            campaign,
+            f"Record the payments of {campaign.name}?",
+            "Every approved HIT not yet in the ledger gets its reward and bonus entries, due until marked paid; "
+            "no page removes them.",
+            "Record payments",
+        )
     counts = record_payments(campaign)
     messages.success(request, f"{counts['new_entries']} new ledger entries for {counts['approved']} approved HITs.")
     return redirect("labeling:campaign_detail", pk=campaign.pk)
@@ -197,6 +228,15 @@ def campaign_record_payments(request: HttpRequest, pk: int) -> HttpResponse:
 def campaign_rotate_token(request: HttpRequest, pk: int) -> HttpResponse:
     """A new entry token: every platform link handed out before answers 403 from now on."""
     campaign = get_object_or_404(Campaign, pk=pk)
+    if not confirmed(request):
+        return _confirm(
+            request,
+            campaign,
+            f"Rotate the entry token of {campaign.name}?",
+            "Every platform link handed out before stops working (403) at once; the new links must be put on "
+            "the platform.",
+            "Rotate the entry token",
+        )
     rotate_entry_token(campaign)
     messages.success(request, "New entry token: links handed out before no longer work. Update them on the platform.")
     return redirect("labeling:campaign_detail", pk=campaign.pk)
@@ -217,6 +257,16 @@ def worker_block(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def label_accept(request: HttpRequest) -> HttpResponse:
     """Accept a label typed through "Other" into the taxonomy, as kind "proposed"."""
+    if not confirmed(request):
+        text = " ".join(request.POST.get("text", "").split())
+        return confirmation_page(
+            request,
+            title=f"Accept “{text[:80]}” as a label?",
+            consequence="It joins the taxonomy (kind “proposed”) for every campaign; labels are not removed "
+            "from these pages.",
+            action="Accept as label",
+            cancel_url=_back_url(request),
+        )
     try:
         label = accept_proposed_label(request.POST.get("text", ""))
     except ValueError as error:
@@ -246,8 +296,17 @@ def campaign_labels_csv(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _back(request: HttpRequest) -> HttpResponse:
-    """Back to the page the form was on, never to another site."""
+    return redirect(_back_url(request))
+
+
+def _back_url(request: HttpRequest) -> str:
+    """The page the form was on, never another site."""
     target = request.POST.get("next", "")
     if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
-        return redirect(target)
-    return redirect("labeling:campaign_list")
+        return target
+    return reverse("labeling:campaign_list")
+
+
+def _confirm(request: HttpRequest, campaign: Campaign, title: str, consequence: str, action: str) -> HttpResponse:
+    cancel = reverse("labeling:campaign_detail", args=[campaign.pk])
+    return confirmation_page(request, title=title, consequence=consequence, action=action, cancel_url=cancel)

@@ -25,6 +25,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Label
 from annotation.taxonomy import normalise_label_name
+from config.pages import refusal
 from labeling import screens, services, task_types
 from labeling.bundling import choice_order
 from labeling.campaigns import campaign_labels
@@ -169,13 +170,27 @@ def assignment_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if assignment.is_done:
         return redirect("labeling:assignment_feedback", pk=pk)
     if not _is_live(assignment):
-        return render(request, "labeling/assignment_closed.html", {"assignment": assignment})
+        return _closed(request, assignment)
     answered = set(assignment.responses.values_list("item__position", flat=True))
     positions = sorted(screens.screens_of(assignment.hit))
     first_open = next((p for p in positions if p not in answered), None)
     if first_open is None:
         return redirect("labeling:assignment_review", pk=pk)
     return redirect("labeling:assignment_item", pk=pk, position=first_open)
+
+
+def _closed(request: HttpRequest, assignment: Assignment) -> HttpResponse:
+    if assignment.status == Assignment.REJECTED:
+        message = "This HIT was rejected."
+    else:
+        message = (
+            "The time limit for this HIT has passed, so it was released to other workers. "
+            "Answers given after that are not accepted."
+        )
+    back = reverse("labeling:worker_home")
+    return refusal(
+        request, "This HIT is closed", message, status=410, next_url=back, next_label="Back to the campaigns"
+    )
 
 
 @login_required

@@ -67,6 +67,11 @@ def sankey_flows(
     )
 
 
+def first_labels(flows: SankeyFlows) -> list[tuple[str, int]]:
+    """(label, dialogues) at the first step, most dialogues first."""
+    return [(label, value) for (step, label), value in zip(flows.nodes, flows.node_values, strict=True) if step == 1]
+
+
 def sankey_figure(flows: SankeyFlows, title: str = "Label flows over the first turns") -> dict[str, Any]:
     """A plotly figure (as a plain dict) for the flows; nodes read "T2 Afraid"."""
     return {

@@ -75,7 +75,8 @@
     }
     if (["1", "2", "3"].includes(event.key)) {
       pick(document.querySelector('#item-form input[data-key="' + event.key + '"]'));
-    } else if (event.key === "o" || event.key === "O") {
+    } else if (event.key === "4" || event.key === "o" || event.key === "O") {
+      // "4" is the key shown (an "O" on a key cap reads as zero); "o" still works for old hands
       event.preventDefault();
       openOther();
     } else if (event.key === "ArrowRight" || event.key === "Enter") {

@@ -106,6 +106,20 @@ def test_the_flows_page_and_its_filter(labeled, staff_client):
     assert filtered.context["flows"].nodes == [(1, "Excited"), (2, "Proud")]
 
 
+def test_flows_one_turn_long_show_bars_instead_of_an_empty_sankey(tiny_corpus, staff_client):
+    # plotly throws "Invalid array length" for a Sankey without links: no chart is sent then
+    for dialogue, name in zip(tiny_corpus, ["Sad", "Sad", "Joyful", "Angry"], strict=True):
+        last = dialogue.turns.order_by("-position").first()
+        TurnLabel.objects.create(turn=last, label=Label.objects.get(name=name), source=TurnLabel.CROWD)
+    response = staff_client.get(reverse("annotation:analysis_flows"), {"kind": "gold"})
+    assert response.context["flows"].links == [] and response.context["chart"] is None
+    assert [(bar.label, bar.text) for bar in response.context["single_turn"].bars] == [
+        ("Sad", "2"), ("Angry", "1"), ("Joyful", "1")
+    ]  # fmt: skip
+    html = response.content.decode()
+    assert 'id="no-flows"' in html and "data-figure" not in html and "plotly.min.js" not in html
+
+
 def test_the_flows_download_is_a_standalone_html_file(labeled, staff_client):
     response = staff_client.get(reverse("annotation:analysis_flows_html"), {"kind": "gold"})
     assert response.status_code == 200

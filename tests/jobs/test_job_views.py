@@ -193,7 +193,9 @@ def test_cancel_and_retry_through_the_api_and_the_page(staff_client, django_capt
         response = staff_client.post(f"/api/jobs/{job.pk}/retry/")
     assert response.status_code == 202 and response.json()["status"] == JobRun.QUEUED and queued.called
     assert staff_client.post(f"/api/jobs/{job.pk}/retry/").status_code == 409
-    page = staff_client.post(reverse("jobs:job_cancel", args=[job.pk]), follow=True).content.decode()
+    page = staff_client.post(
+        reverse("jobs:job_cancel", args=[job.pk]), {"confirm": "yes"}, follow=True
+    ).content.decode()
     assert f"Cancelled job #{job.pk}" in page and f'action="/jobs/{job.pk}/retry/"' in page
     JobRun.objects.filter(pk=job.pk).update(status=JobRun.SUCCEEDED)
     page = staff_client.post(reverse("jobs:job_retry", args=[job.pk]), follow=True).content.decode()

@@ -40,10 +40,10 @@ def _pages(campaign: Campaign, worker: Worker) -> list[tuple[str, str, dict]]:
         ("get", reverse("labeling:campaign_report", args=[campaign.pk]), {}),
         ("get", reverse("labeling:campaign_labels_csv", args=[campaign.pk]), {}),
         ("post", reverse("labeling:campaign_aggregate", args=[campaign.pk]), {}),
-        ("post", reverse("labeling:campaign_approve_submitted", args=[campaign.pk]), {}),
-        ("post", reverse("labeling:campaign_record_payments", args=[campaign.pk]), {}),
+        ("post", reverse("labeling:campaign_approve_submitted", args=[campaign.pk]), {"confirm": "yes"}),
+        ("post", reverse("labeling:campaign_record_payments", args=[campaign.pk]), {"confirm": "yes"}),
         ("post", reverse("labeling:worker_block", args=[worker.pk]), {}),
-        ("post", reverse("labeling:label_accept"), {"text": "Forgetful"}),
+        ("post", reverse("labeling:label_accept"), {"text": "Forgetful", "confirm": "yes"}),
     ]
 
 
@@ -133,10 +133,12 @@ def test_blocking_and_unblocking_a_worker(client, campaign, researcher):
 
 def test_accepting_a_proposed_label_adds_it_as_proposed(client, campaign, researcher):
     _login(client, researcher)
-    client.post(reverse("labeling:label_accept"), {"text": "  forgetful "})
+    asked = client.post(reverse("labeling:label_accept"), {"text": "  forgetful "})
+    assert "cannot be undone" in asked.content.decode() and not Label.objects.filter(name__iexact="forgetful")
+    client.post(reverse("labeling:label_accept"), {"text": "  forgetful ", "confirm": "yes"})
     label = Label.objects.get(name__iexact="forgetful")
     assert label.kind == Label.PROPOSED
-    client.post(reverse("labeling:label_accept"), {"text": "FORGETFUL"})
+    client.post(reverse("labeling:label_accept"), {"text": "FORGETFUL", "confirm": "yes"})
     assert Label.objects.filter(name__iexact="forgetful").count() == 1
 
 
@@ -213,8 +215,8 @@ def test_approve_then_record_payments_from_the_dashboard(client, campaign, resea
     from labeling.models import PaymentEntry
 
     _login(client, researcher)
-    client.post(reverse("labeling:campaign_approve_submitted", args=[campaign.pk]))
-    client.post(reverse("labeling:campaign_record_payments", args=[campaign.pk]))
+    client.post(reverse("labeling:campaign_approve_submitted", args=[campaign.pk]), {"confirm": "yes"})
+    client.post(reverse("labeling:campaign_record_payments", args=[campaign.pk]), {"confirm": "yes"})
     assert PaymentEntry.objects.filter(kind=PaymentEntry.REWARD).count() == 3
     html = client.get(reverse("labeling:campaign_report", args=[campaign.pk])).content.decode()
     assert "Total due: 1.20" in html  # three rewards; one quiz question cannot meet the pass mark of 3
@@ -222,7 +224,7 @@ def test_approve_then_record_payments_from_the_dashboard(client, campaign, resea
 
 def test_a_label_too_long_is_refused_with_a_message(client, campaign, researcher):
     _login(client, researcher)
-    response = client.post(reverse("labeling:label_accept"), {"text": "x" * 80}, follow=True)
+    response = client.post(reverse("labeling:label_accept"), {"text": "x" * 80, "confirm": "yes"}, follow=True)
     assert "too long for a label name" in response.content.decode()
 
 

@@ -95,7 +95,7 @@ def test_each_campaign_gets_its_own_long_random_token(db):
 def test_rotating_the_token_retires_every_link_handed_out(client, campaign, researcher):
     old_link = mturk_url(campaign)
     client.force_login(researcher)
-    response = client.post(reverse("labeling:campaign_rotate_token", args=[campaign.pk]))
+    response = client.post(reverse("labeling:campaign_rotate_token", args=[campaign.pk]), {"confirm": "yes"})
     assert response.status_code == 302
     client.logout()
     campaign.refresh_from_db()

@@ -1,0 +1,41 @@
+"""The campaign dashboard's charts, drawn from the report (labeling.reports.campaign_report):
+where the labels went, how much workers agree on each, and each worker's accuracy against speed."""
+
+from annotation.analysis.plots import BarChart, ScatterPlot, bar_chart, scatter_plot
+
+MOST_LABELS = 25  # a phone-sized chart; the table below holds every label
+
+
+def report_plots(report: dict) -> dict[str, BarChart | ScatterPlot]:
+    labels = report["labels"]
+    by_majority = sorted((row for row in labels if row["majority"]), key=lambda row: (-row["majority"], row["label"]))
+    agreement = sorted(
+        (row for row in labels if row["majority_rate"] is not None), key=lambda row: (-row["items"], row["label"])
+    )
+    return {
+        "label_distribution": bar_chart(
+            "Label distribution: items each label won by majority",
+            [(row["label"], row["majority"]) for row in by_majority[:MOST_LABELS]],
+        ),
+        "agreement_per_label": bar_chart(
+            "Agreement per label: of the items anyone gave a label, the share it won",
+            [(row["label"], row["majority_rate"]) for row in agreement[:MOST_LABELS]],
+            max_value=1.0,
+            digits=2,
+        ),
+        "worker_accuracy": scatter_plot(
+            "Worker accuracy against speed: agreement with the majority, quiz accuracy for a worker with no "
+            "agreement figure (red: too fast or blocked)",
+            [
+                (row["worker"], row["median_seconds"], _accuracy(row), row["too_fast"] or row["status"] == "blocked")
+                for row in report["workers"]
+            ],
+            x_title="median seconds per screen",
+            y_title="accuracy",
+        ),
+    }
+
+
+def _accuracy(row: dict) -> float | None:
+    agreement = row["agreement_with_majority"]
+    return agreement if agreement is not None else row["quiz_accuracy"]
