@@ -27,7 +27,7 @@ class PlatformSyncParameters(JobParameters):
     campaign_id: int | None = Field(None, ge=1, title="Campaign id (empty: every published campaign)")
 
 
-@register("labeling.platform_sync", parameters=PlatformSyncParameters, startable=True)
+@register("labeling.platform_sync", parameters=PlatformSyncParameters)
 def platform_sync_job(job, campaign_id: int | None = None) -> dict:
     """Reconcile published campaigns with their crowd platform (labeling.platforms.sync).
     A publication another sync holds is skipped and reported; a platform error fails the job."""

@@ -294,7 +294,9 @@ def test_a_sync_interrupted_midway_and_run_again_pays_no_one_twice_and_misses_no
     api.post(f"{API}/bulk-bonus-payments/BULK9/pay/", status=202, json={})
     counts = sync_publication(publication)
     assert counts["approved"] == 3 and counts["bonuses_paid"] == 3
-    approvals_sent = [c for c in api.calls if c.request.url.endswith("/transition/") and "APPROVE" in c.request.body.decode()]
+    approvals_sent = [
+        c for c in api.calls if c.request.url.endswith("/transition/") and "APPROVE" in c.request.body.decode()
+    ]
     assert len(approvals_sent) == 3  # one per participant, none twice
     bonus_csv = json.loads([c for c in api.calls if c.request.url.endswith("bonus-payments/")][-1].request.body)
     assert sorted(bonus_csv["csv_bonuses"].splitlines()) == sorted(f"{p},0.10" for p, _ in people)
