@@ -52,9 +52,10 @@ def reject_assignment(assignment: Assignment) -> Assignment:
 def approve_submitted(campaign: Campaign) -> int:
     """Approve every submitted assignment of the campaign whose worker is not blocked; returns how many.
     Work of blocked workers waits for a decision, one assignment at a time; pending platform work
-    waits for the platform's confirmation."""
+    waits for the platform's confirmation; work a platform sync tracks is approved by the sync (on
+    the platform first), never here, so the two never disagree."""
     return (
-        Assignment.objects.filter(hit__campaign=campaign, status=Assignment.SUBMITTED)
+        Assignment.objects.filter(hit__campaign=campaign, status=Assignment.SUBMITTED, platform_submission__isnull=True)
         .counted()
         .exclude(worker__status=Worker.BLOCKED)
         .update(status=Assignment.APPROVED)

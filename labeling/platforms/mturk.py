@@ -109,6 +109,24 @@ def fee_rate(max_assignments: int) -> Decimal:
     return Decimal(str(rate))
 
 
+def _unsettled_hit_ids(publication: Publication) -> list[str]:
+    from django.db.models import Count, F, Q
+
+    from labeling.models import PlatformSubmission
+
+    final = Q(
+        assignments__platform_submission__publication=publication,
+        assignments__platform_submission__decision__in=[PlatformSubmission.APPROVED, PlatformSubmission.REJECTED],
+    )
+    hits = (
+        publication.campaign.hits.exclude(external_id="")
+        .annotate(settled=Count("assignments", filter=final))
+        .exclude(settled__gte=F("required_workers"))
+        .order_by("position")
+    )
+    return list(hits.values_list("external_id", flat=True))
+
+
 def _scope(publication: Publication) -> str:
     """Unique to this publication, even across databases that reuse primary keys."""
     return f"{publication.pk}.{publication.created_at:%Y%m%d%H%M%S}"
@@ -200,9 +218,11 @@ class MTurkPlatform:
     # --- sync --------------------------------------------------------------------------------------
 
     def fetch_results(self, publication: Publication) -> list[ExternalResult]:
+        """The assignments of every published HIT not yet settled: a HIT whose every seat holds
+        work sync approved or rejected can report nothing new (MTurk reopens no such seat; a seat
+        added later makes it unsettled again), so it is not listed again (MTurk throttles)."""
         results = []
-        hit_ids = publication.campaign.hits.exclude(external_id="").values_list("external_id", flat=True)
-        for hit_id in hit_ids:
+        for hit_id in _unsettled_hit_ids(publication):
             results += self.results_for_hit(hit_id)
         return results
 

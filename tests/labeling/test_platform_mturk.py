@@ -375,3 +375,26 @@ def test_a_hit_short_of_a_majority_gets_one_more_assignment_once(stub, monkeypat
     assert hit.required_workers == 4
     expect_list(stub, hit.external_id, listed(hit.external_id))
     assert sync_publication(publication)["places_added"] == 0  # the fourth seat is not filled yet
+
+
+def test_a_settled_hit_is_not_listed_again_and_the_dashboard_button_leaves_tracked_work_to_sync(stub):
+    from labeling.payments import approve_submitted
+
+    campaign = draft_campaign(hits=0, status=Campaign.OPEN)
+    publication = Publication.objects.create(campaign=campaign, platform="mturk", status=Publication.ACTIVE)
+    hit = short_hit(campaign)
+    for number, assignment in enumerate(Assignment.objects.filter(hit=hit)):
+        PlatformSubmission.objects.create(
+            publication=publication,
+            external_id=f"3A{number}",
+            worker_external_id=assignment.worker.external_id,
+            assignment=assignment,
+            platform_status="Submitted",
+            decision=PlatformSubmission.FLAGGED,
+        )
+    assert approve_submitted(campaign) == 0  # sync decides tracked work, on MTurk first
+    assert mturk._unsettled_hit_ids(publication) == [hit.external_id]
+    PlatformSubmission.objects.update(decision=PlatformSubmission.REJECTED)
+    assert mturk._unsettled_hit_ids(publication) == []  # every seat settled: no list call
+    HIT.objects.filter(pk=hit.pk).update(required_workers=4)
+    assert mturk._unsettled_hit_ids(publication) == [hit.external_id]  # a seat added: listed again
