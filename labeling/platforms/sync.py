@@ -51,14 +51,6 @@ class Decision:
     note: str = ""
 
 
-def sync_campaign(campaign: Campaign, platform: CrowdPlatform | None = None) -> dict:
-    """Sync every crowd-platform publication of the campaign; returns what happened, counted."""
-    totals: Counter = Counter()
-    for publication in campaign.publications.exclude(status=Publication.DRAFT).order_by("pk"):
-        totals.update(sync_publication(publication, platform))
-    return dict(totals)
-
-
 def sync_publication(publication: Publication, platform: CrowdPlatform | None = None) -> dict:
     platform = platform or get_platform(publication.platform)
     if not _take_lease(publication):
