@@ -10,3 +10,18 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("dialogue_curation")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@app.on_after_configure.connect
+def schedule_periodic_jobs(sender, **kwargs) -> None:
+    """Celery beat (`celery -A config beat`) queues these; the jobs themselves run in workers.
+    labeling.platform_sync every PLATFORM_SYNC_MINUTES (0: off)."""
+    from django.conf import settings
+
+    minutes = getattr(settings, "PLATFORM_SYNC_MINUTES", 0)
+    if minutes:
+        sender.add_periodic_task(
+            minutes * 60.0,
+            sender.signature("jobs.start_scheduled", args=("labeling.platform_sync", {})),
+            name="platform sync",
+        )

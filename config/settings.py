@@ -4,6 +4,7 @@ Every variable is listed, with its default, in `.env.example`. A bad value raise
 start-up (see config/env.py).
 """
 
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -275,9 +276,42 @@ def _check_rule_names(names: list[str]) -> None:
 
 _check_rule_names(INGEST_DISABLED_RULES)
 
-# --- Crowd platforms -----------------------------------------------------------------------
+# --- Crowd platforms (labeling.platforms; README "Crowd platforms") --------------------------
+# Credentials come from the environment only and are never stored: AWS_ACCESS_KEY_ID /
+# AWS_SECRET_ACCESS_KEY (read by boto3 itself) and PROLIFIC_API_TOKEN (read by the adapter).
+# The site's public address for the links platforms open (default: the address of the request
+# that publishes).
+SITE_URL = env_str("SITE_URL", "") or ""
 # Off publishes real, paid HITs on Mechanical Turk.
 MTURK_SANDBOX = env_bool("MTURK_SANDBOX", default=True)
+MTURK_LOCALES = env_list("MTURK_LOCALES", ["US", "GB", "CA", "AU", "NZ"])  # the paper's worker countries
+MTURK_MIN_APPROVAL_RATE = env_int("MTURK_MIN_APPROVAL_RATE", 95)
+# a custom qualification type of yours that sync gives blocked workers; the HIT type excludes it
+MTURK_BLOCK_QUALIFICATION_ID = env_str("MTURK_BLOCK_QUALIFICATION_ID", "") or ""
+MTURK_KEYWORDS = env_str("MTURK_KEYWORDS", "emotion, dialogue, labeling, movies")
+MTURK_LIFETIME_HOURS = env_int("MTURK_LIFETIME_HOURS", 7 * 24)
+MTURK_AUTO_APPROVAL_HOURS = env_int("MTURK_AUTO_APPROVAL_HOURS", 72)
+# MTurk's commission (20 %, 40 % for HITs with 10 or more assignments) and Prolific's service fee
+MTURK_FEE_RATE = env_float("MTURK_FEE_RATE", 0.20)
+MTURK_FEE_RATE_10_PLUS = env_float("MTURK_FEE_RATE_10_PLUS", 0.40)
+PROLIFIC_FEE_RATE = env_float("PROLIFIC_FEE_RATE", 0.333)
+PROLIFIC_ESTIMATED_MINUTES = env_int("PROLIFIC_ESTIMATED_MINUTES", 20)
+# cost preview: the share of workers expected to earn the quiz bonus (1.0 plans for all)
+PLATFORM_EXPECTED_BONUS_SHARE = env_float("PLATFORM_EXPECTED_BONUS_SHARE", 1.0)
+# pending platform work the platform never reported expires after this many hours
+PLATFORM_UNMATCHED_EXPIRE_HOURS = env_int("PLATFORM_UNMATCHED_EXPIRE_HOURS", 48)
+# platform calls: tries per call (throttling, connection errors) and the first backoff
+PLATFORM_RETRY_ATTEMPTS = env_int("PLATFORM_RETRY_ATTEMPTS", 4)
+PLATFORM_RETRY_BASE_SECONDS = env_float("PLATFORM_RETRY_BASE_SECONDS", 1.0)
+# Celery beat queues a platform sync of every published campaign this often (0: never)
+PLATFORM_SYNC_MINUTES = env_int("PLATFORM_SYNC_MINUTES", 10)
+if not 0 <= PLATFORM_EXPECTED_BONUS_SHARE <= 1 or min(MTURK_FEE_RATE, MTURK_FEE_RATE_10_PLUS, PROLIFIC_FEE_RATE) < 0:
+    raise ConfigError("PLATFORM_EXPECTED_BONUS_SHARE must be within 0..1 and the fee rates not negative")
+if PLATFORM_RETRY_ATTEMPTS < 1 or PLATFORM_SYNC_MINUTES < 0:
+    raise ConfigError("PLATFORM_RETRY_ATTEMPTS must be at least 1 and PLATFORM_SYNC_MINUTES not negative")
+_unknown_locales = [code for code in MTURK_LOCALES if not re.fullmatch(r"[A-Z]{2}", code)]
+if _unknown_locales:
+    raise ConfigError(f"MTURK_LOCALES must be ISO 3166 country codes such as US, GB; got {_unknown_locales}")
 
 # --- Quiz pool (labeling.quiz_pool) ---------------------------------------------------------
 # A quiz item retires after this many HIT seats (default: one HIT of three workers, so a quiz

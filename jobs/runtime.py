@@ -68,6 +68,15 @@ def start_job(kind: str, parameters: dict[str, Any] | None = None, *, user=None)
     return job
 
 
+def start_scheduled(kind: str, parameters: dict[str, Any]) -> int | None:
+    """Queue `kind` for a schedule: the new JobRun's id, or None when an unfinished one with the
+    same parameters exists already."""
+    checked = registry.get(kind).validate(parameters)
+    if JobRun.objects.unfinished().filter(kind=kind, parameters=checked).exists():
+        return None
+    return start_job(kind, parameters).pk
+
+
 def _queue(job_id: int, queue: str) -> None:
     from jobs.tasks import run_job_task
 

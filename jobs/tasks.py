@@ -11,3 +11,10 @@ from jobs import runtime
 @shared_task(name="jobs.run_job", acks_late=True, ignore_result=True)
 def run_job_task(job_id: int) -> dict:
     return runtime.run_job(job_id, heartbeat=not run_job_task.request.is_eager)
+
+
+@shared_task(name="jobs.start_scheduled", ignore_result=True)
+def start_scheduled_task(kind: str, parameters: dict | None = None) -> int | None:
+    """Celery beat's entry (config.celery): queue a job of `kind` unless one with the same
+    parameters is still queued or running, so a slow run never piles up copies of itself."""
+    return runtime.start_scheduled(kind, parameters or {})

@@ -64,7 +64,18 @@ class CampaignForm(forms.ModelForm):
             "fallback_choices",
             "tie_breaking",
             "tie_break_workers",
+            "currency",
+            "approval_quiz_mark",
+            "below_mark",
         ]
+
+    # platform settings: optional in the form, the model's defaults when left empty
+    OPTIONAL = ("currency", "approval_quiz_mark", "below_mark")
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for name in self.OPTIONAL:
+            self.fields[name].required = False
 
     def clean_language(self) -> str:
         code = (self.cleaned_data.get("language") or "en").strip().lower()
@@ -94,7 +105,8 @@ class CampaignForm(forms.ModelForm):
 
     def campaign_settings(self) -> dict:
         """The campaign's fields for `create_campaign`, beside its name and label set."""
-        return {name: self.cleaned_data[name] for name in self.Meta.fields if name not in ("name", "labels")}
+        chosen = {name: self.cleaned_data[name] for name in self.Meta.fields if name not in ("name", "labels")}
+        return {name: value for name, value in chosen.items() if not (name in self.OPTIONAL and value in ("", None))}
 
     def selected_dialogues(self, language: str | None = None) -> QuerySet[Dialogue]:
         candidates = candidate_dialogues(language)

@@ -61,3 +61,9 @@ def _placed(hits: list[HIT], screens: Sequence[Sequence[HITItem]]) -> list[HITIt
             item.hit, item.position = hit, position
             items.append(item)
     return items
+
+
+def add_seat(hit: HIT, seats_before: int) -> bool:
+    """One more worker for `hit`: required_workers seats_before -> seats_before + 1, as one
+    conditional UPDATE (a repeat with the same seats_before changes nothing). True when it moved."""
+    return bool(HIT.objects.filter(pk=hit.pk, required_workers=seats_before).update(required_workers=seats_before + 1))

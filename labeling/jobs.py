@@ -1,8 +1,11 @@
 """Labeling's background jobs (found by jobs' autodiscovery): thin wrappers that take ids."""
 
+from typing import Literal
+
 from pydantic import Field
 
 from jobs.registry import JobParameters, register
+from jobs.runtime import report_progress
 from labeling import task_types
 from labeling.aggregate import aggregate_campaign
 from labeling.models import Campaign
@@ -23,3 +26,68 @@ def aggregate_campaign_job(job, campaign_id: int) -> dict:
         return {"campaign": campaign_id, "task_type": task_type.name, **task_type.aggregate(campaign)}
     tiebreak_hits = create_tiebreak_hits(campaign)
     return {"campaign": campaign_id, "tiebreak_hits": len(tiebreak_hits), **aggregate_campaign(campaign)}
+
+
+class PlatformSyncParameters(JobParameters):
+    campaign_id: int | None = Field(None, ge=1, title="Campaign id (empty: every published campaign)")
+
+
+@register("labeling.platform_sync", parameters=PlatformSyncParameters)
+def platform_sync_job(job, campaign_id: int | None = None) -> dict:
+    """Reconcile published campaigns with their crowd platform (labeling.platforms.sync).
+    A publication another sync holds is skipped and reported; a platform error fails the job."""
+    from labeling.models import Publication
+    from labeling.platforms.sync import SyncBusy, sync_publication
+
+    publications = Publication.objects.filter(status=Publication.ACTIVE).select_related("campaign").order_by("pk")
+    if campaign_id is not None:
+        publications = publications.filter(campaign_id=campaign_id)
+    result: dict = {"publications": 0, "busy": 0}
+    total = publications.count()
+    for done, publication in enumerate(publications, start=1):
+        try:
+            counts = sync_publication(publication)
+        except SyncBusy:
+            result["busy"] += 1
+            continue
+        result["publications"] += 1
+        for key, value in counts.items():
+            result[key] = result.get(key, 0) + value
+        report_progress(job, done, total, f"synced {publication}")
+    return result
+
+
+class PlatformPublishParameters(JobParameters):
+    campaign_id: int = Field(ge=1, title="Campaign id")
+    platform: Literal["local", "mturk", "prolific"] = Field(title="Platform")
+    base_url: str = Field(min_length=8, max_length=300, pattern=r"^https?://", title="The site's public address")
+
+
+@register("labeling.platform_publish", parameters=PlatformPublishParameters)
+def platform_publish_job(job, campaign_id: int, platform: str, base_url: str) -> dict:
+    """Publish a campaign on a crowd platform (labeling.platforms.publish_campaign); safe to repeat."""
+    from labeling.platforms import get_platform, publish_campaign
+
+    campaign = Campaign.objects.get(pk=campaign_id)
+    return {
+        "campaign": campaign_id,
+        "platform": platform,
+        "published": publish_campaign(campaign, get_platform(platform), base_url),
+    }
+
+
+class PlatformCloseParameters(JobParameters):
+    campaign_id: int = Field(ge=1, title="Campaign id")
+
+
+@register("labeling.platform_close", parameters=PlatformCloseParameters)
+def platform_close_job(job, campaign_id: int) -> dict:
+    """Stop offering a campaign's work on its platform (expire the HITs, stop the study)."""
+    from labeling.models import Publication
+    from labeling.platforms.sync import close_publication
+
+    closed = 0
+    for publication in Publication.objects.filter(campaign_id=campaign_id).exclude(status=Publication.CLOSED):
+        close_publication(publication)
+        closed += 1
+    return {"campaign": campaign_id, "closed": closed}

@@ -51,9 +51,11 @@ def new_entry_token() -> str:
 
 # the task type of every campaign made before task types were data (labeling/task_types/)
 LAST_TURN_LABEL = "last_turn_label"
+CURRENCY_CHOICES = [("USD", "US dollar"), ("GBP", "Pound sterling"), ("EUR", "Euro")]
 
 
 class Campaign(models.Model):
+    FLAG, REJECT = "flag", "reject"
     DRAFT, OPEN, PAUSED, CLOSED = "draft", "open", "paused", "closed"
     STATUS_CHOICES = [(DRAFT, "Draft"), (OPEN, "Open"), (PAUSED, "Paused"), (CLOSED, "Closed")]
 
@@ -85,6 +87,19 @@ class Campaign(models.Model):
     # sha256 of the crowd-results file a campaign was imported from, so a second import is refused
     source_sha256 = models.CharField(max_length=64, blank=True, db_index=True)
     status = models.CharField(max_length=8, choices=STATUS_CHOICES, default=DRAFT)
+    # money: rewards, bonuses and the payments page are in this currency (MTurk pays only USD)
+    currency = models.CharField(max_length=3, choices=CURRENCY_CHOICES, default="USD")
+    # platform sync: work whose quiz mark reaches this is approved on the platform; the rest is
+    # rejected or flagged for review, as `below_mark` says (capped at the HIT's quiz screens)
+    approval_quiz_mark = models.PositiveSmallIntegerField(
+        default=2, help_text="quiz answers right for a platform submission to be approved automatically"
+    )
+    below_mark = models.CharField(
+        max_length=8,
+        choices=[("flag", "Flag for review"), ("reject", "Reject on the platform")],
+        default="flag",
+        help_text="what sync does with platform work below the approval quiz mark",
+    )
     # carried by every MTurk/Prolific link; a landing without it creates nothing (rotatable)
     entry_token = models.CharField(max_length=64, default=new_entry_token)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
@@ -347,9 +362,75 @@ class PaymentEntry(models.Model):
     amount = models.DecimalField(max_digits=8, decimal_places=2)
     created_at = models.DateTimeField(auto_now_add=True)
     paid_at = models.DateTimeField(null=True, blank=True)
+    # platform bonuses (labeling.platforms.sync): the idempotency key sent with the payment
+    # (MTurk's UniqueRequestToken), written BEFORE the call; Prolific's bulk bonus id, and when
+    # its one pay call was started (a pay started but not known to have finished is never sent
+    # again: it waits for a researcher, see `payment_unsure`)
+    request_token = models.CharField(max_length=64, blank=True)
+    platform_reference = models.CharField(max_length=64, blank=True)
+    pay_started_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["assignment", "kind"], name="payment_unique_assignment_kind")]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.amount} for assignment {self.assignment_id}"
+
+
+class Publication(models.Model):
+    """A campaign offered on a crowd platform: MTurk's HIT type (its HITs are HIT.external_id), or
+    a Prolific study. One per campaign and platform; written by labeling.platforms only."""
+
+    MTURK, PROLIFIC = Worker.MTURK, Worker.PROLIFIC
+    PLATFORM_CHOICES = [(MTURK, "Amazon Mechanical Turk"), (PROLIFIC, "Prolific")]
+    DRAFT, ACTIVE, CLOSED = "draft", "active", "closed"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="publications")
+    platform = models.CharField(max_length=16, choices=PLATFORM_CHOICES)
+    # MTurk HIT type id, Prolific study id ("" until the platform answered)
+    external_id = models.CharField(max_length=128, blank=True)
+    # Prolific: the study's completion code, which the return page hands back
+    completion_code = models.CharField(max_length=32, blank=True)
+    sandbox = models.BooleanField(default=False)
+    status = models.CharField(max_length=8, default=DRAFT)
+    places = models.PositiveIntegerField(default=0, help_text="Prolific: total places asked for")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_synced_at = models.DateTimeField(null=True, blank=True)
+    last_sync_error = models.TextField(blank=True)
+    # one sync at a time per publication: a conditional UPDATE takes this lease
+    sync_lease_until = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "platform"], name="publication_unique_platform")]
+
+    def __str__(self) -> str:
+        return f"{self.campaign} on {self.platform}"
+
+
+class PlatformSubmission(models.Model):
+    """What a platform reports about one piece of work (MTurk assignment, Prolific submission),
+    matched to our Assignment when sync finds it, and what sync decided about it."""
+
+    APPROVED, REJECTED, FLAGGED, RETURN_REQUESTED = "approved", "rejected", "flagged", "return"
+    UNMATCHED = "unmatched"
+
+    publication = models.ForeignKey(Publication, on_delete=models.CASCADE, related_name="submissions")
+    external_id = models.CharField(max_length=64)
+    worker_external_id = models.CharField(max_length=64)
+    assignment = models.OneToOneField(
+        Assignment, on_delete=models.SET_NULL, null=True, blank=True, related_name="platform_submission"
+    )
+    platform_status = models.CharField(max_length=32, help_text="the platform's own word, as last seen")
+    # "" while undecided; approved/rejected once the platform took it; flagged, unmatched, return
+    decision = models.CharField(max_length=12, blank=True)
+    note = models.CharField(max_length=255, blank=True)
+    first_seen_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["publication", "external_id"], name="platform_submission_unique_id")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.external_id} on {self.publication.platform} ({self.platform_status})"

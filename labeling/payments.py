@@ -6,8 +6,16 @@ campaign's pass mark. Each owed amount is one PaymentEntry, unique per (assignme
 Entries are "due" until `mark_paid` stamps them (after the money went out on the platform).
 A platform worker's submission is paid only once the platform confirmed it
 (labeling.services.confirm_platform_submission); until then it is "pending".
+
+On a crowd platform the reward is paid by the platform when the work is approved
+(`mark_rewards_paid`), and bonuses by labeling.platforms.sync through the adapter, which records
+each step here first: an idempotency key before the call (`reserve_request_token`), Prolific's
+bulk bonus id (`attach_platform_reference`), the start of its one pay call (`start_pay`) and the
+payment (`mark_entries_paid`). A pay call that started but is not known to have finished is never
+made again by sync; it waits for a researcher (`payment_unsure`, `resolve_unsure_payment`).
 """
 
+import uuid
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -15,7 +23,8 @@ from django.db import transaction
 from django.db.models import Count, Sum
 from django.utils import timezone
 
-from labeling.models import Assignment, Campaign, PaymentEntry, Worker
+from labeling.models import Assignment, Campaign, PaymentEntry, Publication, Worker
+from labeling.platforms.costs import money
 
 
 class ReviewRefused(Exception):
@@ -43,9 +52,10 @@ def reject_assignment(assignment: Assignment) -> Assignment:
 def approve_submitted(campaign: Campaign) -> int:
     """Approve every submitted assignment of the campaign whose worker is not blocked; returns how many.
     Work of blocked workers waits for a decision, one assignment at a time; pending platform work
-    waits for the platform's confirmation."""
+    waits for the platform's confirmation; work a platform sync tracks is approved by the sync (on
+    the platform first), never here, so the two never disagree."""
     return (
-        Assignment.objects.filter(hit__campaign=campaign, status=Assignment.SUBMITTED)
+        Assignment.objects.filter(hit__campaign=campaign, status=Assignment.SUBMITTED, platform_submission__isnull=True)
         .counted()
         .exclude(worker__status=Worker.BLOCKED)
         .update(status=Assignment.APPROVED)
@@ -117,3 +127,111 @@ def mark_paid(campaign: Campaign) -> int:
     return PaymentEntry.objects.filter(assignment__hit__campaign=campaign, paid_at__isnull=True).update(
         paid_at=timezone.now()
     )
+
+
+def format_due(campaign: Campaign, due: list[WorkerDue]) -> dict:
+    """Payments due as money in the campaign's currency, for pages and reports."""
+    currency = campaign.currency
+    return {
+        "currency": currency,
+        "total": money(sum((d.total for d in due), Decimal(0)), currency),
+        "workers": [
+            {
+                "worker": d.worker,
+                "rewards": money(d.rewards, currency),
+                "bonuses": money(d.bonuses, currency),
+                "total": money(d.total, currency),
+            }
+            for d in due
+        ],
+    }
+
+
+# --- Platform payments: each step recorded before and after the call -----------------------------
+
+
+def mark_rewards_paid(assignment_ids: list[int]) -> int:
+    """The platform paid these assignments' rewards when it approved them."""
+    return PaymentEntry.objects.filter(
+        assignment_id__in=assignment_ids, kind=PaymentEntry.REWARD, paid_at__isnull=True
+    ).update(paid_at=timezone.now())
+
+
+def bonuses_due(publication: Publication) -> list[PaymentEntry]:
+    """Bonus entries of the publication's matched work not paid and no pay call started."""
+    return list(
+        PaymentEntry.objects.filter(
+            kind=PaymentEntry.BONUS,
+            paid_at__isnull=True,
+            pay_started_at__isnull=True,
+            assignment__platform_submission__publication=publication,
+        )
+        .select_related("assignment__platform_submission", "worker")
+        .order_by("pk")
+    )
+
+
+def reserve_request_token(entry: PaymentEntry) -> str:
+    """The entry's idempotency key, made once (a conditional UPDATE) and read back, so a retry or
+    a concurrent run sends the same key."""
+    PaymentEntry.objects.filter(pk=entry.pk, request_token="").update(request_token=uuid.uuid4().hex)
+    entry.request_token = PaymentEntry.objects.values_list("request_token", flat=True).get(pk=entry.pk)
+    return entry.request_token
+
+
+def attach_platform_reference(entry_ids: list[int], reference: str) -> list[int]:
+    """Tie not-yet-tied entries to a platform's payment object (Prolific's bulk bonus id); returns
+    the ids tied to it now (an entry already tied to another keeps that one)."""
+    PaymentEntry.objects.filter(pk__in=entry_ids, platform_reference="", pay_started_at__isnull=True).update(
+        platform_reference=reference
+    )
+    return list(
+        PaymentEntry.objects.filter(pk__in=entry_ids, platform_reference=reference).values_list("pk", flat=True)
+    )
+
+
+def start_pay(reference: str) -> bool:
+    """Claim the one pay call of a platform payment object: True for the caller that may send it.
+    Written before the call, so a crash after it never leads to a second call."""
+    return bool(
+        PaymentEntry.objects.filter(
+            platform_reference=reference, pay_started_at__isnull=True, paid_at__isnull=True
+        ).update(pay_started_at=timezone.now())
+    )
+
+
+def mark_entries_paid(*, ids: list[int] | None = None, reference: str = "") -> int:
+    entries = PaymentEntry.objects.filter(paid_at__isnull=True)
+    entries = entries.filter(pk__in=ids) if ids is not None else entries.filter(platform_reference=reference)
+    return entries.update(paid_at=timezone.now())
+
+
+def abandon_reference(reference: str) -> int:
+    """A payment object whose pay call was refused before anything was paid: its entries are free
+    to be paid through a new one."""
+    return PaymentEntry.objects.filter(platform_reference=reference, paid_at__isnull=True).update(
+        platform_reference="", pay_started_at=None
+    )
+
+
+def payment_unsure(campaign: Campaign):
+    """Entries whose pay call started but is not known to have finished: check on the platform."""
+    return PaymentEntry.objects.filter(
+        assignment__hit__campaign=campaign, pay_started_at__isnull=False, paid_at__isnull=True
+    ).select_related("worker")
+
+
+def resolve_unsure_payment(campaign: Campaign, reference: str, *, paid: bool) -> int:
+    """A researcher checked the platform: the payment went out (stamp it paid) or not (free the
+    entries, so the next sync pays them through a new payment object)."""
+    unsure = payment_unsure(campaign).filter(platform_reference=reference)
+    if paid:
+        return unsure.update(paid_at=timezone.now())
+    return unsure.update(platform_reference="", pay_started_at=None)
+
+
+def paid_total(campaign: Campaign) -> Decimal:
+    total = PaymentEntry.objects.filter(assignment__hit__campaign=campaign, paid_at__isnull=False).aggregate(
+        total=Sum("amount")
+    )["total"]
+    return Decimal(total or 0)

@@ -37,7 +37,8 @@ from config.client_ip import client_ip
 from config.pages import refusal
 from labeling import services
 from labeling.entry_tokens import TOKEN_PARAMETER, token_matches
-from labeling.models import Assignment, Campaign, Worker
+from labeling.models import HIT, Assignment, Campaign, Publication, Worker
+from labeling.platforms.costs import money
 
 # Platform ids are opaque tokens of letters and digits (MTurk: ~14 upper-case, Prolific: 24 hex).
 PLATFORM_ID = re.compile(r"[A-Za-z0-9]{1,64}")
@@ -47,6 +48,15 @@ MTURK_SUBMIT_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com"
 MTURK_SUBMIT_PATH = "/mturk/externalSubmit"
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
 SESSION_KEY = "platform_return"
+# What MTurk's preview (no assignment accepted yet) shows: a made-up screen of the task, never one
+# of the campaign's own dialogues (quiz answers must not leak to a worker who has not accepted).
+PREVIEW_SAMPLE = {
+    "turns": [
+        ("A", "You kept the ticket? After all these years?"),
+        ("B", "I couldn't throw it away. It was our first film together."),
+    ],
+    "choices": ["Nostalgic", "Surprised", "Sentimental"],
+}
 OPENED_ELSEWHERE = (
     "This HIT is open under another platform assignment of your worker id. Go back to that one, "
     "or accept this one again once it expired."
@@ -80,6 +90,8 @@ class Landing:
     return_info: dict
     # the platform's id of this piece of work (MTurk assignmentId, Prolific SESSION_ID)
     external_assignment: str = ""
+    # our HIT the platform offered (MTurk: the HIT whose hitId it sent), claimed first
+    prefer_hit_id: int | None = None
 
 
 # --- Entry points -------------------------------------------------------------------------------
@@ -95,7 +107,15 @@ def mturk_landing(request: HttpRequest) -> HttpResponse:
     except BadToken:
         return _bad_token(request)
     if landing.preview:
-        return render(request, "labeling/platform/preview.html", {"campaign": landing.campaign, "platform": "MTurk"})
+        campaign = landing.campaign
+        context = {
+            "campaign": campaign,
+            "platform": "MTurk",
+            "sample": PREVIEW_SAMPLE,
+            "reward": money(campaign.reward, campaign.currency),
+            "bonus": money(campaign.bonus, campaign.currency),
+        }
+        return render(request, "labeling/platform/preview.html", context)
     if request.headers.get("Sec-Fetch-Dest") == "iframe":
         # Inside MTurk's frame our session cookie is third-party (SameSite=Lax, often blocked
         # outright) and the HIT pages refuse framing; the same URL opened as a window works.
@@ -136,7 +156,11 @@ def platform_return(request: HttpRequest, assignment_id: int) -> HttpResponse:
     context = {"assignment": assignment, "info": remembered}
     if remembered["kind"] == Worker.MTURK:
         return render(request, "labeling/platform/return_mturk.html", context)
-    context["complete_url"] = PROLIFIC_COMPLETE_URL.format(code=assignment.completion_code)
+    # Prolific accepts the study's completion code (set when the study was created); a study made
+    # by hand on Prolific's site takes our per-assignment code
+    study = Publication.objects.filter(campaign=assignment.hit.campaign_id, platform=Worker.PROLIFIC).first()
+    context["code"] = study.completion_code if study and study.completion_code else assignment.completion_code
+    context["complete_url"] = PROLIFIC_COMPLETE_URL.format(code=context["code"])
     return render(request, "labeling/platform/return_prolific.html", context)
 
 
@@ -150,7 +174,7 @@ def _mturk_landing(params) -> Landing:
         return Landing(Worker.MTURK, "", campaign, preview=True, return_info={})
     worker_id = _platform_id(params, "workerId")
     assignment_id = _platform_id(params, "assignmentId")
-    _platform_id(params, "hitId")
+    hit_id = _platform_id(params, "hitId")
     submit_to = params.get("turkSubmitTo", "").rstrip("/")
     if submit_to not in MTURK_SUBMIT_HOSTS:
         raise BadLanding(f"turkSubmitTo must be one of {', '.join(MTURK_SUBMIT_HOSTS)}; got {submit_to!r}.")
@@ -160,8 +184,15 @@ def _mturk_landing(params) -> Landing:
         "submit_url": submit_to + MTURK_SUBMIT_PATH,
         "external_assignment": assignment_id,
     }
+    offered = HIT.objects.filter(campaign=campaign, external_id=hit_id).values_list("pk", flat=True).first()
     return Landing(
-        Worker.MTURK, worker_id, campaign, preview=False, return_info=info, external_assignment=assignment_id
+        Worker.MTURK,
+        worker_id,
+        campaign,
+        preview=False,
+        return_info=info,
+        external_assignment=assignment_id,
+        prefer_hit_id=offered,
     )
 
 
@@ -229,7 +260,7 @@ def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
     if worker.is_blocked:
         message = "Your worker id is blocked from taking HITs in this project. Please return the HIT."
         return _problem(request, "Not allowed", message, status=403)
-    assignment = services.claim_next_hit(worker, campaign)
+    assignment = services.claim_next_hit(worker, campaign, prefer_hit_id=landing.prefer_hit_id)
     if assignment is not None and not _bound_to(assignment, landing):
         # someone who knows the worker id but not the platform's assignment id: no sign-in
         return _problem(request, "HIT opened elsewhere", OPENED_ELSEWHERE, status=409)

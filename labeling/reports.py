@@ -6,7 +6,6 @@ and majority rule as `aggregate_campaign`, so the dashboard is right even before
 """
 
 from collections import Counter, defaultdict
-from decimal import Decimal
 from functools import partial
 
 from django.conf import settings
@@ -26,7 +25,7 @@ from labeling.agreement import (
     unanimous_share,
 )
 from labeling.models import HIT, Assignment, Campaign, Worker
-from labeling.payments import payments_due
+from labeling.payments import format_due, payments_due
 from labeling.quality import is_too_fast, median_seconds
 
 EXAMPLES_PER_PROPOSAL = 3
@@ -224,14 +223,7 @@ def _anchoring(answers: list[CrowdAnswer], normalised, winners) -> dict:
 
 
 def _payments(campaign: Campaign) -> dict:
-    due = payments_due(campaign)
-    return {
-        "total": str(sum((d.total for d in due), Decimal(0))),
-        "workers": [
-            {"worker": d.worker, "rewards": str(d.rewards), "bonuses": str(d.bonuses), "total": str(d.total)}
-            for d in due
-        ],
-    }
+    return format_due(campaign, payments_due(campaign))
 
 
 def accept_proposed_label(text: str) -> Label:

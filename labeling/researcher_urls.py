@@ -16,6 +16,15 @@ urlpatterns = [
     path("campaigns/<int:pk>/payments/", views.campaign_record_payments, name="campaign_record_payments"),
     path("campaigns/<int:pk>/labels.csv", views.campaign_labels_csv, name="campaign_labels_csv"),
     path("campaigns/<int:pk>/entry-token/", views.campaign_rotate_token, name="campaign_rotate_token"),
+    path("campaigns/<int:pk>/publish/", views.campaign_publish, name="campaign_publish"),
+    path("campaigns/<int:pk>/sync/", views.campaign_sync, name="campaign_sync"),
+    path("campaigns/<int:pk>/platform-close/", views.campaign_platform_close, name="campaign_platform_close"),
+    path("campaigns/<int:pk>/bonus-check/", views.campaign_unsure_payment, name="campaign_unsure_payment"),
+    path(
+        "campaigns/<int:pk>/platform-work/<int:submission_id>/decide/",
+        views.platform_submission_decide,
+        name="platform_submission_decide",
+    ),
     path("workers/<int:pk>/block/", views.worker_block, name="worker_block"),
     path("labels/accept/", views.label_accept, name="label_accept"),
 ]

@@ -8,12 +8,13 @@ import csv
 from collections.abc import Callable
 from functools import wraps
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Count, Sum
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -26,8 +27,12 @@ from labeling import quiz_pool, task_types
 from labeling.campaigns import CampaignRefused, StatusChangeRefused, create_campaign, set_campaign_status
 from labeling.entry_tokens import platform_links, rotate_entry_token
 from labeling.forms import CampaignForm, PairwiseCampaignForm
-from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, Worker
-from labeling.payments import approve_submitted, record_payments
+from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, PlatformSubmission, Worker
+from labeling.payments import approve_submitted, record_payments, resolve_unsure_payment
+from labeling.platforms import get_platform
+from labeling.platforms.costs import money
+from labeling.platforms.summary import campaign_platforms
+from labeling.platforms.sync import request_decision
 from labeling.report_plots import report_plots
 from labeling.reports import accept_proposed_label, campaign_report
 from labeling.task_types.pairwise import create_pairwise_campaign
@@ -134,14 +139,96 @@ def campaign_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
 @require_GET
 def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=pk)
-    links = platform_links(request.build_absolute_uri("/"), campaign)
+    links = platform_links(_site_url(request), campaign)
     context = {
         "campaign": campaign,
         "links": links,
         "quiz_pool": quiz_pool.pool_status(),
         "task_type": task_types.of(campaign),
+        "money": {
+            "reward": money(campaign.reward, campaign.currency),
+            "bonus": money(campaign.bonus, campaign.currency),
+        },
+        "platforms": campaign_platforms(campaign),
+        "unpublished": not campaign.publications.exists(),
     }
     return render(request, "labeling/researcher/campaign_detail.html", context)
+
+
+def _site_url(request: HttpRequest) -> str:
+    """The public address platform links point at: SITE_URL, else this request's."""
+    return settings.SITE_URL or request.build_absolute_uri("/")
+
+
+# --- Crowd platforms: publish (cost preview first), sync, review, close -------------------------
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def campaign_publish(request: HttpRequest, pk: int) -> HttpResponse:
+    """GET: the cost preview for publishing on ?platform=; POST: queue the publish job."""
+    campaign = get_object_or_404(Campaign, pk=pk)
+    name = (request.POST if request.method == "POST" else request.GET).get("platform", "")
+    if name not in ("mturk", "prolific"):
+        return HttpResponseBadRequest("platform: choose mturk or prolific")
+    if request.method == "POST":
+        job = start_job(
+            "labeling.platform_publish",
+            {"campaign_id": campaign.pk, "platform": name, "base_url": _site_url(request)},
+            user=request.user,
+        )
+        messages.success(request, f"Publishing on {name} queued as job {job.pk}; the page shows it once done.")
+        return redirect("labeling:campaign_detail", pk=campaign.pk)
+    preview = get_platform(name).cost_preview(campaign)
+    other = campaign.publications.exclude(platform=name).first()
+    context = {"campaign": campaign, "platform": name, "preview": preview, "other": other}
+    return render(request, "labeling/researcher/publish.html", context)
+
+
+@staff_required
+@require_POST
+def campaign_sync(request: HttpRequest, pk: int) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, pk=pk)
+    job = start_job("labeling.platform_sync", {"campaign_id": campaign.pk}, user=request.user)
+    messages.success(request, f"Sync queued as job {job.pk}.")
+    return redirect("labeling:campaign_detail", pk=campaign.pk)
+
+
+@staff_required
+@require_POST
+def platform_submission_decide(request: HttpRequest, pk: int, submission_id: int) -> HttpResponse:
+    """Approve or reject flagged or unmatched platform work; the sync queued now carries it out."""
+    submission = get_object_or_404(PlatformSubmission, pk=submission_id, publication__campaign_id=pk)
+    try:
+        request_decision(submission, request.POST.get("action", ""))
+    except ValueError as refusal:
+        messages.error(request, f"Not changed: {refusal}.")
+    else:
+        job = start_job("labeling.platform_sync", {"campaign_id": pk}, user=request.user)
+        messages.success(request, f"{submission.external_id}: sync job {job.pk} carries out the decision.")
+    return redirect("labeling:campaign_detail", pk=pk)
+
+
+@staff_required
+@require_POST
+def campaign_unsure_payment(request: HttpRequest, pk: int) -> HttpResponse:
+    """After checking the platform: a bonus payment went out (paid) or not (pay it again)."""
+    campaign = get_object_or_404(Campaign, pk=pk)
+    outcome = request.POST.get("outcome", "")
+    if outcome not in ("paid", "unpaid"):
+        return HttpResponseBadRequest("outcome: paid or unpaid")
+    changed = resolve_unsure_payment(campaign, request.POST.get("reference", ""), paid=outcome == "paid")
+    messages.success(request, f"{changed} ledger entries marked {outcome}.")
+    return redirect("labeling:campaign_detail", pk=campaign.pk)
+
+
+@staff_required
+@require_POST
+def campaign_platform_close(request: HttpRequest, pk: int) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, pk=pk)
+    job = start_job("labeling.platform_close", {"campaign_id": campaign.pk}, user=request.user)
+    messages.success(request, f"Closing on the platform queued as job {job.pk}.")
+    return redirect("labeling:campaign_detail", pk=campaign.pk)
 
 
 @staff_required

@@ -31,8 +31,8 @@ class CampaignSerializer(serializers.ModelSerializer):
         fields = [
             "id", "name", "description", "labels", "status", "dialogues_per_hit", "quiz_per_hit",
             "workers_per_hit", "reward", "bonus", "quiz_pass_mark", "time_limit_minutes", "fallback_choices",
-            "tie_breaking", "tie_break_workers", "language", "created_at", "hit_count", "dialogue_ids",
-            "recent_dialogues", "task_type", "task_config",
+            "tie_breaking", "tie_break_workers", "language", "currency", "approval_quiz_mark", "below_mark",
+            "created_at", "hit_count", "dialogue_ids", "recent_dialogues", "task_type", "task_config",
         ]  # fmt: skip
         read_only_fields = ["id", "status", "created_at", "hit_count", "task_type", "task_config"]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
+from django.db.models import Case, Count, F, IntegerField, OuterRef, Subquery, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -146,11 +146,13 @@ def live_assignment(worker: Worker, campaign: Campaign | None = None) -> Assignm
     return assignments.select_related("hit__campaign").order_by("accepted_at").first()
 
 
-def claim_next_hit(worker: Worker, campaign: Campaign | None = None) -> Assignment | None:
+def claim_next_hit(
+    worker: Worker, campaign: Campaign | None = None, *, prefer_hit_id: int | None = None
+) -> Assignment | None:
     """Give the worker a seat on a HIT: their live assignment if they have one (in whichever open
     campaign), else a new one on the first open HIT (of `campaign`, when given) with a free seat
-    that they have never held. None when nothing is left, the worker is blocked, or the campaign
-    is not open.
+    that they have never held, `prefer_hit_id` first when it has one (the HIT a platform offered
+    them). None when nothing is left, the worker is blocked, or the campaign is not open.
     """
     if worker.is_blocked or (campaign is not None and campaign.status != Campaign.OPEN):
         return None
@@ -164,7 +166,7 @@ def claim_next_hit(worker: Worker, campaign: Campaign | None = None) -> Assignme
         existing = live_assignment(locked_worker)
         if existing is not None:
             return existing
-        hit = _lock_hit_with_free_seat(locked_worker, campaign)
+        hit = _lock_hit_with_free_seat(locked_worker, campaign, prefer_hit_id)
         if hit is None:
             return None
         minutes = hit.campaign.time_limit_minutes
@@ -203,7 +205,7 @@ class _HitFull(Exception):
         self.hit_id = hit_id
 
 
-def _lock_hit_with_free_seat(worker: Worker, campaign: Campaign | None) -> HIT | None:
+def _lock_hit_with_free_seat(worker: Worker, campaign: Campaign | None, prefer_hit_id: int | None = None) -> HIT | None:
     """Lock one HIT row, then count its seats again: the count in the candidate query may be
     stale by the time the lock is granted. Locked rows are skipped so concurrent claimers spread
     over HITs; only when every candidate is locked does a claimer wait for one.
@@ -212,6 +214,9 @@ def _lock_hit_with_free_seat(worker: Worker, campaign: Campaign | None) -> HIT |
     of its lock: a claimer that waits then holds no HIT lock, so two claimers cannot deadlock.
     """
     candidates = open_hits_for(worker, campaign)
+    if prefer_hit_id is not None:
+        first = Case(When(pk=prefer_hit_id, then=Value(0)), default=Value(1), output_field=IntegerField())
+        candidates = candidates.order_by(first, "campaign_id", "position", "pk")
     checked: list[int] = []
     for _attempt in range(10):
         try:
@@ -257,6 +262,12 @@ def confirm_platform_submission(assignment: Assignment, *, confirmed_at: datetim
     if assignment.platform_confirmed_at is None:
         raise SubmissionRefused(f"Assignment {assignment.pk} is {assignment.status}; only submitted work is confirmed.")
     return False
+
+
+def expire_unconfirmed(assignment_ids: list[int]) -> int:
+    """Done platform work that its platform never reported (sync found no submission for it in
+    the review window): it expires, freeing its seat, and never counts. Confirmed work is kept."""
+    return Assignment.objects.pending_confirmation().filter(pk__in=assignment_ids).update(status=Assignment.EXPIRED)
 
 
 # --- Answering and submitting -------------------------------------------------------------------

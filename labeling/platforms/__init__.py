@@ -1,15 +1,30 @@
-"""Crowd platforms: where HITs are offered. `publish_campaign` is the one way to publish."""
+"""Crowd platforms: where HITs are offered. `publish_campaign` is the one way to publish and
+labeling.platforms.sync the one way to reconcile; both drive an adapter from `get_platform`.
+
+Adapters: `local` (the default: site accounts, nothing to call), `mturk`, `prolific`.
+"""
 
 from urllib.parse import urlencode
 
-from django.conf import settings
+from django.db import IntegrityError, transaction
 from django.urls import reverse
 
 from labeling.campaigns import set_campaign_status
-from labeling.models import HIT, Campaign
+from labeling.models import HIT, Campaign, Publication
 from labeling.platforms.base import CrowdPlatform, ExternalResult, PlatformError
 
-__all__ = ["CrowdPlatform", "ExternalResult", "PlatformError", "get_platform", "hit_url", "publish_campaign"]
+__all__ = [
+    "PLATFORMS",
+    "CrowdPlatform",
+    "ExternalResult",
+    "PlatformError",
+    "get_platform",
+    "hit_url",
+    "publication_for",
+    "publish_campaign",
+]
+
+PLATFORMS = ("local", "mturk", "prolific")
 
 
 def get_platform(name: str) -> CrowdPlatform:
@@ -20,8 +35,12 @@ def get_platform(name: str) -> CrowdPlatform:
     if name == "mturk":
         from labeling.platforms.mturk import MTurkPlatform
 
-        return MTurkPlatform(sandbox=getattr(settings, "MTURK_SANDBOX", True))
-    raise PlatformError(f"unknown crowd platform {name!r}; known: local, mturk")
+        return MTurkPlatform()
+    if name == "prolific":
+        from labeling.platforms.prolific import ProlificPlatform
+
+        return ProlificPlatform()
+    raise PlatformError(f"unknown crowd platform {name!r}; known: {', '.join(PLATFORMS)}")
 
 
 def hit_url(base_url: str, hit: HIT) -> str:
@@ -34,21 +53,34 @@ def hit_url(base_url: str, hit: HIT) -> str:
     return f"{base_url.rstrip('/')}{landing}?{query}"
 
 
-def publish_campaign(campaign: Campaign, platform: CrowdPlatform, base_url: str) -> int:
-    """Publish every HIT of the campaign not published yet and open the campaign (through
-    `set_campaign_status`, like every status change); returns how many HITs were published.
+def publication_for(campaign: Campaign, platform: str, **defaults) -> Publication:
+    """The campaign's Publication on `platform`, created on first use (the one writer of new rows).
+    A campaign runs on one crowd platform: a second one is refused."""
+    other = campaign.publications.exclude(platform=platform).first()
+    if other is not None:
+        raise PlatformError(f"campaign {campaign.pk} is already published on {other.platform}")
+    try:
+        with transaction.atomic():
+            publication, _ = Publication.objects.get_or_create(campaign=campaign, platform=platform, defaults=defaults)
+    except IntegrityError:  # two publishers at once: the other made it
+        publication = Publication.objects.get(campaign=campaign, platform=platform)
+    return publication
 
-    Each HIT's external id is saved as soon as the platform returns it, so a failure half-way
-    leaves the published ones recorded and a second run publishes only the rest. A closed
-    campaign is refused before anything is sent.
+
+def publish_campaign(campaign: Campaign, platform: CrowdPlatform, base_url: str) -> int:
+    """Publish every HIT (or place) of the campaign not published yet and open the campaign
+    (through `set_campaign_status`, like every status change); returns how many were published.
+
+    Each external id is saved as soon as the platform returns it, so a failure half-way leaves
+    the published ones recorded and a second run publishes only the rest. A closed campaign is
+    refused before anything is sent.
     """
     campaign.refresh_from_db(fields=["status"])
     if campaign.status == Campaign.CLOSED:
         raise PlatformError(f"campaign {campaign.pk} is closed; a closed campaign cannot be published")
-    published = 0
-    for hit in campaign.hits.filter(external_id="").select_related("campaign").order_by("position"):
-        external_id = platform.publish_hit(hit, hit_url(base_url, hit))
-        HIT.objects.filter(pk=hit.pk, external_id="").update(external_id=external_id)
-        published += 1
+    published = platform.publish(campaign, base_url)
+    Publication.objects.filter(campaign=campaign, platform=platform.name, status=Publication.DRAFT).update(
+        status=Publication.ACTIVE
+    )
     set_campaign_status(campaign, Campaign.OPEN)
     return published

@@ -1,28 +1,51 @@
-"""Amazon Mechanical Turk through boto3: a HIT is an ExternalQuestion that opens our HIT page.
+"""Amazon Mechanical Turk through boto3's `mturk` client.
 
-The sandbox is the default; pass sandbox=False (setting MTURK_SANDBOX=False) to spend real money.
-boto3 is imported lazily, inside `make_client`, the single point tests patch: no test touches
-the network. Credentials come from boto3's usual chain (environment, ~/.aws), never from here.
+A campaign becomes one HIT type (reward, durations, keywords, qualification requirements) and one
+HIT per HIT of ours, an ExternalQuestion that opens our signed entry link in MTurk's frame.
+
+The sandbox is the default (MTURK_SANDBOX); set MTURK_SANDBOX=0 to spend real money. Credentials
+come only from boto3's chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY in the environment, or an
+instance role); nothing here reads, stores or logs them. `make_client` is the one point tests
+replace (with a client under botocore's Stubber); every call goes through calls.call.
+
+Idempotency: HITs are created with a UniqueRequestToken per HIT of ours, bonuses with the ledger
+entry's token and extra assignments with a token per (HIT, new seat count), so a retry after a
+lost answer makes MTurk answer "already done" instead of doing it twice.
 """
 
+import re
+from decimal import Decimal
 from xml.etree import ElementTree
 from xml.sax.saxutils import escape
 
-from labeling.models import HIT
+from django.conf import settings
+
+from labeling.models import HIT, Campaign, PaymentEntry, Publication
+from labeling.platforms import base, calls
 from labeling.platforms.base import ExternalResult, PlatformError
+from labeling.platforms.costs import CostPreview, cost_preview
 
 SANDBOX_ENDPOINT = "https://mturk-requester-sandbox.us-east-1.amazonaws.com"
 REGION = "us-east-1"
 FRAME_HEIGHT = 800
-LIFETIME_SECONDS = 7 * 24 * 3600
-AUTO_APPROVAL_SECONDS = 3 * 24 * 3600
+WORKER_SITE = {True: "https://workersandbox.mturk.com", False: "https://worker.mturk.com"}
+# MTurk's system qualification types
+LOCALE_QUALIFICATION = "00000000000000000071"
+APPROVAL_RATE_QUALIFICATION = "000000000000000000L0"
 _ANSWER_NS = "{http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2005-10-01/QuestionFormAnswers.xsd}"
+_STATUS = {"Submitted": base.SUBMITTED, "Approved": base.APPROVED, "Rejected": base.REJECTED}
+# MTurk's answer to a UniqueRequestToken it has seen: the earlier request was done
+_ALREADY_DONE = re.compile(r"UniqueRequestToken|already (been )?(processed|exists|used)", re.IGNORECASE)
+_HIT_ID = re.compile(r"\b[A-Z0-9]{30}\b")
+TOKEN_LENGTH = 64
 
 
 def make_client(sandbox: bool = True):
     import boto3
+    from botocore.config import Config
 
-    options = {"region_name": REGION}
+    # retries are ours (labeling.platforms.calls): one try per call here
+    options = {"region_name": REGION, "config": Config(retries={"total_max_attempts": 1})}
     if sandbox:
         options["endpoint_url"] = SANDBOX_ENDPOINT
     return boto3.client("mturk", **options)
@@ -51,11 +74,73 @@ def parse_answers(answer_xml: str) -> dict[str, str]:
     return answers
 
 
+def qualification_requirements() -> list[dict]:
+    """Worker locale (the paper's US, GB, CA, AU, NZ by default), approval rate, and, when
+    MTURK_BLOCK_QUALIFICATION_ID is set, the absence of our "blocked" qualification."""
+    guarded = "DiscoverPreviewAndAccept"
+    requirements = [
+        {
+            "QualificationTypeId": LOCALE_QUALIFICATION,
+            "Comparator": "In",
+            "LocaleValues": [{"Country": country} for country in settings.MTURK_LOCALES],
+            "ActionsGuarded": guarded,
+        },
+        {
+            "QualificationTypeId": APPROVAL_RATE_QUALIFICATION,
+            "Comparator": "GreaterThanOrEqualTo",
+            "IntegerValues": [settings.MTURK_MIN_APPROVAL_RATE],
+            "ActionsGuarded": guarded,
+        },
+    ]
+    if settings.MTURK_BLOCK_QUALIFICATION_ID:
+        requirements.append(
+            {
+                "QualificationTypeId": settings.MTURK_BLOCK_QUALIFICATION_ID,
+                "Comparator": "DoesNotExist",
+                "ActionsGuarded": guarded,
+            }
+        )
+    return requirements
+
+
+def fee_rate(max_assignments: int) -> Decimal:
+    """MTurk's commission: MTURK_FEE_RATE, or MTURK_FEE_RATE_10_PLUS for HITs of 10+ assignments."""
+    rate = settings.MTURK_FEE_RATE_10_PLUS if max_assignments >= 10 else settings.MTURK_FEE_RATE
+    return Decimal(str(rate))
+
+
+def _unsettled_hit_ids(publication: Publication) -> list[str]:
+    from django.db.models import Count, F, Q
+
+    from labeling.models import PlatformSubmission
+
+    final = Q(
+        assignments__platform_submission__publication=publication,
+        assignments__platform_submission__decision__in=[PlatformSubmission.APPROVED, PlatformSubmission.REJECTED],
+    )
+    hits = (
+        publication.campaign.hits.exclude(external_id="")
+        .annotate(settled=Count("assignments", filter=final))
+        .exclude(settled__gte=F("required_workers"))
+        .order_by("position")
+    )
+    return list(hits.values_list("external_id", flat=True))
+
+
+def _scope(publication: Publication) -> str:
+    """Unique to this publication, even across databases that reuse primary keys."""
+    return f"{publication.pk}.{publication.created_at:%Y%m%d%H%M%S}"
+
+
+def _token(*parts: object) -> str:
+    return "-".join(str(part) for part in parts)[:TOKEN_LENGTH]
+
+
 class MTurkPlatform:
     name = "mturk"
 
-    def __init__(self, client=None, *, sandbox: bool = True) -> None:
-        self.sandbox = sandbox
+    def __init__(self, client=None, *, sandbox: bool | None = None) -> None:
+        self.sandbox = settings.MTURK_SANDBOX if sandbox is None else sandbox
         self._client = client
 
     @property
@@ -64,42 +149,167 @@ class MTurkPlatform:
             self._client = make_client(self.sandbox)
         return self._client
 
-    def publish_hit(self, hit: HIT, url: str) -> str:
-        campaign = hit.campaign
-        response = self.client.create_hit(
-            Title=f"Label the emotion of short movie dialogues ({campaign.name})"[:128],
-            Description="Read short dialogues from films and choose the emotion or intent of the last line.",
-            Keywords="emotion, dialogue, labeling, movies",
-            Reward=f"{campaign.reward:.2f}",
-            MaxAssignments=hit.required_workers,
-            LifetimeInSeconds=LIFETIME_SECONDS,
-            AssignmentDurationInSeconds=campaign.time_limit_minutes * 60,
-            AutoApprovalDelayInSeconds=AUTO_APPROVAL_SECONDS,
-            Question=external_question(url),
-            RequesterAnnotation=f"hit:{hit.pk}",
-        )
-        return response["HIT"]["HITId"]
+    def _call(self, operation: str, *, repeatable: bool = True, **params):
+        method = getattr(self.client, operation)
+        return calls.call(self.name, operation, lambda: method(**params), repeatable=repeatable)
 
-    def fetch_results(self, hit: HIT) -> list[ExternalResult]:
-        if not hit.external_id:
-            raise PlatformError(f"HIT {hit.pk} is not published")
+    # --- publishing ------------------------------------------------------------------------------
+
+    def cost_preview(self, campaign: Campaign) -> CostPreview:
+        hits = list(campaign.hits.filter(external_id="").values_list("required_workers", flat=True))
+        return cost_preview(
+            seats=sum(hits),
+            reward=campaign.reward,
+            bonus=campaign.bonus,
+            bonus_share=Decimal(str(settings.PLATFORM_EXPECTED_BONUS_SHARE)),
+            fee_rate=fee_rate(max(hits, default=0)),
+            currency=campaign.currency,
+        )
+
+    def publish(self, campaign: Campaign, base_url: str) -> int:
+        from labeling.platforms import hit_url, publication_for
+
+        if campaign.currency != "USD":
+            raise PlatformError(f"MTurk pays in US dollars; campaign {campaign.pk} is in {campaign.currency}")
+        publication = publication_for(campaign, self.name, sandbox=self.sandbox)
+        if not publication.external_id:
+            answer = self._call("create_hit_type", **self._hit_type(campaign))
+            Publication.objects.filter(pk=publication.pk).update(external_id=answer["HITTypeId"])
+            publication.external_id = answer["HITTypeId"]
+        published = 0
+        for hit in campaign.hits.filter(external_id="").select_related("campaign").order_by("position"):
+            hit_id = self._create_hit(publication, hit, hit_url(base_url, hit))
+            HIT.objects.filter(pk=hit.pk, external_id="").update(external_id=hit_id)
+            published += 1
+        return published
+
+    def _hit_type(self, campaign: Campaign) -> dict:
+        return {
+            "Title": f"Label the emotion of short movie dialogues ({campaign.name})"[:128],
+            "Description": "Read short dialogues from films and choose the emotion or intent of the last line.",
+            "Keywords": settings.MTURK_KEYWORDS,
+            "Reward": f"{campaign.reward:.2f}",
+            "AssignmentDurationInSeconds": campaign.time_limit_minutes * 60,
+            "AutoApprovalDelayInSeconds": settings.MTURK_AUTO_APPROVAL_HOURS * 3600,
+            "QualificationRequirements": qualification_requirements(),
+        }
+
+    def _create_hit(self, publication: Publication, hit: HIT, url: str) -> str:
+        params = {
+            "HITTypeId": publication.external_id,
+            "MaxAssignments": hit.required_workers,
+            "LifetimeInSeconds": settings.MTURK_LIFETIME_HOURS * 3600,
+            "Question": external_question(url),
+            "RequesterAnnotation": f"campaign {hit.campaign_id} hit {hit.pk}",
+            "UniqueRequestToken": _token("hit", _scope(publication), hit.pk),
+        }
+        try:
+            return self._call("create_hit_with_hit_type", **params)["HIT"]["HITId"]
+        except calls.PlatformCallError as error:
+            # a HIT created by an earlier try whose answer was lost: MTurk names it
+            found = _HIT_ID.search(error.detail) if _ALREADY_DONE.search(error.detail) else None
+            if found is None:
+                raise
+            return found.group(0)
+
+    def worker_preview_url(self, publication: Publication) -> str:
+        return f"{WORKER_SITE[publication.sandbox]}/projects/{publication.external_id}/tasks"
+
+    # --- sync --------------------------------------------------------------------------------------
+
+    def fetch_results(self, publication: Publication) -> list[ExternalResult]:
+        """The assignments of every published HIT not yet settled: a HIT whose every seat holds
+        work sync approved or rejected can report nothing new (MTurk reopens no such seat; a seat
+        added later makes it unsettled again), so it is not listed again (MTurk throttles)."""
+        results = []
+        for hit_id in _unsettled_hit_ids(publication):
+            results += self.results_for_hit(hit_id)
+        return results
+
+    def results_for_hit(self, hit_id: str) -> list[ExternalResult]:
         results, token = [], None
         while True:
-            page = self.client.list_assignments_for_hit(
-                HITId=hit.external_id,
+            page = self._call(
+                "list_assignments_for_hit",
+                HITId=hit_id,
                 AssignmentStatuses=["Submitted", "Approved", "Rejected"],
                 MaxResults=100,
                 **({"NextToken": token} if token else {}),
             )
-            results += [
-                ExternalResult(
-                    a["AssignmentId"], a["WorkerId"], a["AssignmentStatus"], parse_answers(a.get("Answer", ""))
-                )
-                for a in page.get("Assignments", [])
-            ]
+            results += [self._result(hit_id, a) for a in page.get("Assignments", [])]
             token = page.get("NextToken")
             if not token:
                 return results
 
-    def approve(self, result: ExternalResult) -> None:
-        self.client.approve_assignment(AssignmentId=result.assignment_id)
+    @staticmethod
+    def _result(hit_id: str, assignment: dict) -> ExternalResult:
+        status = assignment["AssignmentStatus"]
+        return ExternalResult(
+            assignment["AssignmentId"],
+            assignment["WorkerId"],
+            _STATUS.get(status, base.ACTIVE),
+            parse_answers(assignment.get("Answer", "")),
+            platform_status=status,
+            hit_id=hit_id,
+        )
+
+    def approve(self, publication: Publication, result: ExternalResult) -> None:
+        self._call("approve_assignment", AssignmentId=result.assignment_id, RequesterFeedback="Thank you!")
+
+    def reject(self, publication: Publication, result: ExternalResult, reason: str) -> None:
+        self._call("reject_assignment", AssignmentId=result.assignment_id, RequesterFeedback=reason[:1024])
+
+    def pay_bonuses(self, publication: Publication, entries: list[PaymentEntry]) -> int:
+        """One send_bonus per entry, with the entry's UniqueRequestToken recorded before the call:
+        a repeat (after a lost answer, or an interrupted sync) gets MTurk's "already used"."""
+        from labeling.payments import mark_entries_paid, reserve_request_token
+
+        paid = 0
+        for entry in entries:
+            submission = entry.assignment.platform_submission
+            params = {
+                "WorkerId": submission.worker_external_id,
+                "AssignmentId": submission.external_id,
+                "BonusAmount": f"{entry.amount:.2f}",
+                "Reason": "Quiz bonus: thank you for careful work.",
+                "UniqueRequestToken": reserve_request_token(entry),
+            }
+            try:
+                self._call("send_bonus", **params)
+            except calls.PlatformCallError as error:
+                if not _ALREADY_DONE.search(error.detail):
+                    raise
+            paid += mark_entries_paid(ids=[entry.pk])
+        return paid
+
+    def add_places(self, publication: Publication, hit: HIT, places: int) -> None:
+        params = {
+            "HITId": hit.external_id,
+            "NumberOfAdditionalAssignments": 1,
+            "UniqueRequestToken": _token("seats", _scope(publication), hit.pk, places),
+        }
+        try:
+            self._call("create_additional_assignments_for_hit", **params)
+        except calls.PlatformCallError as error:
+            if not _ALREADY_DONE.search(error.detail):
+                raise
+
+    def request_return(self, publication: Publication, result: ExternalResult, reason: str) -> None:
+        """MTurk has no return request: an abandoned assignment expires at its duration."""
+
+    def block(self, worker_id: str) -> None:
+        """Give a blocked worker our "blocked" qualification, which the HIT type excludes."""
+        if settings.MTURK_BLOCK_QUALIFICATION_ID:
+            self._call(
+                "associate_qualification_with_worker",
+                QualificationTypeId=settings.MTURK_BLOCK_QUALIFICATION_ID,
+                WorkerId=worker_id,
+                IntegerValue=1,
+                SendNotification=False,
+            )
+
+    def close(self, publication: Publication) -> None:
+        from datetime import UTC, datetime
+
+        for hit_id in publication.campaign.hits.exclude(external_id="").values_list("external_id", flat=True):
+            self._call("update_expiration_for_hit", HITId=hit_id, ExpireAt=datetime(2015, 1, 1, tzinfo=UTC))

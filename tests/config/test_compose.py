@@ -9,8 +9,15 @@ def _compose() -> dict:
     return yaml.safe_load((REPO_ROOT / "docker-compose.yml").read_text())
 
 
-def test_it_defines_the_four_services():
-    assert set(_compose()["services"]) == {"postgres", "redis", "web", "worker"}
+def test_it_defines_the_five_services():
+    assert set(_compose()["services"]) == {"postgres", "redis", "web", "worker", "beat"}
+
+
+def test_beat_queues_scheduled_jobs_with_the_apps_image_and_environment():
+    services = _compose()["services"]
+    assert "celery -A config beat" in services["beat"]["command"]
+    assert services["beat"]["image"] == services["worker"]["image"]
+    assert services["beat"]["environment"] == services["worker"]["environment"]
 
 
 def test_web_and_worker_share_one_image_built_from_the_dockerfile():

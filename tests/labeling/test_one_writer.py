@@ -39,6 +39,13 @@ SINGLE_WRITERS = {
     r"\.update\(\s*status=Campaign\.": {"labeling/campaigns.py"},
     r"Assignment\.SUBMITTED,\s*Assignment\.APPROVED": {"labeling/models.py"},
     r"name__iexact": set(),
+    r"Publication\.objects\.(create|bulk_create|get_or_create|update_or_create)\(": {"labeling/platforms/__init__.py"},
+    r"PlatformSubmission\.objects\.(create|bulk_create|get_or_create|update_or_create)\(": {
+        "labeling/platforms/sync.py"
+    },
+    # the ledger's payment stamps and idempotency keys: labeling.payments only
+    r"\.update\(\s*(paid_at|pay_started_at|request_token|platform_reference)=": {"labeling/payments.py"},
+    r"\.update\(\s*platform_confirmed_at=": {"labeling/services.py"},
 }
 
 

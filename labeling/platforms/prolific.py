@@ -1,0 +1,263 @@
+"""Prolific through its REST API (https://api.prolific.com/api/v1/) with `requests`.
+
+A campaign becomes one study: its URL is our signed entry link with Prolific's
+{{%PROLIFIC_PID%}}, {{%STUDY_ID%}} and {{%SESSION_ID%}} placeholders, one place per HIT seat
+(a participant takes a study once, so each does one HIT), the reward per place in minor units,
+and one completion code (kept in Publication.completion_code and shown by our return page).
+
+The token comes only from the environment (PROLIFIC_API_TOKEN), is sent only in the
+Authorization header and never stored or logged. `make_session` is the one point tests may
+replace; tests intercept HTTP with `responses`, so nothing touches the network.
+
+Bonuses: Prolific's bulk bonus is two calls: "set up" (creates an unpaid payment object) and
+"pay" (NOT idempotent: paying one object twice pays twice). The ledger records the object's id on
+the entries after set-up, and the start of the one pay call before it is sent; a pay call that may
+or may not have gone through is never sent again (see labeling.payments.payment_unsure).
+"""
+
+import os
+import secrets
+from decimal import ROUND_HALF_UP, Decimal
+
+from django.conf import settings
+
+from labeling.models import HIT, Campaign, PaymentEntry, Publication
+from labeling.platforms import base, calls
+from labeling.platforms.base import ExternalResult, PlatformError
+from labeling.platforms.costs import CostPreview, cost_preview
+
+API = "https://api.prolific.com/api/v1"
+TIMEOUT_SECONDS = (5, 30)  # connect, read
+_STATUS = {
+    "AWAITING REVIEW": base.SUBMITTED,
+    "APPROVED": base.APPROVED,
+    "REJECTED": base.REJECTED,
+    "ACTIVE": base.ACTIVE,
+    "RETURNED": base.RETURNED,
+    "TIMED-OUT": base.RETURNED,
+    "SCREENED-OUT": base.RETURNED,
+}
+# Prolific requires a rejection message of at least 100 characters and a category
+MIN_REJECTION_MESSAGE = 100
+REJECTION_CATEGORY = "LOW_EFFORT"
+REJECTION_TAIL = (
+    " The known-answer dialogues in this task check careful reading; too few of them were answered as expected."
+)
+
+
+def make_session():
+    import requests
+
+    token = os.environ.get("PROLIFIC_API_TOKEN", "")
+    if not token:
+        raise PlatformError("PROLIFIC_API_TOKEN is not set in the environment; the Prolific adapter needs it")
+    session = requests.Session()
+    session.headers.update({"Authorization": f"Token {token}", "Content-Type": "application/json"})
+    return session
+
+
+def minor_units(amount: Decimal) -> int:
+    """Prolific's rewards are in pence or cents."""
+    return int((amount * 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def rejection_message(reason: str) -> str:
+    message = reason.strip()
+    return message if len(message) >= MIN_REJECTION_MESSAGE else (message + REJECTION_TAIL)[:2000]
+
+
+class ProlificPlatform:
+    name = "prolific"
+
+    def __init__(self, session=None) -> None:
+        self._session = session
+
+    @property
+    def session(self):
+        if self._session is None:
+            self._session = make_session()
+        return self._session
+
+    def _request(self, operation: str, method: str, path: str, *, repeatable: bool, json=None):
+        def send():
+            response = self.session.request(method, f"{API}{path}", json=json, timeout=TIMEOUT_SECONDS)
+            if not 200 <= response.status_code < 300:
+                raise calls.PlatformHTTPError(response.status_code, response.text)
+            return response.json() if response.content else {}
+
+        return calls.call(self.name, operation, send, repeatable=repeatable)
+
+    # --- publishing ------------------------------------------------------------------------------
+
+    def cost_preview(self, campaign: Campaign) -> CostPreview:
+        publication = campaign.publications.filter(platform=self.name).first()
+        published = publication.places if publication is not None and publication.external_id else 0
+        return cost_preview(
+            seats=max(0, _seats(campaign) - published),
+            reward=campaign.reward,
+            bonus=campaign.bonus,
+            bonus_share=Decimal(str(settings.PLATFORM_EXPECTED_BONUS_SHARE)),
+            fee_rate=Decimal(str(settings.PROLIFIC_FEE_RATE)),
+            currency=campaign.currency,
+        )
+
+    def publish(self, campaign: Campaign, base_url: str) -> int:
+        """Create the study (once: its id is saved as soon as Prolific answers) and publish it.
+        A study created by a try whose answer was lost stays an unpublished draft on Prolific."""
+        from labeling.entry_tokens import platform_links
+        from labeling.platforms import publication_for
+
+        if campaign.currency not in ("GBP", "USD"):
+            raise PlatformError(f"Prolific pays in GBP or USD; campaign {campaign.pk} is in {campaign.currency}")
+        publication = publication_for(campaign, self.name, completion_code=secrets.token_hex(4).upper())
+        places = _seats(campaign)
+        if not publication.external_id:
+            study = self._request(
+                "create study",
+                "POST",
+                "/studies/",
+                repeatable=False,
+                json=self._study(campaign, platform_links(base_url, campaign)["prolific"], publication, places),
+            )
+            Publication.objects.filter(pk=publication.pk).update(external_id=study["id"], places=places)
+            publication.external_id, publication.places = study["id"], places
+        if publication.status == Publication.DRAFT:
+            path = f"/studies/{publication.external_id}/transition/"
+            self._request("publish study", "POST", path, repeatable=True, json={"action": "PUBLISH"})
+            Publication.objects.filter(pk=publication.pk).update(status=Publication.ACTIVE)
+            publication.status = Publication.ACTIVE
+            return publication.places
+        if places > publication.places:  # HITs added since: more places
+            before = publication.places
+            self._set_places(publication, places)
+            return places - before
+        return 0
+
+    def _study(self, campaign: Campaign, url: str, publication: Publication, places: int) -> dict:
+        return {
+            "name": campaign.name[:120],
+            "internal_name": f"campaign {campaign.pk}",
+            "description": (
+                campaign.description
+                or "Read short dialogues from films and choose the emotion or intent of the last line."
+            ),
+            "external_study_url": url,
+            "prolific_id_option": "url_parameters",
+            "completion_codes": [
+                {
+                    "code": publication.completion_code,
+                    "code_type": "COMPLETED",
+                    "actions": [{"action": "MANUALLY_REVIEW"}],
+                }
+            ],
+            "total_available_places": places,
+            "estimated_completion_time": max(1, min(campaign.time_limit_minutes, settings.PROLIFIC_ESTIMATED_MINUTES)),
+            "maximum_allowed_time": campaign.time_limit_minutes,
+            "reward": minor_units(campaign.reward),
+            "device_compatibility": ["desktop"],
+        }
+
+    def _set_places(self, publication: Publication, places: int) -> None:
+        # an absolute number: setting it twice is harmless
+        self._request(
+            "set places",
+            "PATCH",
+            f"/studies/{publication.external_id}/",
+            repeatable=True,
+            json={"total_available_places": places},
+        )
+        Publication.objects.filter(pk=publication.pk, places__lt=places).update(places=places)
+        publication.places = max(publication.places, places)
+
+    def worker_preview_url(self, publication: Publication) -> str:
+        return f"https://app.prolific.com/researcher/workspaces/studies/{publication.external_id}"
+
+    # --- sync --------------------------------------------------------------------------------------
+
+    def fetch_results(self, publication: Publication) -> list[ExternalResult]:
+        results, path = [], f"/studies/{publication.external_id}/submissions/"
+        while path:
+            page = self._request("list submissions", "GET", path, repeatable=True)
+            results += [self._result(row) for row in page.get("results", [])]
+            following = ((page.get("_links") or {}).get("next") or {}).get("href")
+            path = following.removeprefix(API) if following else ""
+        return results
+
+    @staticmethod
+    def _result(row: dict) -> ExternalResult:
+        status = row.get("status", "")
+        answers = {"study_code": row["study_code"]} if row.get("study_code") else {}
+        return ExternalResult(
+            row["id"], row.get("participant_id", ""), _STATUS.get(status, base.ACTIVE), answers, platform_status=status
+        )
+
+    def approve(self, publication: Publication, result: ExternalResult) -> None:
+        self._transition(result, {"action": "APPROVE"})
+
+    def reject(self, publication: Publication, result: ExternalResult, reason: str) -> None:
+        body = {"action": "REJECT", "message": rejection_message(reason), "rejection_category": REJECTION_CATEGORY}
+        self._transition(result, body)
+
+    def _transition(self, result: ExternalResult, body: dict) -> None:
+        path = f"/submissions/{result.assignment_id}/transition/"
+        self._request(f"{body['action'].lower()} submission", "POST", path, repeatable=True, json=body)
+
+    def pay_bonuses(self, publication: Publication, entries: list[PaymentEntry]) -> int:
+        """Set up one bulk bonus for the due entries, record its id on them, claim its one pay call
+        in the ledger, pay, record the payment. Entries already tied to an unpaid, unstarted
+        object (an interrupted earlier run) are paid through that object."""
+        from labeling.payments import attach_platform_reference
+
+        paid = 0
+        for reference in sorted({e.platform_reference for e in entries if e.platform_reference}):
+            paid += self._pay(reference)
+        fresh = [e for e in entries if not e.platform_reference]
+        if not fresh:
+            return paid
+        by_participant: dict[str, Decimal] = {}
+        for entry in fresh:
+            participant = entry.assignment.platform_submission.worker_external_id
+            by_participant[participant] = by_participant.get(participant, Decimal(0)) + entry.amount
+        csv = "\n".join(f"{participant},{amount:.2f}" for participant, amount in sorted(by_participant.items()))
+        created = self._request(
+            "set up bonuses",
+            "POST",
+            "/submissions/bonus-payments/",
+            repeatable=False,  # a lost answer leaves an unpaid object behind: harmless
+            json={"study_id": publication.external_id, "csv_bonuses": csv},
+        )
+        tied = attach_platform_reference([e.pk for e in fresh], created["id"])
+        if len(tied) != len(fresh):
+            raise PlatformError(f"bulk bonus {created['id']}: another run paid some of these entries; left unpaid")
+        return paid + self._pay(created["id"])
+
+    def _pay(self, reference: str) -> int:
+        from labeling.payments import abandon_reference, mark_entries_paid, start_pay
+
+        if not start_pay(reference):
+            return 0  # another run sends (or sent) this pay call
+        try:
+            self._request("pay bonuses", "POST", f"/bulk-bonus-payments/{reference}/pay/", repeatable=False)
+        except calls.PlatformCallError as error:
+            if error.code.isdigit() and 400 <= int(error.code) < 500 and error.code != "429":
+                abandon_reference(reference)  # refused outright: nothing was paid
+            raise  # anything else: the entries stay "pay started" for a researcher to check
+        return mark_entries_paid(reference=reference)
+
+    def add_places(self, publication: Publication, hit: HIT, places: int) -> None:
+        seats = _seats(publication.campaign, extra={hit.pk: places})
+        self._set_places(publication, seats)
+
+    def request_return(self, publication: Publication, result: ExternalResult, reason: str) -> None:
+        path = f"/submissions/{result.assignment_id}/request-return/"
+        self._request("request return", "POST", path, repeatable=True, json={"request_return_reasons": [reason]})
+
+    def close(self, publication: Publication) -> None:
+        path = f"/studies/{publication.external_id}/transition/"
+        self._request("stop study", "POST", path, repeatable=True, json={"action": "STOP"})
+
+
+def _seats(campaign: Campaign, extra: dict[int, int] | None = None) -> int:
+    """Places the campaign needs: its HITs' required workers (`extra` overrides some HITs')."""
+    rows = campaign.hits.values_list("pk", "required_workers")
+    return sum((extra or {}).get(pk, workers) for pk, workers in rows)

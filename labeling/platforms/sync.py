@@ -1,0 +1,332 @@
+"""Sync: reconcile a campaign's publication with its platform. The job `labeling.platform_sync`
+runs it on a schedule (Celery beat) and on demand (the campaign page's "Sync now").
+
+One run:
+1. lists every piece of work the platform holds and records it (PlatformSubmission), matched to
+   our Assignment by the platform's id of the work and the worker id;
+2. confirms matched submitted work (from then on it counts), and decides each undecided piece:
+   the quiz mark met -> approve on the platform, then here; below it -> reject on the platform
+   or flag for review (campaign.below_mark); a researcher's decision from the page is carried
+   out the same way; the platform's own approvals and rejections (auto-approval, a decision
+   made on the platform's site) are mirrored here; a Prolific worker who quit is asked to return;
+3. expires our pending work the platform never reported within PLATFORM_UNMATCHED_EXPIRE_HOURS;
+4. records the ledger, stamps rewards paid by the platform and pays due bonuses (each step
+   recorded before and after its call: labeling.payments);
+5. adds a worker to complete HITs still short of a 2-of-3 majority (up to workers_per_hit +
+   tie_break_workers).
+
+Every step reads the state it changes, so running it again (after an interruption anywhere, or
+just again) converges: nothing is done twice and nothing is skipped. One run at a time per
+publication (a lease taken by a conditional UPDATE).
+"""
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Count, F
+from django.utils import timezone
+
+from labeling import hits, payments, services
+from labeling.aggregate import known_labels, load_answers, votes_by_turn
+from labeling.models import HIT, Assignment, Campaign, PlatformSubmission, Publication, Worker, counted_assignment_q
+from labeling.platforms import base, get_platform
+from labeling.platforms.base import CrowdPlatform, ExternalResult, PlatformError
+
+LEASE = timedelta(minutes=15)
+# a researcher's decision on the page, carried out by the next sync
+TO_APPROVE, TO_REJECT = "to-approve", "to-reject"
+REJECTION_REASON = "Too few of the known-answer dialogues were answered as expected."
+RETURN_REASON = "The task was left unfinished and its time limit passed."
+
+
+class SyncBusy(PlatformError):
+    pass
+
+
+@dataclass
+class Decision:
+    action: str  # "approve", "reject", "flag", "wait"
+    note: str = ""
+
+
+def sync_publication(publication: Publication, platform: CrowdPlatform | None = None) -> dict:
+    platform = platform or get_platform(publication.platform)
+    if not _take_lease(publication):
+        raise SyncBusy(f"a sync of {publication} is already running")
+    try:
+        counts = _sync(publication, platform)
+    except PlatformError as error:
+        Publication.objects.filter(pk=publication.pk).update(last_sync_error=str(error)[:2000])
+        raise
+    finally:
+        Publication.objects.filter(pk=publication.pk).update(sync_lease_until=None)
+    changes = {"last_synced_at": timezone.now()}
+    if not counts.get("errors"):
+        changes["last_sync_error"] = ""
+    Publication.objects.filter(pk=publication.pk).update(**changes)
+    return counts
+
+
+def _take_lease(publication: Publication) -> bool:
+    now = timezone.now()
+    free = Publication.objects.filter(pk=publication.pk, sync_lease_until__isnull=True) | Publication.objects.filter(
+        pk=publication.pk, sync_lease_until__lt=now
+    )
+    return bool(free.update(sync_lease_until=now + LEASE))
+
+
+def _sync(publication: Publication, platform: CrowdPlatform) -> dict:
+    campaign = publication.campaign
+    counts: Counter = Counter()
+    services.expire_stale_assignments()
+    results = platform.fetch_results(publication)
+    failures = []
+    for result in results:
+        submission = _record(publication, result)
+        try:
+            counts[_settle(platform, publication, submission, result)] += 1
+        except (PlatformError, payments.ReviewRefused) as error:
+            # one piece of work the platform refused (e.g. its state changed since the list):
+            # noted on it, the rest goes on; the next sync reads its new state and settles it
+            PlatformSubmission.objects.filter(pk=submission.pk).update(note=str(error)[:255])
+            failures.append(f"{result.assignment_id}: {error}")
+    counts["errors"] = len(failures)
+    counts["expired_unreported"] = _expire_unreported(publication)
+    payments.record_payments(campaign)
+    approved = PlatformSubmission.objects.filter(publication=publication, decision=PlatformSubmission.APPROVED)
+    payments.mark_rewards_paid(list(approved.exclude(assignment=None).values_list("assignment_id", flat=True)))
+    counts["bonuses_paid"] = platform.pay_bonuses(publication, payments.bonuses_due(publication))
+    counts["places_added"] = _add_places(platform, publication)
+    _block(platform, publication)
+    counts["fetched"] = len(results)
+    if failures:
+        Publication.objects.filter(pk=publication.pk).update(last_sync_error="; ".join(failures)[:2000])
+    return dict(counts)
+
+
+# --- recording and matching ---------------------------------------------------------------------
+
+
+def _record(publication: Publication, result: ExternalResult) -> PlatformSubmission:
+    submission, _ = PlatformSubmission.objects.get_or_create(
+        publication=publication,
+        external_id=result.assignment_id,
+        defaults={"worker_external_id": result.worker_id, "platform_status": result.platform_status},
+    )
+    changes = {}
+    if submission.platform_status != result.platform_status:
+        changes["platform_status"] = result.platform_status
+    if submission.assignment_id is None:
+        match = _match(publication, result)
+        if match is not None:
+            changes["assignment"] = match
+    if changes:
+        PlatformSubmission.objects.filter(pk=submission.pk).update(**changes)
+        for name, value in changes.items():
+            setattr(submission, name, value)
+    return submission
+
+
+def _match(publication: Publication, result: ExternalResult) -> Assignment | None:
+    """Our assignment bound at landing to this platform id of the work, by this worker."""
+    return (
+        Assignment.objects.filter(
+            hit__campaign_id=publication.campaign_id,
+            platform_assignment_id=result.assignment_id,
+            worker__platform=publication.platform,
+            worker__external_id=result.worker_id,
+            platform_submission__isnull=True,
+        )
+        .select_related("worker", "hit")
+        .first()
+    )
+
+
+def _decide(submission: PlatformSubmission, submission_status: str, **changes) -> None:
+    PlatformSubmission.objects.filter(pk=submission.pk).update(decision=submission_status, **changes)
+    submission.decision = submission_status
+    for name, value in changes.items():
+        setattr(submission, name, value)
+
+
+# --- settling one piece of work -----------------------------------------------------------------
+
+
+def _settle(platform, publication, submission: PlatformSubmission, result: ExternalResult) -> str:
+    assignment = _fresh(submission.assignment)
+    if result.status == base.APPROVED:
+        _mirror_approval(assignment)
+        _decide(submission, PlatformSubmission.APPROVED)
+        return "approved"
+    if result.status == base.REJECTED:
+        if assignment is not None and assignment.status in Assignment.DONE:
+            payments.reject_assignment(assignment)
+        _decide(submission, PlatformSubmission.REJECTED)
+        return "rejected"
+    if result.status == base.ACTIVE:
+        return _settle_active(platform, publication, submission, result, assignment)
+    if result.status != base.SUBMITTED:
+        return result.status  # returned or timed out: our assignment expires by itself
+    decision = _decision(publication.campaign, submission, result, assignment)
+    if decision.action == "approve":
+        services.confirm_platform_submission(assignment)
+        platform.approve(publication, result)
+        _mirror_approval(assignment)
+        _decide(submission, PlatformSubmission.APPROVED, note="")
+        return "approved"
+    if decision.action == "reject":
+        platform.reject(publication, result, decision.note or REJECTION_REASON)
+        if assignment is not None and assignment.status in Assignment.DONE:
+            payments.reject_assignment(assignment)
+        _decide(submission, PlatformSubmission.REJECTED)
+        return "rejected"
+    if decision.action == "flag":
+        if assignment is not None and assignment.is_done:
+            services.confirm_platform_submission(assignment)
+        flagged = PlatformSubmission.UNMATCHED if assignment is None else PlatformSubmission.FLAGGED
+        _decide(submission, flagged, note=decision.note[:255])
+        return "flagged"
+    return "waiting"
+
+
+def _fresh(assignment: Assignment | None) -> Assignment | None:
+    if assignment is not None:
+        assignment.refresh_from_db(fields=["status", "platform_confirmed_at", "quiz_correct", "completion_code"])
+    return assignment
+
+
+def _decision(campaign: Campaign, submission, result: ExternalResult, assignment: Assignment | None) -> Decision:
+    """What to do with work the platform holds as submitted and nobody decided about yet."""
+    if submission.decision == TO_APPROVE and assignment is not None and assignment.is_done:
+        return Decision("approve")
+    if submission.decision == TO_REJECT:
+        return Decision("reject")
+    if submission.decision:
+        return Decision("wait")  # flagged: waits for a researcher (or the platform's auto-approval)
+    if assignment is None:
+        return Decision("flag", "no work of ours has this platform id and worker")
+    if assignment.status == Assignment.ACCEPTED:
+        return Decision("wait")  # still open here: the worker submitted on the platform first
+    if not assignment.is_done:
+        return Decision("flag", f"our assignment is {assignment.status}, not submitted")
+    posted = result.answers.get("completion_code")
+    if posted is not None and posted != assignment.completion_code:
+        return Decision("flag", "the completion code posted to the platform is not this assignment's")
+    if assignment.worker.status == Worker.BLOCKED:
+        return Decision("flag", "the worker is blocked")
+    if (assignment.quiz_correct or 0) >= _approval_mark(campaign, assignment):
+        return Decision("approve")
+    if campaign.below_mark == Campaign.REJECT:
+        return Decision("reject", REJECTION_REASON)
+    return Decision("flag", f"quiz mark {assignment.quiz_correct or 0} below {_approval_mark(campaign, assignment)}")
+
+
+def _approval_mark(campaign: Campaign, assignment: Assignment) -> int:
+    quiz_screens = assignment.hit.items.filter(quiz_question__isnull=False).count()
+    return min(campaign.approval_quiz_mark, quiz_screens)
+
+
+def _mirror_approval(assignment: Assignment | None) -> None:
+    """The platform approved (and paid) the work: it counts, and is approved here too."""
+    if assignment is None or not assignment.is_done:
+        return
+    services.confirm_platform_submission(assignment)
+    if assignment.status == Assignment.SUBMITTED:
+        payments.approve_assignment(assignment)
+
+
+def _settle_active(platform, publication, submission, result, assignment) -> str:
+    """Started on the platform, not submitted there: a worker whose assignment here expired (they
+    quit, or ran out of time) is asked to return it, once."""
+    if assignment is None or assignment.status != Assignment.EXPIRED or submission.decision:
+        return "active"
+    platform.request_return(publication, result, RETURN_REASON)
+    _decide(submission, PlatformSubmission.RETURN_REQUESTED)
+    return "return_requested"
+
+
+# --- after the submissions ----------------------------------------------------------------------
+
+
+def _expire_unreported(publication: Publication) -> int:
+    """Our done work from this platform that the platform never reported, past the window."""
+    window = timedelta(hours=settings.PLATFORM_UNMATCHED_EXPIRE_HOURS)
+    stale = (
+        Assignment.objects.pending_confirmation()
+        .filter(
+            hit__campaign_id=publication.campaign_id,
+            worker__platform=publication.platform,
+            platform_submission__isnull=True,
+            submitted_at__lt=timezone.now() - window,
+        )
+        .values_list("pk", flat=True)
+    )
+    return services.expire_unconfirmed(list(stale))
+
+
+def hits_short_of_majority(campaign: Campaign) -> list[HIT]:
+    """Published regular HITs whose every seat holds counted work, with a dialogue item whose
+    turn has no majority yet (2 of 3 ...), and room for one more worker."""
+    cap = campaign.workers_per_hit + campaign.tie_break_workers
+    complete = (
+        HIT.objects.filter(campaign=campaign, kind=HIT.REGULAR, required_workers__lt=cap)
+        .exclude(external_id="")
+        .annotate(done=Count("assignments", filter=counted_assignment_q("assignments__")))
+        .filter(done__gte=F("required_workers"))
+        .order_by("position")
+    )
+    votes = votes_by_turn(load_answers(campaign), known_labels())
+    short = []
+    for hit in complete:
+        turns = hit.items.filter(quiz_question__isnull=True, target_turn__isnull=False).values_list(
+            "target_turn_id", flat=True
+        )
+        if any(turn in votes and not votes[turn].majority().is_majority for turn in turns):
+            short.append(hit)
+    return short
+
+
+def _add_places(platform: CrowdPlatform, publication: Publication) -> int:
+    """Platform first (with an idempotency token / an absolute number), then our seat count, so
+    an interruption in between repeats the same request instead of skipping it."""
+    added = 0
+    for hit in hits_short_of_majority(publication.campaign):
+        platform.add_places(publication, hit, hit.required_workers + 1)
+        added += hits.add_seat(hit, hit.required_workers)
+    return added
+
+
+def _block(platform: CrowdPlatform, publication: Publication) -> None:
+    block = getattr(platform, "block", None)
+    if block is None:
+        return
+    blocked = (
+        PlatformSubmission.objects.filter(publication=publication, assignment__worker__status=Worker.BLOCKED)
+        .values_list("worker_external_id", flat=True)
+        .distinct()
+    )
+    for worker_id in blocked:
+        block(worker_id)
+
+
+# --- researcher actions (carried out by the next sync) ------------------------------------------
+
+
+def request_decision(submission: PlatformSubmission, action: str) -> None:
+    """Record a researcher's approve/reject for flagged or unmatched work; sync carries it out."""
+    wanted = {"approve": TO_APPROVE, "reject": TO_REJECT}.get(action)
+    if wanted is None:
+        raise ValueError(f"action must be approve or reject; got {action!r}")
+    if wanted == TO_APPROVE and submission.assignment_id is None:
+        raise ValueError("work with no matching assignment here can only be rejected")
+    open_decisions = [PlatformSubmission.FLAGGED, PlatformSubmission.UNMATCHED, TO_APPROVE, TO_REJECT]
+    updated = PlatformSubmission.objects.filter(pk=submission.pk, decision__in=open_decisions).update(decision=wanted)
+    if not updated:
+        raise ValueError(f"submission {submission.external_id} was already {submission.decision or 'decided'}")
+
+
+def close_publication(publication: Publication, platform: CrowdPlatform | None = None) -> None:
+    (platform or get_platform(publication.platform)).close(publication)
+    Publication.objects.filter(pk=publication.pk).update(status=Publication.CLOSED)
