@@ -82,7 +82,7 @@ def train_pair_classifier(pairs: Sequence[NLIPair], config: PairClassifierConfig
     torch.manual_seed(config.seed)
     label_names = sorted({p.label for p in pairs})
     encoder = loading.load_sentence_transformer(config.model_name, device=config.device)
-    head = nn.Linear(4 * encoder.get_sentence_embedding_dimension(), len(label_names))
+    head = nn.Linear(4 * _dimension(encoder), len(label_names))
     model = PairClassifier(encoder, head, label_names, config)
     features = model.features([p.premise for p in pairs], [p.hypothesis for p in pairs])
     targets = torch.tensor([label_names.index(p.label) for p in pairs])
@@ -95,6 +95,12 @@ def train_pair_classifier(pairs: Sequence[NLIPair], config: PairClassifierConfig
     return model
 
 
+def _dimension(encoder) -> int:
+    # sentence-transformers 5 renamed get_sentence_embedding_dimension
+    method = getattr(encoder, "get_embedding_dimension", None) or encoder.get_sentence_embedding_dimension
+    return int(method())
+
+
 def load_pair_classifier(folder: str | Path, device: str = "cpu") -> PairClassifier:
     from safetensors.torch import load_file
 
@@ -102,7 +108,7 @@ def load_pair_classifier(folder: str | Path, device: str = "cpu") -> PairClassif
     meta = json.loads((folder / META_FILE).read_text())
     config = PairClassifierConfig(**{**meta["config"], "device": device})
     encoder = loading.load_sentence_transformer(config.model_name, device=device)
-    head = nn.Linear(4 * encoder.get_sentence_embedding_dimension(), len(meta["label_names"]))
+    head = nn.Linear(4 * _dimension(encoder), len(meta["label_names"]))
     head.load_state_dict(load_file(str(folder / HEAD_FILE)))
     return PairClassifier(encoder, head, meta["label_names"], config)
 
