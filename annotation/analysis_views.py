@@ -307,6 +307,8 @@ def analysis_skills(request: HttpRequest) -> HttpResponse:
         "turn__dialogue__source", "source", "skill", "distribution", "passed_mic"
     )
     skills, groups = summarise_skills(rows.iterator(chunk_size=5000)) if version else ([], [])
+    if version:  # the classifier's own order: jsonb does not keep the stored key order
+        skills = [s for s in version.label_names if s in skills] + [s for s in skills if s not in version.label_names]
     chart = distribution_figure(
         {group.name: group.mean_distribution(skills) for group in groups}, skills, "Mean skill distribution per corpus"
     )

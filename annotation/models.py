@@ -355,3 +355,8 @@ class TurnSkill(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source} skill {self.skill} for turn {self.turn_id}"
+
+    def ordered_distribution(self) -> list[tuple[str, float]]:
+        """(skill, p) in the classifier's skill order (PostgreSQL's jsonb does not keep key order)."""
+        order = {name: i for i, name in enumerate(self.model_version.label_names)}
+        return sorted(self.distribution.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))
