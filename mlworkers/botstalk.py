@@ -143,16 +143,18 @@ def load_skill_classifier(version: ModelVersion) -> LabelerSkills:
 def load_moderator_nli(nli_model: str | None, nli_model_version_id: int | None):
     """`nli_model` (a hub name such as roberta-large-mnli, or a local path), else the setting
     BOTSTALK_NLI_MODEL, else an nli ModelVersion (the given id or the newest). Returns (model, description)."""
+    from mlworkers.ml.loading import pick_device
     from mlworkers.ml.nli import load_nli
 
+    device = str(pick_device(settings.ML_DEVICE))
     name = nli_model or ("" if nli_model_version_id else getattr(settings, "BOTSTALK_NLI_MODEL", ""))
     if name:
         try:
-            return load_nli(name, device=settings.ML_DEVICE if settings.ML_DEVICE != "auto" else "cpu"), name
+            return load_nli(name, device=device), name
         except (OSError, ValueError) as error:
             raise JobCannotRun(f"NLI model {name!r}: {error}") from None
     version = _newest(ModelVersion.NLI, nli_model_version_id)
-    return load_nli(str(artifact_path(version))), f"model version {version.pk} ({version.name})"
+    return load_nli(str(artifact_path(version)), device=device), f"model version {version.pk} ({version.name})"
 
 
 # --- generation --------------------------------------------------------------------------------------------

@@ -164,6 +164,7 @@ class Diagnostics:
     candidates: int = 0
     refused_candidates: int = 0
     kls: list[float] = field(default_factory=list)
+    offered_kls: list[float] = field(default_factory=list)  # KL of every other agent's proposal
     turns_by_skill: Counter = field(default_factory=Counter)
     passes: int = 0
     turns: int = 0
@@ -186,6 +187,7 @@ class Diagnostics:
             },
             "refused_by_context": {kind: self.refused[kind] for kind in sorted(self.checked)},
             "kl_consecutive": kl_summary(self.kls),
+            "kl_offered": kl_summary(self.offered_kls),
         }
 
 
@@ -322,6 +324,7 @@ class BotsTalk:
         if previous is not None:
             before = np.asarray(previous.distribution)
             others = [(kl_divergence(before, p.distribution), p.skill, p) for p in proposals if p.skill != active]
+            self.diagnostics.offered_kls.extend(kl for kl, _skill, _p in others)
             below = sorted((kl, skill, p) for kl, skill, p in others if kl < self.config.alpha)
             if below:
                 return below[0][2], True

@@ -246,3 +246,14 @@ def test_the_commands_train_generate_and_label(files, capsys):
     assert TurnSkill.objects.classified().count() == Turn.objects.filter(dialogue__source="botstalk").count() == 6
     with pytest.raises(CommandError, match="alpha"):
         call_command("botstalk", "--alpha", "-1")
+
+
+def test_a_hub_style_nli_model_moderates_by_name_and_a_missing_one_fails_the_job(files, trained, tmp_path):
+    from tests.mlworkers.test_botstalk_nli import write_tiny_nli
+
+    path = write_tiny_nli(tmp_path / "mnli", ["CONTRADICTION", "NEUTRAL", "ENTAILMENT"])
+    job = run_botstalk(files, nli_model=path, turns=2)
+    assert job.status == JobRun.SUCCEEDED, job.error
+    assert job.result["nli"] == path and job.result["diagnostics"]["candidates_judged"] > 0
+    missing = run_botstalk(files, nli_model="no-such-org/no-such-nli")
+    assert missing.status == JobRun.FAILED and missing.error.startswith("NLI model 'no-such-org/no-such-nli': ")

@@ -106,6 +106,9 @@ def test_the_mic_passes_exactly_when_kl_is_below_alpha():
     assert [t.skill for t in passed] == ["persona", "empathy"] and passed[1].passed_mic
     assert passed[1].kl_from_previous == pytest.approx(kl, abs=1e-6)
     assert [t.skill for t in kept] == ["persona", "persona"] and not kept[1].passed_mic
+    bot = talk(0.36, skills=skills, turns=2)
+    bot.generate(SPEC)
+    assert bot.diagnostics.offered_kls == [pytest.approx(kl, abs=1e-6)]  # the one offer it turned down
 
 
 def test_the_moderator_refuses_a_candidate_that_contradicts_a_context():
