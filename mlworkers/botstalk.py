@@ -38,10 +38,8 @@ def _newest(kind: str, pk: int | None) -> ModelVersion:
     version = versions.filter(pk=pk).first() if pk else versions.order_by("-created_at", "-pk").first()
     if version is None:
         command = {"skill": "train_skill_classifier", "nli": "train_nli"}[kind]
-        raise JobCannotRun(
-            f"no {kind} model version {pk or ''}".replace("  ", " ").strip()
-            + f": train one with `python manage.py {command}` or the {kind}_train job"
-        )
+        missing = f"no {kind} model version {pk}" if pk else f"no {kind} model version yet"
+        raise JobCannotRun(f"{missing}: train one with `python manage.py {command}` or the {kind}_train job")
     return version
 
 
@@ -188,7 +186,10 @@ def botstalk(
     skills = load_skill_classifier(skill_version)
     nli, nli_name = load_moderator_nli(nli_model, nli_model_version_id)
     report_progress(job, 0, len(specs), f"embedding {len(pool)} pool utterances")
-    bi_encoder = loading.load_sentence_transformer(encoder or settings.ENCODER_MODEL)
+    try:
+        bi_encoder = loading.load_sentence_transformer(encoder or settings.ENCODER_MODEL)
+    except OSError as error:
+        raise JobCannotRun(f"bi-encoder {encoder or settings.ENCODER_MODEL!r}: {error}") from None
     agents = build_agents(pool, bi_encoder)
     config = BotsTalkConfig(alpha=alpha, turns=turns, top_k=top_k, nli_threshold=nli_threshold, seed=seed)
     talk = BotsTalk(agents, bi_encoder, nli, skills, config)
@@ -199,8 +200,10 @@ def botstalk(
             too_short += 1
         else:
             dialogue = store_dialogue(job, index, spec, generated, skill_version, skills.skill_names)
-            stored.append(dialogue.pk) if dialogue else None
-            duplicates += dialogue is None
+            if dialogue is None:
+                duplicates += 1
+            else:
+                stored.append(dialogue.pk)
         report_progress(job, index + 1, len(specs), f"{len(stored)} dialogues stored")
     return {
         "dialogues_stored": len(stored),
