@@ -166,7 +166,7 @@ def botstalk(
     nli_model: str | None = None,
     nli_model_version_id: int | None = None,
     encoder: str | None = None,
-    alpha: float = 1.0,
+    alpha: float = 6.0,
     turns: int = 6,
     top_k: int = 5,
     nli_threshold: float = 0.5,

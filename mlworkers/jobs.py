@@ -137,7 +137,11 @@ class BotsTalkParameters(JobParameters):
     nli_model_version_id: int | None = Field(None, ge=1, title="NLI model version id", description="empty: the newest")
     encoder: str | None = Field(None, max_length=200, title="Bi-encoder", description="empty: ENCODER_MODEL")
     alpha: float = Field(
-        1.0, ge=0.0, le=1000.0, title="Alpha", description="pass the mic when KL(previous || candidate) < alpha"
+        6.0,
+        ge=0.0,
+        le=1000.0,
+        title="Alpha",
+        description="pass the mic when KL(previous || candidate) < alpha, in nats; see the result's kl_offered",
     )
     turns: int = Field(6, ge=2, le=50, title="Turns per dialogue")
     top_k: int = Field(5, ge=1, le=100, title="Candidates per agent", description="the moderator judges these")

@@ -1,4 +1,4 @@
-"""python manage.py botstalk [--pools FILE ...] [--contexts FILE] [--alpha 1.0] [--turns 6] [...] [--no-wait]
+"""python manage.py botstalk [--pools FILE ...] [--contexts FILE] [--alpha 6.0] [--turns 6] [...] [--no-wait]
 
 Queues the `botstalk` job (queue `ml`) and follows it: one machine-made multi-skill dialogue per
 line of the contexts file goes into the corpus with source `botstalk`; prints the run's
@@ -22,7 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--nli-model", help="hub name or local path, e.g. roberta-large-mnli")
         parser.add_argument("--nli-model-version", type=int, help="NLI model version id; default the newest")
         parser.add_argument("--encoder", help="bi-encoder of the rankers; default ENCODER_MODEL")
-        parser.add_argument("--alpha", type=float, default=1.0, help="pass the mic when KL < alpha")
+        parser.add_argument("--alpha", type=float, default=6.0, help="pass the mic when KL < alpha (nats)")
         parser.add_argument("--turns", type=int, default=6)
         parser.add_argument("--top-k", type=int, default=5)
         parser.add_argument("--nli-threshold", type=float, default=0.5)
