@@ -17,6 +17,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 
 from annotation.ingest.language import texts_language
 from annotation.ingest.records import dialogue_hash
@@ -302,7 +303,8 @@ def skill_label(
     if dialogue_ids:
         turns = turns.filter(dialogue_id__in=dialogue_ids)
     total = turns.count()
-    pending = turns.exclude(skills__source=TurnSkill.CLASSIFIER, skills__model_version=version).order_by("pk")
+    labeled = TurnSkill.objects.filter(turn=OuterRef("pk"), source=TurnSkill.CLASSIFIER, model_version=version)
+    pending = turns.exclude(Exists(labeled)).order_by("pk")
     done = total - pending.count()
     report_progress(job, done, total, f"{done} of {total} turns already labeled")
     skills = load_skill_classifier(version)

@@ -218,7 +218,7 @@ def test_without_a_skill_classifier_the_job_says_how_to_train_one(files):
     assert job.status == JobRun.FAILED and "train_skill_classifier" in job.error
 
 
-def test_skill_labels_for_any_corpus_are_resumable(tiny_corpus, files, trained):
+def test_skill_labels_for_any_corpus_are_resumable(tiny_corpus, files, trained, small_models):
     job = start_job("skill_label", {"source": "subtitles"})
     job.refresh_from_db()
     assert job.status == JobRun.SUCCEEDED, job.error
@@ -232,6 +232,15 @@ def test_skill_labels_for_any_corpus_are_resumable(tiny_corpus, files, trained):
     again = start_job("skill_label", {"source": "all"})
     again.refresh_from_db()
     assert again.result["labeled_now"] == 0 and again.result["turns"] == 10
+    # another classifier's labels, and this one's BotsTalk rows, do not count as done for it
+    other = register_model_version(
+        ModelVersion.SKILL, "other", small_models[0], base_model="minilm", hyperparameters={}
+    )
+    turn = turns.first()
+    TurnSkill.objects.create(turn=turn, source=TurnSkill.BOTSTALK, model_version=other, skill="persona")
+    third = start_job("skill_label", {"skill_model_version_id": other.pk, "dialogue_ids": [turn.dialogue_id]})
+    third.refresh_from_db()
+    assert third.result["labeled_now"] == turn.dialogue.turns.count()
 
 
 def test_the_commands_train_generate_and_label(files, capsys):
