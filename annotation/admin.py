@@ -23,3 +23,17 @@ class LabelAdmin(admin.ModelAdmin):
 @admin.register(models.ModelVersion)
 class ModelVersionAdmin(admin.ModelAdmin):
     list_display = ["name", "kind", "base_model", "created_at"]
+
+
+@admin.register(models.TurnSkill)
+class TurnSkillAdmin(admin.ModelAdmin):
+    list_display = ["turn", "source", "skill", "passed_mic", "model_version", "created_at"]
+    list_filter = ["source", "skill"]
+    raw_id_fields = ["turn", "model_version"]
+
+
+@admin.register(models.SkillContext)
+class SkillContextAdmin(admin.ModelAdmin):
+    list_display = ["dialogue", "kind", "position", "text"]
+    list_filter = ["kind"]
+    raw_id_fields = ["dialogue"]

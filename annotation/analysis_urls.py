@@ -8,6 +8,7 @@ urlpatterns = [
     path("analysis/flows/", views.analysis_flows, name="analysis_flows"),
     path("analysis/flows.html", views.analysis_flows_html, name="analysis_flows_html"),
     path("analysis/gaps/", views.analysis_gaps, name="analysis_gaps"),
+    path("analysis/skills/", views.analysis_skills, name="analysis_skills"),
     path("analysis/examples/", views.analysis_examples, name="analysis_examples"),
     path("analysis/evaluation/", views.analysis_evaluation, name="analysis_evaluation"),
     path("analysis/exports/", views.analysis_exports, name="analysis_exports"),

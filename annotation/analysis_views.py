@@ -23,12 +23,13 @@ from annotation.analysis.kl import REFERENCE, UNION, ReferenceFileError, compare
 from annotation.analysis.plots import bar_chart
 from annotation.analysis.records import GOLD, KINDS, SILVER
 from annotation.analysis.sankey import first_labels, label_paths, sankey_figure, sankey_flows, standalone_html
+from annotation.analysis.skills import summarise as summarise_skills
 from annotation.analysis.statistics import dataset_statistics
 from annotation.export.jobs import exports_root
 from annotation.export.query import ExportError, ExportFilters, check_request
 from annotation.export.rows import SPLITS
 from annotation.export.writers import FORMATS
-from annotation.models import ModelVersion
+from annotation.models import ModelVersion, TurnSkill
 from jobs.models import JobRun
 from jobs.runtime import start_job
 
@@ -298,3 +299,25 @@ def export_path(job: JobRun) -> Path | None:
     name = Path(str(job.result.get("file", ""))).name  # never a path outside the exports folder
     path = exports_root() / name
     return path if name and path.is_file() else None
+
+
+@staff_member_required
+def analysis_skills(request: HttpRequest) -> HttpResponse:
+    """Skill distributions per corpus from one skill classifier (default the newest with labels)."""
+    versions = ModelVersion.objects.filter(kind=ModelVersion.SKILL).order_by("-created_at", "-pk")
+    chosen = request.GET.get("model_version", "")
+    version = versions.filter(pk=int(chosen)).first() if chosen.isdigit() else None
+    if version is None:
+        version = versions.filter(turn_skills__isnull=False).first() or versions.first()
+    rows = TurnSkill.objects.filter(model_version=version).values_list(
+        "turn__dialogue__source", "source", "skill", "distribution", "passed_mic"
+    )
+    skills, groups = summarise_skills(rows.iterator(chunk_size=5000)) if version else ([], [])
+    if version:  # the classifier's own order: jsonb does not keep the stored key order
+        skills = [s for s in version.label_names if s in skills] + [s for s in skills if s not in version.label_names]
+    chart = distribution_figure(
+        {group.name: group.mean_distribution(skills) for group in groups}, skills, "Mean skill distribution per corpus"
+    )
+    context = {"versions": versions, "version": version, "skills": skills, "groups": groups}
+    context["rows"] = [(g, [(g.mean_distribution(skills)[s], g.top_shares(skills)[s]) for s in skills]) for g in groups]
+    return render(request, "annotation/analysis/skills.html", {**context, "chart": _figure(chart) if groups else None})

@@ -67,6 +67,15 @@ class DialogueQuerySet(models.QuerySet):
         rows = self.values_list("language").annotate(n=models.Count("pk")).order_by("-n", "language")
         return [(language, n) for language, n in rows]
 
+    def from_source(self, source: str) -> "DialogueQuerySet":
+        """Dialogues made by `source` (Dialogue.SUBTITLES, i.e. "", or Dialogue.BOTSTALK)."""
+        return self.filter(source=source)
+
+    def source_counts(self) -> list[tuple[str, int]]:
+        """(source, dialogues) most first; "" is the subtitle corpus and its imports."""
+        rows = self.values_list("source").annotate(n=models.Count("pk")).order_by("-n", "source")
+        return [(source, n) for source, n in rows]
+
     def assign_splits(self) -> dict[str, int]:
         """Store the split of every dialogue here that has none yet (the one writer of
         `Dialogue.split`). A conditional UPDATE per split: a split, once stored, never changes,
@@ -90,6 +99,11 @@ class Dialogue(models.Model):
     every consumer reads it (annotation/splits.py)."""
 
     SPLIT_CHOICES = [(name, name) for name in splits.SPLITS]
+    # What made the dialogue: "" for subtitles (ingested or imported), "botstalk" for the BotsTalk
+    # job's machine-made multi-skill dialogues (their skill contexts in SkillContext).
+    SUBTITLES = ""
+    BOTSTALK = "botstalk"
+    SOURCE_CHOICES = [(SUBTITLES, "Subtitles"), (BOTSTALK, "BotsTalk (machine-made)")]
 
     movie = models.ForeignKey(Movie, on_delete=models.CASCADE, null=True, blank=True, related_name="dialogues")
     file = models.ForeignKey(SubtitleFile, on_delete=models.CASCADE, null=True, blank=True, related_name="dialogues")
@@ -103,6 +117,7 @@ class Dialogue(models.Model):
     split = models.CharField(max_length=10, choices=SPLIT_CHOICES, blank=True, db_index=True)
     # ISO 639-1 code from the language identifier ("und" when too short to tell); "" before ingest set it
     language = models.CharField(max_length=8, blank=True, db_index=True)
+    source = models.CharField(max_length=16, choices=SOURCE_CHOICES, blank=True, default=SUBTITLES, db_index=True)
 
     objects = DialogueQuerySet.as_manager()
 
@@ -206,7 +221,15 @@ class ModelVersion(models.Model):
     WEAK = "weak"
     DIALOGUE = "dialogue"
     FASTTEXT = "fasttext"
-    KIND_CHOICES = [(WEAK, "Weak sentence labeler"), (DIALOGUE, "Dialogue classifier"), (FASTTEXT, "fastText")]
+    SKILL = "skill"
+    NLI = "nli"
+    KIND_CHOICES = [
+        (WEAK, "Weak sentence labeler"),
+        (DIALOGUE, "Dialogue classifier"),
+        (FASTTEXT, "fastText"),
+        (SKILL, "Skill classifier"),
+        (NLI, "NLI (contradiction) classifier"),
+    ]
 
     kind = models.CharField(max_length=16, choices=KIND_CHOICES)
     name = models.CharField(max_length=200)
@@ -268,3 +291,72 @@ class TurnLabel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source} label {self.label_id} for turn {self.turn_id}"
+
+
+class SkillContext(models.Model):
+    """One piece of a machine-made dialogue's skill context (a persona sentence, a knowledge
+    passage, an emotion situation): what its agents were grounded on and what the moderator's
+    NLI checked every response against. Never shown to crowd workers."""
+
+    dialogue = models.ForeignKey(Dialogue, on_delete=models.CASCADE, related_name="skill_contexts")
+    kind = models.CharField(max_length=32, help_text="context type, e.g. persona, knowledge, emotion")
+    position = models.PositiveSmallIntegerField()
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["dialogue_id", "kind", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["dialogue", "kind", "position"], name="skillcontext_unique_position")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.text[:60]}"
+
+
+class TurnSkillQuerySet(models.QuerySet):
+    def generated(self) -> "TurnSkillQuerySet":
+        return self.filter(source=TurnSkill.BOTSTALK)
+
+    def classified(self) -> "TurnSkillQuerySet":
+        return self.filter(source=TurnSkill.CLASSIFIER)
+
+
+class TurnSkill(models.Model):
+    """A turn's skill distribution from a skill classifier (`model_version`, kind skill).
+
+    Source `botstalk`: written with a generated turn; `skill` is the agent that said it and
+    `passed_mic` whether that agent took the mic from the previously active one. Source
+    `classifier`: the `skill_label` job's label of any corpus turn; `skill` is the top skill."""
+
+    BOTSTALK = "botstalk"
+    CLASSIFIER = "classifier"
+    SOURCE_CHOICES = [(BOTSTALK, "BotsTalk agent"), (CLASSIFIER, "Skill classifier")]
+
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="skills")
+    source = models.CharField(max_length=16, choices=SOURCE_CHOICES)
+    model_version = models.ForeignKey(ModelVersion, on_delete=models.CASCADE, related_name="turn_skills")
+    skill = models.CharField(max_length=64)
+    # {skill: probability}, summing to 1, in the classifier's skill order
+    distribution = models.JSONField(default=dict)
+    passed_mic = models.BooleanField(null=True, blank=True, help_text="botstalk only")
+    # botstalk: {"job": id, "kl_from_previous": x, "candidates_refused": n}
+    provenance = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = TurnSkillQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["turn", "source", "model_version"], name="turnskill_unique_turn_source_model"
+            )
+        ]
+        indexes = [models.Index(fields=["model_version", "skill"])]
+
+    def __str__(self) -> str:
+        return f"{self.source} skill {self.skill} for turn {self.turn_id}"
+
+    def ordered_distribution(self) -> list[tuple[str, float]]:
+        """(skill, p) in the classifier's skill order (PostgreSQL's jsonb does not keep key order)."""
+        order = {name: i for i, name in enumerate(self.model_version.label_names)}
+        return sorted(self.distribution.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))

@@ -233,6 +233,9 @@ if JOB_SWEEP_SECONDS < 1 or JOB_MAX_ATTEMPTS < 1:
 ENCODER_MODEL = env_str("ENCODER_MODEL", "minilm")
 CLASSIFIER_MODEL = env_str("CLASSIFIER_MODEL", "minilm")
 WEAK_LABELER_MODEL = env_str("WEAK_LABELER_MODEL", "minilm")
+# The BotsTalk moderator's NLI: a sequence-classification model with a "contradiction" label
+# (e.g. roberta-large-mnli) or a trained pair-classifier folder; empty: the newest nli ModelVersion.
+BOTSTALK_NLI_MODEL = env_str("BOTSTALK_NLI_MODEL", "")
 # HF_OFFLINE (default on) is read from the environment by mlworkers.ml.loading, a pure module;
 # checked here so a bad value stops start-up.
 env_bool("HF_OFFLINE", default=True)

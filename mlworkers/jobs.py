@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from jobs.registry import JobParameters, register
-from mlworkers import bulk, pipeline
+from mlworkers import botstalk, bulk, pipeline
 
 SearchMethod = Literal["faiss", "chunked", "brute"]
 ModelVersionId = Field(None, ge=1, title="Model version id", description="empty: the newest one of the right kind")
@@ -100,6 +100,78 @@ class RunPipelineParameters(JobParameters):
     epochs: int | None = Field(None, ge=1, le=50, title="Dialogue classifier epochs")
 
 
+class SkillTrainParameters(JobParameters):
+    data_path: str | None = Field(
+        None,
+        max_length=2000,
+        title="Labeled utterances",
+        description="JSONL files of {text, skill} on the server (a pool file is one), commas between; "
+        "empty: the example pool",
+    )
+    model_name: str | None = Field(None, max_length=200, title="Encoder", description="empty: ENCODER_MODEL")
+    epochs: int | None = Field(None, ge=1, le=5000, title="Epochs", description="empty: 200 (head only)")
+    name: str = Field("", max_length=200, title="Model name")
+
+
+class NliTrainParameters(JobParameters):
+    data_path: str | None = Field(
+        None,
+        max_length=500,
+        title="NLI pairs",
+        description="a JSONL file of {premise, hypothesis, label} on the server; empty: the example pairs",
+    )
+    model_name: str | None = Field(None, max_length=200, title="Encoder", description="empty: ENCODER_MODEL")
+    epochs: int | None = Field(None, ge=1, le=5000, title="Epochs", description="empty: 300 (head only)")
+    name: str = Field("", max_length=200, title="Model name")
+
+
+class BotsTalkParameters(JobParameters):
+    pools: str | None = Field(
+        None,
+        max_length=2000,
+        title="Skill pools",
+        description="JSONL files or folders of {text, skill} on the server, commas between; empty: the example pool",
+    )
+    contexts: str | None = Field(
+        None,
+        max_length=500,
+        title="Skill contexts",
+        description="a JSONL file, one dialogue a line: {id, contexts, start_skill}; empty: the example contexts",
+    )
+    skill_model_version_id: int | None = Field(
+        None, ge=1, title="Skill classifier id", description="empty: the newest skill classifier"
+    )
+    nli_model: str | None = Field(
+        None,
+        max_length=300,
+        title="NLI model",
+        description="a hub name (e.g. roberta-large-mnli) or local path; empty: BOTSTALK_NLI_MODEL, else an NLI model version",
+    )
+    nli_model_version_id: int | None = Field(None, ge=1, title="NLI model version id", description="empty: the newest")
+    encoder: str | None = Field(None, max_length=200, title="Bi-encoder", description="empty: ENCODER_MODEL")
+    alpha: float = Field(
+        6.0,
+        ge=0.0,
+        le=1000.0,
+        title="Alpha",
+        description="pass the mic when KL(previous || candidate) < alpha, in nats; see the result's kl_offered",
+    )
+    turns: int = Field(6, ge=2, le=50, title="Turns per dialogue")
+    top_k: int = Field(5, ge=1, le=100, title="Candidates per agent", description="the moderator judges these")
+    nli_threshold: float = Field(0.5, ge=0.0, le=1.0, title="Contradiction at", description="P(contradiction) at least")
+    seed: int = Field(13, ge=0, le=2**31 - 1, title="Seed")
+
+
+class SkillLabelParameters(JobParameters):
+    skill_model_version_id: int | None = Field(
+        None, ge=1, title="Skill classifier id", description="empty: the newest skill classifier"
+    )
+    source: Literal["all", "subtitles", "botstalk"] = Field("all", title="Dialogues", description="which corpus")
+    dialogue_ids: list[int] | None = Field(None, max_length=100_000, title="Only these dialogues")
+    chunk_size: int = Field(2000, ge=1, le=100_000, title="Turns per chunk")
+    batch_size: int = Field(128, ge=1, le=2048, title="Batch size")
+
+
 register("weak_train", queue="ml", parameters=WeakTrainParameters, startable=True)(pipeline.weak_train)
 register("weak_apply", queue="ml", parameters=WeakApplyParameters, startable=True)(pipeline.weak_apply)
 register("rank_candidates", parameters=RankCandidatesParameters, startable=True)(pipeline.rank_candidates)
@@ -110,3 +182,7 @@ register("self_label_rounds", queue="ml", parameters=SelfLabelRoundsParameters, 
 )
 register("bulk_annotate", queue="ml", parameters=BulkAnnotateParameters, startable=True)(bulk.annotate_corpus)
 register("run_pipeline", queue="ml", parameters=RunPipelineParameters, startable=True)(pipeline.run_pipeline)
+register("skill_train", queue="ml", parameters=SkillTrainParameters, startable=True)(botstalk.skill_train)
+register("nli_train", queue="ml", parameters=NliTrainParameters, startable=True)(botstalk.nli_train)
+register("botstalk", queue="ml", parameters=BotsTalkParameters, startable=True)(botstalk.botstalk)
+register("skill_label", queue="ml", parameters=SkillLabelParameters, startable=True)(botstalk.skill_label)

@@ -100,3 +100,14 @@ def pick_device(preference: str = "auto") -> torch.device:
     if preference not in {"cpu", "cuda", "mps"} and not preference.startswith("cuda:"):
         raise ValueError(f"unknown device {preference!r}; use auto, cpu, cuda or mps")
     return torch.device(preference)
+
+
+def load_sequence_classifier(name: str, offline: bool | None = None) -> PreTrainedModel:
+    """A transformer with its classification head (AutoModelForSequenceClassification), e.g. an
+    MNLI-tuned RoBERTa for the BotsTalk moderator."""
+    from transformers import AutoModelForSequenceClassification
+
+    offline = offline_by_default() if offline is None else offline
+    return AutoModelForSequenceClassification.from_pretrained(
+        resolve_model_path(name, offline), local_files_only=offline
+    )

@@ -18,7 +18,7 @@ from tests.mlworkers.tiny_models import tiny_encoder_path
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 ORDER = ["weak_train", "weak_apply", "rank_candidates", "gold_split", "sbert_expand", "self_label_rounds",
-         "bulk_annotate", "run_pipeline"]  # fmt: skip
+         "bulk_annotate", "run_pipeline", "skill_train", "nli_train", "botstalk", "skill_label"]  # fmt: skip
 CANNOT_RUN_ON_DEMO = {
     "sbert_expand": "no crowd gold labels yet: aggregate a campaign first",
     "self_label_rounds": "the rounds need crowd gold labels in the train, validation and test splits",

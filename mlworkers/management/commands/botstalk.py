@@ -1,0 +1,50 @@
+"""python manage.py botstalk [--pools FILE ...] [--contexts FILE] [--alpha 6.0] [--turns 6] [...] [--no-wait]
+
+Queues the `botstalk` job (queue `ml`) and follows it: one machine-made multi-skill dialogue per
+line of the contexts file goes into the corpus with source `botstalk`; prints the run's
+diagnostics (refusals per context type, KL between consecutive turns).
+"""
+
+import json
+
+from django.core.management.base import BaseCommand
+
+from jobs.commands import queue_and_follow
+
+
+class Command(BaseCommand):
+    help = "Generate multi-skill dialogues with BotsTalk's skill agents, moderator and pass-the-mic rule."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--pools", nargs="+", help="JSONL files or folders of {text, skill}; default the example")
+        parser.add_argument("--contexts", help="JSONL, one dialogue's skill contexts a line; default the example")
+        parser.add_argument("--skill-model-version", type=int, help="skill classifier id; default the newest")
+        parser.add_argument("--nli-model", help="hub name or local path, e.g. roberta-large-mnli")
+        parser.add_argument("--nli-model-version", type=int, help="NLI model version id; default the newest")
+        parser.add_argument("--encoder", help="bi-encoder of the rankers; default ENCODER_MODEL")
+        parser.add_argument("--alpha", type=float, default=6.0, help="pass the mic when KL < alpha (nats)")
+        parser.add_argument("--turns", type=int, default=6)
+        parser.add_argument("--top-k", type=int, default=5)
+        parser.add_argument("--nli-threshold", type=float, default=0.5)
+        parser.add_argument("--seed", type=int, default=13)
+        parser.add_argument("--no-wait", action="store_true", help="queue the job and return")
+
+    def handle(self, *args, **options) -> None:
+        parameters = {
+            "pools": ",".join(options["pools"]) if options["pools"] else None,
+            "contexts": options["contexts"],
+            "skill_model_version_id": options["skill_model_version"],
+            "nli_model": options["nli_model"],
+            "nli_model_version_id": options["nli_model_version"],
+            "encoder": options["encoder"],
+            "alpha": options["alpha"],
+            "turns": options["turns"],
+            "top_k": options["top_k"],
+            "nli_threshold": options["nli_threshold"],
+            "seed": options["seed"],
+        }
+        job = queue_and_follow("botstalk", parameters, self.stdout, wait=not options["no_wait"])
+        if job.is_finished:
+            result = job.result
+            self.stdout.write(self.style.SUCCESS(f"{result['dialogues_stored']} dialogues stored (source botstalk)"))
+            self.stdout.write(json.dumps(result["diagnostics"], indent=2))
