@@ -111,7 +111,12 @@ def _predict_chunk(clf, version: ModelVersion, labels: dict[str, Label], chunk: 
                 encoded.append(item)
     if not encoded:
         return []
-    probabilities = inference.predict_encoded_with(clf, encoded, batch_size=batch_size)
+    from mlworkers.ml.calibration import apply_temperature
+
+    # the temperature fitted on validation: the prefilter's 0.9 means about 90 %
+    probabilities = apply_temperature(
+        inference.predict_encoded_with(clf, encoded, batch_size=batch_size), version.temperature
+    )
     predictions = []
     for turn_id, row in zip(turn_ids, probabilities, strict=True):
         best = inference.top_k(row, clf.label_names, TOP_K)
