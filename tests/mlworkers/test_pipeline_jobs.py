@@ -287,7 +287,13 @@ def test_self_label_rounds_report_four_rounds_for_both_models_and_register_them(
     dialogue_version = ModelVersion.objects.get(pk=job.result["model_version"])
     assert dialogue_version.kind == ModelVersion.DIALOGUE
     assert dialogue_version.metrics["test"]["n"] == 6 and len(dialogue_version.metrics["rounds"]) == 4
-    assert ModelVersion.objects.get(pk=job.result["fasttext_version"]).kind == ModelVersion.FASTTEXT
+    fasttext_version = ModelVersion.objects.get(pk=job.result["fasttext_version"])
+    assert fasttext_version.kind == ModelVersion.FASTTEXT
+    # both measured on the test gold with a temperature fitted on the validation gold
+    for version in (dialogue_version, fasttext_version):
+        assert version.metrics["validation_n"] == 3 and version.metrics["temperature"] > 0
+        assert {"top1", "top3", "macro_f1", "per_label", "calibration"} <= set(version.metrics["test"])
+        assert len(version.metrics["test"]["calibration"]["bins"]) == 10
 
     # the chain's last step annotates the corpus with the newest dialogue classifier
     (bulk,) = pipeline.run_steps(["bulk_annotate"])
