@@ -32,9 +32,9 @@ class CampaignSerializer(serializers.ModelSerializer):
             "id", "name", "description", "labels", "status", "dialogues_per_hit", "quiz_per_hit",
             "workers_per_hit", "reward", "bonus", "quiz_pass_mark", "time_limit_minutes", "fallback_choices",
             "tie_breaking", "tie_break_workers", "language", "created_at", "hit_count", "dialogue_ids",
-            "recent_dialogues",
+            "recent_dialogues", "suggestion_model",
         ]  # fmt: skip
-        read_only_fields = ["id", "status", "created_at", "hit_count"]
+        read_only_fields = ["id", "status", "created_at", "hit_count", "suggestion_model"]
 
     def get_hit_count(self, campaign: Campaign) -> int:
         return campaign.hits.count()

@@ -380,15 +380,23 @@ def turn_embedding_store(model_name: str | None = None, progress=None) -> Embedd
     if store.exists() and np.array_equal(np.load(store.ids_path), turn_ids):
         return store
     encoder = loading.load_sentence_transformer(model_name, device=loading.pick_device(settings.ML_DEVICE))
-    texts = Turn.objects.order_by("pk").values_list("text", flat=True).iterator(chunk_size=4096)
     return write_embeddings(
         store,
         turn_ids,
-        texts,
+        _turn_texts(),
         lambda chunk: encoder.encode(chunk, batch_size=128, convert_to_numpy=True),
         _embedding_dimension(encoder),
         progress=progress,
     )
+
+
+def _turn_texts(chunk_size: int = 4096) -> Iterable[str]:
+    """Every turn's text in pk order, a page at a time (keyset): no cursor stays open while a chunk
+    is encoded, so the job's heartbeat and progress writes never wait on it (SQLite would lock)."""
+    last_pk = 0
+    while page := list(Turn.objects.filter(pk__gt=last_pk).order_by("pk").values_list("pk", "text")[:chunk_size]):
+        yield from (text for _, text in page)
+        last_pk = page[-1][0]
 
 
 def _embedding_dimension(encoder) -> int:
