@@ -217,18 +217,28 @@ class Label(models.Model):
         return [e for e in (self.example_1, self.example_2) if e]
 
 
+class ModelVersionQuerySet(models.QuerySet):
+    def suggester(self) -> "ModelVersion | None":
+        """The model whose top 3 the crowd sees: the newest one chosen from gold, else the newest
+        weak labeler trained on the seed sentences (the cold start), else None."""
+        chosen = self.filter(suggests_since__isnull=False).order_by("-suggests_since", "-pk").first()
+        return chosen or self.filter(kind=ModelVersion.WEAK).order_by("-created_at", "-pk").first()
+
+
 class ModelVersion(models.Model):
     WEAK = "weak"
     DIALOGUE = "dialogue"
     FASTTEXT = "fasttext"
     SKILL = "skill"
     NLI = "nli"
+    SUGGESTER = "suggester"
     KIND_CHOICES = [
         (WEAK, "Weak sentence labeler"),
         (DIALOGUE, "Dialogue classifier"),
         (FASTTEXT, "fastText"),
         (SKILL, "Skill classifier"),
         (NLI, "NLI (contradiction) classifier"),
+        (SUGGESTER, "Suggestion model (learned from gold)"),
     ]
 
     kind = models.CharField(max_length=16, choices=KIND_CHOICES)
@@ -239,13 +249,23 @@ class ModelVersion(models.Model):
     hyperparameters = models.JSONField(default=dict, blank=True)
     metrics = models.JSONField(default=dict, blank=True)
     artifact_dir = models.CharField(max_length=500, blank=True, help_text="relative to MEDIA_ROOT")
+    # set when the suggest_train job chose this model to make the crowd's suggestions (learned
+    # from gold); the newest such model makes them, else the newest weak labeler (the cold start)
+    suggests_since = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ModelVersionQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.kind})"
+
+    @property
+    def temperature(self) -> float:
+        """The temperature fitted on the validation split (1.0 for a model measured before it existed)."""
+        return float((self.metrics or {}).get("temperature") or 1.0)
 
 
 class Prediction(models.Model):

@@ -257,6 +257,13 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 2_621_440) 
 SCREEN_SECONDS_CAP = env_float("SCREEN_SECONDS_CAP", 600.0)
 FAST_WORKER_MEDIAN_SECONDS = env_float("FAST_WORKER_MEDIAN_SECONDS", 3.0)
 FAST_WORKER_MIN_ANSWERS = env_int("FAST_WORKER_MIN_ANSWERS", 5)
+# The campaign dashboard warns that the suggester is weak for this corpus when more than this
+# share of the dialogue answers leave the three suggestions for "Other" (the papers' crowd: 1.4 %),
+# once at least SUGGESTER_WARN_MIN_ANSWERS answers are in.
+SUGGESTER_OTHER_WARN_RATE = env_float("SUGGESTER_OTHER_WARN_RATE", 0.15)
+if not 0 <= SUGGESTER_OTHER_WARN_RATE <= 1:
+    raise ConfigError(f"SUGGESTER_OTHER_WARN_RATE={SUGGESTER_OTHER_WARN_RATE} must be between 0 and 1")
+SUGGESTER_WARN_MIN_ANSWERS = env_int("SUGGESTER_WARN_MIN_ANSWERS", 30)
 # --- end of input limits ------------------------------------------------------------------------
 
 # --- Pipeline knobs -------------------------------------------------------------------------

@@ -142,3 +142,10 @@ def set_campaign_status(campaign: Campaign, status: str) -> Campaign:
         raise StatusChangeRefused("the campaign changed meanwhile; reload and try again")
     campaign.status = status
     return campaign
+
+
+def record_suggestion_model(campaign: Campaign, version) -> Campaign:
+    """Remember the model version whose top 3 the campaign's HITs offer (the newest build wins)."""
+    Campaign.objects.filter(pk=campaign.pk).update(suggestion_model=version)
+    campaign.suggestion_model = version
+    return campaign

@@ -82,6 +82,10 @@ class Campaign(models.Model):
     time_limit_minutes = models.PositiveIntegerField(default=60, validators=[MinValueValidator(1)])
     # three label names shown when a dialogue's target turn has no weak-labeler prediction
     fallback_choices = models.JSONField(default=list, blank=True)
+    # the model whose top 3 the HITs offer (set by build_hits; null: fallback choices only)
+    suggestion_model = models.ForeignKey(
+        "annotation.ModelVersion", on_delete=models.SET_NULL, null=True, blank=True, related_name="campaigns"
+    )
     tie_breaking = models.BooleanField(default=False)
     tie_break_workers = models.PositiveSmallIntegerField(default=2, validators=[MinValueValidator(1)])
     # sha256 of the crowd-results file a campaign was imported from, so a second import is refused

@@ -24,7 +24,7 @@ from labeling.agreement import (
     top_confusions,
     unanimous_share,
 )
-from labeling.models import HIT, Assignment, Campaign, Worker
+from labeling.models import HIT, Assignment, Campaign, HITItem, Worker
 from labeling.payments import format_due, payments_due
 from labeling.quality import is_too_fast, median_seconds
 
@@ -57,6 +57,7 @@ def campaign_report(campaign: Campaign) -> dict:
         "workers": _worker_table(campaign, answers, normalised, winners),
         "other_answers": _other_answers(dialogue_answers, normalised, known),
         "anchoring": _anchoring(answers, normalised, winners),
+        "suggestions": _suggestions(campaign, dialogue_answers, normalised, known),
         "payments_due": _payments(campaign),
     }
 
@@ -220,6 +221,41 @@ def _anchoring(answers: list[CrowdAnswer], normalised, winners) -> dict:
             "quiz_accuracy": _ratio(sum(quiz), len(quiz)),
         }
     return result
+
+
+def _suggestions(campaign: Campaign, dialogue_answers: list[CrowdAnswer], normalised, known) -> dict:
+    """How the crowd treats the suggester's three choices (dialogue screens only; quiz screens put
+    the known answer among them): how often workers leave them for "Other", and how often the
+    top-1 suggestion wins. An item's `choices` hold the ranked suggestions best first (the order on
+    the screen is drawn per assignment), so rank k is choices[k-1]. Items without three stored
+    choices (imported results) count toward the "Other" rate only."""
+    choices = dict(
+        HITItem.objects.filter(hit__campaign=campaign, quiz_question__isnull=True).values_list("pk", "choices")
+    )
+    ranked = {pk: [normalise_answer(name, known) for name in names] for pk, names in choices.items() if len(names) == 3}
+    by_rank: Counter = Counter()
+    for a in dialogue_answers:
+        if a.item_id in ranked and not a.through_other:
+            names = ranked[a.item_id]
+            by_rank[names.index(normalised[id(a)]) + 1 if normalised[id(a)] in names else 0] += 1
+    other = sum(1 for a in dialogue_answers if a.through_other)
+    with_ranks = sum(1 for a in dialogue_answers if a.item_id in ranked)
+    other_rate = _ratio(other, len(dialogue_answers))
+    threshold, minimum = settings.SUGGESTER_OTHER_WARN_RATE, settings.SUGGESTER_WARN_MIN_ANSWERS
+    model = campaign.suggestion_model
+    return {
+        "model_version": {"id": model.pk, "name": model.name, "kind": model.kind} if model else None,
+        "answers": len(dialogue_answers),
+        "through_other": other,
+        "other_rate": other_rate,
+        "ranked_answers": with_ranks,
+        "top1": by_rank[1],
+        "top1_rate": _ratio(by_rank[1], with_ranks),
+        "by_rank": {str(rank): by_rank[rank] for rank in (1, 2, 3)},
+        "warn_rate": threshold,
+        "warn_min_answers": minimum,
+        "weak": other_rate is not None and len(dialogue_answers) >= minimum and other_rate > threshold,
+    }
 
 
 def _payments(campaign: Campaign) -> dict:

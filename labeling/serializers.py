@@ -33,8 +33,9 @@ class CampaignSerializer(serializers.ModelSerializer):
             "workers_per_hit", "reward", "bonus", "quiz_pass_mark", "time_limit_minutes", "fallback_choices",
             "tie_breaking", "tie_break_workers", "language", "currency", "approval_quiz_mark", "below_mark",
             "created_at", "hit_count", "dialogue_ids", "recent_dialogues", "task_type", "task_config",
+            "suggestion_model",
         ]  # fmt: skip
-        read_only_fields = ["id", "status", "created_at", "hit_count", "task_type", "task_config"]
+        read_only_fields = ["id", "status", "created_at", "hit_count", "task_type", "task_config", "suggestion_model"]
 
     def get_hit_count(self, campaign: Campaign) -> int:
         return campaign.hits.count()

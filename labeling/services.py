@@ -24,7 +24,7 @@ from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn
 from annotation.taxonomy import normalise_label_name
 from labeling import quiz_pool
 from labeling.bundling import bundle_count, plan_bundles, top_choices
-from labeling.campaigns import campaign_labels
+from labeling.campaigns import campaign_labels, record_suggestion_model
 from labeling.hits import write_hits
 from labeling.models import HIT, Assignment, Campaign, HITItem, Response, Worker
 
@@ -40,13 +40,20 @@ class SubmissionRefused(Exception):
 # --- Building HITs ------------------------------------------------------------------------------
 
 
-def build_hits(campaign: Campaign, dialogues: Iterable[Dialogue], *, seed: int | None = None) -> list[HIT]:
+def build_hits(
+    campaign: Campaign,
+    dialogues: Iterable[Dialogue],
+    *,
+    seed: int | None = None,
+    suggester: ModelVersion | None = None,
+) -> list[HIT]:
     """Bundle the dialogues, in the order given, into HITs of `campaign.dialogues_per_hit` dialogues
     plus `campaign.quiz_per_hit` quiz dialogues from the secret pool, shuffled (see
     labeling.bundling and labeling.quiz_pool), and write them with `labeling.hits.write_hits`.
 
-    Each dialogue's target is its last turn; its three choices are frozen now: the newest weak
-    labeler's top 3 among the campaign's label set, else the campaign's fallback. A quiz
+    Each dialogue's target is its last turn; its three choices are frozen now, best first: the
+    suggestion model's top 3 among the campaign's label set (the campaign records which model
+    version; `suggester` overrides ModelVersion.objects.suggester()), else the campaign's fallback. A quiz
     dialogue's are built the same way with its known answer among them; every screen's order is
     drawn per assignment.
     """
@@ -71,7 +78,10 @@ def build_hits(campaign: Campaign, dialogues: Iterable[Dialogue], *, seed: int |
             rng=rng,
         )
         turn_ids = [turn.pk for turn in [*last_turns.values(), *quiz_turns.values()]]
-        ranked = _weak_top_k(turn_ids, _label_set_names(campaign))
+        suggester = suggester or ModelVersion.objects.suggester()
+        ranked = _suggested_top_k(suggester, turn_ids, _label_set_names(campaign))
+        if suggester is not None and ranked:
+            record_suggestion_model(campaign, suggester)
         fallback = campaign.fallback_choices
         screens = [
             [_screen(planned, quiz_by_id, quiz_turns, last_turns, ranked, fallback) for planned in bundle]
@@ -102,13 +112,13 @@ def _last_turns(dialogue_ids: list[int]) -> dict[int, Turn]:
     return by_dialogue
 
 
-def _weak_top_k(turn_ids: list[int], label_set: set[str]) -> dict[int, list[str]]:
-    """Label names best first, per turn, from the newest weak labeler (empty when there is none),
+def _suggested_top_k(version: ModelVersion | None, turn_ids: list[int], label_set: set[str]) -> dict[int, list[str]]:
+    """Label names best first, per turn, from the suggestion model (ModelVersion.objects.suggester:
+    learned from gold once there is gold, else the newest weak labeler; empty when there is none),
     keeping only the names in `label_set` (folded by normalise_label_name)."""
-    weak = ModelVersion.objects.filter(kind=ModelVersion.WEAK).order_by("-created_at", "-pk").first()
-    if weak is None:
+    if version is None:
         return {}
-    rows = Prediction.objects.filter(model_version=weak, turn_id__in=turn_ids).values_list("turn_id", "top_k")
+    rows = Prediction.objects.filter(model_version=version, turn_id__in=turn_ids).values_list("turn_id", "top_k")
     return {
         turn_id: [entry[0] for entry in top_k if normalise_label_name(entry[0]) in label_set] for turn_id, top_k in rows
     }

@@ -14,13 +14,14 @@ import random
 from django.db import transaction
 from django.db.models import Count, F
 
+from annotation.models import ModelVersion
 from labeling import quiz_pool
 from labeling.aggregate import known_labels, load_answers, votes_by_turn
 from labeling.bundling import bundle_count, plan_bundles
 from labeling.hits import write_hits
 from labeling.models import HIT, Campaign, HITItem, counted_assignment_q
 from labeling.quiz_pool import quiz_item
-from labeling.services import _label_set_names, _last_turns, _weak_top_k
+from labeling.services import _label_set_names, _last_turns, _suggested_top_k
 
 
 def items_needing_a_tie_break(campaign: Campaign) -> list[HITItem]:
@@ -62,7 +63,9 @@ def _bundle(campaign: Campaign, items: list[HITItem], rng: random.Random) -> lis
     quiz_sets = _quiz_sets(campaign, hit_count, list(by_dialogue), rng)
     quiz = {q.pk: q for quiz_set in quiz_sets for q in quiz_set}
     last_turns = _last_turns([q.dialogue_id for q in quiz.values() if q.dialogue_id is not None])
-    ranked = _weak_top_k([turn.pk for turn in last_turns.values()], _label_set_names(campaign))
+    # quiz screens only: the tie-break's own dialogues keep the choices their first HIT offered
+    suggester = campaign.suggestion_model or ModelVersion.objects.suggester()
+    ranked = _suggested_top_k(suggester, [turn.pk for turn in last_turns.values()], _label_set_names(campaign))
     bundles = plan_bundles(
         list(by_dialogue),
         [[q.pk for q in quiz_set] for quiz_set in quiz_sets],

@@ -10,7 +10,7 @@ class ModelVersionSerializer(serializers.ModelSerializer):
     class Meta:
         model = ModelVersion
         fields = ["id", "kind", "name", "base_model", "label_names", "training_data", "hyperparameters", "metrics",
-                  "artifact_dir", "created_at"]  # fmt: skip
+                  "artifact_dir", "suggests_since", "created_at"]  # fmt: skip
 
 
 class ModelVersionViewSet(viewsets.ReadOnlyModelViewSet):

@@ -98,7 +98,7 @@ def annotate_corpus(
             already = _already_labeled(version, chunk)
             timings["read"] += time.perf_counter() - tick
             encoding = tokenizer_thread.submit(_encode_chunk, clf, chunk, already)
-            pending.append(model_thread.submit(_score_chunk, clf, encoding, batch_size))
+            pending.append(model_thread.submit(_score_chunk, clf, encoding, batch_size, version.temperature))
             if len(pending) > PIPELINE_DEPTH:
                 write(pending.popleft())
             tick = time.perf_counter()
@@ -192,8 +192,10 @@ def _encode_chunk(clf, chunk: list[TurnRow], already: set[int]) -> tuple[list[in
     return turn_ids, encoded, time.perf_counter() - tick
 
 
-def _score_chunk(clf, encoding: Future, batch_size: int):
-    """(turn ids, top-k label indices, top-k probabilities, stage seconds) for one encoded chunk."""
+def _score_chunk(clf, encoding: Future, batch_size: int, temperature: float = 1.0):
+    """(turn ids, top-k label indices, top-k probabilities, stage seconds) for one encoded chunk.
+    Probabilities are tempered by the version's temperature (fitted on validation), so the
+    prefilter's 0.9 means about 90 %."""
     from mlworkers.ml import inference
 
     turn_ids, encoded, tokenize_seconds = encoding.result()
@@ -206,6 +208,7 @@ def _score_chunk(clf, encoding: Future, batch_size: int):
         decay=clf.config.turn_weight_decay,
         batch_size=batch_size,
         device=clf.device,
+        temperature=temperature,
     )
     return turn_ids, indices, values, {"tokenize": tokenize_seconds, "model": time.perf_counter() - tick}
 

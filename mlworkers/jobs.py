@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from jobs.registry import JobParameters, register
-from mlworkers import botstalk, bulk, pipeline
+from mlworkers import botstalk, bulk, pipeline, suggestions
 
 SearchMethod = Literal["faiss", "chunked", "brute"]
 ModelVersionId = Field(None, ge=1, title="Model version id", description="empty: the newest one of the right kind")
@@ -42,6 +42,10 @@ class RankCandidatesParameters(JobParameters):
     campaign_id: int | None = Field(None, ge=1, title="Campaign id", description="build the HITs into this campaign")
     campaign_name: str | None = Field(None, max_length=200, title="New campaign", description="or create this one")
     seed: int = Field(13, ge=0, le=2**31 - 1, title="Shuffle seed")
+
+
+class SuggestTrainParameters(JobParameters):
+    name: str | None = Field(None, max_length=200, title="Model name")
 
 
 class GoldSplitParameters(JobParameters):
@@ -87,7 +91,10 @@ class BulkAnnotateParameters(JobParameters):
 
 class RunPipelineParameters(JobParameters):
     steps: list[Literal[pipeline.STEPS]] = Field(  # type: ignore[valid-type]
-        ["weak_train", "weak_apply", "rank_candidates"], min_length=1, title="Steps", description="run in this order"
+        ["weak_train", "weak_apply", "suggest_train", "rank_candidates"],
+        min_length=1,
+        title="Steps",
+        description="run in this order",
     )
     data_path: str | None = WeakTrainParameters.model_fields["data_path"]
     model_name: str | None = WeakTrainParameters.model_fields["model_name"]
@@ -174,6 +181,7 @@ class SkillLabelParameters(JobParameters):
 
 register("weak_train", queue="ml", parameters=WeakTrainParameters, startable=True)(pipeline.weak_train)
 register("weak_apply", queue="ml", parameters=WeakApplyParameters, startable=True)(pipeline.weak_apply)
+register("suggest_train", queue="ml", parameters=SuggestTrainParameters, startable=True)(suggestions.suggest_train)
 register("rank_candidates", parameters=RankCandidatesParameters, startable=True)(pipeline.rank_candidates)
 register("gold_split", parameters=GoldSplitParameters, startable=True)(pipeline.gold_split)
 register("sbert_expand", queue="ml", parameters=SbertExpandParameters, startable=True)(pipeline.sbert_expand)

@@ -70,7 +70,10 @@ def weak_train(
     epochs: int | None = None,
     name: str | None = None,
 ) -> dict[str, Any]:
-    """Train the weak labeler on `data_path` (CSV or JSONL of text,label; default the seed set)."""
+    """Train the weak labeler on `data_path` (CSV or JSONL of text,label; default the seed set),
+    fit its temperature on a validation split and measure it on a test split: the crowd gold's
+    when there is gold in both, else sentences of the file held out by a hash of their text
+    (`held_out_sentences`). An empty validation or test split refuses the job."""
     from mlworkers.ml.sentence_classifier import WeakLabelerConfig, read_labeled_sentences, train_weak_labeler
 
     path = Path(data_path) if data_path else WEAK_SEED
@@ -80,18 +83,95 @@ def weak_train(
     )
     if epochs:
         config.epochs, config.fine_tune_epochs = int(epochs), int(epochs)
-    report_progress(job, 0, 1, f"training on {len(sentences)} sentences from {path.name}")
-    labeler = train_weak_labeler(sentences, LABEL_NAMES, config, progress=_progress(job))
+    evaluation = _weak_evaluation_sets(sentences, path)
+    training = evaluation.pop("train")
+    report_progress(job, 0, 1, f"training on {len(training)} sentences from {path.name}")
+    labeler = train_weak_labeler(training, LABEL_NAMES, config, progress=_progress(job))
+    metrics = measured(
+        "the weak labeler",
+        lambda texts: labeler.predict_proba(texts),
+        evaluation["validation"],
+        evaluation["test"],
+        evaluated_on=evaluation["source"],
+    )
     version = register_model_version(
         ModelVersion.WEAK,
         name or f"weak labeler ({path.name})",
         labeler,
         base_model=config.model_name,
         label_names=list(LABEL_NAMES),
-        training_data={"file": str(path), "sentences": len(sentences)},
+        training_data={"file": str(path), "sentences": len(training), "evaluated_on": evaluation["source"]},
         hyperparameters=asdict(config),
+        metrics=metrics,
     )
-    return {"model_version": version.pk, "sentences": len(sentences)}
+    return {"model_version": version.pk, "sentences": len(training), **headline(metrics)}
+
+
+def held_out_sentences(sentences: Sequence, fractions: tuple[int, int] = (80, 90)) -> dict[str, list]:
+    """Train / validation / test of labeled sentences by a hash of the text (80/10/10): the same
+    sentence always falls in the same split."""
+    import hashlib
+
+    out: dict[str, list] = {"train": [], "validation": [], "test": []}
+    for sentence in sentences:
+        bucket = int.from_bytes(hashlib.sha256(f"weak:{sentence.text}".encode()).digest()[:4], "big") % 100
+        out["train" if bucket < fractions[0] else "validation" if bucket < fractions[1] else "test"].append(sentence)
+    return out
+
+
+def _weak_evaluation_sets(sentences: Sequence, path: Path) -> dict[str, Any]:
+    """The weak labeler reads single turns: the gold's labeled last turns when there are gold
+    labels in the validation and test splits, else held-out sentences of the training file."""
+    validation, test = gold_labels([TurnLabel.VALIDATION]), gold_labels([TurnLabel.TEST])
+    if validation and test:
+        texts = dict(Turn.objects.filter(pk__in=[*validation, *test]).values_list("pk", "text"))
+        as_pairs = lambda gold: [(texts[pk], label) for pk, label in gold.items()]  # noqa: E731
+        return {"train": list(sentences), "validation": as_pairs(validation), "test": as_pairs(test), "source": "gold"}
+    held_out = held_out_sentences(sentences)
+    pairs = lambda split: [(s.text, s.label) for s in held_out[split]]  # noqa: E731
+    return {
+        "train": held_out["train"],
+        "validation": pairs("validation"),
+        "test": pairs("test"),
+        "source": f"held-out sentences of {path.name} (no crowd gold yet)",
+    }
+
+
+def measured(
+    model: str,
+    predict: Callable[[list], np.ndarray],
+    validation: Sequence[tuple[Any, str]],
+    test: Sequence[tuple[Any, str]],
+    *,
+    evaluated_on: str = "gold",
+) -> dict[str, Any]:
+    """Temperature fitted on `validation`, figures on `test` ((input, label) pairs): the metrics a
+    ModelVersion stores. An empty split raises JobCannotRun with a one-line reason."""
+    from mlworkers.ml.calibration import EmptySplitError, calibrate_and_measure, require_examples
+
+    try:
+        require_examples({"validation": len(validation), "test": len(test)}, model)
+        index = {name: i for i, name in enumerate(LABEL_NAMES)}
+        as_arrays = lambda pairs: (  # noqa: E731
+            predict([x for x, _ in pairs]),
+            np.array([index[label] for _, label in pairs], dtype=np.int64),
+        )
+        result = calibrate_and_measure(as_arrays(validation), as_arrays(test), LABEL_NAMES, model)
+    except EmptySplitError as error:
+        raise JobCannotRun(str(error)) from error
+    return {**result, "evaluated_on": evaluated_on}
+
+
+def headline(metrics: dict[str, Any]) -> dict[str, Any]:
+    test = metrics.get("test") or {}
+    calibration = test.get("calibration") or {}
+    return {
+        "top1": round(test.get("top1", 0.0), 4),
+        "top3": round(test.get("top3", 0.0), 4),
+        "macro_f1": round(test.get("macro_f1", 0.0), 4),
+        "ece": round(calibration.get("ece", 0.0), 4),
+        "temperature": metrics.get("temperature"),
+    }
 
 
 def load_weak_labeler_for(version: ModelVersion):
@@ -107,6 +187,7 @@ def weak_apply(
     """A Prediction for every turn that has none from this version, in chunks of `chunk_size`,
     each chunk committed on its own: a killed job started again skips what is done, and the
     unique (turn, version) constraint refuses a duplicate from a second worker."""
+    from mlworkers.ml.calibration import apply_temperature
     from mlworkers.ml.sentence_classifier import top_k
 
     version = _weak_version(model_version_id)
@@ -120,7 +201,9 @@ def weak_apply(
     ).order_by("pk")
     written, last_pk = 0, 0
     while chunk := list(pending.filter(pk__gt=last_pk).values_list("pk", "text")[:chunk_size]):
-        probabilities = labeler.predict_proba([text for _, text in chunk], batch_size=batch_size)
+        probabilities = apply_temperature(
+            labeler.predict_proba([text for _, text in chunk], batch_size=batch_size), version.temperature
+        )
         ranked = top_k(probabilities, version.label_names, k=3)
         rows = [
             Prediction(
@@ -133,6 +216,19 @@ def weak_apply(
         written, last_pk = written + len(rows), chunk[-1][0]
         report_progress(job, min(total, done + written), total, f"labeled {done + written} of {total} turns")
     return {"model_version": version.pk, "predicted": written, "total": total}
+
+
+def _suggestion_version(model_version_id: int | None) -> ModelVersion:
+    """The given version, else the one that makes suggestions now (ModelVersion.objects.suggester)."""
+    if model_version_id is not None:
+        version = ModelVersion.objects.filter(pk=model_version_id).first()
+        if version is None:
+            raise JobCannotRun(f"model version {model_version_id} does not exist")
+        return version
+    version = ModelVersion.objects.suggester()
+    if version is None:
+        raise JobCannotRun("no suggestion model yet: run weak_train first")
+    return version
 
 
 def _weak_version(model_version_id: int | None) -> ModelVersion:
@@ -204,12 +300,13 @@ def rank_candidates(
     seed: int | None = 13,
     language: str = "en",
 ) -> dict[str, Any]:
-    """Rank the candidates in `language` (an existing campaign's own language wins); with a
-    campaign (id or a new name) build its HITs from them."""
+    """Rank the candidates in `language` (an existing campaign's own language wins) by the
+    suggestion model's calibrated confidence (the given version, else the one suggesting now);
+    with a campaign (id or a new name) build its HITs from them."""
     from labeling.models import Campaign
     from labeling.services import build_hits
 
-    version = _weak_version(model_version_id)
+    version = _suggestion_version(model_version_id)
     if campaign_id:
         language = Campaign.objects.values_list("language", flat=True).get(pk=campaign_id)
     report_progress(job, 0, 2, "ranking candidates by readability")
@@ -229,7 +326,7 @@ def rank_candidates(
             )
             order = {pk: i for i, pk in enumerate(dialogue_ids)}
             dialogues = sorted(Dialogue.objects.filter(pk__in=dialogue_ids), key=lambda d: order[d.pk])
-            hits = build_hits(campaign, dialogues, seed=seed) if dialogues else []
+            hits = build_hits(campaign, dialogues, seed=seed, suggester=version) if dialogues else []
         result.update(campaign=campaign.pk, hits=len(hits))
     result["dialogue_ids"] = dialogue_ids
     report_progress(
@@ -283,15 +380,23 @@ def turn_embedding_store(model_name: str | None = None, progress=None) -> Embedd
     if store.exists() and np.array_equal(np.load(store.ids_path), turn_ids):
         return store
     encoder = loading.load_sentence_transformer(model_name, device=loading.pick_device(settings.ML_DEVICE))
-    texts = Turn.objects.order_by("pk").values_list("text", flat=True).iterator(chunk_size=4096)
     return write_embeddings(
         store,
         turn_ids,
-        texts,
+        _turn_texts(),
         lambda chunk: encoder.encode(chunk, batch_size=128, convert_to_numpy=True),
         _embedding_dimension(encoder),
         progress=progress,
     )
+
+
+def _turn_texts(chunk_size: int = 4096) -> Iterable[str]:
+    """Every turn's text in pk order, a page at a time (keyset): no cursor stays open while a chunk
+    is encoded, so the job's heartbeat and progress writes never wait on it (SQLite would lock)."""
+    last_pk = 0
+    while page := list(Turn.objects.filter(pk__gt=last_pk).order_by("pk").values_list("pk", "text")[:chunk_size]):
+        yield from (text for _, text in page)
+        last_pk = page[-1][0]
 
 
 def _embedding_dimension(encoder) -> int:
@@ -479,19 +584,38 @@ def self_label_rounds(
         self_per_label=self_per_label,
         self_min_confidence=self_min_confidence,
     )
+    test_items = _dialogue_items(list(test_gold), test_gold)
     outcome = rounds_core.run_rounds(
         _dialogue_items(list(train_gold), train_gold),
-        _dialogue_items(list(test_gold), test_gold),
+        test_items,
         _dialogue_items(unlabeled_targets()),
         learners,
         rounds_core.vector_expander(DialogueVectors(store), search=SEARCHERS[method]),
         config,
         progress=_progress(job),
     )
-    return _save_rounds(job, outcome)
+    validation_items = _dialogue_items(list(validation_gold), validation_gold)
+    calibrated = {
+        learner.name: _measured_learner(learner, outcome.models[learner.name], validation_items, test_items)
+        for learner in learners
+    }
+    return _save_rounds(job, outcome, calibrated)
 
 
-def _save_rounds(job: JobRun, outcome: rounds_core.RoundsOutcome) -> dict[str, Any]:
+def _measured_learner(learner: rounds_core.Learner, model, validation, test) -> dict[str, Any]:
+    """The last round's model: temperature on the validation gold, figures on the test gold."""
+    by_key = {item.key: item for item in [*validation, *test]}
+    return measured(
+        f"the {learner.name} model",
+        lambda keys: learner.predict_proba(model, [by_key[k] for k in keys]),
+        [(item.key, item.label) for item in validation],
+        [(item.key, item.label) for item in test],
+    )
+
+
+def _save_rounds(
+    job: JobRun, outcome: rounds_core.RoundsOutcome, calibrated: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
     table = outcome.table()
     last = outcome.rounds[-1]
     training = {"job": job.pk, "rounds": table}
@@ -500,7 +624,7 @@ def _save_rounds(job: JobRun, outcome: rounds_core.RoundsOutcome) -> dict[str, A
         f"dialogue classifier, round {last.round} ({last.name})",
         outcome.models["dialogue"],
         training_data=training,
-        metrics={"test": last.scores["dialogue"], "rounds": table},
+        metrics={**calibrated["dialogue"], "rounds": table},
     )
     fasttext_version = register_model_version(
         ModelVersion.FASTTEXT,
@@ -510,7 +634,7 @@ def _save_rounds(job: JobRun, outcome: rounds_core.RoundsOutcome) -> dict[str, A
         label_names=list(LABEL_NAMES),
         training_data=training,
         hyperparameters={},
-        metrics={"test": last.scores["fasttext"], "rounds": table},
+        metrics={**calibrated["fasttext"], "rounds": table},
     )
     created = save_new_labels(outcome.new_labels)
     return {
@@ -524,8 +648,16 @@ def _save_rounds(job: JobRun, outcome: rounds_core.RoundsOutcome) -> dict[str, A
 
 # --- 6. The chain ------------------------------------------------------------------------------
 
-STEPS = ("weak_train", "weak_apply", "rank_candidates", "sbert_expand", "self_label_rounds", "bulk_annotate")
-NEEDS_GOLD = {"sbert_expand", "self_label_rounds", "bulk_annotate"}
+STEPS = (
+    "weak_train",
+    "weak_apply",
+    "suggest_train",
+    "rank_candidates",
+    "sbert_expand",
+    "self_label_rounds",
+    "bulk_annotate",
+)
+NEEDS_GOLD = {"suggest_train", "sbert_expand", "self_label_rounds", "bulk_annotate"}
 
 
 def _step_parameters(step: str, options: dict[str, Any], outputs: dict[str, Any]) -> dict[str, Any]:
@@ -537,7 +669,9 @@ def _step_parameters(step: str, options: dict[str, Any], outputs: dict[str, Any]
     if step == "rank_candidates":
         keys = ("min_confidence", "per_label", "campaign_name", "campaign_id")
         chosen = {k: options[k] for k in keys if options.get(k) is not None}
-        return {"model_version_id": outputs.get("weak_version"), **chosen}
+        # empty: the model suggesting now (gold-trained once there is gold, else the newest weak labeler)
+        version = outputs.get("suggest_version")
+        return ({"model_version_id": version} if version else {}) | chosen
     if step == "self_label_rounds":
         return {k: options[k] for k in ("epochs",) if options.get(k)}
     if step == "bulk_annotate":
@@ -609,6 +743,8 @@ def _chosen_dialogue_version(outputs: dict[str, Any]) -> int | None:
 def _outputs_of(step: str, result: dict[str, Any]) -> dict[str, Any]:
     if step == "weak_train":
         return {"weak_version": result["model_version"]}
+    if step == "suggest_train":
+        return {"suggest_version": result["model_version"]}
     if step == "self_label_rounds":
         return {"dialogue_version": result["model_version"]}
     return {}

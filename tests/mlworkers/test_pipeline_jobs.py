@@ -10,11 +10,13 @@ from django.core.management import call_command
 
 from annotation.models import Dialogue, ModelVersion, Prediction, Turn, TurnLabel
 from annotation.splits import split_for
+from annotation.taxonomy import LABEL_NAMES
 from jobs import runtime as jobs
 from jobs.models import JobRun
 from jobs.registry import InvalidParameters
 from labeling.models import Campaign, HITItem
 from mlworkers import pipeline
+from mlworkers.ml.sentence_classifier import read_labeled_sentences
 from mlworkers.registry import artifact_path
 from tests.mlworkers.pipeline_support import DIALOGUES, add_crowd_label, last_turn, make_corpus
 from tests.mlworkers.tiny_models import write_tiny_encoder
@@ -69,8 +71,35 @@ def weak_version(db, ml_settings, small_seed, django_capture_on_commit_callbacks
 def test_weak_train_registers_a_weak_model_version_with_its_files(weak_version, small_seed):
     assert weak_version.kind == ModelVersion.WEAK
     assert len(weak_version.label_names) == 41
-    assert weak_version.training_data == {"file": str(small_seed), "sentences": 82}
+    held_out = pipeline.held_out_sentences(read_labeled_sentences(small_seed, LABEL_NAMES))
+    assert weak_version.training_data == {
+        "file": str(small_seed),
+        "sentences": len(held_out["train"]),
+        "evaluated_on": "held-out sentences of seed.csv (no crowd gold yet)",
+    }
+    # no gold yet: measured on sentences of the file it never trained on, 82 in all
+    assert len(held_out["train"]) + len(held_out["validation"]) + len(held_out["test"]) == 82
+    assert weak_version.metrics["test"]["n"] == len(held_out["test"]) > 0
+    assert weak_version.metrics["validation_n"] == len(held_out["validation"]) > 0
+    assert {"top1", "top3", "macro_f1", "per_label", "calibration"} <= set(weak_version.metrics["test"])
+    assert weak_version.temperature == weak_version.metrics["temperature"] > 0
     assert (artifact_path(weak_version) / "head.pt").exists()
+
+
+def test_weak_train_refuses_an_empty_test_split_with_a_one_line_reason(
+    db, ml_settings, tmp_path, django_capture_on_commit_callbacks
+):
+    sentences = list(read_labeled_sentences(pipeline.WEAK_SEED, LABEL_NAMES))
+    held_out = pipeline.held_out_sentences(sentences)
+    path = tmp_path / "no_test.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["text", "label"])
+        writer.writerows((s.text, s.label) for s in held_out["train"][:30] + held_out["validation"][:5])
+    job = run("weak_train", django_capture_on_commit_callbacks, data_path=str(path))
+    assert job.status == JobRun.FAILED
+    assert job.error == "the weak labeler: the test split is empty"
+    assert not ModelVersion.objects.exists()
 
 
 def test_a_bad_training_file_fails_the_job_naming_the_line(
@@ -258,7 +287,13 @@ def test_self_label_rounds_report_four_rounds_for_both_models_and_register_them(
     dialogue_version = ModelVersion.objects.get(pk=job.result["model_version"])
     assert dialogue_version.kind == ModelVersion.DIALOGUE
     assert dialogue_version.metrics["test"]["n"] == 6 and len(dialogue_version.metrics["rounds"]) == 4
-    assert ModelVersion.objects.get(pk=job.result["fasttext_version"]).kind == ModelVersion.FASTTEXT
+    fasttext_version = ModelVersion.objects.get(pk=job.result["fasttext_version"])
+    assert fasttext_version.kind == ModelVersion.FASTTEXT
+    # both measured on the test gold with a temperature fitted on the validation gold
+    for version in (dialogue_version, fasttext_version):
+        assert version.metrics["validation_n"] == 3 and version.metrics["temperature"] > 0
+        assert {"top1", "top3", "macro_f1", "per_label", "calibration"} <= set(version.metrics["test"])
+        assert len(version.metrics["test"]["calibration"]["bins"]) == 10
 
     # the chain's last step annotates the corpus with the newest dialogue classifier
     (bulk,) = pipeline.run_steps(["bulk_annotate"])
