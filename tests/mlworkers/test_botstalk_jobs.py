@@ -266,3 +266,36 @@ def test_a_hub_style_nli_model_moderates_by_name_and_a_missing_one_fails_the_job
     assert job.result["nli"] == path and job.result["diagnostics"]["candidates_judged"] > 0
     missing = run_botstalk(files, nli_model="no-such-org/no-such-nli")
     assert missing.status == JobRun.FAILED and missing.error.startswith("NLI model 'no-such-org/no-such-nli': ")
+
+
+def test_a_generated_corpus_goes_to_a_pairwise_campaign_against_the_subtitles(
+    files, trained, tiny_corpus, client, researcher
+):
+    """The issue's (b): generate with the botstalk job, then compare it with the subtitle corpus in
+    a pairwise campaign created from the page; the screens show neither source."""
+    from labeling.models import Campaign, HITItem
+    from labeling.task_types.pairwise import DEFAULT_QUESTIONS, dialogue_of
+
+    job = run_botstalk(files, alpha=1000.0, turns=4)
+    assert job.status == JobRun.SUCCEEDED, job.error
+    generated = set(Dialogue.objects.from_source(Dialogue.BOTSTALK).values_list("pk", flat=True))
+    subtitles = {d.pk for d in tiny_corpus}
+    client.force_login(researcher)
+    response = client.post(
+        "/labeling/campaigns/new/pairwise/",
+        {"name": "BotsTalk vs subtitles", "source_a": "source:botstalk", "source_b": "subtitles", "count": "2",
+         "seed": "1", "dialogues_per_hit": "2", "quiz_per_hit": "1", "workers_per_hit": "3", "reward": "1.00",
+         "bonus": "0.10", "quiz_pass_mark": "1", "time_limit_minutes": "30", "language": "en",
+         **{f"wording_{q['key']}": q["wording"] for q in DEFAULT_QUESTIONS}},
+    )  # fmt: skip
+    assert response.status_code == 302, getattr(response.context.get("form"), "errors", None) or response.context.get(
+        "error"
+    )
+    campaign = Campaign.objects.get(name="BotsTalk vs subtitles")
+    assert campaign.task_type == "pairwise"
+    items = HITItem.objects.filter(hit__campaign=campaign, quiz_question__isnull=True)
+    assert items.count() == 2
+    for item in items:
+        assert dialogue_of(item.payload, "a") in generated and dialogue_of(item.payload, "b") in subtitles
+    page = client.get(f"/labeling/campaigns/{campaign.pk}/")
+    assert page.status_code == 200 and "botstalk" in page.content.decode().lower()  # the researcher sees sources
