@@ -8,13 +8,25 @@ Architecture (per input built by `mlworkers.ml.inputs`):
   -> dropout -> linear -> softmax over the labels.
 Training: AdamW (betas 0.9/0.98, eps 1e-6, lr 2e-5 by default), cross-entropy; the weights of
 the epoch with the lowest validation loss are kept. Pure: no Django import.
+
+Options beyond the paper (all off by default, see `TrainConfig`):
+- soft targets: an example may carry the crowd's individual answers (`votes`); the target is then
+  a mix of the majority label and the vote distribution, and a dialogue with no majority can train
+  on its votes alone;
+- layer-wise learning-rate decay: each encoder layer below the top gets `layer_lr_decay` times the
+  lr of the one above it (the embeddings the least);
+- EMA of the weights: validation and the kept weights use an exponential moving average of the
+  weights over the steps (checkpoint averaging for the price of one copy of the weights);
+- R-Drop: two dropout passes per batch and a symmetric KL term that pulls them together.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import random
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, fields
@@ -43,6 +55,9 @@ class DialogueExample:
 
     turns: list[str]
     label: str | None = None
+    # The crowd's individual answers for the last turn (e.g. the three workers' labels), used as a
+    # soft target when `TrainConfig.soft_target_weight` > 0; answers outside the label set are ignored.
+    votes: tuple[str, ...] = ()
 
 
 @dataclass
@@ -64,6 +79,12 @@ class TrainConfig:
     warmup_ratio: float = 0.0
     label_smoothing: float = 0.0
     max_grad_norm: float | None = 1.0
+    # share of the target taken from the vote distribution (0 = the majority label alone, 1 = the
+    # votes alone); examples without a label need votes and train on them alone
+    soft_target_weight: float = 0.0
+    layer_lr_decay: float = 1.0  # lr of encoder layer k below the top = lr * layer_lr_decay**k
+    ema_decay: float | None = None  # EMA of the weights (e.g. 0.998); None = the last weights
+    rdrop_alpha: float = 0.0  # weight of R-Drop's symmetric KL between two dropout passes
     seed: int = 13
     device: str = "auto"
     precision: str = "auto"  # auto | fp32 | bf16 | fp16: autocast of the forward pass (auto: bf16 on a GPU)
@@ -80,6 +101,14 @@ class TrainConfig:
         precision.check_precision(self.precision)
         if not 0 < self.turn_weight_decay <= 1:
             raise ValueError(f"TrainConfig.turn_weight_decay must be in (0, 1], got {self.turn_weight_decay}")
+        if not 0 <= self.soft_target_weight <= 1:
+            raise ValueError(f"TrainConfig.soft_target_weight must be in [0, 1], got {self.soft_target_weight}")
+        if not 0 < self.layer_lr_decay <= 1:
+            raise ValueError(f"TrainConfig.layer_lr_decay must be in (0, 1], got {self.layer_lr_decay}")
+        if self.ema_decay is not None and not 0 < self.ema_decay < 1:
+            raise ValueError(f"TrainConfig.ema_decay must be in (0, 1) or None, got {self.ema_decay}")
+        if self.rdrop_alpha < 0:
+            raise ValueError(f"TrainConfig.rdrop_alpha must not be negative, got {self.rdrop_alpha}")
 
     def to_dict(self) -> dict[str, Any]:
         values = asdict(self)
@@ -216,7 +245,7 @@ def train(
     if config.num_threads:
         torch.set_num_threads(config.num_threads)
     label_names = list(label_names)
-    train_targets = _targets(train_examples, label_names, "train")
+    train_targets = target_distributions(train_examples, label_names, config.soft_target_weight, "train")
     validation_targets = _targets(validation, label_names, "validation")
     clf = build_classifier(label_names, config)
     encoded = inference.encode_examples(train_examples, clf.tokenizer, config.max_tokens)
@@ -226,13 +255,15 @@ def train(
     best_loss, best_state = math.inf, None
     for epoch in range(1, config.epochs + 1):
         record = _train_epoch(clf, encoded, train_targets, stepper, rng, epoch, progress)
-        if validation:
-            record.update(_validation_scores(clf, validation_encoded, validation_targets))
+        # with EMA, validation scores (and the kept weights) are the averaged ones
+        with stepper.averaged_weights():
+            if validation:
+                record.update(_validation_scores(clf, validation_encoded, validation_targets))
+            current = record.get("val_loss", -epoch)  # no validation: the latest epoch counts as best
+            if current < best_loss:
+                best_loss, clf.best_epoch = current, epoch
+                best_state = {name: t.detach().to("cpu", copy=True) for name, t in clf.model.state_dict().items()}
         clf.history.append(record)
-        current = record.get("val_loss", -epoch)  # no validation: the latest epoch counts as best
-        if current < best_loss:
-            best_loss, clf.best_epoch = current, epoch
-            best_state = {name: t.detach().to("cpu", copy=True) for name, t in clf.model.state_dict().items()}
         if progress:
             progress(stepper.done, stepper.total, _describe(record))
     clf.model.load_state_dict(best_state)
@@ -241,13 +272,14 @@ def train(
 
 
 class _Stepper:
-    """One optimisation step at a time: AdamW (two parameter groups), the lr schedule, clipping."""
+    """One optimisation step at a time: AdamW (parameter groups, see `parameter_groups`), the lr
+    schedule, the soft-target loss (with R-Drop when asked), clipping and the weights' EMA."""
 
     def __init__(self, clf: TrainedClassifier, total_steps: int) -> None:
         self.clf, self.total, self.done = clf, total_steps, 0
         self.optimizer = _optimizer(clf.model, clf.config)
         self.scheduler = _scheduler(self.optimizer, clf.config, total_steps)
-        self.loss_fn = nn.CrossEntropyLoss(label_smoothing=clf.config.label_smoothing)
+        self.ema = WeightAverage(clf.model, clf.config.ema_decay) if clf.config.ema_decay else None
         # fp32 master weights; the forward pass runs under autocast in the chosen precision
         self.precision = precision.resolve(clf.config.precision, clf.device)
         self.scaler = (
@@ -255,26 +287,92 @@ class _Stepper:
         )
 
     def __call__(self, batch: dict[str, torch.Tensor], targets: np.ndarray) -> float:
-        model, device = self.clf.model, self.clf.device
+        model, device, config = self.clf.model, self.clf.device, self.clf.config
+        inputs = {name: tensor.to(device) for name, tensor in batch.items()}
+        target = torch.as_tensor(targets, device=device, dtype=torch.float32)
         with precision.autocast(self.precision, device):
-            logits = model(**{name: tensor.to(device) for name, tensor in batch.items()})
-        loss = self.loss_fn(logits.float(), torch.as_tensor(targets, device=device))
+            logits = model(**inputs)
+            second = model(**inputs) if config.rdrop_alpha else None  # another dropout mask
+        loss = soft_cross_entropy(logits, target, config.label_smoothing)  # computed in float32
+        if second is not None:
+            loss = (loss + soft_cross_entropy(second, target, config.label_smoothing)) / 2
+            loss = loss + config.rdrop_alpha * symmetric_kl(logits, second)
         self.optimizer.zero_grad(set_to_none=True)
         if self.scaler is not None:
             self.scaler.scale(loss).backward()
             self.scaler.unscale_(self.optimizer)
         else:
             loss.backward()
-        if self.clf.config.max_grad_norm:
-            nn.utils.clip_grad_norm_(model.parameters(), self.clf.config.max_grad_norm)
+        if config.max_grad_norm:
+            nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
         if self.scaler is not None:
             self.scaler.step(self.optimizer)
             self.scaler.update()
         else:
             self.optimizer.step()
         self.scheduler.step()
+        if self.ema:
+            self.ema.update(model)
         self.done += 1
         return loss.item()
+
+    def averaged_weights(self):
+        return self.ema.swapped_in(self.clf.model) if self.ema else contextlib.nullcontext()
+
+
+def soft_cross_entropy(logits: torch.Tensor, target: torch.Tensor, label_smoothing: float = 0.0) -> torch.Tensor:
+    """Mean cross-entropy against target distributions (n, labels), smoothed like
+    `nn.CrossEntropyLoss(label_smoothing=...)`: equal to it for one-hot targets. Computed in float32
+    so that a bf16 or fp16 forward pass does not lose the loss's precision."""
+    log_probs = torch.log_softmax(logits.float(), dim=-1)
+    target = target.float()
+    if label_smoothing:
+        target = target * (1 - label_smoothing) + label_smoothing / logits.shape[-1]
+    return -(target * log_probs).sum(dim=-1).mean()
+
+
+def symmetric_kl(first: torch.Tensor, second: torch.Tensor) -> torch.Tensor:
+    """R-Drop's term: (KL(p1 || p2) + KL(p2 || p1)) / 2, summed over labels, averaged over the batch."""
+    log_p, log_q = torch.log_softmax(first.float(), dim=-1), torch.log_softmax(second.float(), dim=-1)
+    return ((log_p.exp() - log_q.exp()) * (log_p - log_q)).sum(dim=-1).mean() / 2
+
+
+class WeightAverage:
+    """Exponential moving average of a model's floating-point weights, kept in float32:
+    avg <- decay * avg + (1 - decay) * weights after every step. With `warmup` the decay is
+    min(decay, (1 + t) / (10 + t)) at update t, so the random head's first values fade quickly."""
+
+    def __init__(self, model: nn.Module, decay: float, warmup: bool = True) -> None:
+        self.decay, self.warmup, self.updates = decay, warmup, 0
+        self.average = {
+            name: t.detach().float().clone() for name, t in model.state_dict().items() if t.is_floating_point()
+        }
+
+    def current_decay(self) -> float:
+        return min(self.decay, (1 + self.updates) / (10 + self.updates)) if self.warmup else self.decay
+
+    @torch.no_grad()
+    def update(self, model: nn.Module) -> None:
+        decay = self.current_decay()
+        state = model.state_dict()
+        for name, average in self.average.items():
+            average.mul_(decay).add_(state[name].detach().float(), alpha=1 - decay)
+        self.updates += 1
+
+    @contextlib.contextmanager
+    def swapped_in(self, model: nn.Module):
+        """Inside the block the model holds the averaged weights; its own come back after."""
+        state = model.state_dict()
+        own = {name: state[name].detach().clone() for name in self.average}
+        with torch.no_grad():
+            for name, average in self.average.items():
+                state[name].copy_(average)
+        try:
+            yield model
+        finally:
+            with torch.no_grad():
+                for name, weights in own.items():
+                    state[name].copy_(weights)
 
 
 def _train_epoch(clf, encoded, targets, stepper: _Stepper, rng, epoch: int, progress: Progress | None) -> dict:
@@ -324,6 +422,32 @@ def _cross_entropy(probabilities: np.ndarray, targets: np.ndarray) -> float:
     return float(-np.log(np.clip(picked, 1e-12, None)).mean())
 
 
+def target_distributions(
+    examples: Sequence[DialogueExample], label_names: list[str], soft_weight: float, split: str = "train"
+) -> np.ndarray:
+    """(n, labels) training targets: one-hot on the label, mixed with the share of each label among
+    the example's votes when soft_weight > 0. An example without a label trains on its votes alone
+    (soft_weight must then be > 0); votes outside `label_names` are ignored."""
+    index = {name: i for i, name in enumerate(label_names)}
+    targets = np.zeros((len(examples), len(label_names)), dtype=np.float32)
+    for position, example in enumerate(examples):
+        if not example.turns:
+            raise ValueError(f"{split} example {position} has no turns")
+        votes = [index[vote] for vote in example.votes if vote in index] if soft_weight else []
+        if example.label is None:
+            if not votes:
+                raise ValueError(f"{split} example {position} has no label and no votes among the label names")
+            np.add.at(targets[position], votes, 1 / len(votes))
+            continue
+        if example.label not in index:
+            raise ValueError(f"{split} example {position}: label {example.label!r} is not one of the label names")
+        targets[position, index[example.label]] = 1.0
+        if votes:
+            targets[position] *= 1 - soft_weight
+            np.add.at(targets[position], votes, soft_weight / len(votes))
+    return targets
+
+
 def _targets(examples: Sequence[DialogueExample], label_names: list[str], split: str) -> np.ndarray:
     index = {name: i for i, name in enumerate(label_names)}
     targets = np.empty(len(examples), dtype=np.int64)
@@ -336,11 +460,36 @@ def _targets(examples: Sequence[DialogueExample], label_names: list[str], split:
     return targets
 
 
+def parameter_groups(model: DialogueClassifierModel, config: TrainConfig) -> list[dict[str, Any]]:
+    """AdamW's groups: the head at `head_lr`; with layer_lr_decay < 1 one group per encoder layer,
+    the top layer (and anything above the layers, like a pooler) at `lr`, each layer below at
+    `layer_lr_decay` times the one above, the embeddings below the lowest layer."""
+    num_layers = int(getattr(model.encoder.config, "num_hidden_layers", 0))
+    depth: dict[int, list[nn.Parameter]] = {}  # steps below the top layer -> parameters
+    for name, parameter in model.encoder.named_parameters():
+        depth.setdefault(_depth_below_top(name, num_layers), []).append(parameter)
+    groups = [
+        {"params": params, "lr": config.lr * config.layer_lr_decay**steps, "name": f"encoder-{steps}"}
+        for steps, params in sorted(depth.items())
+    ]
+    groups.append({"params": model.head_parameters(), "lr": config.head_lr or config.lr, "name": "head"})
+    return groups
+
+
+def _depth_below_top(name: str, num_layers: int) -> int:
+    match = _LAYER_NAME.search(name)
+    if match and num_layers:
+        return num_layers - 1 - int(match.group(1))
+    if "embeddings" in name:
+        return num_layers
+    return 0
+
+
+_LAYER_NAME = re.compile(r"(?:^|\.)layers?\.(\d+)\.")
+
+
 def _optimizer(model: DialogueClassifierModel, config: TrainConfig) -> torch.optim.Optimizer:
-    head = model.head_parameters()
-    head_ids = {id(p) for p in head}
-    encoder = [p for p in model.parameters() if id(p) not in head_ids]
-    groups = [{"params": encoder, "lr": config.lr}, {"params": head, "lr": config.head_lr or config.lr}]
+    groups = parameter_groups(model, config)
     return torch.optim.AdamW(groups, betas=config.betas, eps=config.eps, weight_decay=config.weight_decay)
 
 
@@ -395,9 +544,14 @@ __all__ = [
     "DialogueExample",
     "TrainConfig",
     "TrainedClassifier",
+    "WeightAverage",
     "build_classifier",
     "evaluate",
     "load_classifier",
+    "parameter_groups",
     "predict_proba",
+    "soft_cross_entropy",
+    "symmetric_kl",
+    "target_distributions",
     "train",
 ]
