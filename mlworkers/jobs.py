@@ -61,6 +61,9 @@ class SelfLabelRoundsParameters(JobParameters):
     self_per_label: int = Field(100, ge=1, le=100_000, title="Self labels per label")
     self_min_confidence: float = Field(0.9, ge=0.0, le=1.0, title="Self-label confidence at least")
     method: SearchMethod = Field("faiss", title="Search method")
+    chunk_size: int = Field(
+        2000, ge=1, le=100_000, title="Unlabeled dialogues per chunk", description="read and scored at a time"
+    )
 
 
 class BulkAnnotateParameters(JobParameters):

@@ -41,6 +41,7 @@ from mlworkers.registry import artifact_path, register_model_version
 
 WEAK_SEED = Path(__file__).resolve().parent / "data" / "weak_seed.csv"
 EMBEDDINGS_SUBDIR = "embeddings"
+SEARCH_CHUNK = 4096  # unlabeled dialogues embedded and searched at a time
 
 
 class NoGoldLabels(JobCannotRun):
@@ -302,17 +303,15 @@ def _embedding_dimension(encoder) -> int:
 
 class DialogueVectors:
     """Decayed dialogue embeddings looked up by target turn id: the target turn and the turns of
-    its dialogue before it, last heaviest."""
+    its dialogue before it, last heaviest. The turn vectors stay memory-mapped and nothing is kept
+    between calls, so looking up a corpus chunk by chunk holds one chunk at a time."""
 
     def __init__(self, store: EmbeddingStore):
         self.turn_ids, self.vectors = store.load()
-        self._history: dict[int, list[int]] = {}
 
-    def add_targets(self, target_turn_ids: Iterable[int]) -> None:
-        targets = [t for t in target_turn_ids if t not in self._history]
-        if not targets:
-            return
-        target_rows = Turn.objects.filter(pk__in=targets).values_list("pk", "dialogue_id", "position")
+    def histories(self, target_turn_ids: Iterable[int]) -> dict[int, list[int]]:
+        """target turn id -> the turn ids of its dialogue up to it, in order."""
+        target_rows = Turn.objects.filter(pk__in=list(target_turn_ids)).values_list("pk", "dialogue_id", "position")
         wanted = defaultdict(list)
         for pk, dialogue_id, position in target_rows:
             wanted[dialogue_id].append((position, pk))
@@ -320,15 +319,17 @@ class DialogueVectors:
         by_dialogue = defaultdict(list)
         for pk, dialogue_id, position in turns.values_list("pk", "dialogue_id", "position").iterator(chunk_size=5000):
             by_dialogue[dialogue_id].append((position, pk))
-        for dialogue_id, targets_here in wanted.items():
-            for position, pk in targets_here:
-                self._history[pk] = [t for p, t in by_dialogue[dialogue_id] if p <= position]
+        return {
+            pk: [t for p, t in by_dialogue[dialogue_id] if p <= position]
+            for dialogue_id, targets_here in wanted.items()
+            for position, pk in targets_here
+        }
 
     def __call__(self, target_turn_ids: Sequence[int]) -> np.ndarray:
-        self.add_targets(target_turn_ids)
+        history = self.histories(target_turn_ids)
         out = np.zeros((len(target_turn_ids), self.vectors.shape[1]), dtype=np.float32)
         for index, target in enumerate(target_turn_ids):
-            rows = np.searchsorted(self.turn_ids, self._history[target])
+            rows = np.searchsorted(self.turn_ids, history[target])
             out[index] = dialogue_embedding(self.vectors[rows])
         return normalise_rows(out)
 
@@ -346,6 +347,20 @@ def _dialogue_items(turn_ids: Sequence[int], labels: dict[int, str] | None = Non
         history = tuple(text for position, text in texts[dialogue_of[pk]] if position <= targets[pk])
         items.append(rounds_core.Item(pk, history, (labels or {}).get(pk)))
     return items
+
+
+class DialoguePool:
+    """The unlabeled dialogues of the rounds (a `rounds.Pool`): their target turn ids, read once,
+    and their texts read `config.chunk_size` at a time when the rounds ask."""
+
+    def __init__(self, target_turn_ids: Sequence[int]):
+        self.target_turn_ids = np.asarray(target_turn_ids, dtype=np.int64)
+
+    def all_keys(self) -> np.ndarray:
+        return self.target_turn_ids
+
+    def read(self, keys: Sequence[int]) -> list[rounds_core.Item]:
+        return _dialogue_items([int(key) for key in keys])
 
 
 def unlabeled_targets() -> list[int]:
@@ -411,16 +426,18 @@ def sbert_expand(job: JobRun, threshold: float = 0.92, round_number: int = 1, me
     targets = unlabeled_targets()
     expand = rounds_core.vector_expander(vectors, search=SEARCHERS[method])
     sources = [rounds_core.Item(k, (), v) for k, v in gold.items()]
-    candidates = [rounds_core.Item(k, ()) for k in targets]
-    report_progress(job, 0, 1, f"searching {len(candidates)} unlabeled dialogues against {len(sources)} gold")
-    matches = expand(sources, candidates, float(threshold)) if candidates else []
+    report_progress(job, 0, 1, f"searching {len(targets)} unlabeled dialogues against {len(sources)} gold")
+    matches = []
+    for start in range(0, len(targets), SEARCH_CHUNK):  # one chunk's dialogue vectors at a time
+        candidates = [rounds_core.Item(k, ()) for k in targets[start : start + SEARCH_CHUNK]]
+        matches += expand(sources, candidates, float(threshold))
     new = [
         rounds_core.NewLabel(key, gold[source], rounds_core.SBERT, int(round_number), similarity, source, similarity)
         for key, source, similarity in matches
     ]
     created = save_new_labels(new)
     report_progress(job, 1, 1, f"{created} dialogues labeled by similarity")
-    return {"labeled": created, "gold_sources": len(sources), "unlabeled": len(candidates), "threshold": threshold}
+    return {"labeled": created, "gold_sources": len(sources), "unlabeled": len(targets), "threshold": threshold}
 
 
 # --- 5. The rounds -----------------------------------------------------------------------------
@@ -456,9 +473,26 @@ def self_label_rounds(
     self_per_label: int = 100,
     self_min_confidence: float = 0.9,
     method: str = "faiss",
+    chunk_size: int = 2000,
 ) -> dict[str, Any]:
     """Base -> +SBERT -> +self-labeled -> +SBERT(self), both learners scored on the fixed test split
-    every round; registers the last round's dialogue classifier and fastText model versions."""
+    every round; registers the last round's dialogue classifier and fastText model versions.
+    The unlabeled dialogues are read `chunk_size` at a time; the result reports the job's peak
+    resident memory (`peak_rss_mb`)."""
+    from mlworkers.ml.memory import PeakMemory
+
+    with PeakMemory() as peak:
+        result = _self_label_rounds(
+            job, epochs, first_threshold, second_threshold, self_per_label, self_min_confidence, method, chunk_size
+        )
+    result.update(peak.as_result())
+    report_progress(job, 4, 4, f"rounds done; peak memory {peak.megabytes} MB")
+    return result
+
+
+def _self_label_rounds(
+    job, epochs, first_threshold, second_threshold, self_per_label, self_min_confidence, method, chunk_size
+) -> dict[str, Any]:
     from mlworkers.ml.similarity import SEARCHERS
 
     gold_split(job)
@@ -478,11 +512,12 @@ def self_label_rounds(
         second_threshold=second_threshold,
         self_per_label=self_per_label,
         self_min_confidence=self_min_confidence,
+        chunk_size=int(chunk_size),
     )
     outcome = rounds_core.run_rounds(
         _dialogue_items(list(train_gold), train_gold),
         _dialogue_items(list(test_gold), test_gold),
-        _dialogue_items(unlabeled_targets()),
+        DialoguePool(unlabeled_targets()),
         learners,
         rounds_core.vector_expander(DialogueVectors(store), search=SEARCHERS[method]),
         config,
@@ -509,7 +544,6 @@ def _save_rounds(job: JobRun, outcome: rounds_core.RoundsOutcome) -> dict[str, A
         base_model="fasttext",
         label_names=list(LABEL_NAMES),
         training_data=training,
-        hyperparameters={},
         metrics={"test": last.scores["fasttext"], "rounds": table},
     )
     created = save_new_labels(outcome.new_labels)
@@ -517,9 +551,14 @@ def _save_rounds(job: JobRun, outcome: rounds_core.RoundsOutcome) -> dict[str, A
         "table": table,
         "model_version": dialogue_version.pk,
         "fasttext_version": fasttext_version.pk,
+        "fasttext_bytes": _folder_bytes(artifact_path(fasttext_version)),
         "new_labels": created,
         "by_source": dict(Counter(n.source for n in outcome.new_labels)),
     }
+
+
+def _folder_bytes(folder: Path) -> int:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
 
 # --- 6. The chain ------------------------------------------------------------------------------

@@ -245,8 +245,19 @@ def test_self_label_rounds_report_four_rounds_for_both_models_and_register_them(
         add_crowd_label(dialogue, DIALOGUES[index][1], split=TurnLabel.VALIDATION)
     twin = _twin(7, "twin")  # the same words as a training dialogue: the SBERT round labels it
     Dialogue.objects.filter(pk=twin.pk).update(split="train")
-    job = run("self_label_rounds", django_capture_on_commit_callbacks, epochs=1)
+    reads = []
+    original_read = pipeline.DialoguePool.read
+
+    def spying_read(pool, keys):
+        reads.append(len(keys))
+        return original_read(pool, keys)
+
+    with mock.patch.object(pipeline.DialoguePool, "read", spying_read):
+        job = run("self_label_rounds", django_capture_on_commit_callbacks, epochs=1, chunk_size=2)
     assert job.status == JobRun.SUCCEEDED, job.error
+    assert reads and max(reads) <= 2  # the unlabeled dialogues' texts are read two at a time
+    assert job.result["peak_rss_mb"] > 0 and job.result["peak_rss_method"] in ("kernel", "sampled")
+    assert job.result["fasttext_bytes"] < 1_000_000  # the default 2M buckets wrote 382 MB
     table = job.result["table"]
     assert [row["round"] for row in table] == [1, 2, 3, 4]
     assert table[0]["training_size"] == 12 and table[1]["training_size"] >= 13
@@ -258,7 +269,9 @@ def test_self_label_rounds_report_four_rounds_for_both_models_and_register_them(
     dialogue_version = ModelVersion.objects.get(pk=job.result["model_version"])
     assert dialogue_version.kind == ModelVersion.DIALOGUE
     assert dialogue_version.metrics["test"]["n"] == 6 and len(dialogue_version.metrics["rounds"]) == 4
-    assert ModelVersion.objects.get(pk=job.result["fasttext_version"]).kind == ModelVersion.FASTTEXT
+    fasttext_version = ModelVersion.objects.get(pk=job.result["fasttext_version"])
+    assert fasttext_version.kind == ModelVersion.FASTTEXT
+    assert fasttext_version.hyperparameters["bucket"] == 1024  # sized to the data, not fastText's 2,000,000
 
     # the chain's last step annotates the corpus with the newest dialogue classifier
     (bulk,) = pipeline.run_steps(["bulk_annotate"])
