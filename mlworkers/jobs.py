@@ -86,7 +86,12 @@ class RunPipelineParameters(JobParameters):
     min_confidence: float | None = Field(None, ge=0.0, le=1.0, title="Prefilter", description="empty: 0.9")
     per_label: int | None = Field(None, ge=1, le=100_000, title="Candidates per label", description="empty: 250")
     campaign_id: int | None = Field(None, ge=1, title="Campaign id")
-    campaign_name: str | None = Field("Weak-labeled candidates", max_length=200, title="New campaign")
+    campaign_name: str | None = Field(
+        pipeline.DEFAULT_CAMPAIGN_NAME,
+        max_length=200,
+        title="New campaign",
+        description="the default gets the time it was made; a name already taken gets it too",
+    )
     epochs: int | None = Field(None, ge=1, le=50, title="Dialogue classifier epochs")
 
 

@@ -37,10 +37,12 @@ from jobs.models import JobRun
 from jobs.runtime import JobCannotRun, report_progress, run_job
 from mlworkers.ml import rounds as rounds_core
 from mlworkers.ml.embeddings import EmbeddingStore, dialogue_embedding, normalise_rows, write_embeddings
+from mlworkers.naming import stamped, unique_name
 from mlworkers.registry import artifact_path, register_model_version
 
 WEAK_SEED = Path(__file__).resolve().parent / "data" / "weak_seed.csv"
 EMBEDDINGS_SUBDIR = "embeddings"
+DEFAULT_CAMPAIGN_NAME = "Weak-labeled candidates"
 SEARCH_CHUNK = 4096  # unlabeled dialogues embedded and searched at a time
 
 
@@ -85,7 +87,7 @@ def weak_train(
     labeler = train_weak_labeler(sentences, LABEL_NAMES, config, progress=_progress(job))
     version = register_model_version(
         ModelVersion.WEAK,
-        name or f"weak labeler ({path.name})",
+        name or stamped(f"weak labeler ({path.name})"),
         labeler,
         base_model=config.model_name,
         label_names=list(LABEL_NAMES),
@@ -133,6 +135,8 @@ def weak_apply(
             Prediction.objects.bulk_create(rows, ignore_conflicts=True)
         written, last_pk = written + len(rows), chunk[-1][0]
         report_progress(job, min(total, done + written), total, f"labeled {done + written} of {total} turns")
+    if not written:
+        report_progress(job, total, total, f"nothing to label: every turn already has a prediction of {version.name}")
     return {"model_version": version.pk, "predicted": written, "total": total}
 
 
@@ -223,27 +227,43 @@ def rank_candidates(
         "candidates": len(dialogue_ids),
         "per_label": per_label_counts,
     }
-    if campaign_id or campaign_name:
+    if (campaign_id or campaign_name) and not dialogue_ids:
+        # an empty campaign would only be clutter: say why there is none instead
+        result.update(campaign=None, hits=0, note=NO_CANDIDATES)
+    elif campaign_id or campaign_name:
         with transaction.atomic():
             campaign = (
                 Campaign.objects.get(pk=campaign_id) if campaign_id else _new_campaign(campaign_name, job, language)
             )
             order = {pk: i for i, pk in enumerate(dialogue_ids)}
             dialogues = sorted(Dialogue.objects.filter(pk__in=dialogue_ids), key=lambda d: order[d.pk])
-            hits = build_hits(campaign, dialogues, seed=seed) if dialogues else []
-        result.update(campaign=campaign.pk, hits=len(hits))
+            hits = build_hits(campaign, dialogues, seed=seed)
+        result.update(campaign=campaign.pk, campaign_name=campaign.name, hits=len(hits))
     result["dialogue_ids"] = dialogue_ids
-    report_progress(
-        job, 2, 2, f"{len(dialogue_ids)} candidates" + (f", {result.get('hits', 0)} HITs" if "hits" in result else "")
-    )
+    report_progress(job, 2, 2, _ranking_message(result))
     return result
+
+
+NO_CANDIDATES = "no candidates (no last turn at or above the prefilter outside a HIT): no campaign created"
+
+
+def _ranking_message(result: dict[str, Any]) -> str:
+    if result.get("note"):
+        return result["note"]
+    if result.get("campaign"):
+        return f"{result['candidates']} candidates, {result['hits']} HITs in {result['campaign_name']!r}"
+    return f"{result['candidates']} candidates"
 
 
 def _new_campaign(name: str, job: JobRun, language: str = "en"):
     from labeling.campaigns import create_campaign
+    from labeling.models import Campaign
 
+    # a name already taken (a re-run) carries the time, then " #2", ... if that is taken too
+    taken = lambda candidate: Campaign.objects.filter(name=candidate).exists()  # noqa: E731
+    name = name.strip()
     return create_campaign(
-        name,
+        unique_name(stamped(name) if taken(name) else name, taken),
         language=language,
         description="Candidates ranked by the weak labeler and readability.",
         created_by=job.created_by,
@@ -435,8 +455,15 @@ def sbert_expand(job: JobRun, threshold: float = 0.92, round_number: int = 1, me
         rounds_core.NewLabel(key, gold[source], rounds_core.SBERT, int(round_number), similarity, source, similarity)
         for key, source, similarity in matches
     ]
-    created = save_new_labels(new)
-    report_progress(job, 1, 1, f"{created} dialogues labeled by similarity")
+    created = save_new_labels(new) if new else 0
+    report_progress(
+        job,
+        1,
+        1,
+        f"{created} dialogues labeled by similarity"
+        if created
+        else f"no unlabeled dialogue at or above {threshold} of a gold one: nothing saved",
+    )
     return {"labeled": created, "gold_sources": len(sources), "unlabeled": len(targets), "threshold": threshold}
 
 
@@ -532,14 +559,14 @@ def _save_rounds(job: JobRun, outcome: rounds_core.RoundsOutcome) -> dict[str, A
     training = {"job": job.pk, "rounds": table}
     dialogue_version = register_model_version(
         ModelVersion.DIALOGUE,
-        f"dialogue classifier, round {last.round} ({last.name})",
+        stamped(f"dialogue classifier, round {last.round} ({last.name})"),
         outcome.models["dialogue"],
         training_data=training,
         metrics={"test": last.scores["dialogue"], "rounds": table},
     )
     fasttext_version = register_model_version(
         ModelVersion.FASTTEXT,
-        f"fastText, round {last.round} ({last.name})",
+        stamped(f"fastText, round {last.round} ({last.name})"),
         outcome.models["fasttext"],
         base_model="fasttext",
         label_names=list(LABEL_NAMES),
@@ -576,6 +603,8 @@ def _step_parameters(step: str, options: dict[str, Any], outputs: dict[str, Any]
     if step == "rank_candidates":
         keys = ("min_confidence", "per_label", "campaign_name", "campaign_id")
         chosen = {k: options[k] for k in keys if options.get(k) is not None}
+        if chosen.get("campaign_name") == DEFAULT_CAMPAIGN_NAME:  # a generated name says when it was made
+            chosen["campaign_name"] = stamped(DEFAULT_CAMPAIGN_NAME)
         return {"model_version_id": outputs.get("weak_version"), **chosen}
     if step == "self_label_rounds":
         return {k: options[k] for k in ("epochs",) if options.get(k)}
