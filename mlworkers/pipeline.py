@@ -229,7 +229,10 @@ def rank_candidates(
     }
     if (campaign_id or campaign_name) and not dialogue_ids:
         # an empty campaign would only be clutter: say why there is none instead
-        result.update(campaign=None, hits=0, note=NO_CANDIDATES)
+        note = NO_CANDIDATES + (
+            f": no HITs added to campaign {campaign_id}" if campaign_id else ": no campaign created"
+        )
+        result.update(campaign=campaign_id, hits=0, note=note)
     elif campaign_id or campaign_name:
         with transaction.atomic():
             campaign = (
@@ -244,13 +247,13 @@ def rank_candidates(
     return result
 
 
-NO_CANDIDATES = "no candidates (no last turn at or above the prefilter outside a HIT): no campaign created"
+NO_CANDIDATES = "no candidates (no last turn at or above the prefilter outside a HIT)"
 
 
 def _ranking_message(result: dict[str, Any]) -> str:
     if result.get("note"):
         return result["note"]
-    if result.get("campaign"):
+    if result.get("campaign_name"):
         return f"{result['candidates']} candidates, {result['hits']} HITs in {result['campaign_name']!r}"
     return f"{result['candidates']} candidates"
 
