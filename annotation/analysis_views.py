@@ -25,6 +25,7 @@ from annotation.analysis.records import GOLD, KINDS, SILVER
 from annotation.analysis.sankey import first_labels, label_paths, sankey_figure, sankey_flows, standalone_html
 from annotation.analysis.skills import summarise as summarise_skills
 from annotation.analysis.statistics import dataset_statistics
+from annotation.export.dialogues import DIALOGUE, TURN
 from annotation.export.jobs import exports_root
 from annotation.export.query import ExportError, ExportFilters, check_request
 from annotation.export.rows import SPLITS
@@ -75,6 +76,11 @@ class ExportForm(forms.Form):
     source = forms.CharField(required=False)
     split = forms.ChoiceField(choices=[("", "any"), *[(s, s) for s in SPLITS]], required=False)
     model_version = forms.IntegerField(required=False, min_value=1)
+    layout = forms.ChoiceField(
+        choices=[(TURN, "turn: a record per label"), (DIALOGUE, "dialogue: a record per dialogue, all turns")],
+        required=False,
+        initial=TURN,
+    )
 
 
 def _common(**context) -> dict:
@@ -273,10 +279,10 @@ def start_export(values: dict, user) -> JobRun:
         split=values.get("split") or None,
         model_version=values.get("model_version"),
     )
-    filters = check_request(values["kind"], values["format"], filters)
-    return start_job(
-        "export_dataset", {"kind": values["kind"], "format": values["format"], **filters.as_dict()}, user=user
-    )
+    layout = values.get("layout") or TURN
+    filters = check_request(values["kind"], values["format"], filters, layout)
+    parameters = {"kind": values["kind"], "format": values["format"], "layout": layout, **filters.as_dict()}
+    return start_job("export_dataset", parameters, user=user)
 
 
 @staff_member_required

@@ -38,10 +38,11 @@ class ExportStreamView(APIView):
         data = params.validated_data
         kind, fmt = data["kind"], data["file_format"]
         try:
-            filters = check_request(kind, fmt, _filters(data))
+            filters = check_request(kind, fmt, _filters(data), data["layout"])
         except ExportError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-        response = StreamingHttpResponse(stream_export(kind, fmt, filters), content_type=CONTENT_TYPES[fmt])
+        chunks = stream_export(kind, fmt, filters, data["layout"])
+        response = StreamingHttpResponse(chunks, content_type=CONTENT_TYPES[fmt])
         response["Content-Disposition"] = f'attachment; filename="{kind}.{fmt}"'
         return response
 

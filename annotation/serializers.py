@@ -4,6 +4,7 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from annotation.analysis.records import KINDS
+from annotation.export.dialogues import LAYOUTS, TURN
 from annotation.export.rows import SPLITS
 from annotation.export.writers import CSV, FORMATS, JSONL
 from jobs.models import JobRun
@@ -16,6 +17,11 @@ class ExportFiltersSerializer(serializers.Serializer):
     source = serializers.CharField(required=False, allow_blank=True)
     split = serializers.ChoiceField(choices=SPLITS, required=False, allow_blank=True)
     model_version = serializers.IntegerField(required=False, min_value=1, allow_null=True)
+    layout = serializers.ChoiceField(
+        choices=LAYOUTS,
+        default=TURN,
+        help_text="turn: a record per label; dialogue: a record per dialogue with all its turns (jsonl, hf)",
+    )
 
 
 class StreamExportSerializer(ExportFiltersSerializer):

@@ -65,6 +65,9 @@ class SelfLabelRoundsParameters(JobParameters):
     self_per_label: int = Field(100, ge=1, le=100_000, title="Self labels per label")
     self_min_confidence: float = Field(0.9, ge=0.0, le=1.0, title="Self-label confidence at least")
     method: SearchMethod = Field("faiss", title="Search method")
+    chunk_size: int = Field(
+        2000, ge=1, le=100_000, title="Unlabeled dialogues per chunk", description="read and scored at a time"
+    )
 
 
 class BulkAnnotateParameters(JobParameters):
@@ -103,7 +106,12 @@ class RunPipelineParameters(JobParameters):
     min_confidence: float | None = Field(None, ge=0.0, le=1.0, title="Prefilter", description="empty: 0.9")
     per_label: int | None = Field(None, ge=1, le=100_000, title="Candidates per label", description="empty: 250")
     campaign_id: int | None = Field(None, ge=1, title="Campaign id")
-    campaign_name: str | None = Field("Weak-labeled candidates", max_length=200, title="New campaign")
+    campaign_name: str | None = Field(
+        pipeline.DEFAULT_CAMPAIGN_NAME,
+        max_length=200,
+        title="New campaign",
+        description="the default gets the time it was made; a name already taken gets it too",
+    )
     epochs: int | None = Field(None, ge=1, le=50, title="Dialogue classifier epochs")
 
 

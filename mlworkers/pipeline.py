@@ -37,10 +37,13 @@ from jobs.models import JobRun
 from jobs.runtime import JobCannotRun, report_progress, run_job
 from mlworkers.ml import rounds as rounds_core
 from mlworkers.ml.embeddings import EmbeddingStore, dialogue_embedding, normalise_rows, write_embeddings
+from mlworkers.naming import stamped, unique_name
 from mlworkers.registry import artifact_path, register_model_version
 
 WEAK_SEED = Path(__file__).resolve().parent / "data" / "weak_seed.csv"
 EMBEDDINGS_SUBDIR = "embeddings"
+DEFAULT_CAMPAIGN_NAME = "Weak-labeled candidates"
+SEARCH_CHUNK = 4096  # unlabeled dialogues embedded and searched at a time
 
 
 class NoGoldLabels(JobCannotRun):
@@ -96,7 +99,7 @@ def weak_train(
     )
     version = register_model_version(
         ModelVersion.WEAK,
-        name or f"weak labeler ({path.name})",
+        name or stamped(f"weak labeler ({path.name})"),
         labeler,
         base_model=config.model_name,
         label_names=list(LABEL_NAMES),
@@ -215,6 +218,8 @@ def weak_apply(
             Prediction.objects.bulk_create(rows, ignore_conflicts=True)
         written, last_pk = written + len(rows), chunk[-1][0]
         report_progress(job, min(total, done + written), total, f"labeled {done + written} of {total} turns")
+    if not written:
+        report_progress(job, total, total, f"nothing to label: every turn already has a prediction of {version.name}")
     return {"model_version": version.pk, "predicted": written, "total": total}
 
 
@@ -319,7 +324,13 @@ def rank_candidates(
         "candidates": len(dialogue_ids),
         "per_label": per_label_counts,
     }
-    if campaign_id or campaign_name:
+    if (campaign_id or campaign_name) and not dialogue_ids:
+        # an empty campaign would only be clutter: say why there is none instead
+        note = NO_CANDIDATES + (
+            f": no HITs added to campaign {campaign_id}" if campaign_id else ": no campaign created"
+        )
+        result.update(campaign=campaign_id, hits=0, note=note)
+    elif campaign_id or campaign_name:
         with transaction.atomic():
             campaign = (
                 Campaign.objects.get(pk=campaign_id) if campaign_id else _new_campaign(campaign_name, job, language)
@@ -327,19 +338,32 @@ def rank_candidates(
             order = {pk: i for i, pk in enumerate(dialogue_ids)}
             dialogues = sorted(Dialogue.objects.filter(pk__in=dialogue_ids), key=lambda d: order[d.pk])
             hits = build_hits(campaign, dialogues, seed=seed, suggester=version) if dialogues else []
-        result.update(campaign=campaign.pk, hits=len(hits))
+        result.update(campaign=campaign.pk, campaign_name=campaign.name, hits=len(hits))
     result["dialogue_ids"] = dialogue_ids
-    report_progress(
-        job, 2, 2, f"{len(dialogue_ids)} candidates" + (f", {result.get('hits', 0)} HITs" if "hits" in result else "")
-    )
+    report_progress(job, 2, 2, _ranking_message(result))
     return result
+
+
+NO_CANDIDATES = "no candidates (no last turn at or above the prefilter outside a HIT)"
+
+
+def _ranking_message(result: dict[str, Any]) -> str:
+    if result.get("note"):
+        return result["note"]
+    if result.get("campaign_name"):
+        return f"{result['candidates']} candidates, {result['hits']} HITs in {result['campaign_name']!r}"
+    return f"{result['candidates']} candidates"
 
 
 def _new_campaign(name: str, job: JobRun, language: str = "en"):
     from labeling.campaigns import create_campaign
+    from labeling.models import Campaign
 
+    # a name already taken (a re-run) carries the time, then " #2", ... if that is taken too
+    taken = lambda candidate: Campaign.objects.filter(name=candidate).exists()  # noqa: E731
+    name = name.strip()
     return create_campaign(
-        name,
+        unique_name(stamped(name) if taken(name) else name, taken),
         language=language,
         description="Candidates ranked by the weak labeler and readability.",
         created_by=job.created_by,
@@ -407,17 +431,15 @@ def _embedding_dimension(encoder) -> int:
 
 class DialogueVectors:
     """Decayed dialogue embeddings looked up by target turn id: the target turn and the turns of
-    its dialogue before it, last heaviest."""
+    its dialogue before it, last heaviest. The turn vectors stay memory-mapped and nothing is kept
+    between calls, so looking up a corpus chunk by chunk holds one chunk at a time."""
 
     def __init__(self, store: EmbeddingStore):
         self.turn_ids, self.vectors = store.load()
-        self._history: dict[int, list[int]] = {}
 
-    def add_targets(self, target_turn_ids: Iterable[int]) -> None:
-        targets = [t for t in target_turn_ids if t not in self._history]
-        if not targets:
-            return
-        target_rows = Turn.objects.filter(pk__in=targets).values_list("pk", "dialogue_id", "position")
+    def histories(self, target_turn_ids: Iterable[int]) -> dict[int, list[int]]:
+        """target turn id -> the turn ids of its dialogue up to it, in order."""
+        target_rows = Turn.objects.filter(pk__in=list(target_turn_ids)).values_list("pk", "dialogue_id", "position")
         wanted = defaultdict(list)
         for pk, dialogue_id, position in target_rows:
             wanted[dialogue_id].append((position, pk))
@@ -425,15 +447,17 @@ class DialogueVectors:
         by_dialogue = defaultdict(list)
         for pk, dialogue_id, position in turns.values_list("pk", "dialogue_id", "position").iterator(chunk_size=5000):
             by_dialogue[dialogue_id].append((position, pk))
-        for dialogue_id, targets_here in wanted.items():
-            for position, pk in targets_here:
-                self._history[pk] = [t for p, t in by_dialogue[dialogue_id] if p <= position]
+        return {
+            pk: [t for p, t in by_dialogue[dialogue_id] if p <= position]
+            for dialogue_id, targets_here in wanted.items()
+            for position, pk in targets_here
+        }
 
     def __call__(self, target_turn_ids: Sequence[int]) -> np.ndarray:
-        self.add_targets(target_turn_ids)
+        history = self.histories(target_turn_ids)
         out = np.zeros((len(target_turn_ids), self.vectors.shape[1]), dtype=np.float32)
         for index, target in enumerate(target_turn_ids):
-            rows = np.searchsorted(self.turn_ids, self._history[target])
+            rows = np.searchsorted(self.turn_ids, history[target])
             out[index] = dialogue_embedding(self.vectors[rows])
         return normalise_rows(out)
 
@@ -451,6 +475,20 @@ def _dialogue_items(turn_ids: Sequence[int], labels: dict[int, str] | None = Non
         history = tuple(text for position, text in texts[dialogue_of[pk]] if position <= targets[pk])
         items.append(rounds_core.Item(pk, history, (labels or {}).get(pk)))
     return items
+
+
+class DialoguePool:
+    """The unlabeled dialogues of the rounds (a `rounds.Pool`): their target turn ids, read once,
+    and their texts read `config.chunk_size` at a time when the rounds ask."""
+
+    def __init__(self, target_turn_ids: Sequence[int]):
+        self.target_turn_ids = np.asarray(target_turn_ids, dtype=np.int64)
+
+    def all_keys(self) -> np.ndarray:
+        return self.target_turn_ids
+
+    def read(self, keys: Sequence[int]) -> list[rounds_core.Item]:
+        return _dialogue_items([int(key) for key in keys])
 
 
 def unlabeled_targets() -> list[int]:
@@ -516,16 +554,25 @@ def sbert_expand(job: JobRun, threshold: float = 0.92, round_number: int = 1, me
     targets = unlabeled_targets()
     expand = rounds_core.vector_expander(vectors, search=SEARCHERS[method])
     sources = [rounds_core.Item(k, (), v) for k, v in gold.items()]
-    candidates = [rounds_core.Item(k, ()) for k in targets]
-    report_progress(job, 0, 1, f"searching {len(candidates)} unlabeled dialogues against {len(sources)} gold")
-    matches = expand(sources, candidates, float(threshold)) if candidates else []
+    report_progress(job, 0, 1, f"searching {len(targets)} unlabeled dialogues against {len(sources)} gold")
+    matches = []
+    for start in range(0, len(targets), SEARCH_CHUNK):  # one chunk's dialogue vectors at a time
+        candidates = [rounds_core.Item(k, ()) for k in targets[start : start + SEARCH_CHUNK]]
+        matches += expand(sources, candidates, float(threshold))
     new = [
         rounds_core.NewLabel(key, gold[source], rounds_core.SBERT, int(round_number), similarity, source, similarity)
         for key, source, similarity in matches
     ]
-    created = save_new_labels(new)
-    report_progress(job, 1, 1, f"{created} dialogues labeled by similarity")
-    return {"labeled": created, "gold_sources": len(sources), "unlabeled": len(candidates), "threshold": threshold}
+    created = save_new_labels(new) if new else 0
+    report_progress(
+        job,
+        1,
+        1,
+        f"{created} dialogues labeled by similarity"
+        if created
+        else f"no unlabeled dialogue at or above {threshold} of a gold one: nothing saved",
+    )
+    return {"labeled": created, "gold_sources": len(sources), "unlabeled": len(targets), "threshold": threshold}
 
 
 # --- 5. The rounds -----------------------------------------------------------------------------
@@ -561,9 +608,26 @@ def self_label_rounds(
     self_per_label: int = 100,
     self_min_confidence: float = 0.9,
     method: str = "faiss",
+    chunk_size: int = 2000,
 ) -> dict[str, Any]:
     """Base -> +SBERT -> +self-labeled -> +SBERT(self), both learners scored on the fixed test split
-    every round; registers the last round's dialogue classifier and fastText model versions."""
+    every round; registers the last round's dialogue classifier and fastText model versions.
+    The unlabeled dialogues are read `chunk_size` at a time; the result reports the job's peak
+    resident memory (`peak_rss_mb`)."""
+    from mlworkers.ml.memory import PeakMemory
+
+    with PeakMemory() as peak:
+        result = _self_label_rounds(
+            job, epochs, first_threshold, second_threshold, self_per_label, self_min_confidence, method, chunk_size
+        )
+    result.update(peak.as_result())
+    report_progress(job, 4, 4, f"rounds done; peak memory {peak.megabytes} MB")
+    return result
+
+
+def _self_label_rounds(
+    job, epochs, first_threshold, second_threshold, self_per_label, self_min_confidence, method, chunk_size
+) -> dict[str, Any]:
     from mlworkers.ml.similarity import SEARCHERS
 
     gold_split(job)
@@ -583,12 +647,13 @@ def self_label_rounds(
         second_threshold=second_threshold,
         self_per_label=self_per_label,
         self_min_confidence=self_min_confidence,
+        chunk_size=int(chunk_size),
     )
     test_items = _dialogue_items(list(test_gold), test_gold)
     outcome = rounds_core.run_rounds(
         _dialogue_items(list(train_gold), train_gold),
         test_items,
-        _dialogue_items(unlabeled_targets()),
+        DialoguePool(unlabeled_targets()),
         learners,
         rounds_core.vector_expander(DialogueVectors(store), search=SEARCHERS[method]),
         config,
@@ -621,19 +686,18 @@ def _save_rounds(
     training = {"job": job.pk, "rounds": table}
     dialogue_version = register_model_version(
         ModelVersion.DIALOGUE,
-        f"dialogue classifier, round {last.round} ({last.name})",
+        stamped(f"dialogue classifier, round {last.round} ({last.name})"),
         outcome.models["dialogue"],
         training_data=training,
         metrics={**calibrated["dialogue"], "rounds": table},
     )
     fasttext_version = register_model_version(
         ModelVersion.FASTTEXT,
-        f"fastText, round {last.round} ({last.name})",
+        stamped(f"fastText, round {last.round} ({last.name})"),
         outcome.models["fasttext"],
         base_model="fasttext",
         label_names=list(LABEL_NAMES),
         training_data=training,
-        hyperparameters={},
         metrics={**calibrated["fasttext"], "rounds": table},
     )
     created = save_new_labels(outcome.new_labels)
@@ -641,9 +705,14 @@ def _save_rounds(
         "table": table,
         "model_version": dialogue_version.pk,
         "fasttext_version": fasttext_version.pk,
+        "fasttext_bytes": _folder_bytes(artifact_path(fasttext_version)),
         "new_labels": created,
         "by_source": dict(Counter(n.source for n in outcome.new_labels)),
     }
+
+
+def _folder_bytes(folder: Path) -> int:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
 
 # --- 6. The chain ------------------------------------------------------------------------------
@@ -669,6 +738,8 @@ def _step_parameters(step: str, options: dict[str, Any], outputs: dict[str, Any]
     if step == "rank_candidates":
         keys = ("min_confidence", "per_label", "campaign_name", "campaign_id")
         chosen = {k: options[k] for k in keys if options.get(k) is not None}
+        if chosen.get("campaign_name") == DEFAULT_CAMPAIGN_NAME:  # a generated name says when it was made
+            chosen["campaign_name"] = stamped(DEFAULT_CAMPAIGN_NAME)
         # empty: the model suggesting now (gold-trained once there is gold, else the newest weak labeler)
         version = outputs.get("suggest_version")
         return ({"model_version_id": version} if version else {}) | chosen

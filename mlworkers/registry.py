@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import transaction
 
 from annotation.models import ModelVersion
+from mlworkers.naming import unique_name
 
 MODELS_SUBDIR = "models"
 
@@ -33,7 +34,8 @@ def register_model_version(
 
     `trained` is anything with `save(directory)`: a TrainedClassifier (its config and label names
     fill the defaults) or another model kind's wrapper. The row and the files come together: if
-    saving fails the row is rolled back and the half-written folder removed.
+    saving fails the row is rolled back and the half-written folder removed. A name already taken
+    gets " #2", " #3", ... (mlworkers.naming), so no two versions share one.
     """
     if kind not in dict(ModelVersion.KIND_CHOICES):
         raise ValueError(f"kind {kind!r} is not one of {', '.join(dict(ModelVersion.KIND_CHOICES))}")
@@ -41,7 +43,7 @@ def register_model_version(
     with transaction.atomic():
         version = ModelVersion.objects.create(
             kind=kind,
-            name=name,
+            name=unique_name(name, lambda candidate: ModelVersion.objects.filter(name=candidate).exists()),
             base_model=base_model or getattr(config, "base_model", "") or "",
             label_names=list(label_names if label_names is not None else getattr(trained, "label_names", [])),
             training_data=training_data or {},

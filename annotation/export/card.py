@@ -4,6 +4,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from annotation.analysis.records import KIND_DESCRIPTIONS
+from annotation.export.dialogues import DIALOGUE, TURN
 from annotation.export.rows import SPLITS
 from annotation.export.writers import ExportSummary
 
@@ -24,6 +25,17 @@ PROVENANCE = {
         "not checked by people; filter on `confidence` for precision."
     ),
 }
+LAYOUT_DESCRIPTIONS = {
+    TURN: "Layout: turn. One record per label: the labeled turn's text with its dialogue's identifiers.",
+    DIALOGUE: (
+        "Layout: dialogue. One record per dialogue with every turn in order: `text`, `turn` (position), "
+        "`start` and `end` (seconds from the start of the film, null when unknown), `speaker_change` "
+        "(true for every turn after the first: the turn segmenter's guess that another speaker "
+        "talks) and, where the turn has a label of this kind, `label` and its other fields (null "
+        "where it has none). In the Hugging Face folder the per-turn fields are parallel lists "
+        "(`text[i]`, `label[i]`, ... for turn i) and `label` is a list of ClassLabel."
+    ),
+}
 LICENSE_REMINDER = (
     "The turns are lines from movie subtitles. The subtitles and the films keep their own copyright "
     "and licenses (e.g. OpenSubtitles' terms of use): check that your use is allowed before you "
@@ -38,6 +50,7 @@ def dataset_card(
     label_names: Sequence[str],
     filters: Mapping[str, Any],
     model_versions: Mapping[int, str] | None = None,
+    layout: str = TURN,
 ) -> str:
     kind = summary.kind
     versions = model_versions if model_versions is not None else summary.model_versions
@@ -46,6 +59,8 @@ def dataset_card(
         f"# Dialogue emotions and intents: {kind} labels",
         "",
         f"Turns of movie-subtitle dialogues with {KIND_DESCRIPTIONS[kind]}.",
+        "",
+        LAYOUT_DESCRIPTIONS[layout],
         "",
         "## Counts",
         "",

@@ -1,6 +1,6 @@
 """The Django side of an export: one streamed query per kind, feeding the pure row builders."""
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -10,9 +10,10 @@ from django.db.models import Q, QuerySet
 from annotation.analysis import queries
 from annotation.analysis.records import GOLD, KINDS, SILVER
 from annotation.export.card import dataset_card
+from annotation.export.dialogues import LAYOUTS, TURN, CorpusTurn, dialogue_records
 from annotation.export.rows import SPLITS, ExportRecord, build_row, row_matches
-from annotation.export.writers import FORMATS, ExportSummary, csv_lines, jsonl_lines, write_rows
-from annotation.models import Label
+from annotation.export.writers import FORMATS, ExportSummary, check_layout, csv_lines, jsonl_lines, write_rows
+from annotation.models import Label, Turn
 
 CHUNK_SIZE = 2000
 SILVER_SOURCE = "model"
@@ -44,12 +45,18 @@ class ExportFilters:
         return asdict(self)
 
 
-def check_request(kind: str, fmt: str, filters: ExportFilters) -> ExportFilters:
+def check_request(kind: str, fmt: str, filters: ExportFilters, layout: str = TURN) -> ExportFilters:
     """Validate and complete the request: silver gets the newest dialogue model when none is named."""
     if kind not in KINDS:
         raise ExportError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
     if fmt not in FORMATS:
         raise ExportError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    if layout not in LAYOUTS:
+        raise ExportError(f"layout must be one of {', '.join(LAYOUTS)}, not {layout!r}")
+    try:
+        check_layout(fmt, layout)
+    except ValueError as exc:
+        raise ExportError(str(exc))
     if filters.split and filters.split not in SPLITS:
         raise ExportError(f"split must be one of {', '.join(SPLITS)}, not {filters.split!r}")
     allowed_sources = (SILVER_SOURCE,) if kind == SILVER else queries.SOURCES_OF_KIND[kind]
@@ -121,6 +128,17 @@ def _record(kind: str, values: tuple) -> ExportRecord:
     return ExportRecord(*values)
 
 
+def corpus_turns(dialogue_ids: Sequence[int]) -> dict[int, list[CorpusTurn]]:
+    """Every turn of these dialogues, in order: the dialogue layout's `turns_of`."""
+    turns: dict[int, list[CorpusTurn]] = {dialogue_id: [] for dialogue_id in dialogue_ids}
+    rows = Turn.objects.filter(dialogue_id__in=list(dialogue_ids)).order_by("dialogue_id", "position")
+    for dialogue_id, position, text, start, end in rows.values_list(
+        "dialogue_id", "position", "text", "start", "end"
+    ).iterator(chunk_size=CHUNK_SIZE):
+        turns[dialogue_id].append(CorpusTurn(position, text, start, end))
+    return turns
+
+
 def count_rows(kind: str, filters: ExportFilters) -> int:
     """The rows the database will hand over (the Python-side filters may drop a few)."""
     return export_queryset(kind, filters).count()
@@ -130,8 +148,10 @@ def label_names() -> list[str]:
     return queries.taxonomy_order()
 
 
-def stream_export(kind: str, fmt: str, filters: ExportFilters) -> Iterator[str]:
+def stream_export(kind: str, fmt: str, filters: ExportFilters, layout: str = TURN) -> Iterator[str]:
     """CSV or JSONL text in chunks, for a streaming HTTP response."""
+    if layout != TURN:
+        return jsonl_lines(kind, dialogue_records(kind, export_rows(kind, filters), corpus_turns), layout=layout)
     lines = csv_lines if fmt == "csv" else jsonl_lines
     return lines(kind, export_rows(kind, filters))
 
@@ -144,9 +164,10 @@ def export_to_path(
     *,
     on_progress: Callable[[int], None] | None = None,
     every: int = 10_000,
+    layout: str = TURN,
 ) -> ExportSummary:
     """Write an export to `out` (a file, or a folder for hf) and return what was written."""
-    filters = check_request(kind, fmt, filters)
+    filters = check_request(kind, fmt, filters, layout)
     names = label_names()
 
     def progress(summary: ExportSummary) -> None:
@@ -159,8 +180,10 @@ def export_to_path(
         export_rows(kind, filters),
         out,
         label_names=names,
-        card=lambda s: dataset_card(s, label_names=names, filters=filters.as_dict()),
+        card=lambda s: dataset_card(s, label_names=names, filters=filters.as_dict(), layout=layout),
         on_row=progress,
+        layout=layout,
+        turns_of=corpus_turns,
     )
     if on_progress:
         on_progress(summary.rows)

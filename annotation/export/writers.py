@@ -13,7 +13,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+import yaml
+
 from annotation.export.cells import escape_cell
+from annotation.export.dialogues import (
+    DIALOGUE,
+    DIALOGUE_FIELDS,
+    LAYOUTS,
+    TURN,
+    TurnsOf,
+    dialogue_records,
+    turn_fields,
+)
 from annotation.export.rows import COLUMNS, SPLITS
 
 CSV, JSONL, HF = "csv", "jsonl", "hf"
@@ -67,8 +78,9 @@ def csv_cell(value: Any) -> Any:
     return escape_cell(value)
 
 
-def csv_lines(kind: str, rows: Iterable[dict[str, Any]]) -> Iterator[str]:
-    """The header, then one encoded CSV line per row (for streaming responses)."""
+def csv_lines(kind: str, rows: Iterable[dict[str, Any]], layout: str = TURN) -> Iterator[str]:
+    """The header, then one encoded CSV line per row (for streaming responses); turn layout only."""
+    check_layout(CSV, layout)
     buffer = io.StringIO()
     # CRLF (RFC 4180) also makes the csv module quote a cell holding a lone \r, which "\n" would not
     writer = csv.writer(buffer, lineterminator="\r\n")
@@ -81,8 +93,9 @@ def csv_lines(kind: str, rows: Iterable[dict[str, Any]]) -> Iterator[str]:
     yield _drain(buffer)
 
 
-def jsonl_lines(kind: str, rows: Iterable[dict[str, Any]]) -> Iterator[str]:
-    columns = COLUMNS[kind]
+def jsonl_lines(kind: str, rows: Iterable[dict[str, Any]], layout: str = TURN) -> Iterator[str]:
+    """One JSON object per line: a row (turn layout) or a dialogue record (dialogue layout)."""
+    columns = COLUMNS[kind] if layout == TURN else [*DIALOGUE_FIELDS, "turns"]
     buffer = io.StringIO()
     for row in rows:
         buffer.write(json.dumps({c: row[c] for c in columns}, ensure_ascii=False) + "\n")
@@ -106,32 +119,53 @@ def write_text(chunks: Iterable[str], out: IO[str]) -> None:
 class HuggingFaceFolder:
     """train.jsonl / validation.jsonl / test.jsonl, dataset_info.json and README.md in one folder.
 
-    Rows keep the export columns, with nested values as JSON text so every row has one schema;
-    `label` becomes the ClassLabel index into `label_names` and `label_name` keeps the text.
-    A label outside `label_names` is appended, so indices already written never change.
+    Turn layout: a row per label with the export columns. Dialogue layout: a record per dialogue
+    whose per-turn fields are parallel lists (`text[i]`, `label[i]`, ... of turn i), the form
+    `datasets` gives a sequence labeling corpus. Nested values are JSON text so every record has
+    one schema; `label` is the ClassLabel index into `label_names` (None for a turn with no label)
+    and `label_name` keeps the text. A label outside `label_names` is appended, so indices
+    already written never change. The features are written into the README's front matter too,
+    which is where `datasets.load_dataset(folder)` reads them (so `label` loads as a ClassLabel).
     """
 
-    def __init__(self, folder: Path, kind: str, label_names: Sequence[str]):
-        self.folder, self.kind = Path(folder), kind
+    def __init__(self, folder: Path, kind: str, label_names: Sequence[str], layout: str = TURN):
+        self.folder, self.kind, self.layout = Path(folder), kind, layout
         self.label_names = list(label_names)
         self._index = {name: i for i, name in enumerate(self.label_names)}
         self._files: dict[str, IO[str]] = {}
+        self.examples: Counter = Counter()
         self.folder.mkdir(parents=True, exist_ok=True)
 
     def write(self, row: dict[str, Any]) -> None:
+        """One row (turn layout) or one dialogue record (dialogue layout)."""
         split = row["split"]
         if split not in self._files:
             self._files[split] = open(self.folder / f"{split}.jsonl", "w", encoding="utf-8")  # noqa: SIM115
-        self._files[split].write(json.dumps(self.hf_row(row), ensure_ascii=False) + "\n")
+        encoded = self.hf_record(row) if self.layout == DIALOGUE else self.hf_row(row)
+        self._files[split].write(json.dumps(encoded, ensure_ascii=False) + "\n")
+        self.examples[split] += 1
 
-    def hf_row(self, row: dict[str, Any]) -> dict[str, Any]:
-        label = row["label"]
+    def _label_index(self, label: str | None) -> int | None:
+        if label is None:
+            return None
         if label not in self._index:
             self._index[label] = len(self.label_names)
             self.label_names.append(label)
+        return self._index[label]
+
+    def hf_row(self, row: dict[str, Any]) -> dict[str, Any]:
         encoded = {column: _hf_value(row[column]) for column in COLUMNS[self.kind]}
-        encoded["label"] = self._index[label]
-        encoded["label_name"] = label
+        encoded["label"] = self._label_index(row["label"])
+        encoded["label_name"] = row["label"]
+        return encoded
+
+    def hf_record(self, record: dict[str, Any]) -> dict[str, Any]:
+        encoded = {name: record[name] for name in DIALOGUE_FIELDS}
+        turns = record["turns"]
+        for name in turn_fields(self.kind):
+            encoded[name] = [_hf_value(turn[name]) for turn in turns]
+        encoded["label"] = [self._label_index(turn["label"]) for turn in turns]
+        encoded["label_name"] = [turn["label"] for turn in turns]
         return encoded
 
     def close(self) -> list[str]:
@@ -140,22 +174,49 @@ class HuggingFaceFolder:
         return [split for split in SPLITS if split in self._files]
 
     def features(self) -> dict[str, Any]:
-        """The `datasets.Features.to_dict()` form of the rows' schema."""
-        string, int64, float64 = ({"dtype": t, "_type": "Value"} for t in ("string", "int64", "float64"))
-        types = {
-            "dialogue_id": int64,
-            "year": int64,
-            "turn": int64,
-            "confidence": float64,
-            "agreement": float64,
-            "workers": int64,
-            "campaign": int64,
-            "model_version": int64,
-        }
-        features = {column: types.get(column, string) for column in COLUMNS[self.kind]}
-        features["label"] = {"names": list(self.label_names), "_type": "ClassLabel"}
-        features["label_name"] = string
+        """The `datasets.Features.to_dict()` form of the records' schema."""
+        class_label = {"names": list(self.label_names), "_type": "ClassLabel"}
+        if self.layout == TURN:
+            features = {column: _value_feature(column) for column in COLUMNS[self.kind]}
+            return features | {"label": class_label, "label_name": _value_feature("label_name")}
+        features = {name: _value_feature(name) for name in DIALOGUE_FIELDS}
+        for name in [*turn_fields(self.kind), "label_name"]:
+            features[name] = {"feature": _value_feature(name), "_type": "Sequence"}
+        features["label"] = {"feature": class_label, "_type": "Sequence"}
         return features
+
+
+VALUE_TYPES = {
+    "dialogue_id": "int64",
+    "year": "int64",
+    "turn": "int64",
+    "start": "float64",
+    "end": "float64",
+    "speaker_change": "bool",
+    "confidence": "float64",
+    "agreement": "float64",
+    "workers": "int64",
+    "campaign": "int64",
+    "model_version": "int64",
+}
+
+
+def _value_feature(column: str) -> dict[str, str]:
+    return {"dtype": VALUE_TYPES.get(column, "string"), "_type": "Value"}
+
+
+def yaml_features(features: dict[str, Any]) -> list[dict[str, Any]]:
+    """`features` (the to_dict form) as the README front matter's `dataset_info.features` list."""
+
+    def entry(feature: dict[str, Any]) -> dict[str, Any]:
+        if feature["_type"] == "ClassLabel":
+            return {"dtype": {"class_label": {"names": {str(i): n for i, n in enumerate(feature["names"])}}}}
+        if feature["_type"] == "Sequence":
+            inner = entry(feature["feature"])
+            return {"sequence": inner.get("dtype")}
+        return {"dtype": feature["dtype"]}
+
+    return [{"name": name, **entry(feature)} for name, feature in features.items()]
 
 
 def _hf_value(value: Any) -> Any:
@@ -165,26 +226,30 @@ def _hf_value(value: Any) -> Any:
 def dataset_info(folder: HuggingFaceFolder, summary: ExportSummary, description: str) -> dict[str, Any]:
     return {
         "dataset_name": "dialogue_emotions",
-        "config_name": summary.kind,
+        "config_name": summary.kind if folder.layout == TURN else f"{summary.kind}-{folder.layout}",
         "description": description,
         "citation": "",
         "homepage": "",
         "license": "",
         "features": folder.features(),
         "splits": {
-            split: {"name": split, "num_bytes": 0, "num_examples": summary.by_split[split], "dataset_name": None}
+            split: {"name": split, "num_bytes": 0, "num_examples": folder.examples[split], "dataset_name": None}
             for split in SPLITS
-            if summary.by_split[split]
+            if folder.examples[split]
         },
     }
 
 
-def hf_yaml_header(splits: Sequence[str]) -> str:
-    """README front matter that lets `datasets.load_dataset(folder)` find the split files."""
-    lines = ["---", "configs:", "- config_name: default", "  data_files:"]
-    for split in splits:
-        lines += [f"  - split: {split}", f"    path: {split}.jsonl"]
-    return "\n".join([*lines, "---", ""])
+def hf_yaml_header(splits: Sequence[str], features: dict[str, Any] | None = None) -> str:
+    """README front matter that lets `datasets.load_dataset(folder)` find the split files and
+    read them with our features (without them it infers `label` as a plain integer)."""
+    front: dict[str, Any] = {
+        "configs": [{"config_name": "default", "data_files": [{"split": s, "path": f"{s}.jsonl"} for s in splits]}]
+    }
+    if features:
+        front["dataset_info"] = {"features": yaml_features(features)}
+    text = yaml.safe_dump(front, sort_keys=False, allow_unicode=True)
+    return f"---\n{text}---\n"
 
 
 def write_rows(
@@ -196,9 +261,13 @@ def write_rows(
     label_names: Sequence[str] = (),
     card: Callable[[ExportSummary], str] | None = None,
     on_row: Callable[[ExportSummary], None] | None = None,
+    layout: str = TURN,
+    turns_of: TurnsOf | None = None,
 ) -> ExportSummary:
-    """Write `rows` to `out` (a file for csv/jsonl, a folder for hf); returns what was written."""
+    """Write `rows` to `out` (a file for csv/jsonl, a folder for hf); returns what was written.
+    The dialogue layout groups the rows per dialogue with every turn from `turns_of`."""
     summary = ExportSummary(kind)
+    check_layout(fmt, layout)
 
     def counted(source: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         for row in source:
@@ -207,23 +276,37 @@ def write_rows(
                 on_row(summary)
             yield row
 
+    def records() -> Iterable[dict[str, Any]]:
+        if layout == TURN:
+            return counted(rows)
+        if turns_of is None:
+            raise ValueError("the dialogue layout needs turns_of")
+        return dialogue_records(kind, counted(rows), turns_of)
+
     out = Path(out)
     if fmt in (CSV, JSONL):
         out.parent.mkdir(parents=True, exist_ok=True)
         lines = csv_lines if fmt == CSV else jsonl_lines
         with open(out, "w", encoding="utf-8", newline="") as handle:
-            write_text(lines(kind, counted(rows)), handle)
+            write_text(lines(kind, records(), layout=layout), handle)
         return summary
     if fmt != HF:
         raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    folder = HuggingFaceFolder(out, kind, label_names)
+    folder = HuggingFaceFolder(out, kind, label_names, layout)
     try:
-        for row in counted(rows):
-            folder.write(row)
+        for record in records():
+            folder.write(record)
     finally:
         splits = folder.close()
     text = card(summary) if card else ""
-    (out / "README.md").write_text(hf_yaml_header(splits) + text, encoding="utf-8")
+    (out / "README.md").write_text(hf_yaml_header(splits, folder.features()) + text, encoding="utf-8")
     info = dataset_info(folder, summary, description=text.split("\n\n", 2)[1] if text.count("\n\n") >= 2 else "")
     (out / "dataset_info.json").write_text(json.dumps(info, indent=2, ensure_ascii=False), encoding="utf-8")
     return summary
+
+
+def check_layout(fmt: str, layout: str) -> None:
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, not {layout!r}")
+    if layout == DIALOGUE and fmt == CSV:
+        raise ValueError("the dialogue layout is written as jsonl or hf: a CSV row holds one turn")

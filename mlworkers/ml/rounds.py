@@ -10,15 +10,20 @@ Every learner (the dialogue classifier, fastText, ...) trains on the same traini
 round and is scored on the same held-out test items; the first learner drives self-labeling.
 Training, prediction and similarity search are injected, so the orchestration is tested with a tiny
 model in seconds and the Django side passes the real ones.
+
+The unlabeled dialogues are a `Pool`: only their keys are held (8 bytes each); their texts are
+read `config.chunk_size` at a time for similarity search and self-labeling, and kept only for the
+ones that join the training set. Memory therefore grows with the labeled data, not the corpus.
 """
 
 from __future__ import annotations
 
+import heapq
 import random
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -60,6 +65,29 @@ ExpandFunction = Callable[[list[Item], list[Item], float], list[tuple[int, int, 
 Progress = Callable[[int, int, str], None]
 
 
+class Pool(Protocol):
+    """The unlabeled dialogues: their keys at once, their texts only on request."""
+
+    def all_keys(self) -> Sequence[int]: ...
+
+    def read(self, keys: Sequence[int]) -> list[Item]:
+        """The items of `keys`, in that order, with their turns."""
+        ...
+
+
+class InMemoryPool:
+    """A Pool over items already in memory (tests, small corpora)."""
+
+    def __init__(self, items: Iterable[Item]):
+        self._items = {item.key: item for item in items}
+
+    def all_keys(self) -> list[int]:
+        return list(self._items)
+
+    def read(self, keys: Sequence[int]) -> list[Item]:
+        return [self._items[key] for key in keys]
+
+
 @dataclass
 class RoundsConfig:
     label_names: list[str]
@@ -67,6 +95,7 @@ class RoundsConfig:
     second_threshold: float = 0.9
     self_per_label: int = 100
     self_min_confidence: float = 0.9
+    chunk_size: int = 2000  # unlabeled dialogues read, embedded or scored at a time
 
 
 @dataclass
@@ -98,7 +127,7 @@ class RoundsOutcome:
 def run_rounds(
     gold_train: Sequence[Item],
     test: Sequence[Item],
-    unlabeled: Sequence[Item],
+    unlabeled: Pool | Sequence[Item],
     learners: Sequence[Learner],
     expand: ExpandFunction,
     config: RoundsConfig,
@@ -107,35 +136,44 @@ def run_rounds(
     if not learners:
         raise ValueError("at least one learner is needed")
     say = progress or (lambda done, total, message: None)
-    training, pool = list(gold_train), {item.key: item for item in unlabeled}
-    results, new_labels = [], []
+    pool = InMemoryPool(unlabeled) if isinstance(unlabeled, Sequence) else unlabeled
+    remaining = np.array(sorted(int(key) for key in pool.all_keys()), dtype=np.int64)
+    training, new_labels, results = list(gold_train), [], []
+
+    def grow(labels: list[NewLabel]) -> None:
+        nonlocal training, new_labels, remaining
+        training, new_labels = training + _as_items(labels, pool, config.chunk_size), new_labels + labels
+        remaining = remaining[~np.isin(remaining, [n.key for n in labels])]
 
     say(0, 4, "round 1: base")
     models = _train_and_score(1, "base", training, test, learners, config, results)
 
     say(1, 4, "round 2: + SBERT-similar to gold")
-    sbert = _expand(training, pool, expand, config.first_threshold, round_number=2)
-    training, new_labels = training + _as_items(sbert, pool), new_labels + sbert
-    _take(pool, sbert)
+    grow(_expand(training, remaining, pool, expand, config, config.first_threshold, round_number=2))
     models = _train_and_score(2, "+SBERT", training, test, learners, config, results)
 
     say(2, 4, "round 3: + self-labeled")
     primary = learners[0]
-    candidates = list(pool.values())
-    probabilities = primary.predict_proba(models[primary.name], candidates) if candidates else None
-    self_labeled = select_self_labels(candidates, probabilities, config, round_number=3)
-    training, new_labels = training + _as_items(self_labeled, pool), new_labels + self_labeled
-    _take(pool, self_labeled)
+    selector = SelfLabelSelector(config, round_number=3)
+    for candidates in _chunks_of_items(remaining, pool, config.chunk_size):
+        selector.add(candidates, primary.predict_proba(models[primary.name], candidates))
+    self_labeled = selector.chosen()
+    grow(self_labeled)
     models = _train_and_score(3, "+self-labeled", training, test, learners, config, results)
 
     say(3, 4, "round 4: + SBERT-similar to self-labeled")
     sources = [Item(n.key, (), n.label) for n in self_labeled]
-    sbert_self = _expand(sources, pool, expand, config.second_threshold, round_number=4)
-    training, new_labels = training + _as_items(sbert_self, pool), new_labels + sbert_self
-    _take(pool, sbert_self)
+    grow(_expand(sources, remaining, pool, expand, config, config.second_threshold, round_number=4))
     models = _train_and_score(4, "+SBERT(self)", training, test, learners, config, results)
     say(4, 4, "rounds done")
     return RoundsOutcome(rounds=results, new_labels=new_labels, models=models)
+
+
+def _chunks_of_items(keys: np.ndarray, pool: Pool, size: int, *, with_turns: bool = True) -> Iterator[list[Item]]:
+    """The pool's items for `keys`, `size` at a time: only one chunk's texts are ever in memory."""
+    for start in range(0, len(keys), size):
+        chunk = [int(key) for key in keys[start : start + size]]
+        yield pool.read(chunk) if with_turns else [Item(key, ()) for key in chunk]
 
 
 def _train_and_score(number, name, training, test, learners, config, results) -> dict[str, Any]:
@@ -151,32 +189,71 @@ def _train_and_score(number, name, training, test, learners, config, results) ->
     return models
 
 
-def _expand(sources, pool, expand, threshold, *, round_number) -> list[NewLabel]:
-    if not sources or not pool:
+def _expand(sources, remaining, pool, expand, config, threshold, *, round_number) -> list[NewLabel]:
+    """Candidates are searched a chunk at a time: each one's best source does not depend on the
+    other candidates, so chunking changes nothing but the memory held."""
+    if not sources or not len(remaining):
         return []
     label_of = {item.key: item.label for item in sources}
-    matches = expand(list(sources), list(pool.values()), threshold)
-    return [
-        NewLabel(
-            key=key,
-            label=label_of[source],
-            source=SBERT,
-            round=round_number,
-            confidence=similarity,
-            source_key=source,
-            similarity=similarity,
+    with_turns = getattr(expand, "needs_turns", True)
+    found = []
+    for candidates in _chunks_of_items(remaining, pool, config.chunk_size, with_turns=with_turns):
+        for key, source, similarity in expand(list(sources), candidates, threshold):
+            found.append(
+                NewLabel(
+                    key=key,
+                    label=label_of[source],
+                    source=SBERT,
+                    round=round_number,
+                    confidence=similarity,
+                    source_key=source,
+                    similarity=similarity,
+                )
+            )
+    return found
+
+
+def _as_items(labels: Sequence[NewLabel], pool: Pool, size: int) -> list[Item]:
+    items = []
+    for start in range(0, len(labels), size):
+        chunk = labels[start : start + size]
+        items += [
+            Item(n.key, item.turns, n.label) for n, item in zip(chunk, pool.read([n.key for n in chunk]), strict=True)
+        ]
+    return items
+
+
+class SelfLabelSelector:
+    """Self-label candidates fed chunk by chunk; per label only the `self_per_label` best are kept
+    (a bounded heap), so memory does not grow with the number of candidates."""
+
+    def __init__(self, config: RoundsConfig, *, round_number: int):
+        self.config, self.round_number = config, round_number
+        self._best: dict[int, list[tuple[float, int]]] = defaultdict(list)  # label -> heap of (score, -key)
+
+    def add(self, candidates: Sequence[Item], probabilities: np.ndarray | None) -> None:
+        if probabilities is None or not len(candidates):
+            return
+        best, confidence = probabilities.argmax(axis=1), probabilities.max(axis=1)
+        for item, label_index, score in zip(candidates, best, confidence, strict=True):
+            if score < self.config.self_min_confidence:
+                continue
+            heap, entry = self._best[int(label_index)], (float(score), -item.key)
+            if len(heap) < self.config.self_per_label:
+                heapq.heappush(heap, entry)
+            elif entry > heap[0]:  # higher score, or the same score and a lower key
+                heapq.heapreplace(heap, entry)
+
+    def chosen(self) -> list[NewLabel]:
+        names = self.config.label_names
+        return sorted(
+            (
+                NewLabel(-negative_key, names[label_index], SELF, self.round_number, score)
+                for label_index, heap in self._best.items()
+                for score, negative_key in heap
+            ),
+            key=lambda n: n.key,
         )
-        for key, source, similarity in matches
-    ]
-
-
-def _as_items(labels: Iterable[NewLabel], pool: dict[int, Item]) -> list[Item]:
-    return [Item(n.key, pool[n.key].turns, n.label) for n in labels]
-
-
-def _take(pool: dict[int, Item], labels: Iterable[NewLabel]) -> None:
-    for new in labels:
-        pool.pop(new.key, None)
 
 
 def select_self_labels(
@@ -184,33 +261,29 @@ def select_self_labels(
 ) -> list[NewLabel]:
     """Per label, the `self_per_label` most confident candidates predicted as that label with
     confidence >= `self_min_confidence` (ties: lower key first)."""
-    if probabilities is None or not len(candidates):
-        return []
-    best, confidence = probabilities.argmax(axis=1), probabilities.max(axis=1)
-    by_label: dict[int, list[tuple[float, int]]] = defaultdict(list)
-    for row, (label_index, score) in enumerate(zip(best, confidence, strict=True)):
-        if score >= config.self_min_confidence:
-            by_label[int(label_index)].append((float(score), row))
-    chosen = []
-    for label_index, scored in by_label.items():
-        scored.sort(key=lambda pair: (-pair[0], candidates[pair[1]].key))
-        for score, row in scored[: config.self_per_label]:
-            chosen.append(NewLabel(candidates[row].key, config.label_names[label_index], SELF, round_number, score))
-    return sorted(chosen, key=lambda n: n.key)
+    selector = SelfLabelSelector(config, round_number=round_number)
+    selector.add(candidates, probabilities)
+    return selector.chosen()
 
 
 def vector_expander(vectors_for: Callable[[list[int]], np.ndarray], search=chunked_matches) -> ExpandFunction:
     """An ExpandFunction over L2-normalised dialogue vectors looked up by item key: every candidate
-    at or above the threshold takes the label of its most similar source."""
+    at or above the threshold takes the label of its most similar source. It reads keys only
+    (`needs_turns` is False), and the sources' vectors are kept between calls on the same sources,
+    so a pool searched chunk by chunk embeds its sources once."""
+    cached: dict[str, Any] = {"keys": None, "vectors": None}
 
     def expand(sources: list[Item], candidates: list[Item], threshold: float) -> list[tuple[int, int, float]]:
         source_keys, candidate_keys = [s.key for s in sources], [c.key for c in candidates]
-        matches = search(vectors_for(candidate_keys), vectors_for(source_keys), threshold)
+        if cached["keys"] != source_keys:
+            cached.update(keys=source_keys, vectors=vectors_for(source_keys))
+        matches = search(vectors_for(candidate_keys), cached["vectors"], threshold)
         return [
             (candidate_keys[row], source_keys[int(matches.gold_index[row])], float(matches.similarity[row]))
             for row in np.flatnonzero(matches.gold_index != NO_MATCH)
         ]
 
+    expand.needs_turns = False  # type: ignore[attr-defined]
     return expand
 
 

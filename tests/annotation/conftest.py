@@ -57,3 +57,35 @@ def write_srt(write_file) -> Callable[..., Path]:
         return write_file(name, srt_text(cues), **kwargs)
 
     return write
+
+
+@pytest.fixture
+def hf_cache(tmp_path, monkeypatch):
+    """Every Hugging Face cache under tmp_path for the test, and a check that the user's own
+    cache (HF_HOME, default ~/.cache/huggingface) holds exactly the same files afterwards."""
+    import os
+
+    datasets = pytest.importorskip("datasets", reason="the datasets package (dev dependency) is not installed")
+    user_cache = Path(os.environ.get("HF_HOME") or "~/.cache/huggingface").expanduser()
+    before = _files_under(user_cache)
+    cache = tmp_path / "hf-cache"
+    for name in ("HF_HOME", "HF_DATASETS_CACHE", "XDG_CACHE_HOME"):
+        monkeypatch.setenv(name, str(cache))
+    # datasets reads those variables once, on import: point its resolved paths here as well
+    for name, value in {
+        "HF_CACHE_HOME": cache,
+        "HF_DATASETS_CACHE": cache / "datasets",
+        "HF_MODULES_CACHE": cache / "modules",
+        "DOWNLOADED_DATASETS_PATH": cache / "datasets" / "downloads",
+        "EXTRACTED_DATASETS_PATH": cache / "datasets" / "downloads" / "extracted",
+    }.items():
+        if hasattr(datasets.config, name):
+            monkeypatch.setattr(
+                datasets.config, name, value if isinstance(getattr(datasets.config, name), Path) else str(value)
+            )
+    yield cache
+    assert _files_under(user_cache) == before, f"the test wrote into the user's Hugging Face cache {user_cache}"
+
+
+def _files_under(folder: Path) -> set[str]:
+    return {str(path) for path in folder.rglob("*")} if folder.exists() else set()

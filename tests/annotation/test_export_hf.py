@@ -11,7 +11,7 @@ from tests.annotation.export_helpers import add_labels
 datasets = pytest.importorskip("datasets", reason="the datasets package (dev dependency) is not installed")
 
 
-def test_the_gold_folder_loads_with_load_dataset(tiny_corpus, tmp_path):
+def test_the_gold_folder_loads_with_load_dataset(tiny_corpus, tmp_path, hf_cache):
     add_labels(tiny_corpus, splits={0: "test", 1: "train", 2: "validation"})
     folder = tmp_path / "gold-hf"
     export_to_path("gold", "hf", folder, ExportFilters())
@@ -24,6 +24,7 @@ def test_the_gold_folder_loads_with_load_dataset(tiny_corpus, tmp_path):
         "json",
         data_files={split: str(folder / f"{split}.jsonl") for split in ("train", "validation", "test")},
         features=features,
+        cache_dir=str(hf_cache),
     )
     assert {split: loaded[split].num_rows for split in loaded} == {"train": 2, "validation": 3, "test": 3}
     first = loaded["test"][0]
@@ -31,8 +32,11 @@ def test_the_gold_folder_loads_with_load_dataset(tiny_corpus, tmp_path):
     assert json.loads(first["votes"]) == {"Anxious": 2, "Neutral": 1}
     assert info.splits["validation"].num_examples == 3
 
-    by_folder = datasets.load_dataset(str(folder))  # the README's configs name the split files
+    # the README's front matter names the split files and the features: `label` loads as a ClassLabel
+    by_folder = datasets.load_dataset(str(folder), cache_dir=str(hf_cache))
     assert by_folder["train"].num_rows == 2
+    assert isinstance(by_folder["train"].features["label"], datasets.ClassLabel)
+    assert by_folder["train"].features["label"].names == names
 
 
 def test_silver_splits_follow_the_stored_dialogue_split(tiny_corpus, tmp_path):

@@ -3,7 +3,14 @@
 import numpy as np
 import pytest
 
-from mlworkers.ml.fasttext_baseline import FastTextConfig, dialogue_text, load_fasttext, train_fasttext
+from mlworkers.ml.fasttext_baseline import (
+    MIN_BUCKETS,
+    FastTextConfig,
+    bucket_count,
+    dialogue_text,
+    load_fasttext,
+    train_fasttext,
+)
 
 LABELS = ["Joyful", "Sad", "Neutral", "Furious"]
 TRAIN = (
@@ -42,3 +49,27 @@ def test_turns_become_one_line_with_a_visible_separator():
 def test_it_refuses_an_empty_training_set():
     with pytest.raises(ValueError):
         train_fasttext([], [], LABELS)
+
+
+def test_a_small_training_set_gets_a_small_model(model, tmp_path):
+    # fastText's default 2,000,000 buckets made a 382 MB file for 24 dialogues
+    folder = model.save(tmp_path / "ft")
+    size = (folder / "fasttext.bin").stat().st_size
+    assert model.config.bucket == MIN_BUCKETS
+    assert size < 1_000_000
+    assert model.hyperparameters()["bucket"] == MIN_BUCKETS
+
+
+def test_the_bucket_count_follows_the_distinct_word_ngrams():
+    lines = [f"w{n} x{n} y{n} z{n}" for n in range(2000)]  # 3 distinct bigrams each: 6000
+    assert bucket_count(lines, word_ngrams=2) == 8192
+    assert bucket_count(lines * 3, word_ngrams=2) == 8192  # repeats are not new n-grams
+    assert bucket_count(lines, word_ngrams=3) == 16384  # + 4000 trigrams
+    assert bucket_count(["just one"], word_ngrams=2) == MIN_BUCKETS
+    assert bucket_count(lines, word_ngrams=1) == 0  # no n-grams to hash
+
+
+def test_a_given_bucket_count_is_kept():
+    dialogues, labels = zip(*TRAIN, strict=True)
+    chosen = train_fasttext(list(dialogues), list(labels), LABELS, FastTextConfig(epochs=2, bucket=4096))
+    assert chosen.config.bucket == 4096 == chosen.model.f.getArgs().bucket

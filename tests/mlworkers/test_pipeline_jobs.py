@@ -274,8 +274,19 @@ def test_self_label_rounds_report_four_rounds_for_both_models_and_register_them(
         add_crowd_label(dialogue, DIALOGUES[index][1], split=TurnLabel.VALIDATION)
     twin = _twin(7, "twin")  # the same words as a training dialogue: the SBERT round labels it
     Dialogue.objects.filter(pk=twin.pk).update(split="train")
-    job = run("self_label_rounds", django_capture_on_commit_callbacks, epochs=1)
+    reads = []
+    original_read = pipeline.DialoguePool.read
+
+    def spying_read(pool, keys):
+        reads.append(len(keys))
+        return original_read(pool, keys)
+
+    with mock.patch.object(pipeline.DialoguePool, "read", spying_read):
+        job = run("self_label_rounds", django_capture_on_commit_callbacks, epochs=1, chunk_size=2)
     assert job.status == JobRun.SUCCEEDED, job.error
+    assert reads and max(reads) <= 2  # the unlabeled dialogues' texts are read two at a time
+    assert job.result["peak_rss_mb"] > 0 and job.result["peak_rss_method"] in ("kernel", "sampled")
+    assert job.result["fasttext_bytes"] < 1_000_000  # the default 2M buckets wrote 382 MB
     table = job.result["table"]
     assert [row["round"] for row in table] == [1, 2, 3, 4]
     assert table[0]["training_size"] == 12 and table[1]["training_size"] >= 13
@@ -294,6 +305,7 @@ def test_self_label_rounds_report_four_rounds_for_both_models_and_register_them(
         assert version.metrics["validation_n"] == 3 and version.metrics["temperature"] > 0
         assert {"top1", "top3", "macro_f1", "per_label", "calibration"} <= set(version.metrics["test"])
         assert len(version.metrics["test"]["calibration"]["bins"]) == 10
+    assert fasttext_version.hyperparameters["bucket"] == 1024  # sized to the data, not fastText's 2,000,000
 
     # the chain's last step annotates the corpus with the newest dialogue classifier
     (bulk,) = pipeline.run_steps(["bulk_annotate"])
@@ -331,3 +343,62 @@ def test_the_pipeline_job_trains_applies_ranks_and_builds_a_campaign(
     assert all(job.status == JobRun.SUCCEEDED for job in JobRun.objects.all())
     assert chain.result["jobs"] == list(JobRun.objects.exclude(pk=chain.pk).order_by("pk").values_list("pk", flat=True))
     assert HITItem.objects.filter(hit__campaign__name="Demo campaign", dialogue__isnull=False).count() == 12
+
+
+def test_running_the_pipeline_again_makes_no_empty_campaign_and_repeats_no_name(
+    db, ml_settings, small_seed, django_capture_on_commit_callbacks
+):
+    make_corpus()
+    steps = ["weak_train", "weak_apply", "rank_candidates"]
+
+    def chain():
+        job = run("run_pipeline", django_capture_on_commit_callbacks, steps=steps, data_path=str(small_seed),
+                  min_confidence=0.0)  # fmt: skip
+        assert job.status == JobRun.SUCCEEDED, job.error
+        return job
+
+    chain()
+    second = chain()  # every dialogue is in a HIT of the first campaign: nothing to rank
+    (campaign,) = Campaign.objects.all()
+    assert campaign.name.startswith("Weak-labeled candidates (") and campaign.name.endswith(" UTC)")
+    ranking = JobRun.objects.filter(kind="rank_candidates").order_by("-pk").first()
+    assert (ranking.result["candidates"], ranking.result["campaign"], ranking.result["hits"]) == (0, None, 0)
+    assert "no campaign created" in ranking.message
+    assert any("no campaign created" in line for line in second.result["log"])
+
+    make_corpus(prefix="more")  # new dialogues: the third run has candidates again
+    chain()
+    campaigns = list(Campaign.objects.order_by("pk"))
+    assert len(campaigns) == 2 and all(c.hits.exists() for c in campaigns)  # no empty campaign
+    assert len({c.name for c in campaigns}) == 2
+    names = list(ModelVersion.objects.values_list("name", flat=True))
+    assert len(names) == 3 and len(set(names)) == 3
+    assert all(name.startswith("weak labeler (seed.csv) (") and "UTC)" in name for name in names)
+
+
+def test_a_campaign_name_already_taken_gets_the_time_and_a_weak_model_name_a_number(
+    weak_version, small_seed, django_capture_on_commit_callbacks
+):
+    make_corpus()
+    assert run("weak_apply", django_capture_on_commit_callbacks).status == JobRun.SUCCEEDED
+    first = run("rank_candidates", django_capture_on_commit_callbacks, campaign_name="Round", min_confidence=0.0,
+                per_label=1)  # fmt: skip
+    second = run("rank_candidates", django_capture_on_commit_callbacks, campaign_name="Round", min_confidence=0.0)
+    assert first.result["campaign_name"] == "Round"
+    assert second.result["campaign_name"].startswith("Round (") and second.result["hits"] >= 1
+    for _ in range(2):
+        again = run("weak_train", django_capture_on_commit_callbacks, data_path=str(small_seed), name="mine")
+        assert again.status == JobRun.SUCCEEDED, again.error
+    assert sorted(ModelVersion.objects.filter(name__startswith="mine").values_list("name", flat=True)) == [
+        "mine",
+        "mine #2",
+    ]
+
+
+def test_an_expansion_that_finds_nothing_says_so_and_saves_nothing(db, ml_settings, django_capture_on_commit_callbacks):
+    dialogues = make_corpus()
+    add_crowd_label(dialogues[0], "Excited", split=TurnLabel.TRAIN)
+    job = run("sbert_expand", django_capture_on_commit_callbacks, threshold=1.0)  # nothing is that similar
+    assert job.status == JobRun.SUCCEEDED, job.error
+    assert job.result["labeled"] == 0 and "nothing saved" in job.message
+    assert not TurnLabel.objects.exclude(source=TurnLabel.CROWD).exists()

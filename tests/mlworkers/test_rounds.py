@@ -1,6 +1,7 @@
 """The self-labeling rounds on a tiny keyword model and a tiny corpus (seconds, no Django)."""
 
 from collections import Counter
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -9,9 +10,11 @@ from mlworkers.ml.embeddings import normalise_rows
 from mlworkers.ml.rounds import (
     SBERT,
     SELF,
+    InMemoryPool,
     Item,
     Learner,
     RoundsConfig,
+    SelfLabelSelector,
     run_rounds,
     select_self_labels,
     stratified_split,
@@ -129,3 +132,55 @@ def test_the_held_out_split_is_stratified_fixed_and_disjoint():
         assert per_label[(label, "validation")] == 8  # 10 % of the other 80
     assert per_label[("Rare", "test")] == 1
     assert set(split) == {k for k, _ in labeled}
+
+
+class SpyingPool(InMemoryPool):
+    """Records every read of the unlabeled texts."""
+
+    def __init__(self, items):
+        super().__init__(items)
+        self.reads = []
+
+    def read(self, keys):
+        self.reads.append(list(keys))
+        return super().read(keys)
+
+
+def test_the_unlabeled_pool_is_read_in_chunks_never_whole_and_the_result_is_the_same(corpus):
+    gold, test, unlabeled, lookup = corpus
+    learners = [keyword_learner("a")]
+    config = RoundsConfig(label_names=LABELS, self_per_label=2, self_min_confidence=0.9, chunk_size=4)
+    pool = SpyingPool(unlabeled)
+    chunked = run_rounds(gold, test, pool, learners, vector_expander(lookup), config)
+
+    assert pool.reads and max(len(keys) for keys in pool.reads) <= 4
+    # the vector expander needs no texts: only self-labeling and the items joining training read them
+    assert sum(len(keys) for keys in pool.reads) <= 2 * len(unlabeled)
+    whole = run_rounds(gold, test, unlabeled, learners, vector_expander(lookup), replace(config, chunk_size=10_000))
+    same = lambda labels: [(n.key, n.label, n.source, n.round, n.source_key) for n in labels]  # noqa: E731
+    assert same(chunked.new_labels) == same(whole.new_labels)
+    scores = lambda labels: [n.confidence for n in labels]  # noqa: E731
+    assert scores(chunked.new_labels) == pytest.approx(scores(whole.new_labels), abs=1e-5)  # matmul blocks
+    assert chunked.table() == whole.table()
+
+
+def test_self_labels_chosen_chunk_by_chunk_equal_those_chosen_at_once():
+    rng = np.random.default_rng(7)
+    items = [Item(k, ("x",)) for k in range(300)]
+    probabilities = rng.dirichlet([0.2, 0.2, 0.2], size=300)
+    probabilities[::7] = probabilities[3]  # ties: the lower key wins
+    config = RoundsConfig(label_names=LABELS, self_per_label=5, self_min_confidence=0.6)
+    selector = SelfLabelSelector(config, round_number=3)
+    for start in range(0, 300, 17):
+        selector.add(items[start : start + 17], probabilities[start : start + 17])
+    at_once = select_self_labels(items, probabilities, config, round_number=3)
+    assert selector.chosen() == at_once
+    by_label = Counter(n.label for n in at_once)
+    assert all(count <= 5 for count in by_label.values()) and sum(by_label.values()) > 5
+    # the reference rule, spelled out: per label, sort by (-confidence, key) and take the first 5
+    best, confidence = probabilities.argmax(axis=1), probabilities.max(axis=1)
+    expected = []
+    for index, label in enumerate(LABELS):
+        rows = sorted((-confidence[r], r) for r in range(300) if best[r] == index and confidence[r] >= 0.6)
+        expected += [(r, label) for _, r in rows[:5]]
+    assert sorted(expected) == [(n.key, n.label) for n in at_once]

@@ -1,10 +1,12 @@
-"""python manage.py export_dataset --kind gold|silver|extended --format csv|jsonl|hf --out PATH [filters]"""
+"""python manage.py export_dataset --kind gold|silver|extended --format csv|jsonl|hf --out PATH
+[--layout turn|dialogue] [filters]"""
 
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.analysis.records import KINDS
+from annotation.export.dialogues import LAYOUTS, TURN
 from annotation.export.query import ExportError, ExportFilters, export_to_path
 from annotation.export.rows import SPLITS
 from annotation.export.writers import FORMATS
@@ -17,6 +19,12 @@ class Command(BaseCommand):
         parser.add_argument("--kind", choices=KINDS, required=True)
         parser.add_argument("--format", choices=FORMATS, required=True, dest="fmt")
         parser.add_argument("--out", required=True, help="a file for csv/jsonl, a folder for hf")
+        parser.add_argument(
+            "--layout",
+            choices=LAYOUTS,
+            default=TURN,
+            help="turn: a record per label (default); dialogue: a record per dialogue with all its turns (jsonl, hf)",
+        )
         parser.add_argument("--label", help="only this label (case-insensitive)")
         parser.add_argument("--min-confidence", type=float)
         parser.add_argument("--source", help="gold: crowd; extended: sbert or self")
@@ -35,7 +43,13 @@ class Command(BaseCommand):
         self.verbosity = options["verbosity"]
         try:
             summary = export_to_path(
-                options["kind"], options["fmt"], out, filters, on_progress=self._progress, every=100_000
+                options["kind"],
+                options["fmt"],
+                out,
+                filters,
+                on_progress=self._progress,
+                every=100_000,
+                layout=options["layout"],
             )
         except ExportError as exc:
             raise CommandError(str(exc))
