@@ -51,10 +51,10 @@ class SuggestionFeatures(DialogueVectors):
         from mlworkers.ml.suggester import example_features
 
         target_turn_ids = list(target_turn_ids)
-        self.add_targets(target_turn_ids)
+        history = self.histories(target_turn_ids)
         out = np.zeros((len(target_turn_ids), 2 * self.vectors.shape[1]), dtype=np.float32)
         for index, target in enumerate(target_turn_ids):
-            out[index] = example_features(self.vectors[np.searchsorted(self.turn_ids, self._history[target])])
+            out[index] = example_features(self.vectors[np.searchsorted(self.turn_ids, history[target])])
         return out
 
 
