@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from jobs.registry import JobParameters, register
-from mlworkers import bulk, pipeline
+from mlworkers import bulk, demo, pipeline  # noqa: F401  (demo declares demo_build)
 
 SearchMethod = Literal["faiss", "chunked", "brute"]
 ModelVersionId = Field(None, ge=1, title="Model version id", description="empty: the newest one of the right kind")
