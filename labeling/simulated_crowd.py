@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
+from django.db import transaction
 from django.db.models import Count, Q
 
 from annotation.demo_corpus.generator import normalised
@@ -160,11 +161,13 @@ def _answer_all(
     assignment: Assignment, profile: Profile, truth: dict[str, Truth], label_names: list[str], rng: random.Random
 ) -> int:
     items = HITItem.objects.filter(hit_id=assignment.hit_id).select_related("target_turn", "quiz_question__gold_label")
-    for item in items.order_by("position"):
-        given = choose_answer(profile, _truth_of(item, truth), item.choices, label_names, rng)
-        method = Response.TOP3 if given in item.choices else Response.OTHER_LIST
-        seconds = rng.uniform(*profile.seconds)
-        save_response(assignment, item, label_name=given, method=method, seconds_spent=seconds)
+    # one commit for the HIT's answers (a person's autosaves commit one by one; SQLite pays for each)
+    with transaction.atomic():
+        for item in items.order_by("position"):
+            given = choose_answer(profile, _truth_of(item, truth), item.choices, label_names, rng)
+            method = Response.TOP3 if given in item.choices else Response.OTHER_LIST
+            seconds = rng.uniform(*profile.seconds)
+            save_response(assignment, item, label_name=given, method=method, seconds_spent=seconds)
     return len(items)
 
 

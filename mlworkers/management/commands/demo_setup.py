@@ -89,8 +89,7 @@ class Command(BaseCommand):
             job = follow(job.pk, self.stdout.write, interval=2.0)
         finally:
             if worker is not None:
-                worker.terminate()
-                worker.wait(timeout=30)
+                _stop(worker)
         if job.status != JobRun.SUCCEEDED:
             raise CommandError(f"demo job {job.pk} {job.status}: {job.error or job.message}")
         return job
@@ -130,6 +129,16 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(lines[0]))
         for line in lines[1:]:
             self.stdout.write(line)
+
+
+def _stop(worker: subprocess.Popen) -> None:
+    """Ask the worker to stop (a warm shutdown finishes the job in hand), kill it if it will not."""
+    worker.terminate()
+    try:
+        worker.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        worker.kill()
+        worker.wait(timeout=10)
 
 
 class _Quiet:
