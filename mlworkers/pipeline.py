@@ -283,15 +283,25 @@ def turn_embedding_store(model_name: str | None = None, progress=None) -> Embedd
     if store.exists() and np.array_equal(np.load(store.ids_path), turn_ids):
         return store
     encoder = loading.load_sentence_transformer(model_name, device=loading.pick_device(settings.ML_DEVICE))
-    texts = Turn.objects.order_by("pk").values_list("text", flat=True).iterator(chunk_size=4096)
     return write_embeddings(
         store,
         turn_ids,
-        texts,
+        _turn_texts_by_pk(),
         lambda chunk: encoder.encode(chunk, batch_size=128, convert_to_numpy=True),
         _embedding_dimension(encoder),
         progress=progress,
     )
+
+
+def _turn_texts_by_pk(chunk_size: int = 4096) -> Iterable[str]:
+    """Every turn's text in pk order, one query per chunk, each read to the end before the caller
+    works on it. An open cursor (`.iterator()`) would keep a SQLite read snapshot across the
+    progress writes made between chunks; once the heartbeat thread commits, such a write fails
+    with "database is locked" (a stale snapshot cannot become a write)."""
+    last_pk = 0
+    while rows := list(Turn.objects.filter(pk__gt=last_pk).order_by("pk").values_list("pk", "text")[:chunk_size]):
+        last_pk = rows[-1][0]
+        yield from (text for _, text in rows)
 
 
 def _embedding_dimension(encoder) -> int:
