@@ -7,7 +7,7 @@ A worker knows an item's true label (the demo corpus's `truth.jsonl`, looked up 
 turn's text; a quiz item's gold label) and gives it with probability `accuracy`; on a line that
 fits two labels a reliable worker still splits between them; otherwise they pick a wrong label,
 one of the three suggestions or one from the full list. The spammer always takes the first
-suggestion shown, in about a second.
+suggestion in the order the page shows it (drawn per assignment), in about a second.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from annotation.demo_corpus.generator import normalised
 from labeling.campaigns import campaign_labels
 from labeling.models import HIT, Assignment, Campaign, HITItem, Response, Worker
 from labeling.services import claim_next_hit, save_response, submit_assignment, worker_for_user
+from labeling.views import _choices_shown  # the order the page shows: the spammer clicks the first
 
 AMBIGUOUS_SPLIT = 0.6  # a reliable worker's share for the writer's label on a two-label line
 
@@ -71,7 +72,7 @@ def read_truth(path: Path) -> dict[str, Truth]:
 def choose_answer(
     profile: Profile, truth: Truth | None, choices: Sequence[str], label_names: Sequence[str], rng: random.Random
 ) -> str:
-    """The label name this worker gives on a screen (pure: no database)."""
+    """The label name this worker gives on a screen showing `choices` in that order (pure)."""
     if profile.spammer or truth is None:
         return choices[0] if profile.spammer else rng.choice(list(choices))
     if rng.random() < profile.accuracy:
@@ -164,7 +165,8 @@ def _answer_all(
     # one commit for the HIT's answers (a person's autosaves commit one by one; SQLite pays for each)
     with transaction.atomic():
         for item in items.order_by("position"):
-            given = choose_answer(profile, _truth_of(item, truth), item.choices, label_names, rng)
+            shown = _choices_shown(assignment, item)
+            given = choose_answer(profile, _truth_of(item, truth), shown, label_names, rng)
             method = Response.TOP3 if given in item.choices else Response.OTHER_LIST
             seconds = rng.uniform(*profile.seconds)
             save_response(assignment, item, label_name=given, method=method, seconds_spent=seconds)
