@@ -11,11 +11,13 @@ Run again, it finds the finished job and only prints where to click.
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import BaseCommand, CommandError, call_command
+from django.utils import timezone
 
 from annotation.demo_corpus.generator import DEFAULT_SEED, DEFAULT_SIZE, TRUTH_FILE, generate, write_corpus
 from jobs.follow import follow
@@ -77,14 +79,11 @@ class Command(BaseCommand):
     def _wait(self, job: JobRun, *, start_worker: bool) -> JobRun:
         worker = self._start_worker() if start_worker else None
         deadline = time.monotonic() + WORKER_GRACE_SECONDS
-        while worker is None and time.monotonic() < deadline:
-            job.refresh_from_db()
-            if job.status != JobRun.QUEUED:
-                break
-            time.sleep(0.5)
-        else:
-            if worker is None:
+        while worker is None and not _worker_on(job):
+            if time.monotonic() > deadline:
                 worker = self._start_worker()
+            else:
+                time.sleep(0.5)
         try:
             job = follow(job.pk, self.stdout.write, interval=2.0)
         finally:
@@ -95,7 +94,7 @@ class Command(BaseCommand):
         return job
 
     def _start_worker(self) -> subprocess.Popen:
-        self.stdout.write("no worker took the demo job: starting one for the time")
+        self.stdout.write("starting a worker for the demo job (stopped when the job is done)")
         command = [sys.executable, "manage.py", "run_worker", "--pool", "solo", "--loglevel", "WARNING"]
         worker = subprocess.Popen(command, cwd=settings.BASE_DIR)
         if worker.poll() is not None:
@@ -129,6 +128,19 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(lines[0]))
         for line in lines[1:]:
             self.stdout.write(line)
+
+
+def _worker_on(job: JobRun) -> bool:
+    """Whether some worker has the job in hand: it left the queue and, if running, its heartbeat
+    is fresh (a job whose demo_setup was killed stays "running" with an old heartbeat until a
+    worker's stale-job sweep queues it again)."""
+    job.refresh_from_db()
+    if job.status == JobRun.QUEUED:
+        return False
+    if job.status != JobRun.RUNNING:
+        return True
+    fresh = timedelta(seconds=2 * int(getattr(settings, "JOB_HEARTBEAT_SECONDS", 15)))
+    return job.heartbeat_at is not None and timezone.now() - job.heartbeat_at < fresh
 
 
 def _stop(worker: subprocess.Popen) -> None:
