@@ -1,6 +1,6 @@
 """The demo's whole loop as one job (`demo_build`, queued by `manage.py demo_setup`): the weak
 labeler and the demo campaign, a simulated crowd on it, aggregation and payments, the gold split,
-SBERT expansion, a short self-labeling run, bulk annotation and the exports.
+a short self-labeling run (its rounds include the SBERT expansion), bulk annotation and the exports.
 
 Every step is its own JobRun, run in this worker one after another (queuing them would deadlock a
 worker of concurrency 1 waiting on itself), so the Jobs page shows each with its result. A step
@@ -32,19 +32,12 @@ class DemoBuildParameters(JobParameters):
     per_label: int = Field(9, ge=1, le=1000, title="Candidates per label")
     leave_open: int = Field(2, ge=0, le=1000, title="HITs left open for people")
     epochs: int = Field(1, ge=1, le=10, title="Dialogue classifier epochs per round")
+    lr: float = Field(1e-4, gt=0, le=0.01, title="Learning rate")
+    head_lr: float = Field(3e-3, gt=0, le=0.1, title="Head learning rate")
     self_per_label: int = Field(5, ge=1, le=1000, title="Self labels per label")
 
 
-STAGES = (
-    "campaign",
-    "crowd",
-    "aggregate",
-    "gold_split",
-    "sbert_expand",
-    "self_label_rounds",
-    "bulk_annotate",
-    "export",
-)
+STAGES = ("campaign", "crowd", "aggregate", "gold_split", "self_label_rounds", "bulk_annotate", "export")
 
 
 def demo_build(job: JobRun, truth_path: str, campaign_name: str = DEMO_CAMPAIGN, **options: Any) -> dict[str, Any]:
@@ -72,16 +65,16 @@ def demo_build(job: JobRun, truth_path: str, campaign_name: str = DEMO_CAMPAIGN,
     done["payments"] = _payments(campaign)
     stage(3, "gold split")
     done["gold_split"] = _child(job, "gold_split", {})
-    stage(4, "SBERT expansion")
-    done["sbert_expand"] = _child(job, "sbert_expand", {"threshold": 0.92})
-    stage(5, "self-labeling rounds")
-    rounds = {"epochs": options["epochs"], "self_per_label": options["self_per_label"]}
+    # No separate sbert_expand step before the rounds: it would take the neighbours of the gold that
+    # the rounds' own "+SBERT" round is there to add, and the rounds table would show no gain.
+    stage(4, "self-labeling rounds (with SBERT expansion)")
+    rounds = {key: options[key] for key in ("epochs", "lr", "head_lr", "self_per_label")}
     done["self_label_rounds"] = _child(job, "self_label_rounds", rounds)
-    stage(6, "bulk annotation")
+    stage(5, "bulk annotation")
     newest = ModelVersion.objects.filter(kind=ModelVersion.DIALOGUE).order_by("-created_at", "-pk").first()
     if newest is not None:
         done["bulk_annotate"] = _child(job, "bulk_annotate", {"model_version_id": newest.pk})
-    stage(7, "exports")
+    stage(6, "exports")
     for kind, file_format in EXPORTS:
         done[f"export {kind} {file_format}"] = _child(job, "export_dataset", {"kind": kind, "format": file_format})
     report_progress(job, len(STAGES), len(STAGES), "demo ready")

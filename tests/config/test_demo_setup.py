@@ -46,7 +46,7 @@ def test_demo_setup_builds_the_whole_loop_and_a_second_run_adds_nothing(demo, cl
     assert Prediction.objects.filter(model_version__kind=ModelVersion.DIALOGUE).exists()
     kinds = set(JobRun.objects.filter(status=JobRun.SUCCEEDED).values_list("kind", flat=True))
     assert {"demo_build", "weak_train", "weak_apply", "rank_candidates", "labeling.aggregate_campaign"} <= kinds
-    assert {"gold_split", "sbert_expand", "self_label_rounds", "bulk_annotate", "export_dataset"} <= kinds
+    assert {"gold_split", "self_label_rounds", "bulk_annotate", "export_dataset"} <= kinds
     assert not JobRun.objects.exclude(status=JobRun.SUCCEEDED).exists()
 
     before = counts()
