@@ -26,7 +26,9 @@ def counts():
     return {model.__name__: model.objects.count() for model in tables}
 
 
-def test_demo_setup_builds_the_whole_loop_and_a_second_run_adds_nothing(demo, client, django_user_model):
+def test_demo_setup_builds_the_whole_loop_leaves_content_on_every_page_and_a_rerun_adds_nothing(
+    demo, client, django_user_model
+):
     from annotation.models import Dialogue, ModelVersion, Prediction, SubtitleFile, TurnLabel
     from jobs.models import JobRun
     from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, PaymentEntry
@@ -58,13 +60,13 @@ def test_demo_setup_builds_the_whole_loop_and_a_second_run_adds_nothing(demo, cl
     researcher = django_user_model.objects.get(username="demo")
     assert researcher.is_staff and researcher.check_password("demo-researcher")
     assert not django_user_model.objects.get(username="annotator1").is_staff
+    every_page_in_the_navigation_has_content(campaign, client, django_user_model)
 
 
-def test_every_page_in_the_navigation_has_content_after_the_demo(demo, client, django_user_model):
+def every_page_in_the_navigation_has_content(campaign, client, django_user_model):
+    """One test with the build above: the demo takes minutes, so it is built once."""
     from annotation.models import ModelVersion
-    from labeling.models import Campaign
 
-    campaign = Campaign.objects.get(name="Demo campaign")
     model = ModelVersion.objects.filter(kind=ModelVersion.DIALOGUE).latest("pk")
     client.force_login(django_user_model.objects.get(username="demo"))
     pages = {
