@@ -50,10 +50,10 @@ def demo_build(job: JobRun, truth_path: str, campaign_name: str = DEMO_CAMPAIGN,
         report_progress(job, index, len(STAGES), name)
 
     stage(0, "weak labeler and campaign")
-    campaign = Campaign.objects.filter(name=campaign_name).order_by("pk").first()
+    campaign = _demo_campaign(campaign_name)
     if campaign is None:
         done["campaign"] = _campaign_steps(job, campaign_name, options)
-        campaign = Campaign.objects.filter(name=campaign_name).order_by("pk").first()
+        campaign = _demo_campaign(campaign_name)
         if campaign is None:
             raise JobCannotRun("the pipeline built no demo campaign (no candidates?)")
     if campaign.status == Campaign.DRAFT:
@@ -79,6 +79,18 @@ def demo_build(job: JobRun, truth_path: str, campaign_name: str = DEMO_CAMPAIGN,
         done[f"export {kind} {file_format}"] = _child(job, "export_dataset", {"kind": kind, "format": file_format})
     report_progress(job, len(STAGES), len(STAGES), "demo ready")
     return {"campaign": campaign.pk, "steps": done}
+
+
+def _demo_campaign(name: str):
+    """The campaign an earlier ranking built under `name` (its result names it, whatever name the
+    campaign was saved under), else one called so."""
+    from labeling.models import Campaign
+
+    ranked = JobRun.objects.filter(kind="rank_candidates", status=JobRun.SUCCEEDED).order_by("-pk")
+    for parameters, result in ranked.values_list("parameters", "result"):
+        if parameters.get("campaign_name") == name and (result or {}).get("campaign"):
+            return Campaign.objects.filter(pk=result["campaign"]).first()
+    return Campaign.objects.filter(name=name).order_by("pk").first()
 
 
 def _campaign_steps(job: JobRun, campaign_name: str, options: dict[str, Any]) -> list[int]:

@@ -23,7 +23,6 @@ from annotation.demo_corpus.generator import DEFAULT_SEED, DEFAULT_SIZE, TRUTH_F
 from jobs.follow import follow
 from jobs.models import JobRun
 from jobs.runtime import start_job
-from mlworkers.demo import DEMO_CAMPAIGN
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "demo-researcher"
@@ -113,7 +112,7 @@ class Command(BaseCommand):
     def _hints(self, job: JobRun, seconds: float) -> None:
         from labeling.models import Campaign
 
-        campaign = Campaign.objects.filter(name=DEMO_CAMPAIGN).order_by("pk").first()
+        campaign = Campaign.objects.filter(pk=(job.result or {}).get("campaign")).first()
         base = "http://127.0.0.1:8000"
         dashboard = f"{base}/labeling/campaigns/{campaign.pk}/" if campaign else f"{base}/labeling/campaigns/"
         state = "ready" if job.status == JobRun.SUCCEEDED else f"job {job.pk} {job.status}"
