@@ -1,5 +1,5 @@
 # Two commands do everything on a fresh machine:
-#   make demo   set up, migrate, ingest the demo subtitles, create the demo researcher, serve the site
+#   make demo   set up, migrate, build the demo (corpus, crowd, models, exports), serve the site
 #   make test   set up and run the whole test suite
 PYTHON ?= python3
 VENV ?= .venv
@@ -12,18 +12,23 @@ PORT ?= 8000
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-install: $(BIN)/python
+install: $(VENV)/.installed
+
+# A stamp: pip runs again only when pyproject.toml changed (a second `make demo` starts in seconds).
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch is pinned to the CPU build first so nothing pulls the CUDA wheels
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
 
-# demo_setup queues the demo pipeline and runs it on a worker of its own; then honcho (Procfile)
-# runs the web server and a worker together, and Ctrl-C stops both.
+# demo_setup builds the whole demo (corpus, campaign with a simulated crowd, models, exports) in
+# one job on a worker of its own and prints where to click first; run again it only prints that.
+# Then honcho (Procfile) runs the web server and a worker together, and Ctrl-C stops both.
 demo: install
 	DEBUG=1 $(BIN)/python manage.py migrate --noinput
 	DEBUG=1 $(BIN)/python manage.py demo_setup --with-worker
-	@echo "Serving on http://$(HOST):$(PORT)/  (researcher: demo / demo-researcher)"
+	@echo "Serving on http://$(HOST):$(PORT)/  (researcher: demo / demo-researcher; annotators: annotator1 / demo-annotator1)"
 	DEBUG=1 HOST=$(HOST) PORT=$(PORT) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start
 
 test: install browser-deps

@@ -96,6 +96,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
     # Take the write lock when a transaction starts, so concurrent writers queue instead of failing.
     DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
+    # Write-ahead log: a long read (a job iterating over every turn) no longer blocks the writers
+    # beside it (heartbeats, the web server, `demo_setup` following its job), nor they it.
+    DATABASES["default"]["OPTIONS"]["init_command"] = "PRAGMA journal_mode=WAL;"
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

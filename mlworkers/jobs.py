@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from jobs.registry import JobParameters, register
-from mlworkers import botstalk, bulk, pipeline, suggestions
+from mlworkers import botstalk, bulk, demo, pipeline, suggestions  # noqa: F401  (demo declares demo_build)
 
 SearchMethod = Literal["faiss", "chunked", "brute"]
 ModelVersionId = Field(None, ge=1, title="Model version id", description="empty: the newest one of the right kind")
@@ -60,6 +60,10 @@ class SbertExpandParameters(JobParameters):
 
 class SelfLabelRoundsParameters(JobParameters):
     epochs: int = Field(2, ge=1, le=50, title="Epochs", description="of the dialogue classifier per round")
+    lr: float | None = Field(None, gt=0, le=0.01, title="Learning rate", description="empty: 2e-5 (the paper's)")
+    head_lr: float | None = Field(
+        None, gt=0, le=0.1, title="Head learning rate", description="for the new layers; empty: the learning rate"
+    )
     first_threshold: float = Field(0.92, ge=0.0, le=1.0, title="First SBERT threshold")
     second_threshold: float = Field(0.9, ge=0.0, le=1.0, title="Second SBERT threshold")
     self_per_label: int = Field(100, ge=1, le=100_000, title="Self labels per label")

@@ -578,10 +578,16 @@ def sbert_expand(job: JobRun, threshold: float = 0.92, round_number: int = 1, me
 # --- 5. The rounds -----------------------------------------------------------------------------
 
 
-def dialogue_classifier_learner(epochs: int, validation: list[rounds_core.Item]) -> rounds_core.Learner:
+def dialogue_classifier_learner(
+    epochs: int, validation: list[rounds_core.Item], lr: float | None = None, head_lr: float | None = None
+) -> rounds_core.Learner:
+    """The dialogue classifier as a rounds learner; lr / head_lr default to TrainConfig's (the paper's)."""
     from mlworkers.ml import dialogue_classifier as dc
 
-    config = dc.TrainConfig(base_model=settings.CLASSIFIER_MODEL, epochs=int(epochs), device=settings.ML_DEVICE)
+    rates = {"lr": float(lr)} if lr else {}
+    config = dc.TrainConfig(
+        base_model=settings.CLASSIFIER_MODEL, epochs=int(epochs), device=settings.ML_DEVICE, head_lr=head_lr, **rates
+    )
     as_examples = lambda items: [dc.DialogueExample(list(i.turns), i.label) for i in items]  # noqa: E731
     return rounds_core.Learner(
         name="dialogue",
@@ -603,6 +609,8 @@ def fasttext_learner() -> rounds_core.Learner:
 def self_label_rounds(
     job: JobRun,
     epochs: int = 2,
+    lr: float | None = None,
+    head_lr: float | None = None,
     first_threshold: float = 0.92,
     second_threshold: float = 0.9,
     self_per_label: int = 100,
@@ -638,7 +646,7 @@ def _self_label_rounds(
         raise NoGoldLabels("the rounds need crowd gold labels in the train, validation and test splits")
     store = turn_embedding_store(progress=lambda d, t: report_progress(job, d, t, f"embedding turns {d}/{t}"))
     learners = [
-        dialogue_classifier_learner(epochs, _dialogue_items(list(validation_gold), validation_gold)),
+        dialogue_classifier_learner(epochs, _dialogue_items(list(validation_gold), validation_gold), lr, head_lr),
         fasttext_learner(),
     ]
     config = rounds_core.RoundsConfig(

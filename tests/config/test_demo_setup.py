@@ -1,4 +1,5 @@
-"""Command 1's main job: the demo corpus goes through the whole pipeline that exists."""
+"""`demo_setup` on a small corpus: the whole loop runs, every page of the navigation has something
+true to show, seats stay open for people, and a second run adds nothing."""
 
 import io
 
@@ -8,26 +9,88 @@ from django.core.management import call_command
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 
-def test_demo_setup_builds_an_open_campaign_from_the_demo_subtitles_and_is_idempotent(
-    django_user_model, run_jobs_at_once
+@pytest.fixture
+def demo(settings, tmp_path, run_jobs_at_once):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    output = io.StringIO()
+    call_command("demo_setup", "--size", "300", "--per-label", "3", stdout=output)
+    return output.getvalue()
+
+
+def counts():
+    from annotation.models import Dialogue, ModelVersion, Prediction, TurnLabel
+    from jobs.models import JobRun
+    from labeling.models import HIT, Assignment, Campaign, PaymentEntry, Response
+
+    tables = (Dialogue, Prediction, TurnLabel, ModelVersion, JobRun, Campaign, HIT, Assignment, Response, PaymentEntry)
+    return {model.__name__: model.objects.count() for model in tables}
+
+
+def test_demo_setup_builds_the_whole_loop_leaves_content_on_every_page_and_a_rerun_adds_nothing(
+    demo, client, django_user_model
 ):
-    from annotation.models import Dialogue, Prediction, SubtitleFile
-    from labeling.models import HIT, Campaign
+    from annotation.models import Dialogue, ModelVersion, Prediction, SubtitleFile, TurnLabel
+    from jobs.models import JobRun
+    from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, PaymentEntry
 
-    call_command("demo_setup", stdout=io.StringIO())
-
-    assert SubtitleFile.objects.count() == 4
-    assert Dialogue.objects.count() > 20
-    assert Prediction.objects.filter(model_version__kind="weak").count() > 0
+    assert "Demo ready" in demo and "/labeling/campaigns/" in demo and "annotator1 / demo-annotator1" in demo
+    assert SubtitleFile.objects.count() == 4 + 5  # the hand-written films and 300 dialogues / 60 per film
+    assert set(Dialogue.objects.values_list("language", flat=True)) >= {"en", "fr"}
     campaign = Campaign.objects.get(name="Demo campaign")
     assert campaign.status == Campaign.OPEN
-    assert HIT.objects.filter(campaign=campaign).exists()
+    hits = list(HIT.objects.filter(campaign=campaign).order_by("position", "pk"))
+    assert len(hits) >= 4 and all(hit.assignments.count() == 0 for hit in hits[-2:])  # seats open for people
+    assert Assignment.objects.done().filter(hit__campaign=campaign).count() == 3 * (len(hits) - 2)
+    assert AggregatedLabel.objects.filter(campaign=campaign).exclude(dawid_skene_label="").exists()
+    assert PaymentEntry.objects.filter(kind="bonus").exists() and PaymentEntry.objects.filter(kind="reward").exists()
+    assert TurnLabel.objects.filter(source="crowd").exists() and TurnLabel.objects.filter(source="sbert").exists()
+    assert ModelVersion.objects.filter(kind=ModelVersion.DIALOGUE).exists()
+    assert Prediction.objects.filter(model_version__kind=ModelVersion.DIALOGUE).exists()
+    kinds = set(JobRun.objects.filter(status=JobRun.SUCCEEDED).values_list("kind", flat=True))
+    assert {"demo_build", "weak_train", "weak_apply", "rank_candidates", "labeling.aggregate_campaign"} <= kinds
+    assert {"gold_split", "self_label_rounds", "bulk_annotate", "export_dataset"} <= kinds
+    assert not JobRun.objects.exclude(status=JobRun.SUCCEEDED).exists()
+
+    before = counts()
+    again = io.StringIO()
+    call_command("demo_setup", "--size", "300", "--per-label", "3", stdout=again)
+    assert counts() == before
+    assert "not queued again" in again.getvalue() and "0 files written" in again.getvalue()
+
     researcher = django_user_model.objects.get(username="demo")
     assert researcher.is_staff and researcher.check_password("demo-researcher")
     assert not django_user_model.objects.get(username="annotator1").is_staff
+    every_page_in_the_navigation_has_content(campaign, client, django_user_model)
 
-    counts = (Dialogue.objects.count(), Prediction.objects.count(), HIT.objects.count())
-    output = io.StringIO()
-    call_command("demo_setup", stdout=output)
-    assert (Dialogue.objects.count(), Prediction.objects.count(), HIT.objects.count()) == counts
-    assert "pipeline not run again" in output.getvalue()
+
+def every_page_in_the_navigation_has_content(campaign, client, django_user_model):
+    """One test with the build above: the demo takes minutes, so it is built once."""
+    from annotation.models import ModelVersion
+
+    model = ModelVersion.objects.filter(kind=ModelVersion.DIALOGUE).latest("pk")
+    client.force_login(django_user_model.objects.get(username="demo"))
+    pages = {
+        "/corpus/": ["Quiet Harbour 1", "fr"],
+        "/labeling/campaigns/": ["Demo campaign"],
+        f"/labeling/campaigns/{campaign.pk}/": ["Demo campaign"],
+        f"/labeling/campaigns/{campaign.pk}/report/": ["sim-careful-1", "sim-spammer", "kappa"],
+        "/jobs/": ["demo_build", "self_label_rounds", "bulk_annotate"],
+        "/models/": [model.name],
+        f"/models/{model.pk}/": ["F1"],
+        "/corpus/analysis/": ["crowd"],
+        "/corpus/analysis/flows/": ["flows"],
+        "/corpus/analysis/gaps/": ["5"],
+        "/corpus/analysis/examples/": ["confidence"],
+        "/corpus/analysis/evaluation/": ["F1"],
+        "/corpus/analysis/exports/": ["gold", "silver", "extended"],
+    }
+    for url, expected in pages.items():
+        response = client.get(url)
+        assert response.status_code == 200, url
+        text = response.content.decode()
+        for snippet in expected:
+            assert snippet.lower() in text.lower(), (url, snippet)
+
+    client.force_login(django_user_model.objects.get(username="annotator1"))
+    home = client.get("/labeling/").content.decode()
+    assert "Demo campaign" in home

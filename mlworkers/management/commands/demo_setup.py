@@ -1,73 +1,99 @@
-"""Command 1's main job on the embedded default, idempotent: ingest the demo subtitles, queue the
-model-in-the-loop pipeline on them (weak labeler → candidates → a crowd campaign with HITs) for a
-worker and wait for it, open the campaign, and create the demo researcher and three demo annotators.
+"""`make demo`'s setup, idempotent: the demo accounts, the generated demo corpus (plus the
+hand-written films in demo/subtitles) ingested, and the whole loop built by one `demo_build` job
+(mlworkers/demo.py): weak labeler → demo campaign → simulated crowd → aggregation and payments →
+gold split → SBERT expansion → self-labeling rounds → bulk annotation → exports.
 
-`--with-worker` starts a worker for the wait and stops it after (`make demo` uses it, before the web
-server and the long-running worker start); `--no-wait` only queues the pipeline, and the next run
-opens the campaign it built."""
+It returns only when that job has finished. When no worker picks the job up within a few seconds
+it starts one of its own for the time (`--with-worker` starts it at once) and stops it after.
+Run again, it finds the finished job and only prints where to click.
+"""
 
 import subprocess
 import sys
+import time
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import BaseCommand, CommandError, call_command
+from django.utils import timezone
 
-from jobs.commands import queue_and_follow
+from annotation.demo_corpus.generator import DEFAULT_SEED, DEFAULT_SIZE, TRUTH_FILE, generate, write_corpus
+from jobs.follow import follow
+from jobs.models import JobRun
+from jobs.runtime import start_job
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "demo-researcher"
 DEMO_ANNOTATORS = [(f"annotator{i}", f"demo-annotator{i}") for i in (1, 2, 3)]
-DEMO_CAMPAIGN = "Demo campaign"
-DEMO_STEPS = ["weak_train", "weak_apply", "rank_candidates"]
+WORKER_GRACE_SECONDS = 5.0
+
+
+def generated_corpus_dir() -> Path:
+    return Path(settings.MEDIA_ROOT) / "demo" / "corpus"
 
 
 class Command(BaseCommand):
-    help = "Ingest the demo subtitles, run the pipeline, open the demo campaign, create demo accounts."
+    help = "Build the demo: accounts, corpus, campaign with a simulated crowd, models, exports."
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--with-worker", action="store_true", help="start a worker for the pipeline, stop it after")
-        parser.add_argument("--no-wait", action="store_true", help="queue the pipeline and return")
+        parser.add_argument("--size", type=int, default=DEFAULT_SIZE, help=f"dialogues generated ({DEFAULT_SIZE})")
+        parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="corpus seed")
+        parser.add_argument("--per-label", type=int, default=9, help="campaign candidates per label (9)")
+        parser.add_argument("--with-worker", action="store_true", help="start a worker at once, stop it after")
+        parser.add_argument("--no-wait", action="store_true", help="queue the demo job and return")
 
     def handle(self, *args, **options):
+        started = time.perf_counter()
         self._create_user(DEMO_USERNAME, DEMO_PASSWORD, is_staff=True)
         for username, password in DEMO_ANNOTATORS:
             self._create_user(username, password, is_staff=False)
-        demo_dir = Path(settings.BASE_DIR) / "demo" / "subtitles"
-        call_command("ingest", str(demo_dir), "--genre", "Drama", stdout=self.stdout)
-        self._run_pipeline_once(wait=not options["no_wait"], with_worker=options["with_worker"])
-        self.stdout.write(
-            self.style.SUCCESS(
-                f"Demo ready. Researcher: {DEMO_USERNAME} / {DEMO_PASSWORD}. Annotators: "
-                + ", ".join(f"{u} / {p}" for u, p in DEMO_ANNOTATORS)
-            )
-        )
+        folder = self._corpus(options["size"], options["seed"])
+        for source in (Path(settings.BASE_DIR) / "demo" / "subtitles", folder):
+            call_command("ingest", str(source), "--genre", "Drama", stdout=_Quiet(self.stdout))
+        job = self._demo_job(folder, options)
+        if job.status != JobRun.SUCCEEDED and not options["no_wait"]:
+            job = self._wait(job, start_worker=options["with_worker"])
+        self._hints(job, time.perf_counter() - started)
 
-    def _run_pipeline_once(self, *, wait: bool, with_worker: bool) -> None:
-        from labeling.campaigns import set_campaign_status
-        from labeling.models import Campaign
+    def _corpus(self, size: int, seed: int) -> Path:
+        folder = generated_corpus_dir()
+        written = write_corpus(generate(size, seed), folder)
+        self.stdout.write(f"demo corpus: {size} dialogues (seed {seed}) in {folder}, {len(written)} files written")
+        return folder
 
-        campaign = Campaign.objects.filter(name=DEMO_CAMPAIGN).first()
-        if campaign is None:
-            # The prefilter is lowered to 0.5: the demo corpus has a few dozen dialogues, and at the
-            # papers' 0.9 only a couple of last turns would qualify.
-            parameters = {"steps": DEMO_STEPS, "campaign_name": DEMO_CAMPAIGN, "min_confidence": 0.5}
-            worker = self._start_worker() if with_worker and wait else None
-            try:
-                queue_and_follow("run_pipeline", parameters, self.stdout, wait=wait)
-            finally:
-                if worker:
-                    worker.terminate()
-                    worker.wait(timeout=30)
-            campaign = Campaign.objects.filter(name=DEMO_CAMPAIGN).first()
-        else:
-            self.stdout.write(f"{DEMO_CAMPAIGN} exists already: pipeline not run again.")
-        if campaign is not None and campaign.status == Campaign.DRAFT:
-            set_campaign_status(campaign, Campaign.OPEN)
+    def _demo_job(self, folder: Path, options) -> JobRun:
+        done = JobRun.objects.filter(kind="demo_build").exclude(status__in=[JobRun.FAILED, JobRun.CANCELLED])
+        job = done.order_by("-pk").first()
+        if job is not None:
+            self.stdout.write(f"demo job {job.pk} is {job.status}: not queued again")
+            return job
+        parameters = {"truth_path": str(folder / TRUTH_FILE), "per_label": options["per_label"]}
+        user = get_user_model().objects.get(username=DEMO_USERNAME)
+        job = start_job("demo_build", parameters, user=user)
+        self.stdout.write(f"queued the demo job as job {job.pk} (follow it on /jobs/{job.pk}/)")
+        return job
+
+    def _wait(self, job: JobRun, *, start_worker: bool) -> JobRun:
+        worker = self._start_worker() if start_worker else None
+        deadline = time.monotonic() + WORKER_GRACE_SECONDS
+        while worker is None and not _worker_on(job):
+            if time.monotonic() > deadline:
+                worker = self._start_worker()
+            else:
+                time.sleep(0.5)
+        try:
+            job = follow(job.pk, self.stdout.write, interval=2.0)
+        finally:
+            if worker is not None:
+                _stop(worker)
+        if job.status != JobRun.SUCCEEDED:
+            raise CommandError(f"demo job {job.pk} {job.status}: {job.error or job.message}")
+        return job
 
     def _start_worker(self) -> subprocess.Popen:
-        self.stdout.write("starting a worker for the demo pipeline")
+        self.stdout.write("starting a worker for the demo job (stopped when the job is done)")
         command = [sys.executable, "manage.py", "run_worker", "--pool", "solo", "--loglevel", "WARNING"]
         worker = subprocess.Popen(command, cwd=settings.BASE_DIR)
         if worker.poll() is not None:
@@ -82,3 +108,60 @@ class Command(BaseCommand):
         if created:
             user.set_password(password)
             user.save()
+
+    def _hints(self, job: JobRun, seconds: float) -> None:
+        from labeling.models import Campaign
+
+        campaign = Campaign.objects.filter(pk=(job.result or {}).get("campaign")).first()
+        base = "http://127.0.0.1:8000"
+        dashboard = f"{base}/labeling/campaigns/{campaign.pk}/" if campaign else f"{base}/labeling/campaigns/"
+        state = "ready" if job.status == JobRun.SUCCEEDED else f"job {job.pk} {job.status}"
+        lines = [
+            f"Demo {state} in {seconds:.0f} s. Start here:",
+            f"  1. {base}/accounts/login/  as {DEMO_USERNAME} / {DEMO_PASSWORD} (researcher)",
+            f"  2. {dashboard}  the demo campaign: agreement, workers, quiz, payments",
+            f"  3. {base}/jobs/  every step of the loop; {base}/models/  the trained models",
+            f"  4. {base}/corpus/analysis/  statistics, flows, examples, evaluation, export",
+            f"  5. {base}/labeling/  as annotator1 / demo-annotator1 (or 2, 3): label a HIT yourself",
+        ]
+        self.stdout.write(self.style.SUCCESS(lines[0]))
+        for line in lines[1:]:
+            self.stdout.write(line)
+
+
+def _worker_on(job: JobRun) -> bool:
+    """Whether some worker has the job in hand: it left the queue and, if running, its heartbeat
+    is fresh (a job whose demo_setup was killed stays "running" with an old heartbeat until a
+    worker's stale-job sweep queues it again)."""
+    job.refresh_from_db()
+    if job.status == JobRun.QUEUED:
+        return False
+    if job.status != JobRun.RUNNING:
+        return True
+    fresh = timedelta(seconds=2 * int(getattr(settings, "JOB_HEARTBEAT_SECONDS", 15)))
+    return job.heartbeat_at is not None and timezone.now() - job.heartbeat_at < fresh
+
+
+def _stop(worker: subprocess.Popen) -> None:
+    """Ask the worker to stop (a warm shutdown finishes the job in hand), kill it if it will not."""
+    worker.terminate()
+    try:
+        worker.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        worker.kill()
+        worker.wait(timeout=10)
+
+
+class _Quiet:
+    """Keeps the ingest command's per-file report short: its summary lines only."""
+
+    def __init__(self, stdout) -> None:
+        self.stdout = stdout
+
+    def write(self, text: str, *args, **kwargs) -> None:
+        summary = [line for line in text.splitlines() if "file(s)" in line]
+        if summary:
+            self.stdout.write(summary[0])
+
+    def flush(self) -> None:
+        pass

@@ -1,0 +1,135 @@
+"""The demo's whole loop as one job (`demo_build`, queued by `manage.py demo_setup`): the weak
+labeler and the demo campaign, a simulated crowd on it, aggregation and payments, the gold split,
+a short self-labeling run (its rounds include the SBERT expansion), bulk annotation and the exports.
+
+Every step is its own JobRun, run in this worker one after another (queuing them would deadlock a
+worker of concurrency 1 waiting on itself), so the Jobs page shows each with its result. A step
+that succeeded once is not run again, and the crowd skips full HITs: a rerun, or a run after a
+killed one, only does what is missing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from annotation.models import ModelVersion
+from jobs import registry
+from jobs.models import JobRun
+from jobs.registry import JobParameters, register
+from jobs.runtime import JobCannotRun, report_progress, run_job
+
+DEMO_CAMPAIGN = "Demo campaign"
+EXPORTS = (("gold", "csv"), ("extended", "jsonl"), ("silver", "csv"), ("gold", "hf"))
+
+
+class DemoBuildParameters(JobParameters):
+    truth_path: str = Field(max_length=500, title="truth.jsonl of the demo corpus")
+    campaign_name: str = Field(DEMO_CAMPAIGN, max_length=200, title="Campaign")
+    min_confidence: float = Field(0.5, ge=0.0, le=1.0, title="Prefilter")
+    per_label: int = Field(9, ge=1, le=1000, title="Candidates per label")
+    leave_open: int = Field(2, ge=0, le=1000, title="HITs left open for people")
+    epochs: int = Field(1, ge=1, le=10, title="Dialogue classifier epochs per round")
+    lr: float = Field(1e-4, gt=0, le=0.01, title="Learning rate")
+    head_lr: float = Field(3e-3, gt=0, le=0.1, title="Head learning rate")
+    self_per_label: int = Field(5, ge=1, le=1000, title="Self labels per label")
+
+
+STAGES = ("campaign", "crowd", "aggregate", "gold_split", "self_label_rounds", "bulk_annotate", "export")
+
+
+def demo_build(job: JobRun, truth_path: str, campaign_name: str = DEMO_CAMPAIGN, **options: Any) -> dict[str, Any]:
+    from labeling.campaigns import set_campaign_status
+    from labeling.models import Campaign
+
+    done: dict[str, Any] = {}
+
+    def stage(index: int, name: str) -> None:
+        report_progress(job, index, len(STAGES), name)
+
+    stage(0, "weak labeler and campaign")
+    campaign = _demo_campaign(campaign_name)
+    if campaign is None:
+        done["campaign"] = _campaign_steps(job, campaign_name, options)
+        campaign = _demo_campaign(campaign_name)
+        if campaign is None:
+            raise JobCannotRun("the pipeline built no demo campaign (no candidates?)")
+    if campaign.status == Campaign.DRAFT:
+        set_campaign_status(campaign, Campaign.OPEN)
+    stage(1, "simulated crowd")
+    done["crowd"] = _crowd(campaign, Path(truth_path), options["leave_open"])
+    stage(2, "aggregating")
+    done["aggregate"] = _child(job, "labeling.aggregate_campaign", {"campaign_id": campaign.pk})
+    done["payments"] = _payments(campaign)
+    stage(3, "gold split")
+    done["gold_split"] = _child(job, "gold_split", {})
+    # No separate sbert_expand step before the rounds: it would take the neighbours of the gold that
+    # the rounds' own "+SBERT" round is there to add, and the rounds table would show no gain.
+    stage(4, "self-labeling rounds (with SBERT expansion)")
+    rounds = {key: options[key] for key in ("epochs", "lr", "head_lr", "self_per_label")}
+    done["self_label_rounds"] = _child(job, "self_label_rounds", rounds)
+    stage(5, "bulk annotation")
+    newest = ModelVersion.objects.filter(kind=ModelVersion.DIALOGUE).order_by("-created_at", "-pk").first()
+    if newest is not None:
+        done["bulk_annotate"] = _child(job, "bulk_annotate", {"model_version_id": newest.pk})
+    stage(6, "exports")
+    for kind, file_format in EXPORTS:
+        done[f"export {kind} {file_format}"] = _child(job, "export_dataset", {"kind": kind, "format": file_format})
+    report_progress(job, len(STAGES), len(STAGES), "demo ready")
+    return {"campaign": campaign.pk, "steps": done}
+
+
+def _demo_campaign(name: str):
+    """The campaign an earlier ranking built under `name` (its result names it, whatever name the
+    campaign was saved under), else one called so."""
+    from labeling.models import Campaign
+
+    ranked = JobRun.objects.filter(kind="rank_candidates", status=JobRun.SUCCEEDED).order_by("-pk")
+    for parameters, result in ranked.values_list("parameters", "result"):
+        if parameters.get("campaign_name") == name and (result or {}).get("campaign"):
+            return Campaign.objects.filter(pk=result["campaign"]).first()
+    return Campaign.objects.filter(name=name).order_by("pk").first()
+
+
+def _campaign_steps(job: JobRun, campaign_name: str, options: dict[str, Any]) -> list[int]:
+    from mlworkers.pipeline import run_steps
+
+    chosen = {"campaign_name": campaign_name, "min_confidence": options["min_confidence"]}
+    chosen["per_label"] = options["per_label"]
+    steps = ["weak_train", "weak_apply", "rank_candidates"]
+    return [child.pk for child in run_steps(steps, chosen, user=job.created_by)]
+
+
+def _crowd(campaign, truth_path: Path, leave_open: int) -> dict[str, int]:
+    from labeling.simulated_crowd import read_truth, simulate_campaign
+
+    if not truth_path.is_file():
+        raise JobCannotRun(f"{truth_path}: no such file (demo_setup writes it with the corpus)")
+    report = simulate_campaign(campaign, read_truth(truth_path), leave_open=leave_open)
+    return {"hits": report.hits, "assignments": report.assignments, "responses": report.responses}
+
+
+def _payments(campaign) -> dict[str, int]:
+    from labeling.payments import approve_submitted, record_payments
+
+    return {"approved": approve_submitted(campaign), **record_payments(campaign)}
+
+
+def _child(parent: JobRun, kind: str, parameters: dict[str, Any]) -> int | str:
+    """Run `kind` as its own JobRun here, unless one with these parameters succeeded already."""
+    checked = registry.get(kind).validate(parameters)
+    succeeded = JobRun.objects.filter(kind=kind, status=JobRun.SUCCEEDED).order_by("-pk")
+    earlier = next((pk for pk, given in succeeded.values_list("pk", "parameters") if given == checked), None)
+    if earlier is not None:
+        return f"job {earlier} (earlier)"
+    child = JobRun.objects.create(kind=kind, parameters=checked, created_by=parent.created_by)
+    run_job(child.pk)
+    child.refresh_from_db()
+    if child.status != JobRun.SUCCEEDED:
+        raise JobCannotRun(f"{kind} (job #{child.pk}) {child.status}: {child.error or child.message}")
+    return child.pk
+
+
+register("demo_build", queue="ml", parameters=DemoBuildParameters)(demo_build)

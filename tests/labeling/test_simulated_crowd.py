@@ -1,0 +1,117 @@
+"""The demo's simulated crowd: answers through the annotator services, agreement that follows each
+worker's reliability, HITs left open for people, and nothing added by a second run."""
+
+import io
+import random
+from collections import defaultdict
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from labeling.simulated_crowd import DEFAULT_CROWD, Profile, Truth, choose_answer
+
+LABELS = ["Sad", "Lonely", "Joyful", "Angry", "Neutral"]
+
+
+def test_a_fully_reliable_worker_gives_the_truth_and_the_spammer_the_first_choice():
+    rng = random.Random(1)
+    careful, spammer = Profile("c", 1.0, (1, 2)), Profile("s", 0.0, (1, 2), spammer=True)
+    choices = ["Joyful", "Sad", "Neutral"]
+    assert {choose_answer(careful, Truth("Sad"), choices, LABELS, rng) for _ in range(50)} == {"Sad"}
+    assert {choose_answer(spammer, Truth("Sad"), choices, LABELS, rng) for _ in range(50)} == {"Joyful"}
+
+
+def test_a_two_label_line_splits_even_reliable_workers():
+    rng = random.Random(2)
+    careful = Profile("c", 1.0, (1, 2))
+    given = [
+        choose_answer(careful, Truth("Sad", "Lonely"), ["Sad", "Lonely", "Joyful"], LABELS, rng) for _ in range(400)
+    ]
+    assert 0.5 < given.count("Sad") / 400 < 0.7 and given.count("Sad") + given.count("Lonely") == 400
+
+
+def test_a_wrong_answer_is_never_the_truth():
+    rng = random.Random(3)
+    sloppy = Profile("n", 0.0, (1, 2))
+    given = {choose_answer(sloppy, Truth("Sad"), ["Sad", "Joyful", "Neutral"], LABELS, rng) for _ in range(200)}
+    assert "Sad" not in given and len(given) > 2
+
+
+@pytest.fixture
+def demo_campaign(db, tmp_path):
+    from annotation.demo_corpus.generator import TRUTH_FILE, generate, write_corpus
+    from annotation.ingestion import IngestOptions, ingest_paths
+    from annotation.models import Dialogue
+    from labeling.campaigns import create_campaign, set_campaign_status
+    from labeling.services import build_hits
+
+    write_corpus(generate(200, seed=4), tmp_path)
+    ingest_paths([tmp_path], IngestOptions())
+    campaign = create_campaign("Simulated", dialogues_per_hit=10, quiz_per_hit=5)
+    build_hits(campaign, Dialogue.objects.filter(language="en").order_by("pk")[:100], seed=1)
+    set_campaign_status(campaign, "open")
+    return campaign, tmp_path / TRUTH_FILE
+
+
+def test_the_crowd_answers_through_the_services_and_agreement_follows_reliability(demo_campaign, monkeypatch):
+    from labeling import simulated_crowd
+    from labeling.aggregate import aggregate_campaign
+    from labeling.models import HIT, AggregatedLabel, Assignment, Response
+
+    campaign, truth_path = demo_campaign
+    saved = []
+    real_save = simulated_crowd.save_response
+    monkeypatch.setattr(simulated_crowd, "save_response", lambda *a, **k: saved.append(real_save(*a, **k)))
+
+    report = simulated_crowd.simulate_campaign(campaign, simulated_crowd.read_truth(truth_path), leave_open=2)
+
+    hits = list(HIT.objects.filter(campaign=campaign).order_by("position", "pk"))
+    assert report.hits == len(hits) - 2 and report.assignments == 3 * report.hits
+    assert len(saved) == Response.objects.count() == report.responses  # every answer through save_response
+    assert all(hit.assignments.count() == 0 for hit in hits[-2:])  # left open for people
+    assert all(Assignment.objects.done().filter(hit=hit).count() == 3 for hit in hits[:-2])
+
+    quiz = report.quiz_correct
+    careful = [score for name, scores in quiz.items() if "careful" in name for score in scores]
+    assert sum(careful) / len(careful) >= 4  # of 5
+    assert sum(quiz["sim-spammer"]) / len(quiz["sim-spammer"]) <= 2.5
+
+    aggregate_campaign(campaign)
+    majority = {row.turn_id: row.label_id for row in AggregatedLabel.objects.filter(campaign=campaign)}
+    agree = defaultdict(list)
+    for response in Response.objects.filter(item__quiz_question__isnull=True).select_related(
+        "assignment__worker__user"
+    ):
+        if majority.get(response.item.target_turn_id):
+            agree[response.assignment.worker.user.username].append(
+                response.label_id == majority[response.item.target_turn_id]
+            )
+    rate = {name: sum(values) / len(values) for name, values in agree.items()}
+    assert min(rate[p.username] for p in DEFAULT_CROWD if "careful" in p.username) > 0.8
+    assert rate["sim-spammer"] < 0.4
+    assert rate["sim-spammer"] < rate["sim-noisy-2"] < rate["sim-careful-1"]
+
+
+def test_a_second_run_adds_nothing(demo_campaign):
+    from labeling.models import Response
+    from labeling.simulated_crowd import read_truth, simulate_campaign
+
+    campaign, truth_path = demo_campaign
+    simulate_campaign(campaign, read_truth(truth_path), leave_open=1)
+    answers = Response.objects.count()
+    again = simulate_campaign(campaign, read_truth(truth_path), leave_open=1)
+    assert again.assignments == 0 and Response.objects.count() == answers
+
+
+def test_the_command_refuses_a_closed_campaign_and_a_missing_truth_file(demo_campaign, tmp_path):
+    from labeling.campaigns import set_campaign_status
+
+    campaign, truth_path = demo_campaign
+    with pytest.raises(CommandError, match="no such file"):
+        call_command("simulate_crowd", str(campaign.pk), "--truth", str(tmp_path / "nope.jsonl"))
+    out = io.StringIO()
+    call_command("simulate_crowd", str(campaign.pk), "--truth", str(truth_path), "--leave-open", "8", stdout=out)
+    assert "sim-spammer" in out.getvalue()
+    set_campaign_status(campaign, "closed")
+    with pytest.raises(CommandError, match="closed"):
+        call_command("simulate_crowd", str(campaign.pk), "--truth", str(truth_path))
