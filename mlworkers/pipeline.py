@@ -626,16 +626,18 @@ def self_label_rounds(
 
     with PeakMemory() as peak:
         result = _self_label_rounds(
-            job, epochs, first_threshold, second_threshold, self_per_label, self_min_confidence, method, chunk_size
-        )
+            job, epochs, first_threshold, second_threshold, self_per_label, self_min_confidence, method, chunk_size,
+            lr=lr, head_lr=head_lr,
+        )  # fmt: skip
     result.update(peak.as_result())
     report_progress(job, 4, 4, f"rounds done; peak memory {peak.megabytes} MB")
     return result
 
 
 def _self_label_rounds(
-    job, epochs, first_threshold, second_threshold, self_per_label, self_min_confidence, method, chunk_size
-) -> dict[str, Any]:
+    job, epochs, first_threshold, second_threshold, self_per_label, self_min_confidence, method, chunk_size,
+    lr=None, head_lr=None,
+) -> dict[str, Any]:  # fmt: skip
     from mlworkers.ml.similarity import SEARCHERS
 
     gold_split(job)
