@@ -1,6 +1,8 @@
 """The demo's whole loop as one job (`demo_build`, queued by `manage.py demo_setup`): the weak
 labeler and the demo campaign, a simulated crowd on it, aggregation and payments, the gold split,
-a short self-labeling run (its rounds include the SBERT expansion), bulk annotation and the exports.
+a short self-labeling run (its rounds include the SBERT expansion), the suggestion model learned
+from the gold, bulk annotation, a small BotsTalk corpus (skill classifier, NLI, generation) with a
+pairwise campaign comparing it with the subtitles, and the exports.
 
 Every step is its own JobRun, run in this worker one after another (queuing them would deadlock a
 worker of concurrency 1 waiting on itself), so the Jobs page shows each with its result. A step
@@ -35,9 +37,14 @@ class DemoBuildParameters(JobParameters):
     lr: float = Field(1e-4, gt=0, le=0.01, title="Learning rate")
     head_lr: float = Field(3e-3, gt=0, le=0.1, title="Head learning rate")
     self_per_label: int = Field(5, ge=1, le=1000, title="Self labels per label")
+    botstalk: bool = Field(True, title="Generate a BotsTalk corpus and a pairwise campaign")
 
 
-STAGES = ("campaign", "crowd", "aggregate", "gold_split", "self_label_rounds", "bulk_annotate", "export")
+STAGES = (
+    "campaign", "crowd", "aggregate", "gold_split", "self_label_rounds", "suggest_train", "bulk_annotate", "botstalk",
+    "export",
+)  # fmt: skip
+PAIRWISE_CAMPAIGN = "Demo: BotsTalk vs subtitles"
 
 
 def demo_build(job: JobRun, truth_path: str, campaign_name: str = DEMO_CAMPAIGN, **options: Any) -> dict[str, Any]:
@@ -70,15 +77,45 @@ def demo_build(job: JobRun, truth_path: str, campaign_name: str = DEMO_CAMPAIGN,
     stage(4, "self-labeling rounds (with SBERT expansion)")
     rounds = {key: options[key] for key in ("epochs", "lr", "head_lr", "self_per_label")}
     done["self_label_rounds"] = _child(job, "self_label_rounds", rounds)
-    stage(5, "bulk annotation")
+    stage(5, "suggestion model learned from the gold")
+    done["suggest_train"] = _child(job, "suggest_train", {})
+    stage(6, "bulk annotation")
     newest = ModelVersion.objects.filter(kind=ModelVersion.DIALOGUE).order_by("-created_at", "-pk").first()
     if newest is not None:
         done["bulk_annotate"] = _child(job, "bulk_annotate", {"model_version_id": newest.pk})
-    stage(6, "exports")
+    if options.get("botstalk", True):
+        stage(7, "BotsTalk corpus and a pairwise campaign")
+        done.update(_botstalk(job))
+    stage(8, "exports")
     for kind, file_format in EXPORTS:
         done[f"export {kind} {file_format}"] = _child(job, "export_dataset", {"kind": kind, "format": file_format})
     report_progress(job, len(STAGES), len(STAGES), "demo ready")
     return {"campaign": campaign.pk, "steps": done}
+
+
+def _botstalk(job: JobRun) -> dict[str, Any]:
+    """The example skill pool and contexts (mlworkers/data/botstalk/): a skill classifier and an NLI
+    trained on them, one generation run, then a pairwise campaign (ACUTE-Eval) of its dialogues
+    against the subtitles, left open for the demo annotators."""
+    from labeling.campaigns import set_campaign_status
+    from labeling.models import Campaign
+    from labeling.task_types.pairwise import create_pairwise_campaign
+
+    done: dict[str, Any] = {
+        "skill_train": _child(job, "skill_train", {"name": "demo skill classifier"}),
+        "nli_train": _child(job, "nli_train", {"name": "demo NLI"}),
+    }
+    done["botstalk"] = _child(job, "botstalk", {})
+    campaign = Campaign.objects.filter(name=PAIRWISE_CAMPAIGN).first()
+    if campaign is None:
+        campaign, _ = create_pairwise_campaign(
+            PAIRWISE_CAMPAIGN, source_a="source:botstalk", source_b="subtitles", count=6, seed=1,
+            dialogues_per_hit=3, quiz_per_hit=1, workers_per_hit=3, created_by=job.created_by,
+        )  # fmt: skip
+    if campaign.status == Campaign.DRAFT:
+        set_campaign_status(campaign, Campaign.OPEN)
+    done["pairwise_campaign"] = campaign.pk
+    return done
 
 
 def _demo_campaign(name: str):

@@ -49,6 +49,10 @@ def test_demo_setup_builds_the_whole_loop_leaves_content_on_every_page_and_a_rer
     kinds = set(JobRun.objects.filter(status=JobRun.SUCCEEDED).values_list("kind", flat=True))
     assert {"demo_build", "weak_train", "weak_apply", "rank_candidates", "labeling.aggregate_campaign"} <= kinds
     assert {"gold_split", "self_label_rounds", "bulk_annotate", "export_dataset"} <= kinds
+    assert {"suggest_train", "skill_train", "nli_train", "botstalk"} <= kinds
+    assert Dialogue.objects.filter(source="botstalk").exists()
+    pairwise = Campaign.objects.get(name="Demo: BotsTalk vs subtitles")
+    assert pairwise.task_type == "pairwise" and pairwise.status == Campaign.OPEN and pairwise.hits.exists()
     assert not JobRun.objects.exclude(status=JobRun.SUCCEEDED).exists()
 
     before = counts()
@@ -66,17 +70,24 @@ def test_demo_setup_builds_the_whole_loop_leaves_content_on_every_page_and_a_rer
 def every_page_in_the_navigation_has_content(campaign, client, django_user_model):
     """One test with the build above: the demo takes minutes, so it is built once."""
     from annotation.models import ModelVersion
+    from labeling.models import Campaign
 
     model = ModelVersion.objects.filter(kind=ModelVersion.DIALOGUE).latest("pk")
+    suggester = ModelVersion.objects.suggester()
+    pairwise = Campaign.objects.get(name="Demo: BotsTalk vs subtitles")
     client.force_login(django_user_model.objects.get(username="demo"))
     pages = {
         "/corpus/": ["Quiet Harbour 1", "fr"],
         "/labeling/campaigns/": ["Demo campaign"],
         f"/labeling/campaigns/{campaign.pk}/": ["Demo campaign"],
-        f"/labeling/campaigns/{campaign.pk}/report/": ["sim-careful-1", "sim-spammer", "kappa"],
+        f"/labeling/campaigns/{campaign.pk}/report/": ["sim-careful-1", "sim-spammer", "kappa", "Top-1 suggestion"],
+        f"/labeling/campaigns/{pairwise.pk}/": ["BotsTalk vs subtitles"],
+        f"/labeling/campaigns/{pairwise.pk}/results/": ["Engagingness"],
         "/jobs/": ["demo_build", "self_label_rounds", "bulk_annotate"],
         "/models/": [model.name],
-        f"/models/{model.pk}/": ["F1"],
+        f"/models/{model.pk}/": ["F1", "reliability"],
+        f"/models/{suggester.pk}/": ["reliability", "top-3"],
+        "/corpus/analysis/skills/": ["persona", "botstalk"],
         "/corpus/analysis/": ["crowd"],
         "/corpus/analysis/flows/": ["flows"],
         "/corpus/analysis/gaps/": ["5"],
