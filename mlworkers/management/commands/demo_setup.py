@@ -119,9 +119,10 @@ class Command(BaseCommand):
         lines = [
             f"Demo {state} in {seconds:.0f} s. Start here:",
             f"  1. {base}/accounts/login/  as {DEMO_USERNAME} / {DEMO_PASSWORD} (researcher)",
-            f"  2. {dashboard}  the demo campaign: agreement, workers, quiz, payments",
-            f"  3. {base}/jobs/  every step of the loop; {base}/models/  the trained models",
-            f"  4. {base}/corpus/analysis/  statistics, flows, examples, evaluation, export",
+            f"  2. {dashboard}  the demo campaign: agreement, workers, quiz, payments, how often the suggestions win",
+            f"  3. {base}/jobs/  every step of the loop; {base}/models/  the trained models and their calibration",
+            f"  4. {base}/corpus/analysis/  statistics, flows, examples, evaluation, skills, export",
+            f"     {base}/labeling/campaigns/  also a pairwise campaign: the BotsTalk dialogues against the subtitles",
             f"  5. {base}/labeling/  as annotator1 / demo-annotator1 (or 2, 3): label a HIT yourself",
         ]
         self.stdout.write(self.style.SUCCESS(lines[0]))
