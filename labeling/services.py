@@ -12,6 +12,7 @@ but serialises writers, and the unique (hit, worker) constraint still refuses a 
 import random
 import secrets
 from collections.abc import Iterable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -332,20 +333,9 @@ def save_response(
     - any other new label is kept as text (new_label_text), label left empty.
     seconds_spent adds up over visits to the same screen.
     """
-    if assignment_locked and not transaction.get_connection().in_atomic_block:
-        raise ValueError("assignment_locked=True needs the caller's transaction that holds the row lock")
-    # No savepoint inside the caller's locking transaction: a refusal rolls all of it back anyway.
-    with transaction.atomic(savepoint=not assignment_locked):
-        if assignment_locked:
-            reason = refusal_reason(assignment)
-            if reason is not None:
-                raise SubmissionRefused(reason)
-        else:
-            assignment = _lock_live(assignment)
-        if item.hit_id != assignment.hit_id:
-            raise SubmissionRefused("That item is not part of this HIT.")
+    with _answering(assignment, item, assignment_locked) as assignment:
         label, text, method = _resolve_answer(item, label_name, new_label_text, method)
-        spent = min(max(float(seconds_spent), 0.0), 3600.0)
+        spent = _seconds(seconds_spent)
         # An update-or-create by hand (no savepoint): the assignment lock held here keeps every
         # other writer of this assignment's answers out until commit.
         response = Response.objects.filter(assignment=assignment, item=item).first()
@@ -391,18 +381,8 @@ def save_structured_response(
 ) -> Response:
     """Record (or replace) a task type's own answer (`Response.data`, already checked by the
     type's clean_answer) to one screen of a live assignment; the same locking as save_response."""
-    if assignment_locked and not transaction.get_connection().in_atomic_block:
-        raise ValueError("assignment_locked=True needs the caller's transaction that holds the row lock")
-    with transaction.atomic(savepoint=not assignment_locked):
-        if assignment_locked:
-            reason = refusal_reason(assignment)
-            if reason is not None:
-                raise SubmissionRefused(reason)
-        else:
-            assignment = _lock_live(assignment)
-        if item.hit_id != assignment.hit_id:
-            raise SubmissionRefused("That item is not part of this HIT.")
-        spent = min(max(float(seconds_spent), 0.0), 3600.0)
+    with _answering(assignment, item, assignment_locked) as assignment:
+        spent = _seconds(seconds_spent)
         response = Response.objects.filter(assignment=assignment, item=item).first()
         if response is None:
             return Response.objects.create(
@@ -412,6 +392,30 @@ def save_structured_response(
         response.seconds_spent += spent
         response.save(update_fields=["data", "method", "seconds_spent", "answered_at"])
         return response
+
+
+@contextmanager
+def _answering(assignment: Assignment, item: HITItem, assignment_locked: bool):
+    """The transaction one answer is written in: yields the assignment, live and row-locked (by the
+    caller when `assignment_locked`, else here), after checking the item is one of its HIT's."""
+    if assignment_locked and not transaction.get_connection().in_atomic_block:
+        raise ValueError("assignment_locked=True needs the caller's transaction that holds the row lock")
+    # No savepoint inside the caller's locking transaction: a refusal rolls all of it back anyway.
+    with transaction.atomic(savepoint=not assignment_locked):
+        if assignment_locked:
+            reason = refusal_reason(assignment)
+            if reason is not None:
+                raise SubmissionRefused(reason)
+        else:
+            assignment = _lock_live(assignment)
+        if item.hit_id != assignment.hit_id:
+            raise SubmissionRefused("That item is not part of this HIT.")
+        yield assignment
+
+
+def _seconds(seconds_spent: float) -> float:
+    """Seconds on a screen as stored: never negative, at most an hour a visit."""
+    return min(max(float(seconds_spent), 0.0), 3600.0)
 
 
 def _resolve_answer(item: HITItem, label_name: str | None, new_text: str, method: str) -> tuple[Label | None, str, str]:

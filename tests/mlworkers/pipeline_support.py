@@ -1,7 +1,18 @@
-"""Helpers for the pipeline job tests: a small hand-written corpus and crowd gold labels.
-Helpers, not fixtures (the folder has no conftest of its own)."""
+"""Helpers for the pipeline job tests: a small hand-written corpus, crowd gold labels, and running a
+job at once. The fixtures the pipeline and suggestion tests share are in this folder's conftest."""
 
 from annotation.models import Dialogue, Label, Turn, TurnLabel
+from jobs import runtime as jobs
+from jobs.models import JobRun
+
+
+def run(kind, capture_on_commit, **parameters) -> JobRun:
+    """Start a job and run it now (its on-commit queueing executed), refreshed."""
+    with capture_on_commit(execute=True):
+        job = jobs.start_job(kind, parameters)
+    job.refresh_from_db()
+    return job
+
 
 # (turns, label of the last turn) -- written for these tests
 DIALOGUES = [

@@ -18,47 +18,7 @@ from labeling.models import Campaign, HITItem
 from mlworkers import pipeline
 from mlworkers.ml.sentence_classifier import read_labeled_sentences
 from mlworkers.registry import artifact_path
-from tests.mlworkers.pipeline_support import DIALOGUES, add_crowd_label, last_turn, make_corpus
-from tests.mlworkers.tiny_models import write_tiny_encoder
-
-
-@pytest.fixture(scope="module")
-def tiny_encoder(tmp_path_factory):
-    return write_tiny_encoder(tmp_path_factory.mktemp("tiny-encoder"))
-
-
-@pytest.fixture
-def ml_settings(settings, tmp_path, tiny_encoder):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.WEAK_LABELER_MODEL = str(tiny_encoder)
-    settings.CLASSIFIER_MODEL = str(tiny_encoder)
-    settings.ML_DEVICE = "cpu"
-    return settings
-
-
-@pytest.fixture
-def small_seed(tmp_path):
-    """Two seed sentences per label: enough for the weak labeler's plumbing, quick to embed."""
-    with pipeline.WEAK_SEED.open(newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    kept, seen = [], {}
-    for row in rows:
-        if seen.get(row["label"], 0) < 2:
-            kept.append(row)
-            seen[row["label"]] = seen.get(row["label"], 0) + 1
-    path = tmp_path / "seed.csv"
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, ["text", "label"])
-        writer.writeheader()
-        writer.writerows(kept)
-    return path
-
-
-def run(kind, django_capture_on_commit_callbacks, **parameters) -> JobRun:
-    with django_capture_on_commit_callbacks(execute=True):
-        job = jobs.start_job(kind, parameters)
-    job.refresh_from_db()
-    return job
+from tests.mlworkers.pipeline_support import DIALOGUES, add_crowd_label, last_turn, make_corpus, run
 
 
 @pytest.fixture
