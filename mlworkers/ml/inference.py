@@ -105,6 +105,34 @@ def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[np.nd
     return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
 
 
+def _batched_logits(
+    model: torch.nn.Module,
+    encoded: Sequence[Encoded],
+    pad_id: int,
+    decay: float,
+    batch_size: int,
+    device: torch.device | str,
+    sort_by_length: bool = True,
+) -> Iterator[tuple[np.ndarray, torch.Tensor]]:
+    """(row indices, logits) batch by batch, under `torch.inference_mode()` with the model in eval
+    mode (its training mode is put back after); batches are length-sorted unless told otherwise."""
+    if sort_by_length:
+        batches = length_sorted_batches([len(ids) for ids, _ in encoded], batch_size)
+    else:
+        batches = [
+            np.arange(start, min(start + batch_size, len(encoded))) for start in range(0, len(encoded), batch_size)
+        ]
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode():
+            for rows in batches:
+                batch = collate([encoded[i] for i in rows], pad_id, decay, PAD_MULTIPLE)
+                yield rows, model(**{name: tensor.to(device, non_blocking=True) for name, tensor in batch.items()})
+    finally:
+        model.train(was_training)
+
+
 def predict_encoded(
     model: torch.nn.Module,
     encoded: Sequence[Encoded],
@@ -116,23 +144,9 @@ def predict_encoded(
     sort_by_length: bool = True,
 ) -> np.ndarray:
     """Class probabilities (n, labels) in the order of `encoded`."""
-    if not encoded:
-        return np.zeros((0, model.num_labels), dtype=np.float32)
-    if sort_by_length:
-        batches = length_sorted_batches([len(ids) for ids, _ in encoded], batch_size)
-    else:
-        batches = [
-            np.arange(start, min(start + batch_size, len(encoded))) for start in range(0, len(encoded), batch_size)
-        ]
     probabilities = np.empty((len(encoded), model.num_labels), dtype=np.float32)
-    was_training = model.training
-    model.eval()
-    with torch.inference_mode():
-        for indices in batches:
-            batch = collate([encoded[i] for i in indices], pad_id, decay, PAD_MULTIPLE)
-            logits = model(**{name: tensor.to(device) for name, tensor in batch.items()})
-            probabilities[indices] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
-    model.train(was_training)
+    for rows, logits in _batched_logits(model, encoded, pad_id, decay, batch_size, device, sort_by_length):
+        probabilities[rows] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
     return probabilities
 
 
@@ -156,18 +170,10 @@ def predict_top_k_encoded(
     k = min(k, model.num_labels)
     indices = np.empty((len(encoded), k), dtype=np.int64)
     values = np.empty((len(encoded), k), dtype=np.float32)
-    if not encoded:
-        return indices, values
-    was_training = model.training
-    model.eval()
-    with torch.inference_mode():
-        for rows in length_sorted_batches([len(ids) for ids, _ in encoded], batch_size):
-            batch = collate([encoded[i] for i in rows], pad_id, decay, PAD_MULTIPLE)
-            logits = model(**{name: tensor.to(device, non_blocking=True) for name, tensor in batch.items()})
-            best = torch.topk(torch.softmax(logits.float() / temperature, dim=-1), k, dim=-1)
-            values[rows] = best.values.cpu().numpy()
-            indices[rows] = best.indices.cpu().numpy()
-    model.train(was_training)
+    for rows, logits in _batched_logits(model, encoded, pad_id, decay, batch_size, device):
+        best = torch.topk(torch.softmax(logits.float() / temperature, dim=-1), k, dim=-1)
+        values[rows] = best.values.cpu().numpy()
+        indices[rows] = best.indices.cpu().numpy()
     return indices, values
 
 
