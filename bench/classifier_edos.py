@@ -14,6 +14,12 @@ Every choice is made on the validation split; the test split is only scored. The
     .venv/bin/python bench/classifier_edos.py --seeds 3       # mean and spread over three seeds
     .venv/bin/python bench/classifier_edos.py --epochs 1 --limit 2000   # a smoke run
 
+`--save DIR` keeps each seed's classifier (`DIR/seed-<n>/`) and its scores (`DIR/seed-<n>.json`,
+with the recipe and the split sizes). A later run with the same DIR reads a seed whose recipe and
+splits match instead of training it again (it says so), so the seeds of `--seeds 3` can train in
+separate processes (`--seed 14 --threads 1 --save DIR`, ...) and one last run reports them together;
+an interrupted `--seeds 3` resumes at the first unsaved seed.
+
 Ends with one line: macro_f1=<x> accuracy=<x> top3=<x> train_s=<s> wall_s=<s>
 (with --seeds N: the means, and macro_f1_sd=<x> the standard deviation over the seeds)
 """
@@ -26,6 +32,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import argparse
 import csv
+import hashlib
+import json
 import sys
 import time
 from pathlib import Path
@@ -120,6 +128,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=13, help="the first training seed")
     parser.add_argument("--seeds", type=int, default=1, help="train this many seeds (seed, seed+1, ...)")
     parser.add_argument("--split-seed", type=int, default=13, help="the split's seed (fixes the test split)")
+    parser.add_argument("--save", type=Path, default=None, help="keep each seed's model and scores here (resumable)")
     return parser.parse_args()
 
 
@@ -139,6 +148,8 @@ def main() -> None:
     train_set, validation, test = stratified_split(examples, args.split_seed)
     if not args.majority_only:
         train_set = train_set + no_majority
+    if args.save is not None:
+        args.save.mkdir(parents=True, exist_ok=True)
     print(f"examples: {len(examples)} (train {len(train_set)}, validation {len(validation)}, test {len(test)})")
     if not args.majority_only:
         print(f"the training split includes {len(no_majority)} dialogues with no majority (votes as targets)")
@@ -182,8 +193,51 @@ def _config(args: argparse.Namespace, seed: int) -> TrainConfig:
     )
 
 
+# what may differ between runs that count as the same recipe: where and how fast it ran
+_NOT_RECIPE = ("device", "num_threads")
+
+
+def _recipe(config: TrainConfig, splits: dict) -> dict:
+    values = {key: value for key, value in config.to_dict().items() if key not in _NOT_RECIPE}
+    return {"config": values, "splits": splits}
+
+
+def _fingerprint(examples: list[DialogueExample]) -> str:
+    """The split's size and a digest of its dialogues, labels and votes, in order."""
+    digest = hashlib.sha256()
+    for example in examples:
+        digest.update(json.dumps([example.turns, example.label, list(example.votes or ())]).encode())
+    return f"{len(examples)}:{digest.hexdigest()[:16]}"
+
+
+def _saved_scores(args: argparse.Namespace, seed: int, recipe: dict) -> dict | None:
+    """The scores a run with --save left for this seed, when its recipe and splits are this run's."""
+    if args.save is None:
+        return None
+    path = args.save / f"seed-{seed}.json"
+    if not path.exists():
+        return None
+    saved = json.loads(path.read_text())
+    if saved.get("recipe") != recipe:
+        print(f"seed {seed}: {path} holds another recipe or split; training again", flush=True)
+        return None
+    return saved["scores"]
+
+
 def _run_seed(args: argparse.Namespace, seed: int, train_set: list, validation: list, test: list) -> dict:
     config = _config(args, seed)
+    recipe = _recipe(
+        config, {"train": _fingerprint(train_set), "validation": _fingerprint(validation), "test": _fingerprint(test)}
+    )
+    saved = _saved_scores(args, seed, recipe)
+    if saved is not None:
+        print(
+            f"seed {seed}: read from {args.save / f'seed-{seed}.json'} (trained in {saved['train_s']:.0f} s): "
+            f"test macro-F1 {saved['macro_f1']:.4f}, accuracy {saved['accuracy']:.4f}, top-3 {saved['top3']:.4f}; "
+            f"validation macro-F1 {saved['val_macro_f1']:.4f}",
+            flush=True,
+        )
+        return saved
     print(f"config: {config.to_dict()}", flush=True)
     started = time.perf_counter()
     clf = train(train_set, validation, list(LABEL_NAMES), config, progress=_print_progress(started))
@@ -204,6 +258,12 @@ def _run_seed(args: argparse.Namespace, seed: int, train_set: list, validation: 
         scores.update({f"{prefix}macro_f1": report["macro_f1"], f"{prefix}accuracy": report["accuracy"]})
         scores[f"{prefix}top3"] = top3
     print(f"seed {seed}: training time {train_s:.0f} s on {args.device} with {args.threads} threads", flush=True)
+    if args.save is not None:
+        clf.save(args.save / f"seed-{seed}")
+        record = {"recipe": recipe, "scores": scores, "device": args.device, "threads": args.threads}
+        partial = args.save / f"seed-{seed}.json.partial"
+        partial.write_text(json.dumps(record, indent=1))
+        partial.replace(args.save / f"seed-{seed}.json")  # written whole or not at all
     return scores
 
 
