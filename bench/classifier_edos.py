@@ -43,7 +43,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from annotation.taxonomy import LABEL_NAMES, canonical_label
-from mlworkers.ml.dialogue_classifier import DialogueExample, TrainConfig, predict_proba, train
+from mlworkers.ml.dialogue_classifier import MEASURED_RECIPE, DialogueExample, TrainConfig, predict_proba, train
 from mlworkers.ml.metrics import classification_report
 
 EDOS_CSV = Path(__file__).resolve().parents[2] / "shared" / "data" / "edos" / "MTurk_groundtruth_labels_9K.csv"
@@ -107,20 +107,31 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--csv", type=Path, default=EDOS_CSV)
     parser.add_argument("--model", default="minilm")
     parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--lr", type=float, default=1e-4, help="encoder lr (TrainConfig default: 2e-5, the paper's)")
-    parser.add_argument("--head-lr", type=float, default=1e-3, help="lr of the new layers")
+    parser.add_argument(
+        "--lr", type=float, default=MEASURED_RECIPE["lr"], help="encoder lr (TrainConfig default: 2e-5, the paper's)"
+    )
+    parser.add_argument("--head-lr", type=float, default=MEASURED_RECIPE["head_lr"], help="lr of the new layers")
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--schedule", default="linear", choices=["constant", "linear", "cosine"])
-    parser.add_argument("--warmup", type=float, default=0.06, help="share of the steps spent warming up")
-    parser.add_argument("--label-smoothing", type=float, default=0.1)
+    parser.add_argument("--schedule", default=MEASURED_RECIPE["schedule"], choices=["constant", "linear", "cosine"])
+    parser.add_argument(
+        "--warmup", type=float, default=MEASURED_RECIPE["warmup_ratio"], help="share of the steps spent warming up"
+    )
+    parser.add_argument("--label-smoothing", type=float, default=MEASURED_RECIPE["label_smoothing"])
     parser.add_argument("--turn-weight-decay", type=float, default=0.5)
     parser.add_argument("--max-tokens", type=int, default=100)
-    parser.add_argument("--soft-weight", type=float, default=1.0, help="share of the target from the 3 votes")
+    parser.add_argument(
+        "--soft-weight",
+        type=float,
+        default=MEASURED_RECIPE["soft_target_weight"],
+        help="share of the target from the 3 votes",
+    )
     parser.add_argument(
         "--majority-only", action="store_true", help="leave the no-majority dialogues out of the training split"
     )
     parser.add_argument("--layer-lr-decay", type=float, default=1.0)
-    parser.add_argument("--ema-decay", type=float, default=0.995, help="EMA of the weights (0 = off)")
+    parser.add_argument(
+        "--ema-decay", type=float, default=MEASURED_RECIPE["ema_decay"], help="EMA of the weights (0 = off)"
+    )
     parser.add_argument("--rdrop", type=float, default=0.0, help="R-Drop's KL weight (doubles the forward passes)")
     parser.add_argument("--limit", type=int, default=0, help="use only this many dialogues (0 = all)")
     parser.add_argument("--device", default="cpu")

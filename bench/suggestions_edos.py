@@ -9,7 +9,8 @@ pipeline's own jobs run as JobRuns: `weak_train` (the seed weak labeler, the col
 on the gold) and `suggest_train` (light heads over frozen MiniLM embeddings of the last turn and
 its context trained on the gold train split, chosen on validation, temperature fitted on
 validation). With `--dialogue-epochs N` a dialogue classifier is first trained on the gold train
-split (validation for the epoch) and registered, so `suggest_train` weighs it too (slow on a CPU).
+split as the rounds train it (the measured recipe, the workers' votes; validation for the epoch) and
+registered, so `suggest_train` weighs it too (slow on a CPU: about 45 minutes for 3 epochs).
 
 Prints each candidate's validation figures and the chosen model's test figures, then one line:
 `top1=… top3=… macro_f1=… ece=… precision_at_0.9=… weak_top1=… weak_top3=… wall_s=…`
@@ -96,22 +97,26 @@ def _short(result: dict) -> dict:
 
 
 def _train_dialogue_classifier(epochs: int) -> None:
-    """A dialogue classifier on the gold train split, registered like the rounds register theirs."""
-    from django.conf import settings
-
+    """A dialogue classifier trained as the rounds' first round trains it (the measured recipe: the
+    workers' votes as soft targets, the no-majority training dialogues included) on the gold train
+    split, validation choosing the epoch; registered like the rounds register theirs."""
     from annotation.models import ModelVersion, TurnLabel
-    from annotation.taxonomy import LABEL_NAMES
-    from mlworkers.ml import dialogue_classifier as dc
-    from mlworkers.pipeline import _dialogue_items, gold_labels
+    from mlworkers.pipeline import (
+        _dialogue_items,
+        crowd_votes,
+        dialogue_classifier_learner,
+        gold_labels,
+        no_majority_items,
+    )
     from mlworkers.registry import register_model_version
 
     started = time.perf_counter()
-    as_examples = lambda gold: [  # noqa: E731
-        dc.DialogueExample(list(i.turns), i.label) for i in _dialogue_items(list(gold), gold)
-    ]
     train, validation = gold_labels([TurnLabel.TRAIN]), gold_labels([TurnLabel.VALIDATION])
-    config = dc.TrainConfig(base_model=settings.CLASSIFIER_MODEL, epochs=epochs, device=settings.ML_DEVICE)
-    clf = dc.train(as_examples(train), as_examples(validation), list(LABEL_NAMES), config)
+    votes = crowd_votes([TurnLabel.TRAIN])
+    learner = dialogue_classifier_learner(
+        epochs, _dialogue_items(list(validation), validation), votes=votes, no_majority=no_majority_items(votes)
+    )
+    clf = learner.train(_dialogue_items(list(train), train))
     register_model_version(ModelVersion.DIALOGUE, f"dialogue classifier ({epochs} epochs on gold train)", clf)
     print(f"dialogue classifier: {time.perf_counter() - started:.0f} s")
 

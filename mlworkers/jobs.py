@@ -72,6 +72,12 @@ class SelfLabelRoundsParameters(JobParameters):
     chunk_size: int = Field(
         2000, ge=1, le=100_000, title="Unlabeled dialogues per chunk", description="read and scored at a time"
     )
+    recipe: Literal["measured", "paper"] = Field(
+        "measured",
+        title="Classifier recipe",
+        description="measured: every worker's answer as a soft target, no-majority dialogues included, "
+        "EMA (bench/classifier_edos.py); paper: the majority label alone",
+    )
 
 
 class BulkAnnotateParameters(JobParameters):
@@ -117,6 +123,9 @@ class RunPipelineParameters(JobParameters):
         description="the default gets the time it was made; a name already taken gets it too",
     )
     epochs: int | None = Field(None, ge=1, le=50, title="Dialogue classifier epochs")
+    recipe: Literal["measured", "paper"] | None = Field(
+        None, title="Classifier recipe", description="empty: the rounds' default (measured)"
+    )
 
 
 class SkillTrainParameters(JobParameters):

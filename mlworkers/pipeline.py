@@ -511,6 +511,39 @@ def gold_labels(split: Sequence[str]) -> dict[int, str]:
     return dict(rows)
 
 
+def crowd_votes(splits: Sequence[str]) -> dict[int, tuple[str, ...]]:
+    """The workers' answers among the 41 labels for every aggregated turn of a dialogue in `splits`
+    (turn id -> one name per answer, most voted first), from the campaigns' aggregation; answers
+    typed through "Other" that are no label are left out. A turn aggregated in several campaigns
+    keeps the newest aggregation's answers."""
+    from labeling.models import AggregatedLabel
+
+    known = set(LABEL_NAMES)
+    rows = (
+        AggregatedLabel.objects.filter(turn__dialogue__split__in=list(splits))
+        .order_by("turn_id", "-updated_at", "-pk")
+        .values_list("turn_id", "votes")
+    )
+    votes: dict[int, tuple[str, ...]] = {}
+    for turn_id, counts in rows.iterator(chunk_size=5000):
+        if turn_id in votes:
+            continue  # an older aggregation of the same turn
+        names = tuple(name for name, count in (counts or {}).items() if name in known for _ in range(int(count)))
+        if names:
+            votes[turn_id] = names
+    return votes
+
+
+def no_majority_items(votes: dict[int, tuple[str, ...]]) -> list[rounds_core.Item]:
+    """Training-split turns the crowd answered without a 2-of-3 majority (no crowd label): items
+    without a label, for training on their votes alone."""
+    gold = set(gold_labels([TurnLabel.TRAIN]))
+    in_train = set(
+        Turn.objects.filter(pk__in=list(votes), dialogue__split=TurnLabel.TRAIN).values_list("pk", flat=True)
+    )
+    return _dialogue_items(sorted(key for key in votes if key in in_train and key not in gold))
+
+
 def save_new_labels(new_labels: Sequence[rounds_core.NewLabel]) -> int:
     """TurnLabel rows for SBERT and self labels, all in one transaction (nothing half-saved)."""
     labels = _label_rows({n.label for n in new_labels})
@@ -578,20 +611,41 @@ def sbert_expand(job: JobRun, threshold: float = 0.92, round_number: int = 1, me
 # --- 5. The rounds -----------------------------------------------------------------------------
 
 
+RECIPES = ("measured", "paper")
+
+
 def dialogue_classifier_learner(
-    epochs: int, validation: list[rounds_core.Item], lr: float | None = None, head_lr: float | None = None
+    epochs: int,
+    validation: list[rounds_core.Item],
+    lr: float | None = None,
+    head_lr: float | None = None,
+    recipe: str = "measured",
+    votes: dict[int, tuple[str, ...]] | None = None,
+    no_majority: Sequence[rounds_core.Item] = (),
 ) -> rounds_core.Learner:
-    """The dialogue classifier as a rounds learner; lr / head_lr default to TrainConfig's (the paper's)."""
+    """The dialogue classifier as a rounds learner. `recipe` "paper" is TrainConfig's defaults (hard
+    majority targets); "measured" is `MEASURED_RECIPE` (bench/classifier_edos.py): each gold item
+    trains on its workers' `votes` (turn id -> the answers among the labels), and the `no_majority`
+    items (training split, votes only) join every round's training set. lr / head_lr override both."""
     from mlworkers.ml import dialogue_classifier as dc
 
-    rates = {"lr": float(lr)} if lr else {}
+    if recipe not in RECIPES:
+        raise ValueError(f"recipe={recipe!r} must be one of {', '.join(RECIPES)}")
+    values = dict(dc.MEASURED_RECIPE) if recipe == "measured" else {}
+    values.update({"lr": float(lr)} if lr else {})
+    values.update({"head_lr": float(head_lr)} if head_lr else {})
     config = dc.TrainConfig(
-        base_model=settings.CLASSIFIER_MODEL, epochs=int(epochs), device=settings.ML_DEVICE, head_lr=head_lr, **rates
+        base_model=settings.CLASSIFIER_MODEL, epochs=int(epochs), device=settings.ML_DEVICE, **values
     )
-    as_examples = lambda items: [dc.DialogueExample(list(i.turns), i.label) for i in items]  # noqa: E731
+    votes = votes if recipe == "measured" else {}
+    extra = list(no_majority) if recipe == "measured" else []
+
+    def as_examples(items: Iterable[rounds_core.Item]) -> list:
+        return [dc.DialogueExample(list(i.turns), i.label, (votes or {}).get(i.key, ())) for i in items]
+
     return rounds_core.Learner(
         name="dialogue",
-        train=lambda items: dc.train(as_examples(items), as_examples(validation), list(LABEL_NAMES), config),
+        train=lambda items: dc.train(as_examples([*items, *extra]), as_examples(validation), list(LABEL_NAMES), config),
         predict_proba=lambda model, items: dc.predict_proba(model, as_examples(items)),
     )
 
@@ -617,9 +671,12 @@ def self_label_rounds(
     self_min_confidence: float = 0.9,
     method: str = "faiss",
     chunk_size: int = 2000,
+    recipe: str = "measured",
 ) -> dict[str, Any]:
     """Base -> +SBERT -> +self-labeled -> +SBERT(self), both learners scored on the fixed test split
     every round; registers the last round's dialogue classifier and fastText model versions.
+    The dialogue classifier trains with `recipe` (see `dialogue_classifier_learner`): "measured"
+    learns from every worker's answer, the training-split dialogues with no majority included.
     The unlabeled dialogues are read `chunk_size` at a time; the result reports the job's peak
     resident memory (`peak_rss_mb`)."""
     from mlworkers.ml.memory import PeakMemory
@@ -627,7 +684,7 @@ def self_label_rounds(
     with PeakMemory() as peak:
         result = _self_label_rounds(
             job, epochs, first_threshold, second_threshold, self_per_label, self_min_confidence, method, chunk_size,
-            lr=lr, head_lr=head_lr,
+            lr=lr, head_lr=head_lr, recipe=recipe,
         )  # fmt: skip
     result.update(peak.as_result())
     report_progress(job, 4, 4, f"rounds done; peak memory {peak.megabytes} MB")
@@ -636,7 +693,7 @@ def self_label_rounds(
 
 def _self_label_rounds(
     job, epochs, first_threshold, second_threshold, self_per_label, self_min_confidence, method, chunk_size,
-    lr=None, head_lr=None,
+    lr=None, head_lr=None, recipe="measured",
 ) -> dict[str, Any]:  # fmt: skip
     from mlworkers.ml.similarity import SEARCHERS
 
@@ -647,8 +704,12 @@ def _self_label_rounds(
         # no validation: no epoch could be chosen; no test: every figure would be a meaningless 0.0
         raise NoGoldLabels("the rounds need crowd gold labels in the train, validation and test splits")
     store = turn_embedding_store(progress=lambda d, t: report_progress(job, d, t, f"embedding turns {d}/{t}"))
+    # the workers' answers: soft targets for the gold, and the no-majority dialogues as extra training
+    votes = crowd_votes([TurnLabel.TRAIN]) if recipe == "measured" else {}
+    no_majority = no_majority_items(votes)
+    validation_items = _dialogue_items(list(validation_gold), validation_gold)
     learners = [
-        dialogue_classifier_learner(epochs, _dialogue_items(list(validation_gold), validation_gold), lr, head_lr),
+        dialogue_classifier_learner(epochs, validation_items, lr, head_lr, recipe, votes, no_majority),
         fasttext_learner(),
     ]
     config = rounds_core.RoundsConfig(
@@ -663,18 +724,19 @@ def _self_label_rounds(
     outcome = rounds_core.run_rounds(
         _dialogue_items(list(train_gold), train_gold),
         test_items,
-        DialoguePool(unlabeled_targets()),
+        # a no-majority dialogue trains on its votes: it never takes an SBERT or self label as well
+        DialoguePool(sorted(set(unlabeled_targets()) - {item.key for item in no_majority})),
         learners,
         rounds_core.vector_expander(DialogueVectors(store), search=SEARCHERS[method]),
         config,
         progress=_progress(job),
     )
-    validation_items = _dialogue_items(list(validation_gold), validation_gold)
     calibrated = {
         learner.name: _measured_learner(learner, outcome.models[learner.name], validation_items, test_items)
         for learner in learners
     }
-    return _save_rounds(job, outcome, calibrated)
+    crowd = {"recipe": recipe, "gold_with_votes": len(set(votes) & set(train_gold)), "no_majority": len(no_majority)}
+    return _save_rounds(job, outcome, calibrated, crowd)
 
 
 def _measured_learner(learner: rounds_core.Learner, model, validation, test) -> dict[str, Any]:
@@ -689,11 +751,11 @@ def _measured_learner(learner: rounds_core.Learner, model, validation, test) -> 
 
 
 def _save_rounds(
-    job: JobRun, outcome: rounds_core.RoundsOutcome, calibrated: dict[str, dict[str, Any]]
+    job: JobRun, outcome: rounds_core.RoundsOutcome, calibrated: dict[str, dict[str, Any]], crowd: dict[str, Any]
 ) -> dict[str, Any]:
     table = outcome.table()
     last = outcome.rounds[-1]
-    training = {"job": job.pk, "rounds": table}
+    training = {"job": job.pk, "rounds": table, **crowd}
     dialogue_version = register_model_version(
         ModelVersion.DIALOGUE,
         stamped(f"dialogue classifier, round {last.round} ({last.name})"),
@@ -718,6 +780,7 @@ def _save_rounds(
         "fasttext_bytes": _folder_bytes(artifact_path(fasttext_version)),
         "new_labels": created,
         "by_source": dict(Counter(n.source for n in outcome.new_labels)),
+        **crowd,
     }
 
 
@@ -754,7 +817,7 @@ def _step_parameters(step: str, options: dict[str, Any], outputs: dict[str, Any]
         version = outputs.get("suggest_version")
         return ({"model_version_id": version} if version else {}) | chosen
     if step == "self_label_rounds":
-        return {k: options[k] for k in ("epochs",) if options.get(k)}
+        return {k: options[k] for k in ("epochs", "recipe") if options.get(k)}
     if step == "bulk_annotate":
         return {"model_version_id": _chosen_dialogue_version(outputs)}
     return {}

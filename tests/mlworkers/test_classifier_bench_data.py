@@ -35,3 +35,36 @@ def test_edos_examples_carry_votes_and_no_majority_dialogues_stay_out_of_the_spl
     _, validation, test = bench.stratified_split(majority, 13)
     assert (len(validation), len(test)) == (1783, 1782)
     assert all(example.label for example in validation + test)
+
+
+def test_the_bench_defaults_are_the_measured_recipe_the_pipeline_trains_with(bench, monkeypatch):
+    from mlworkers.ml.dialogue_classifier import MEASURED_RECIPE
+
+    monkeypatch.setattr("sys.argv", ["classifier_edos.py"])
+    config = bench._config(bench.parse_args(), seed=13)
+    assert {key: getattr(config, key) for key in MEASURED_RECIPE} == MEASURED_RECIPE
+    assert (config.soft_target_weight, config.ema_decay, config.epochs) == (1.0, 0.995, 3)
+
+
+def test_a_saved_seed_is_read_back_only_for_the_same_recipe_and_splits(bench, tmp_path, monkeypatch):
+    from mlworkers.ml.dialogue_classifier import DialogueExample
+
+    monkeypatch.setattr("sys.argv", ["classifier_edos.py", "--save", str(tmp_path)])
+    args = bench.parse_args()
+    split = [DialogueExample(["hi", "I won!"], "Joyful", ("Joyful", "Joyful", "Proud"))]
+    splits = {name: bench._fingerprint(split) for name in ("train", "validation", "test")}
+    recipe = bench._recipe(bench._config(args, 13), splits)
+    scores = {"macro_f1": 0.5, "accuracy": 0.5, "top3": 0.9, "val_macro_f1": 0.4, "train_s": 3.0}
+    (tmp_path / "seed-13.json").write_text(bench.json.dumps({"recipe": recipe, "scores": scores}))
+    assert bench._saved_scores(args, 13, recipe) == scores
+    assert bench._saved_scores(args, 14, recipe) is None  # no file for that seed
+    relabeled = [DialogueExample(["hi", "I won!"], "Proud", ("Joyful", "Joyful", "Proud"))]
+    other_split = dict(splits, test=bench._fingerprint(relabeled))
+    assert other_split["test"] != splits["test"]
+    assert bench._saved_scores(args, 13, bench._recipe(bench._config(args, 13), other_split)) is None
+    monkeypatch.setattr("sys.argv", ["classifier_edos.py", "--save", str(tmp_path), "--epochs", "2"])
+    other_recipe = bench._recipe(bench._config(bench.parse_args(), 13), splits)
+    assert bench._saved_scores(args, 13, other_recipe) is None
+    # where and how fast it ran is not part of the recipe
+    monkeypatch.setattr("sys.argv", ["classifier_edos.py", "--save", str(tmp_path), "--threads", "1"])
+    assert bench._recipe(bench._config(bench.parse_args(), 13), splits) == recipe

@@ -14,7 +14,8 @@ from annotation.taxonomy import LABEL_NAMES
 from jobs import runtime as jobs
 from jobs.models import JobRun
 from jobs.registry import InvalidParameters
-from labeling.models import Campaign, HITItem
+from labeling.campaigns import create_campaign
+from labeling.models import AggregatedLabel, Campaign, HITItem
 from mlworkers import pipeline
 from mlworkers.ml.sentence_classifier import read_labeled_sentences
 from mlworkers.registry import artifact_path
@@ -234,17 +235,28 @@ def test_self_label_rounds_report_four_rounds_for_both_models_and_register_them(
         add_crowd_label(dialogue, DIALOGUES[index][1], split=TurnLabel.VALIDATION)
     twin = _twin(7, "twin")  # the same words as a training dialogue: the SBERT round labels it
     Dialogue.objects.filter(pk=twin.pk).update(split="train")
-    reads = []
+    # the crowd answered one more training dialogue without a majority: it trains on its votes
+    no_majority = dialogues[21]
+    Dialogue.objects.filter(pk=no_majority.pk).update(split="train")
+    AggregatedLabel.objects.create(
+        campaign=create_campaign("votes"), dialogue=no_majority, turn=last_turn(no_majority),
+        votes={"Joyful": 1, "Content": 1, "Proud": 1}, answer_count=3,
+    )  # fmt: skip
+    reads, pooled = [], []
     original_read = pipeline.DialoguePool.read
 
     def spying_read(pool, keys):
         reads.append(len(keys))
+        pooled.extend(keys)
         return original_read(pool, keys)
 
     with mock.patch.object(pipeline.DialoguePool, "read", spying_read):
         job = run("self_label_rounds", django_capture_on_commit_callbacks, epochs=1, chunk_size=2)
     assert job.status == JobRun.SUCCEEDED, job.error
     assert reads and max(reads) <= 2  # the unlabeled dialogues' texts are read two at a time
+    assert (job.result["recipe"], job.result["no_majority"]) == ("measured", 1)
+    assert last_turn(no_majority).pk not in pooled  # never a candidate for an SBERT or self label
+    assert not TurnLabel.objects.filter(turn__dialogue=no_majority).exists()
     assert job.result["peak_rss_mb"] > 0 and job.result["peak_rss_method"] in ("kernel", "sampled")
     assert job.result["fasttext_bytes"] < 1_000_000  # the default 2M buckets wrote 382 MB
     table = job.result["table"]
