@@ -1,14 +1,20 @@
-"""Sharded bulk annotation across workers: the same job on 1 worker and on 2 (one torch thread
-each), against PostgreSQL and Redis, each worker a real `run_worker` process.
+"""Sharded jobs across workers: the same job on 1 worker and on 2 (one torch thread each), against
+PostgreSQL and Redis, each worker a real `run_worker` process.
 
     .venv/bin/python bench/shards.py [--dialogues 600] [--shards 4] [--max-workers 2]
+    .venv/bin/python bench/shards.py --job ingest [--files 400] [--files-per-shard 50]
 
-Makes a scratch database (bench_shards, dropped first), writes synthetic dialogues (the generator
-of bench/inference.py) and an untrained packaged-MiniLM dialogue classifier, then for 1..max workers:
-deletes the predictions, starts the workers, queues `bulk_annotate` with `shards`, and times it
-from queueing to the parent job's success. Every turn must be labeled once.
+Makes a scratch database (bench_shards, dropped first), then for 1..max workers starts the workers,
+queues the job and times it from queueing to the parent job's success:
+- `bulk_annotate` (default): synthetic dialogues (the generator of bench/inference.py) and an
+  untrained packaged-MiniLM dialogue classifier; the predictions are deleted before each run; the
+  job splits into `--shards` dialogue id ranges. Every turn must be labeled once.
+- `ingest`: `--files` synthetic SubRip files (one movie per folder, dialogues 6 s apart, written
+  here) in a scratch folder; everything ingested is deleted before each run; the job splits into
+  shards of `--files-per-shard` files. Every file must be stored once, with the same dialogues and
+  turns on every run.
 
-Ends with one line: speedup=<t1/t2> one_worker_s= two_workers_s= turns=
+Ends with one line: speedup=<t1/t2> one_worker_s= two_workers_s= turns=  (ingest: also files=)
 """
 
 import os
@@ -83,20 +89,52 @@ def make_model():
     return register_model_version(ModelVersion.DIALOGUE, "bench (untrained)", clf)
 
 
-def timed_run(env: dict, workers: int, version, shards: int, folder: Path) -> float:
-    from annotation.models import Prediction, Turn
-    from jobs.models import JobRun
-    from jobs.runtime import start_job
+def write_subtitles(folder: Path, files: int) -> Path:
+    """`files` SubRip files, one per movie folder: dialogues of synthetic lines, 6 s apart (a new
+    dialogue each time), the turns of one dialogue 2.5 s apart."""
+    from bench.inference import synthetic_dialogues
 
-    Prediction.objects.all().delete()
-    processes = [
+    root = folder / "subtitles"
+    dialogues = synthetic_dialogues(files * 200, seed=11)
+    for number in range(files):
+        movie = root / f"movie-{number:05d}"
+        movie.mkdir(parents=True)
+        cues, clock = [], 10.0
+        for _ in range(40):
+            for text in next(dialogues):
+                cues.append(f"{len(cues) + 1}\n{_stamp(clock)} --> {_stamp(clock + 2.0)}\n- {text}\n")
+                clock += 2.5
+            clock += 6.0
+        (movie / f"Synthetic Movie {number} (2001).srt").write_text("\n".join(cues), encoding="utf-8")
+    return root
+
+
+def _stamp(seconds: float) -> str:
+    millis = round(seconds * 1000)
+    return f"{millis // 3_600_000:02d}:{millis // 60_000 % 60:02d}:{millis // 1000 % 60:02d},{millis % 1000:03d}"
+
+
+def ingested() -> tuple[int, int, int]:
+    """(subtitle files, dialogues, turns) stored; a file stored twice fails the bench."""
+    from django.db.models import Count
+
+    from annotation.models import Dialogue, SubtitleFile, Turn
+
+    doubled = SubtitleFile.objects.values("sha256").annotate(n=Count("id")).filter(n__gt=1).count()
+    if doubled:
+        raise SystemExit(f"{doubled} subtitle files stored more than once")
+    return SubtitleFile.objects.count(), Dialogue.objects.count(), Turn.objects.count()
+
+
+def start_workers(env: dict, workers: int, queue: str, folder: Path) -> list[subprocess.Popen]:
+    return [
         subprocess.Popen(
             [
                 sys.executable,
                 "manage.py",
                 "run_worker",
                 "--queues",
-                "ml",
+                queue,
                 "--pool",
                 "solo",
                 "--hostname",
@@ -104,16 +142,22 @@ def timed_run(env: dict, workers: int, version, shards: int, folder: Path) -> fl
             ],
             cwd=REPO,
             env=env,
-            stdout=(folder / f"worker{workers}-{n}.log").open("w"),
+            stdout=(folder / f"{queue}-worker{workers}-{n}.log").open("w"),
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )  # fmt: skip
         for n in range(workers)
     ]
+
+
+def run_and_wait(processes: list[subprocess.Popen], kind: str, parameters: dict) -> float:
+    from jobs.models import JobRun
+    from jobs.runtime import start_job
+
     try:
         time.sleep(8)  # the workers import torch and connect
         started = time.perf_counter()
-        job = start_job("bulk_annotate", {"model_version_id": version.pk, "shards": shards, "chunk_size": 500})
+        job = start_job(kind, parameters)
         while True:
             job.refresh_from_db()
             if job.is_finished:
@@ -125,7 +169,28 @@ def timed_run(env: dict, workers: int, version, shards: int, folder: Path) -> fl
             os.killpg(process.pid, signal.SIGTERM)
             process.wait(timeout=60)
     if job.status != JobRun.SUCCEEDED:
-        raise SystemExit(f"bulk_annotate ended {job.status}: {job.error}")
+        raise SystemExit(f"{kind} ended {job.status}: {job.error}")
+    return seconds
+
+
+def timed_ingest(env: dict, workers: int, root: Path, files_per_shard: int, folder: Path) -> tuple[float, tuple]:
+    from annotation.models import Movie, SubtitleFile
+
+    SubtitleFile.objects.all().delete()
+    Movie.objects.all().delete()
+    parameters = {"paths": [str(root)], "files_per_shard": files_per_shard, "chunk_size": 10}
+    seconds = run_and_wait(start_workers(env, workers, "default", folder), "ingest", parameters)
+    stored = ingested()
+    print(f"{workers} worker(s): {seconds:.1f} s for {stored[0]} files, {stored[1]} dialogues, {stored[2]} turns")
+    return seconds, stored
+
+
+def timed_run(env: dict, workers: int, version, shards: int, folder: Path) -> float:
+    from annotation.models import Prediction, Turn
+
+    Prediction.objects.all().delete()
+    parameters = {"model_version_id": version.pk, "shards": shards, "chunk_size": 500}
+    seconds = run_and_wait(start_workers(env, workers, "ml", folder), "bulk_annotate", parameters)
     labeled = Prediction.objects.filter(model_version=version).count()
     if labeled != Turn.objects.count() or Prediction.objects.values("turn").distinct().count() != labeled:
         raise SystemExit(f"{labeled} predictions for {Turn.objects.count()} turns")
@@ -141,6 +206,9 @@ def main() -> None:
     parser.add_argument("--shards", type=int, default=4)
     parser.add_argument("--max-workers", type=int, default=2)
     parser.add_argument("--broker", default="redis://127.0.0.1:6379/12")
+    parser.add_argument("--job", choices=["bulk_annotate", "ingest"], default="bulk_annotate")
+    parser.add_argument("--files", type=int, default=400, help="ingest: synthetic subtitle files")
+    parser.add_argument("--files-per-shard", type=int, default=50, help="ingest: files per shard")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="shards-bench-"))
     env = prepare_environment(folder, args.broker)
@@ -152,6 +220,8 @@ def main() -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
+    if args.job == "ingest":
+        return ingest_main(args, env, folder)
     turns = make_corpus(args.dialogues)
     version = make_model()
     times = {
@@ -159,6 +229,21 @@ def main() -> None:
     }
     one, two = times[1], times.get(2, times[1])
     print(f"speedup={one / two:.2f} one_worker_s={one:.1f} two_workers_s={two:.1f} turns={turns}")
+
+
+def ingest_main(args: argparse.Namespace, env: dict, folder: Path) -> None:
+    root = write_subtitles(folder, args.files)
+    runs = {
+        workers: timed_ingest(env, workers, root, args.files_per_shard, folder)
+        for workers in range(1, args.max_workers + 1)
+    }
+    if len({stored for _, stored in runs.values()}) != 1:
+        raise SystemExit(f"the runs stored different things: {runs}")
+    (files, _, turns) = runs[1][1]
+    if files != args.files:
+        raise SystemExit(f"{files} of {args.files} files stored")
+    one, two = runs[1][0], runs.get(2, runs[1])[0]
+    print(f"speedup={one / two:.2f} one_worker_s={one:.1f} two_workers_s={two:.1f} turns={turns} files={files}")
 
 
 if __name__ == "__main__":
