@@ -13,8 +13,9 @@ split as the rounds train it (the measured recipe, the workers' votes; validatio
 registered, so `suggest_train` weighs it too (slow on a CPU: about 45 minutes for 3 epochs).
 
 Prints each candidate's validation figures and the chosen model's test figures, then one line:
-`top1=… top3=… macro_f1=… ece=… precision_at_0.9=… weak_top1=… weak_top3=… wall_s=…`
-(top1/top3 on the gold TEST split; weak_* are the seed weak labeler's on the same split, trained
+`top1=… top3=… macro_f1=… ece=… precision_at_0.9=… share_at_0.9=… top3_at_0.9=… weak_top1=… weak_top3=… wall_s=…`
+(top1/top3 on the gold TEST split; top3_at_0.9 among the test dialogues whose confidence reaches the
+prefilter's 0.9, the ones the crowd would see, as the paper's crowd did; weak_* are the seed weak labeler's on the same split, trained
 after the timed part; wall_s runs from the import to the suggestion model's predictions).
 """
 
@@ -134,6 +135,7 @@ def _print_result(suggest: dict, weak: dict, wall: float) -> None:
     print(
         f"top1={test['top1']:.4f} top3={test['top3']:.4f} macro_f1={test['macro_f1']:.4f} "
         f"ece={test['calibration']['ece']:.4f} precision_at_0.9={_fmt(at['precision'])} share_at_0.9={at['share']:.4f} "
+        f"top3_at_0.9={_fmt(at.get('top3'))} "
         f"weak_top1={weak['top1']:.4f} weak_top3={weak['top3']:.4f} wall_s={wall:.0f}"
     )
 

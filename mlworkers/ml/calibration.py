@@ -82,11 +82,16 @@ def fit_temperature(probabilities: np.ndarray, targets: Sequence[int], iteration
 
 def top_k_hit_rate(probabilities: np.ndarray, targets: Sequence[int], k: int = TOP_K) -> float:
     """Share of rows whose target is among the k most probable labels."""
+    hits = _in_top_k(probabilities, targets, k)
+    return float(hits.mean()) if len(hits) else 0.0
+
+
+def _in_top_k(probabilities: np.ndarray, targets: Sequence[int], k: int) -> np.ndarray:
     targets = np.asarray(targets, dtype=np.int64)
     if not len(targets):
-        return 0.0
+        return np.zeros(0, dtype=bool)
     best = np.argsort(-np.asarray(probabilities), axis=1, kind="stable")[:, :k]
-    return float((best == targets[:, None]).any(axis=1).mean())
+    return (best == targets[:, None]).any(axis=1)
 
 
 def _at_least(confidence: np.ndarray, threshold: float) -> np.ndarray:
@@ -94,17 +99,27 @@ def _at_least(confidence: np.ndarray, threshold: float) -> np.ndarray:
     return confidence >= np.asarray(threshold, dtype=confidence.dtype)
 
 
-def precision_at(confidence: np.ndarray, correct: np.ndarray, threshold: float = PREFILTER_THRESHOLD) -> dict:
-    """Precision of the predictions with confidence >= threshold (the threshold itself included)."""
+def precision_at(
+    confidence: np.ndarray,
+    correct: np.ndarray,
+    threshold: float = PREFILTER_THRESHOLD,
+    in_top_k: np.ndarray | None = None,
+) -> dict:
+    """Precision of the predictions with confidence >= threshold (the threshold itself included);
+    with `in_top_k` (per row: the target is among the k best), also the top-k hit rate of those
+    rows: what the crowd meets, as the prefilter sends only them."""
     confidence, correct = np.asarray(confidence), np.asarray(correct, dtype=bool)
     kept = _at_least(confidence, threshold)
     count = int(kept.sum())
-    return {
+    report = {
         "threshold": threshold,
         "count": count,
         "share": float(kept.mean()) if len(kept) else 0.0,
         "precision": float(correct[kept].mean()) if count else None,
     }
+    if in_top_k is not None:
+        report["top3"] = float(np.asarray(in_top_k, dtype=bool)[kept].mean()) if count else None
+    return report
 
 
 def reliability_bins(confidence: np.ndarray, correct: np.ndarray, bins: int = RELIABILITY_BINS) -> list[dict]:
@@ -145,9 +160,10 @@ def calibration_report(
     targets = np.asarray(targets, dtype=np.int64)
     confidence = probabilities.max(axis=1) if len(targets) else np.zeros(0)
     correct = probabilities.argmax(axis=1) == targets if len(targets) else np.zeros(0, dtype=bool)
+    in_top_k = _in_top_k(probabilities, targets, TOP_K)
     bins = reliability_bins(confidence, correct)
     return {
-        "at_threshold": precision_at(confidence, correct, threshold),
+        "at_threshold": precision_at(confidence, correct, threshold, in_top_k),
         "ece": expected_calibration_error(bins),
         "nll": negative_log_likelihood(probabilities, targets),
         "bins": bins,

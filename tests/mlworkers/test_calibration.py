@@ -92,7 +92,22 @@ def test_measure_reports_top1_top3_macro_f1_per_label_and_calibration():
         "count": 1,
         "share": pytest.approx(1 / 3),
         "precision": 1.0,
+        "top3": 1.0,
     }
+
+
+def test_the_top_3_hit_rate_among_the_confident_rows_is_what_the_prefilter_sends_the_crowd():
+    probabilities = np.array(
+        [
+            [0.92, 0.04, 0.02, 0.02],  # confident, target third best: a hit
+            [0.90, 0.05, 0.03, 0.02],  # exactly 0.9 counts; target fourth: a miss
+            [0.40, 0.30, 0.20, 0.10],  # not confident: left out whatever its target
+            [0.95, 0.03, 0.01, 0.01],  # confident and right
+        ]
+    )
+    at = measure(probabilities, [2, 3, 3, 0], LABELS)["calibration"]["at_threshold"]
+    assert (at["count"], at["precision"], at["top3"]) == (3, pytest.approx(1 / 3), pytest.approx(2 / 3))
+    assert precision_at(np.array([0.3]), np.array([True]), 0.9, np.array([True]))["top3"] is None
 
 
 def _overconfident_set(seed: int, n: int = 3000, labels: int = 8, sharpen: float = 3.0):

@@ -123,6 +123,8 @@ def test_the_model_page_shows_the_figures_and_the_reliability_diagram(
     assert page.count('<g class="bin">') == len(filled) > 0
     assert "Top-3 hit rate" in page and "Expected calibration error" in page
     assert "Precision at confidence ≥ 0.9" in page and "Temperature" in page
+    confident = version.metrics["test"]["calibration"]["at_threshold"]
+    assert ('id="top3-at-threshold"' in page) == (confident["top3"] is not None)
     assert 'id="candidates"' in page and "(chosen)" in page
     # the weak labeler's page too: measured on the gold once there is gold
     weak_page = client.get(reverse("mlworkers:model_version_detail", args=[weak.pk])).content.decode()
