@@ -1,4 +1,4 @@
-"""A database that is briefly away (restarting, failing over, out of connections) answers 503.
+"""A database (or job broker) that is briefly away (restarting, failing over) answers 503.
 
 PostgreSQL restarting under a running site breaks every open connection: the next query raises
 django.db.OperationalError (or InterfaceError on a connection psycopg already closed). Uncaught,
@@ -7,7 +7,8 @@ middleware turns exactly those two errors, raised by a view, into 503 Service Un
 Retry-After: a short message for htmx requests (static/labeling/hit.js shows it and sends the
 request again, the answer still on the screen), and a page that needs no database otherwise.
 Django closes the broken connection when the request ends (errors_occurred), so the next request
-connects afresh. Every other error (IntegrityError, a bug) is left alone.
+connects afresh. The same for kombu's OperationalError: the job broker (Redis) away when a view
+queues a job. Every other error (IntegrityError, a bug) is left alone.
 """
 
 import logging
@@ -15,6 +16,7 @@ import logging
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
+from kombu.exceptions import OperationalError as BrokerUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -30,9 +32,9 @@ class DatabaseUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if not isinstance(exception, OperationalError | InterfaceError):
+        if not isinstance(exception, OperationalError | InterfaceError | BrokerUnavailable):
             return None
-        logger.warning("database unavailable on %s %s: %s", request.method, request.path, exception)
+        logger.warning("database or broker unavailable on %s %s: %s", request.method, request.path, exception)
         return unavailable_response(request)
 
 

@@ -352,9 +352,10 @@ def _recover(job: JobRun) -> bool:
 
 
 def republish_queued_jobs() -> list[int]:
-    """Queue a message again for every queued job. A worker on the embedded broker runs this when it
-    starts: that broker forgets a message a killed worker had fetched but not started, which would
-    leave its job queued forever. A duplicate message is harmless: only one claim succeeds."""
+    """Queue a message again for every queued job. Every worker runs this whenever it connects to
+    the broker (jobs.worker): the embedded broker forgets a message a killed worker had fetched but
+    not started, and a Redis restarted without its data forgets them all, which would leave their
+    jobs queued forever. A duplicate message is harmless: only one claim succeeds."""
     queued = list(JobRun.objects.filter(status=JobRun.QUEUED).order_by("pk").values_list("pk", "kind"))
     for job_id, kind in queued:
         _queue(job_id, registry.get(kind).queue)

@@ -92,6 +92,18 @@ def test_a_submit_sent_again_changes_nothing_and_leads_to_the_feedback(client, a
     assert Assignment.objects.filter(hit=assignment.hit, status=Assignment.SUBMITTED).count() == 1
 
 
+def test_a_job_queued_while_the_broker_is_away_is_a_503(client, researcher, tiny_corpus):
+    from kombu.exceptions import OperationalError as BrokerUnavailable
+
+    campaign = open_campaign()
+    client.force_login(researcher)
+    # views run in autocommit: start_job publishes at once, inside the view
+    with mock.patch("jobs.runtime._queue", side_effect=BrokerUnavailable("Connection refused")):
+        response = client.post(reverse("labeling:campaign_aggregate", args=[campaign.pk]))
+    assert response.status_code == 503 and response["Retry-After"] == "2"
+    assert "Briefly unavailable" in response.content.decode()
+
+
 def test_other_database_errors_are_not_hidden_as_unavailable(client, assignment):
     bug = IntegrityError("a real bug")
     with mock.patch("labeling.services.save_answer", side_effect=bug), pytest.raises(IntegrityError):
