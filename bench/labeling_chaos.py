@@ -90,14 +90,15 @@ def port_open(port: int) -> bool:
 
 
 def kill(process: subprocess.Popen | None, sig: int = signal.SIGTERM, wait: float = 15) -> None:
-    """Stop a process this bench started (by its own Popen, never by name)."""
+    """Stop a server this bench started, with its children: each runs in a session of its own
+    (Servers._spawn), so its process group is its pid. By its own Popen, never by name."""
     if process is None or process.poll() is not None:
         return
     try:
-        process.send_signal(sig)
+        os.killpg(process.pid, sig)
         process.wait(timeout=wait)
     except subprocess.TimeoutExpired:
-        process.kill()
+        os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=5)
     except ProcessLookupError:
         pass
@@ -123,6 +124,7 @@ class Servers:
         self.worker: subprocess.Popen | None = None
         self.pg_started = False
         self.env: dict[str, str] = {}
+        self.spawned: list[subprocess.Popen] = []  # every server process started, restarted ones too
 
     @property
     def database_url(self) -> str:
@@ -136,9 +138,12 @@ class Servers:
         return open(self.logs / f"{name}.log", "ab")
 
     def _spawn(self, name: str, command: list[str], **options) -> subprocess.Popen:
-        """Start a server with its output in logs/<name>.log (the child keeps the file open)."""
+        """Start a server with its output in logs/<name>.log (the child keeps the file open), in a
+        session of its own: a Ctrl-C reaches this bench only, which then stops it."""
         with self._log(name) as log:
-            return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, **options)
+            process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, **options)
+        self.spawned.append(process)
+        return process
 
     # Redis
     def start_redis(self) -> None:
@@ -155,7 +160,10 @@ class Servers:
     # PostgreSQL
     def _pg(self, *arguments: str, check: bool = True) -> subprocess.CompletedProcess:
         with self._log("pg_ctl") as log:
-            return subprocess.run(self.as_postgres + list(arguments), stdout=log, stderr=subprocess.STDOUT, check=check)
+            return subprocess.run(
+                self.as_postgres + list(arguments), stdout=log, stderr=subprocess.STDOUT, check=check,
+                start_new_session=True,  # the postmaster it starts is not in this bench's Ctrl-C group
+            )  # fmt: skip
 
     def start_postgres(self) -> None:
         for folder in (self.pg_data, self.pg_socket):
@@ -214,12 +222,19 @@ class Servers:
         self.worker = self._spawn("worker", command, cwd=REPO, env=self.env)
 
     def stop_all(self) -> None:
-        for process in (self.worker, self.gunicorn, self.redis):
+        stopped = []
+        for name, process in (("Celery worker", self.worker), ("gunicorn", self.gunicorn), ("Redis", self.redis)):
+            if process is None:
+                continue
             try:
                 kill(process)
+                stopped.append(f"{name} {process.pid} ({process.returncode})")
             except Exception as error:  # go on: every other server still has to stop
-                print(f"stopping pid {process.pid}: {error!r}", file=sys.stderr)
+                print(f"stopping {name} {process.pid}: {error!r}", file=sys.stderr)
+        for process in self.spawned:  # anything left over (a server restarted while stopping)
+            kill(process, signal.SIGKILL)
         self.stop_postgres()
+        print("stopped:", ", ".join(stopped + ["PostgreSQL"]), flush=True)
 
 
 # --- Faults --------------------------------------------------------------------------------------
@@ -313,6 +328,7 @@ class Tally:
     submitted: list[int] = field(default_factory=list)  # submits acknowledged with success
     errors_shown: int = 0
     retries: int = 0
+    silent_resends: int = 0
     http_500: int = 0
     failures: Counter = field(default_factory=Counter)
     gave_up: list[str] = field(default_factory=list)
@@ -321,9 +337,27 @@ class Tally:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
+class CountingBrowser(Browser):
+    """labeling_load's Browser, counting the requests it resends at once on a fresh connection
+    (the server closed the kept-alive one, or the worker holding it was killed), as browsers do
+    without showing anything."""
+
+    def __init__(self, port: int, session_key: str, tally: "Tally") -> None:
+        super().__init__(port, session_key)
+        self.tally = tally
+
+    def request(self, method: str, path: str, form: dict | None = None, htmx: bool = False):
+        connection = self.connection
+        answer = super().request(method, path, form, htmx)
+        if self.connection is not connection:
+            with self.tally.lock:
+                self.tally.silent_resends += 1
+        return answer
+
+
 class Annotator:
     def __init__(self, port: int, session_key: str, tally: Tally, give_up: float) -> None:
-        self.browser = Browser(port, session_key)
+        self.browser = CountingBrowser(port, session_key, tally)
         self.tally, self.give_up = tally, give_up
 
     def call(self, kind: str, method: str, path: str, form: dict | None = None, htmx: bool = False):
@@ -507,6 +541,7 @@ def main() -> None:
     hits = args.hits or max(4, int(args.annotators * args.duration / (20 * args.think * 1.2) / 3) + 2)
 
     signal.signal(signal.SIGTERM, stop_like_ctrl_c)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # also when started in the background
     scratch = Path(tempfile.mkdtemp(prefix="labeling-chaos-"))
     servers = Servers(scratch, args.workers, args.threads)
     stop = threading.Event()
@@ -568,7 +603,10 @@ def main() -> None:
             f"p95 {percentile(values, 0.95):7.1f} ms  max {max(values, default=0):8.1f} ms"
         )
     print("failed tries (shown as 'Not saved yet', then retried):", dict(tally.failures.most_common()) or "none")
-    print(f"HTTP 500 answers: {tally.http_500}; requests given up: {len(tally.gave_up)}")
+    print(
+        f"HTTP 500 answers: {tally.http_500}; requests given up: {len(tally.gave_up)}; resent at once on a "
+        f"new connection (not shown, as a browser does): {tally.silent_resends}"
+    )
     print(
         f"jobs: {sum(job_statuses.values())} recorded, {dict(job_statuses)}; queueing raised "
         f"{len(tally.jobs_not_queued)} times (broker or database away): {Counter(tally.jobs_not_queued)}"
