@@ -12,7 +12,8 @@ request or the command that queued it. The flow:
                              job was cancelled or taken over, so cancel stops it within one chunk
     requeue_stale_jobs()     run by every worker every JOB_SWEEP_SECONDS: a running job with no
                              heartbeat for JOB_STALE_SECONDS is queued again (its work is chunked
-                             and idempotent), up to JOB_MAX_ATTEMPTS, then failed with the reason
+                             and idempotent), up to JOB_MAX_ATTEMPTS, then failed with the reason;
+                             a job that loses the database (a restart) is queued again at once
     run_in_shards(job, ps)   called by a job function to split its work: one child JobRun (a shard)
                              per parameter set, queued together as a Celery group so every worker of
                              the queue takes some; the parent waits (running, no worker held), its
@@ -27,7 +28,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections, connection, transaction
+from django.db import InterfaceError, OperationalError, close_old_connections, connection, transaction
 from django.db.models import F, Q, Sum
 from django.utils import timezone
 
@@ -35,6 +36,10 @@ from jobs import registry
 from jobs.models import JobRun
 
 logger = logging.getLogger(__name__)
+
+# The database went away under a running job (a restart, a failover): transient, not the job's fault.
+DATABASE_AWAY = (OperationalError, InterfaceError)
+DATABASE_RETRY_SECONDS = 5
 
 
 class JobCannotRun(RuntimeError):
@@ -142,11 +147,49 @@ def _execute(job: JobRun) -> dict[str, Any]:
     except JobCannotRun as reason:
         _finish(job, JobRun.FAILED, error=str(reason).splitlines()[0] if str(reason) else "cannot run")
         return {"job": job.pk, "failed": str(reason)}
+    except DATABASE_AWAY as exc:
+        _drop_broken_connection()
+        try:
+            if _requeue_after_database_error(job, exc):
+                return {"job": job.pk, "requeued": f"{type(exc).__name__}: {exc}"}
+        except DATABASE_AWAY:
+            # still away: the job stays running with no heartbeat; the stale-job sweep queues it again
+            _drop_broken_connection()
+            return {"job": job.pk, "database_away": str(exc)}
+        _finish(job, JobRun.FAILED, error=f"{type(exc).__name__}: {exc}")
+        raise
     except Exception as exc:
         _finish(job, JobRun.FAILED, error=f"{type(exc).__name__}: {exc}")
         raise
     _finish(job, JobRun.SUCCEEDED, result=result)
     return result
+
+
+def _drop_broken_connection() -> None:
+    """Close the connection that failed, so the next query connects afresh (a worker runs jobs
+    outside any transaction; inside one, as in tests, the caller's transaction owns it)."""
+    if not connection.in_atomic_block:
+        connection.close()
+
+
+def _requeue_after_database_error(job: JobRun, error: Exception) -> bool:
+    """Queue a job that lost the database again, DATABASE_RETRY_SECONDS later (the database is
+    likely restarting), up to JOB_MAX_ATTEMPTS: its work is chunked and idempotent, so the next
+    attempt goes on where this one stopped. False when its attempts are used up."""
+    from jobs.tasks import run_job_task
+
+    limit = _setting("JOB_MAX_ATTEMPTS", 3)
+    if job.attempts >= limit:
+        return False
+    first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    requeued = JobRun.objects.filter(pk=job.pk, status=JobRun.RUNNING, attempts=job.attempts).update(
+        status=JobRun.QUEUED,
+        message=f"database unavailable ({first_line}); queued again, attempt {job.attempts + 1} of {limit}",
+    )
+    if requeued:
+        queue = registry.get(job.kind).queue
+        run_job_task.apply_async(args=[job.pk], queue=queue, countdown=DATABASE_RETRY_SECONDS)
+    return True
 
 
 def _finish(job: JobRun, status: str, *, result: dict | None = None, error: str = "") -> None:
@@ -352,9 +395,10 @@ def _recover(job: JobRun) -> bool:
 
 
 def republish_queued_jobs() -> list[int]:
-    """Queue a message again for every queued job. A worker on the embedded broker runs this when it
-    starts: that broker forgets a message a killed worker had fetched but not started, which would
-    leave its job queued forever. A duplicate message is harmless: only one claim succeeds."""
+    """Queue a message again for every queued job. Every worker runs this whenever it connects to
+    the broker (jobs.worker): the embedded broker forgets a message a killed worker had fetched but
+    not started, and a Redis restarted without its data forgets them all, which would leave their
+    jobs queued forever. A duplicate message is harmless: only one claim succeeds."""
     queued = list(JobRun.objects.filter(status=JobRun.QUEUED).order_by("pk").values_list("pk", "kind"))
     for job_id, kind in queued:
         _queue(job_id, registry.get(kind).queue)

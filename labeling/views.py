@@ -459,17 +459,25 @@ def _review_context(assignment: Assignment) -> dict:
 @login_required
 @require_POST
 def submit(request: HttpRequest, pk: int) -> HttpResponse:
+    """Submit, then show the quiz feedback. A second submit (a double click, or a replay after the
+    answer to the first was lost) changes nothing: it is refused with a message and leads to the
+    assignment, whose page is then the feedback."""
     assignment = _own_assignment(request, pk)
     try:
         services.submit_assignment(assignment)
     except SubmissionRefused as refused:
         messages.error(request, refused.message)
-        return redirect("labeling:assignment_detail", pk=pk)
-    response = redirect("labeling:assignment_feedback", pk=pk)
+        return _redirect(request, "labeling:assignment_detail", pk)
+    return _redirect(request, "labeling:assignment_feedback", pk)
+
+
+def _redirect(request: HttpRequest, name: str, pk: int) -> HttpResponse:
+    """A redirect; for htmx, an HX-Redirect (a 302 would be followed and swapped in place)."""
     if _is_htmx(request):
         response = HttpResponse(status=204)
-        response["HX-Redirect"] = reverse("labeling:assignment_feedback", args=[pk])
-    return response
+        response["HX-Redirect"] = reverse(name, args=[pk])
+        return response
+    return redirect(name, pk=pk)
 
 
 @login_required

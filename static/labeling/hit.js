@@ -101,4 +101,63 @@
   document.addEventListener("htmx:afterSwap", (event) => {
     if (event.detail.target && event.detail.target.id !== "save-status") shownAt = Date.now();
   });
+
+  // A request that fails (no network, or the server answering 5xx while it restarts: a 503 with
+  // Retry-After from config/db_unavailable.py) leaves the screen and its answer as they were: htmx
+  // swaps nothing on an error. Say so next to the buttons and send it again the way the annotator
+  // would (pick the answer again, press the same button), after Retry-After or 1, 2, 4... s; after
+  // RETRY_LIMIT tries, ask the annotator to press the button. The server stores a replayed answer
+  // once and a replayed submit once.
+  const RETRY_LIMIT = 6;
+  let failures = 0;
+  let retryTimer = null;
+
+  function showStatus(text, bad) {
+    const status = document.getElementById("save-status");
+    if (!status) return;
+    const span = document.createElement("span");
+    span.className = bad ? "bad" : "ok";
+    span.setAttribute("role", bad ? "alert" : "status");
+    span.textContent = text;
+    status.replaceChildren(span);
+  }
+
+  // The same action again: which button or pick sent the request that failed.
+  function replayOf(detail) {
+    const elt = detail.elt;
+    if (elt && elt.id === "submit-form") return () => clickNav("next");
+    const go = detail.requestConfig && detail.requestConfig.formData ? detail.requestConfig.formData.get("go") : null;
+    if (go === "next" || go === "back") return () => clickNav(go);
+    const picked = document.querySelector('#item-form input[name="answer"]:checked');
+    if (picked) return () => picked.dispatchEvent(new Event("change", { bubbles: true }));
+    return null;
+  }
+
+  function requestFailed(event) {
+    const xhr = event.detail.xhr;
+    const status = xhr ? xhr.status : 0;
+    if (status && status < 500) return; // the server's own answer (a refusal), not a fault
+    failures += 1;
+    const replay = replayOf(event.detail);
+    if (!replay || failures > RETRY_LIMIT) {
+      showStatus("Not saved: the server cannot be reached. Your answer is still selected: press the button again.", true);
+      failures = 0;
+      return;
+    }
+    const header = xhr && status ? Number(xhr.getResponseHeader("Retry-After")) : NaN;
+    const seconds = header > 0 ? Math.min(header, 30) : Math.min(2 ** (failures - 1), 16);
+    showStatus(`Not saved yet: the server is briefly unavailable. Trying again in ${seconds} s (your answer is kept).`, true);
+    clearTimeout(retryTimer);
+    retryTimer = setTimeout(replay, seconds * 1000);
+  }
+
+  document.addEventListener("htmx:responseError", requestFailed);
+  document.addEventListener("htmx:sendError", requestFailed);
+  document.addEventListener("htmx:timeout", requestFailed);
+  document.addEventListener("htmx:afterRequest", (event) => {
+    if (event.detail.successful) {
+      failures = 0;
+      clearTimeout(retryTimer);
+    }
+  });
 })();

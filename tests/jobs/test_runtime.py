@@ -1,10 +1,12 @@
 """The job runtime in one process: claim once, fail with a one-line reason, cancel within one chunk,
 retry, and recover a job whose worker stopped beating (requeue up to the limit, then fail)."""
 
+import contextlib
 from datetime import timedelta
 from unittest import mock
 
 import pytest
+from django.db import OperationalError
 from django.utils import timezone
 
 from jobs import registry
@@ -133,3 +135,33 @@ def test_a_worker_on_the_embedded_broker_requeues_every_queued_job_at_start(djan
     assert [c.kwargs for c in queued.call_args_list] == [
         {"args": [waiting[0].pk], "queue": "default"}, {"args": [waiting[1].pk], "queue": "ml"},
     ]  # fmt: skip
+
+
+DATABASE_ERRORS: list[str] = []  # what test_flaky_database raises, one per attempt, then it succeeds
+
+
+@registry.register("test_flaky_database")
+def flaky_database(job):
+    if DATABASE_ERRORS:
+        raise OperationalError(DATABASE_ERRORS.pop(0))
+    return {"attempt": job.attempts}
+
+
+def test_a_job_that_loses_the_database_is_queued_again_and_then_succeeds():
+    """A database restart under a running job (OperationalError) is not the job's fault: it is queued
+    again (eager here, so the next attempt runs at once) and finishes."""
+    DATABASE_ERRORS[:] = ["terminating connection due to administrator command"]
+    job = JobRun.objects.create(kind="test_flaky_database", parameters={})
+    run_job(job.pk, heartbeat=False)
+    job.refresh_from_db()
+    assert (job.status, job.attempts, job.error, job.result) == (JobRun.SUCCEEDED, 2, "", {"attempt": 2})
+
+
+def test_a_job_that_keeps_losing_the_database_fails_after_its_attempts():
+    DATABASE_ERRORS[:] = ["the database system is starting up"] * 5
+    job = JobRun.objects.create(kind="test_flaky_database", parameters={})
+    with contextlib.suppress(OperationalError):  # the last attempt's error (eager: may stay inside)
+        run_job(job.pk, heartbeat=False)
+    job.refresh_from_db()
+    assert (job.status, job.attempts) == (JobRun.FAILED, 3) and "starting up" in job.error
+    DATABASE_ERRORS.clear()

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from unittest import mock
 from urllib.parse import quote
 
 import pytest
@@ -145,6 +146,20 @@ def test_a_real_worker_runs_a_queued_job_to_success(start_worker):
     assert job.result["candidates"] == len(dialogues) and job.result["hits"] == 1
     assert HITItem.objects.filter(hit__campaign__name="Through the worker", dialogue__isnull=False).count() == 12
     assert "jobs.run_job" in log.read_text()  # the worker, not this process, ran it
+
+
+def test_a_job_whose_message_the_broker_lost_runs_once_a_worker_connects(start_worker):
+    """A broker restarted without its data (Redis with no persistence) has forgotten the message:
+    the job is queued and the broker holds nothing. A worker republishes every queued job whenever
+    it connects to the broker (jobs.worker.RepublishOnConnect), so the job still runs."""
+    dialogues = make_corpus()
+    _weak_predictions(dialogues)
+    with mock.patch("jobs.runtime._queue"):  # recorded as queued; its message never reaches the broker
+        job = start_job("rank_candidates", {"campaign_name": "Lost message"})
+    process, log = start_worker("worker")
+    wait_for(job, lambda j: j.is_finished or process.poll() is not None, log)
+    assert job.status == JobRun.SUCCEEDED, f"{job.error}\n{log.read_text()[-3000:]}"
+    assert "republished" in log.read_text()
 
 
 def _dialogue_classifier() -> ModelVersion:
