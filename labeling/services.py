@@ -17,13 +17,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Case, Count, F, IntegerField, OuterRef, Subquery, Value, When
-from django.db.models.functions import Coalesce
+from django.db.models import Case, Exists, IntegerField, OuterRef, Subquery, Value, When
 from django.utils import timezone
 
 from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn
 from annotation.taxonomy import normalise_label_name
-from labeling import quiz_pool
+from labeling import quiz_pool, seats
 from labeling.bundling import bundle_count, plan_bundles, top_choices
 from labeling.campaigns import campaign_labels, record_suggestion_model
 from labeling.hits import write_hits
@@ -144,9 +143,22 @@ def worker_for_user(user) -> Worker:
 
 
 def expire_stale_assignments(now: datetime | None = None) -> int:
-    """Mark accepted assignments past their time limit expired, freeing their seat. Returns how many."""
+    """Mark accepted assignments past their time limit expired, freeing their seat. Returns how many.
+
+    Run before every claim, so the common case (nothing lapsed) is one read of the partial index
+    `assignment_live_expiry`. Lapsed rows are locked (skipping any an answer or submission holds:
+    that one refuses them itself, and the next claim expires them) before they change, so each
+    freed seat is counted once however many claims run this at the same time.
+    """
     now = now or timezone.now()
-    return Assignment.objects.filter(status=Assignment.ACCEPTED, expires_at__lte=now).update(status=Assignment.EXPIRED)
+    lapsed = Assignment.objects.filter(status=Assignment.ACCEPTED, expires_at__lte=now)
+    if not lapsed.exists():
+        return 0
+    with transaction.atomic():
+        rows = list(lapsed.select_for_update(skip_locked=True).order_by("pk").values_list("pk", "hit_id"))
+        Assignment.objects.filter(pk__in=[pk for pk, _ in rows]).update(status=Assignment.EXPIRED)
+        seats.free(hit_id for _, hit_id in rows)
+    return len(rows)
 
 
 def live_assignment(worker: Worker, campaign: Campaign | None = None) -> Assignment | None:
@@ -164,6 +176,9 @@ def claim_next_hit(
     campaign), else a new one on the first open HIT (of `campaign`, when given) with a free seat
     that they have never held, `prefer_hit_id` first when it has one (the HIT a platform offered
     them). None when nothing is left, the worker is blocked, or the campaign is not open.
+
+    The HIT is found by one indexed SELECT ... FOR UPDATE SKIP LOCKED on the free-seat count
+    (labeling.seats); its seats are counted again under the lock before one is taken.
     """
     if worker.is_blocked or (campaign is not None and campaign.status != Campaign.OPEN):
         return None
@@ -187,9 +202,10 @@ def claim_next_hit(
 
 
 def open_hits_for(worker: Worker, campaign: Campaign | None):
-    seats_taken = (
-        Assignment.objects.holding_a_seat().filter(hit=OuterRef("pk")).values("hit").annotate(n=Count("pk")).values("n")
-    )
+    """The HITs the worker may claim, in claim order: open campaign, a free seat by the count,
+    never held by this worker, no dialogue they hold elsewhere, no quiz item they have seen.
+    Each exclusion is a NOT EXISTS probe of the candidate HIT's own rows (indexed by hit), so
+    taking the first one reads the index `hit_free_seats` up to it and no further."""
     # never two seats of one item: a dialogue the worker already holds in another HIT (a tie-break
     # HIT, or the same dialogue bundled twice) keeps every HIT with it closed to them
     held_turns = HITItem.objects.filter(
@@ -197,17 +213,15 @@ def open_hits_for(worker: Worker, campaign: Campaign | None):
         quiz_question__isnull=True,
         target_turn__isnull=False,
     ).values("target_turn_id")
-    hits = (
-        HIT.objects.filter(campaign__status=Campaign.OPEN)
-        .exclude(assignments__worker=worker)
-        .exclude(items__target_turn_id__in=held_turns)
-        .exclude(items__quiz_question__in=quiz_pool.seen_by(worker))  # no quiz item twice
-        .annotate(seats_taken=Coalesce(Subquery(seats_taken, output_field=IntegerField()), Value(0)))
-        .filter(seats_taken__lt=F("required_workers"))
-    )
+    hits = HIT.objects.filter(campaign__status=Campaign.OPEN, seats_free__gt=0)
     if campaign is not None:
         hits = hits.filter(campaign=campaign)
-    return hits.order_by("campaign_id", "position", "pk")
+    return hits.filter(
+        ~Exists(Assignment.objects.filter(hit=OuterRef("pk"), worker=worker)),
+        ~Exists(HITItem.objects.filter(hit=OuterRef("pk"), target_turn_id__in=held_turns)),
+        # no quiz item twice
+        ~Exists(HITItem.objects.filter(hit=OuterRef("pk"), quiz_question__in=quiz_pool.seen_by(worker))),
+    ).order_by("campaign_id", "position", "pk")
 
 
 class _HitFull(Exception):
@@ -217,12 +231,14 @@ class _HitFull(Exception):
 
 
 def _lock_hit_with_free_seat(worker: Worker, campaign: Campaign | None, prefer_hit_id: int | None = None) -> HIT | None:
-    """Lock one HIT row, then count its seats again: the count in the candidate query may be
-    stale by the time the lock is granted. Locked rows are skipped so concurrent claimers spread
-    over HITs; only when every candidate is locked does a claimer wait for one.
+    """Lock the first claimable HIT row, count its seats again and take one (the count in the
+    row may be too high after a hand edit, see labeling.seats). Locked rows are skipped so
+    concurrent claimers spread over HITs; only when every candidate is locked does a claimer
+    wait for one.
 
     Each try runs in a savepoint that is rolled back when the HIT turns out full, which lets go
     of its lock: a claimer that waits then holds no HIT lock, so two claimers cannot deadlock.
+    A HIT found full gets its true count written after that rollback.
     """
     candidates = open_hits_for(worker, campaign)
     if prefer_hit_id is not None:
@@ -239,16 +255,21 @@ def _lock_hit_with_free_seat(worker: Worker, campaign: Campaign | None, prefer_h
                     hit = remaining.select_for_update(of=("self",)).first()
                 if hit is None:
                     return None
-                if _seats_taken(hit) >= hit.required_workers:
+                taken = _seats_taken(hit)
+                if taken >= hit.required_workers:
                     raise _HitFull(hit.pk)
+                # the true count, less the seat taken now (repairs a count a hand edit left high)
+                hit.seats_free = hit.required_workers - taken - 1
+                HIT.objects.filter(pk=hit.pk).update(seats_free=hit.seats_free)
                 return hit
         except _HitFull as full:
             checked.append(full.hit_id)
+            seats.recount(HIT.objects.filter(pk=full.hit_id))
     return None
 
 
 def _seats_taken(hit: HIT) -> int:
-    return Assignment.objects.holding_a_seat().filter(hit=hit).count()
+    return seats.taken(hit.pk)
 
 
 def confirm_platform_submission(assignment: Assignment, *, confirmed_at: datetime | None = None) -> bool:
@@ -278,7 +299,17 @@ def confirm_platform_submission(assignment: Assignment, *, confirmed_at: datetim
 def expire_unconfirmed(assignment_ids: list[int]) -> int:
     """Done platform work that its platform never reported (sync found no submission for it in
     the review window): it expires, freeing its seat, and never counts. Confirmed work is kept."""
-    return Assignment.objects.pending_confirmation().filter(pk__in=assignment_ids).update(status=Assignment.EXPIRED)
+    with transaction.atomic():
+        rows = list(
+            Assignment.objects.pending_confirmation()
+            .filter(pk__in=assignment_ids)
+            .select_for_update(of=("self",))
+            .order_by("pk")
+            .values_list("pk", "hit_id")
+        )
+        Assignment.objects.filter(pk__in=[pk for pk, _ in rows]).update(status=Assignment.EXPIRED)
+        seats.free(hit_id for _, hit_id in rows)  # done work held a seat; expired work does not
+    return len(rows)
 
 
 # --- Answering and submitting -------------------------------------------------------------------
