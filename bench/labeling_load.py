@@ -146,7 +146,7 @@ def fill_database(annotators: int, hits: int, seed: int) -> list[str]:
         store.update(
             {
                 "_auth_user_id": str(user.pk),
-                "_auth_user_backend": "django.contrib.auth.backends.ModelBackend",
+                "_auth_user_backend": "config.auth.ModelBackend",
                 "_auth_user_hash": user.get_session_auth_hash(),
             }
         )

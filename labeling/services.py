@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn
 from annotation.taxonomy import normalise_label_name
-from labeling import quiz_pool, seats
+from labeling import hot_reads, quiz_pool, seats
 from labeling.bundling import bundle_count, plan_bundles, top_choices
 from labeling.campaigns import campaign_labels, record_suggestion_model
 from labeling.hits import write_hits
@@ -369,7 +369,7 @@ def save_response(
         spent = _seconds(seconds_spent)
         # An update-or-create by hand (no savepoint): the assignment lock held here keeps every
         # other writer of this assignment's answers out until commit.
-        response = Response.objects.filter(assignment=assignment, item=item).first()
+        response = hot_reads.response_to(assignment.pk, item.pk)
         if response is None:
             return Response.objects.create(
                 assignment=assignment, item=item, label=label, new_label_text=text, method=method, seconds_spent=spent
@@ -474,7 +474,7 @@ def _resolve_answer(item: HITItem, label_name: str | None, new_text: str, method
 def _label_named(name: str, item: HITItem) -> Label | None:
     """The active label called `name` (Label.objects.by_name's rule) that this screen accepts:
     one of its three choices, or a label of its campaign's label set."""
-    label = Label.objects.filter(is_active=True).by_name(name)
+    label = hot_reads.active_label_named(name)
     if label is None or _is_a_choice(label, item):
         return label
     campaign_id = Subquery(HIT.objects.filter(pk=item.hit_id).values("campaign_id"))

@@ -26,7 +26,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.models import Label
 from annotation.taxonomy import normalise_label_name
 from config.pages import refusal
-from labeling import screens, services, task_types
+from labeling import hot_reads, screens, services, task_types
 from labeling.bundling import choice_order
 from labeling.campaigns import campaign_labels
 from labeling.models import HIT, Assignment, Campaign, HITItem, Response
@@ -43,10 +43,10 @@ def _is_htmx(request: HttpRequest) -> bool:
 def _own_assignment(request: HttpRequest, pk: int, *, lock: bool = False) -> Assignment:
     """The signed-in user's assignment, else 404 (never 403: another worker's ids stay unknowable).
     lock: also lock its row (only the assignment's: of=self), inside the caller's transaction."""
-    assignments = Assignment.objects.select_related("hit__campaign")
-    if lock:
-        assignments = assignments.select_for_update(of=("self",))
-    return get_object_or_404(assignments, pk=pk, worker__user=request.user)
+    assignment = hot_reads.own_assignment(pk, request.user.pk, lock=lock)
+    if assignment is None:
+        raise Http404("No such assignment")
+    return assignment
 
 
 def _is_live(assignment: Assignment) -> bool:
@@ -366,12 +366,7 @@ def _autosave(request: HttpRequest, pk: int, position: int) -> HttpResponse:
 def _stored_answers(assignment: Assignment, item_ids: list[int]) -> dict[int, tuple[str | None, str, str] | None]:
     """item id -> (label name, new label text, method) of the assignment's stored answer, or
     None for an item not answered yet; every id asked for is a key."""
-    rows = Response.objects.filter(assignment=assignment, item_id__in=item_ids).values_list(
-        "item_id", "label__name", "new_label_text", "method"
-    )
-    stored: dict[int, tuple[str | None, str, str] | None] = dict.fromkeys(item_ids)
-    stored.update({item_id: (name, text, method) for item_id, name, text, method in rows})
-    return stored
+    return hot_reads.stored_answers(assignment.pk, item_ids)
 
 
 def _compare_with_stored(request: HttpRequest, stored: tuple | None) -> tuple[bool, bool]:
