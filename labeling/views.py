@@ -88,6 +88,7 @@ class _LabelSet:
     listed: list[Label]  # the "Other" list: the campaign's label set (every offered label, no campaign)
     html: str  # that list rendered
     known: dict[str, Label]  # listed and every offered label, by folded name: a choice's description
+    blurbs: dict[str, str]  # by folded name: a choice's description and examples, rendered
 
 
 _labels_cache: dict[str | int, tuple[float, _LabelSet]] = {}
@@ -134,7 +135,20 @@ def _read_label_set(campaign_id: int | None) -> _LabelSet:
         ' <strong>{}</strong> <span class="muted">{}</span></label></li>',
         ((lb.name.lower(), lb.description.lower(), lb.name, lb.name, lb.description) for lb in listed),
     )
-    return _LabelSet(listed, str(html), {normalise_label_name(label.name): label for label in rows})
+    blurbs = {normalise_label_name(label.name): _blurb(label) for label in rows}
+    return _LabelSet(listed, str(html), {normalise_label_name(label.name): label for label in rows}, blurbs)
+
+
+def _blurb(label: Label) -> str:
+    """What a suggested choice shows under its name: the label's description and examples."""
+    examples = format_html_join("", "<li>“{}”</li>", ((example,) for example in label.examples))
+    return str(
+        format_html(
+            '<span class="choice-description muted">{}</span>\n        <ul class="examples">{}</ul>',
+            label.description,
+            examples,
+        )
+    )
 
 
 def _hit_size(hit: HIT) -> int:
@@ -232,19 +246,22 @@ def _render_item(
 def _item_context(assignment: Assignment, item: HITItem, error: str, saved: tuple | None) -> dict:
     """What one screen shows. A quiz item is a real dialogue, rendered by the same code as work
     items, and carries nothing of its gold label or explanation."""
-    by_name = _cached_labels(assignment.hit.campaign_id).known
-    turns = screens.screens_of(assignment.hit)[item.position].turns
+    blurbs = _cached_labels(assignment.hit.campaign_id).blurbs
+    screen = screens.screens_of(assignment.hit)[item.position]
     saved_name, saved_text, saved_method = saved or (None, "", "")
     other_open = saved_method in (Response.OTHER_LIST, Response.OTHER_NEW)
     return {
         "assignment": assignment,
         "position": item.position,
         "total": _hit_size(assignment.hit),
-        "turns": turns,
+        "turns_html": mark_safe(screen.turns_html),  # escaped by format_html_join in labeling.screens
         # reversed once here rather than by three {% url %} tags: a visible share of a screen's CPU
         "item_url": reverse("labeling:assignment_item", args=[assignment.pk, item.position]),
         "answer_url": reverse("labeling:answer_item", args=[assignment.pk, item.position]),
-        "choices": [(name, by_name.get(normalise_label_name(name))) for name in _choices_shown(assignment, item)],
+        # each choice with its description and examples (escaped when the label set was read)
+        "choices": [
+            (name, mark_safe(blurbs.get(normalise_label_name(name), ""))) for name in _choices_shown(assignment, item)
+        ],
         "label_list": _label_list_html(saved_name if other_open else "", assignment.hit.campaign_id),
         "saved": bool(saved_method),
         "saved_name": saved_name or "",
