@@ -14,14 +14,15 @@ import secrets
 from collections.abc import Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Case, Exists, IntegerField, OuterRef, Subquery, Value, When
 from django.utils import timezone
 
 from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn
 from annotation.taxonomy import normalise_label_name
+from config import rows
 from labeling import hot_reads, quiz_pool, seats
 from labeling.bundling import bundle_count, plan_bundles, top_choices
 from labeling.campaigns import campaign_labels, record_suggestion_model
@@ -201,7 +202,7 @@ def claim_next_hit(
         )
 
 
-def open_hits_for(worker: Worker, campaign: Campaign | None):
+def open_hits_for(worker: Worker, campaign: Campaign | None, *, now: datetime | None = None):
     """The HITs the worker may claim, in claim order: open campaign, a free seat by the count,
     never held by this worker, no dialogue they hold elsewhere, no quiz item they have seen.
     Each exclusion is a NOT EXISTS probe of the candidate HIT's own rows (indexed by hit), so
@@ -209,7 +210,7 @@ def open_hits_for(worker: Worker, campaign: Campaign | None):
     # never two seats of one item: a dialogue the worker already holds in another HIT (a tie-break
     # HIT, or the same dialogue bundled twice) keeps every HIT with it closed to them
     held_turns = HITItem.objects.filter(
-        hit__in=Assignment.objects.holding_a_seat().filter(worker=worker).values("hit"),
+        hit__in=Assignment.objects.holding_a_seat(now).filter(worker=worker).values("hit"),
         quiz_question__isnull=True,
         target_turn__isnull=False,
     ).values("target_turn_id")
@@ -240,11 +241,44 @@ def _lock_hit_with_free_seat(worker: Worker, campaign: Campaign | None, prefer_h
     of its lock: a claimer that waits then holds no HIT lock, so two claimers cannot deadlock.
     A HIT found full gets its true count written after that rollback.
     """
+    if prefer_hit_id is None:
+        # the common claim: the search compiled once per process (ClaimSearch)
+        try:
+            with transaction.atomic():
+                hit = _CLAIM_SEARCH.first(worker, campaign, skip_locked=True) or _CLAIM_SEARCH.first(
+                    worker, campaign, skip_locked=False
+                )
+                if hit is None:
+                    return None
+                if _take_seat(hit):
+                    return hit
+                raise _HitFull(hit.pk)
+        except _HitFull as full:
+            seats.recount(HIT.objects.filter(pk=full.hit_id))
+            return _lock_hit_with_free_seat_by_orm(worker, campaign, None, [full.hit_id])
+    return _lock_hit_with_free_seat_by_orm(worker, campaign, prefer_hit_id, [])
+
+
+def _take_seat(hit: HIT) -> bool:
+    """Count the locked HIT's seats again; if one is free, write the count less the seat taken
+    now (the true figure: repairs a count a hand edit left high) and say so."""
+    taken = _seats_taken(hit)
+    if taken >= hit.required_workers:
+        return False
+    hit.seats_free = hit.required_workers - taken - 1
+    HIT.objects.filter(pk=hit.pk).update(seats_free=hit.seats_free)
+    return True
+
+
+def _lock_hit_with_free_seat_by_orm(
+    worker: Worker, campaign: Campaign | None, prefer_hit_id: int | None, checked: list[int]
+) -> HIT | None:
+    """The same search through the ORM, for a platform's preferred HIT and after a HIT turned
+    out full (rare: each try is compiled anew)."""
     candidates = open_hits_for(worker, campaign)
     if prefer_hit_id is not None:
         first = Case(When(pk=prefer_hit_id, then=Value(0)), default=Value(1), output_field=IntegerField())
         candidates = candidates.order_by(first, "campaign_id", "position", "pk")
-    checked: list[int] = []
     for _attempt in range(10):
         try:
             with transaction.atomic():
@@ -255,12 +289,8 @@ def _lock_hit_with_free_seat(worker: Worker, campaign: Campaign | None, prefer_h
                     hit = remaining.select_for_update(of=("self",)).first()
                 if hit is None:
                     return None
-                taken = _seats_taken(hit)
-                if taken >= hit.required_workers:
+                if not _take_seat(hit):
                     raise _HitFull(hit.pk)
-                # the true count, less the seat taken now (repairs a count a hand edit left high)
-                hit.seats_free = hit.required_workers - taken - 1
-                HIT.objects.filter(pk=hit.pk).update(seats_free=hit.seats_free)
                 return hit
         except _HitFull as full:
             checked.append(full.hit_id)
@@ -270,6 +300,63 @@ def _lock_hit_with_free_seat(worker: Worker, campaign: Campaign | None, prefer_h
 
 def _seats_taken(hit: HIT) -> int:
     return seats.taken(hit.pk)
+
+
+class ClaimSearch:
+    """open_hits_for's first HIT, locked (FOR UPDATE OF the HIT, SKIP LOCKED or waiting), with
+    its campaign: the ORM query compiled once per process and shape, for a stand-in worker,
+    campaign and time whose parameters each claim replaces with its own. The conditions stay
+    written once, in open_hits_for; only the compiling (most of a claim's CPU) is saved."""
+
+    WORKER, CAMPAIGN = -7_000_001, -7_000_002  # ids no row has: where they land in the parameters
+    NOW = datetime(2001, 2, 3, 4, 5, 6, 789, tzinfo=UTC)
+
+    def __init__(self) -> None:
+        self._compiled: dict[tuple[bool, bool], tuple[str, list]] = {}
+
+    def first(self, worker: Worker, campaign: Campaign | None, *, skip_locked: bool) -> HIT | None:
+        sql, params = self._sql(campaign is not None, skip_locked)
+        values = {
+            self.WORKER: worker.pk,
+            self.CAMPAIGN: campaign.pk if campaign is not None else None,
+            self._stand_in_now(): connection.ops.adapt_datetimefield_value(timezone.now()),
+        }
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [values.get(param, param) if _hashable(param) else param for param in params])
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        size = len(rows.fields(HIT))  # select_related: the HIT's columns, then the campaign's
+        hit = rows.build(HIT, row[:size])
+        hit.campaign = rows.build(Campaign, row[size:])
+        return hit
+
+    def _stand_in_now(self):
+        return connection.ops.adapt_datetimefield_value(self.NOW)
+
+    def _sql(self, with_campaign: bool, skip_locked: bool) -> tuple[str, list]:
+        key = (with_campaign, skip_locked)
+        if key not in self._compiled:
+            campaign = Campaign(pk=self.CAMPAIGN) if with_campaign else None
+            query = (
+                open_hits_for(Worker(pk=self.WORKER), campaign, now=self.NOW)
+                .select_related("campaign")
+                .select_for_update(skip_locked=skip_locked, of=("self",))[:1]
+            )
+            sql, params = query.query.sql_with_params()  # inside the claim's transaction
+            self._compiled[key] = (sql, list(params))
+        return self._compiled[key]
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+_CLAIM_SEARCH = ClaimSearch()
 
 
 def confirm_platform_submission(assignment: Assignment, *, confirmed_at: datetime | None = None) -> bool:
