@@ -119,9 +119,10 @@ def _suggested_top_k(version: ModelVersion | None, turn_ids: list[int], label_se
     keeping only the names in `label_set` (folded by normalise_label_name)."""
     if version is None:
         return {}
-    rows = Prediction.objects.filter(model_version=version, turn_id__in=turn_ids).values_list("turn_id", "top_k")
+    found = Prediction.objects.filter(model_version=version, turn_id__in=turn_ids).values_list("turn_id", "top_k")
     return {
-        turn_id: [entry[0] for entry in top_k if normalise_label_name(entry[0]) in label_set] for turn_id, top_k in rows
+        turn_id: [entry[0] for entry in top_k if normalise_label_name(entry[0]) in label_set]
+        for turn_id, top_k in found
     }
 
 
@@ -137,6 +138,10 @@ def _choices_for(turn: Turn, ranked: list[str], fallback: list[str]) -> list[str
 
 def worker_for_user(user) -> Worker:
     """The site Worker of a site account, created on first use."""
+    # every claim starts here: a read by SQL built once, the ORM only to create
+    worker = rows.fetch_one(Worker, "t.user_id = %s", [user.pk])
+    if worker is not None:
+        return worker
     worker, _ = Worker.objects.get_or_create(
         user=user, defaults={"platform": Worker.SITE, "external_id": user.get_username()}
     )
@@ -156,10 +161,10 @@ def expire_stale_assignments(now: datetime | None = None) -> int:
     if not lapsed.exists():
         return 0
     with transaction.atomic():
-        rows = list(lapsed.select_for_update(skip_locked=True).order_by("pk").values_list("pk", "hit_id"))
-        Assignment.objects.filter(pk__in=[pk for pk, _ in rows]).update(status=Assignment.EXPIRED)
-        seats.free(hit_id for _, hit_id in rows)
-    return len(rows)
+        locked = list(lapsed.select_for_update(skip_locked=True).order_by("pk").values_list("pk", "hit_id"))
+        Assignment.objects.filter(pk__in=[pk for pk, _ in locked]).update(status=Assignment.EXPIRED)
+        seats.free(hit_id for _, hit_id in locked)
+    return len(locked)
 
 
 def live_assignment(worker: Worker, campaign: Campaign | None = None) -> Assignment | None:
@@ -387,16 +392,16 @@ def expire_unconfirmed(assignment_ids: list[int]) -> int:
     """Done platform work that its platform never reported (sync found no submission for it in
     the review window): it expires, freeing its seat, and never counts. Confirmed work is kept."""
     with transaction.atomic():
-        rows = list(
+        locked = list(
             Assignment.objects.pending_confirmation()
             .filter(pk__in=assignment_ids)
             .select_for_update(of=("self",))
             .order_by("pk")
             .values_list("pk", "hit_id")
         )
-        Assignment.objects.filter(pk__in=[pk for pk, _ in rows]).update(status=Assignment.EXPIRED)
-        seats.free(hit_id for _, hit_id in rows)  # done work held a seat; expired work does not
-    return len(rows)
+        Assignment.objects.filter(pk__in=[pk for pk, _ in locked]).update(status=Assignment.EXPIRED)
+        seats.free(hit_id for _, hit_id in locked)  # done work held a seat; expired work does not
+    return len(locked)
 
 
 # --- Answering and submitting -------------------------------------------------------------------
