@@ -18,7 +18,7 @@ opens, and by the EDOS import after it writes its own assignments).
 from collections import Counter
 from collections.abc import Iterable
 
-from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -37,6 +37,11 @@ def free(hit_ids: Iterable[int]) -> None:
         HIT.objects.filter(pk=hit_id).update(seats_free=F("seats_free") + count)
 
 
+def set_free(hit_id: int, count: int) -> None:
+    """Write the count a claim found under the HIT's row lock (labeling.services)."""
+    HIT.objects.filter(pk=hit_id).update(seats_free=count)
+
+
 def recount(hits=None) -> int:
     """Write the true free-seat count of `hits` (a HIT queryset; default all); returns how many
     HITs were updated. One UPDATE with a correlated count per HIT: for repairs, not for claims."""
@@ -51,8 +56,3 @@ def recount(hits=None) -> int:
     return hits.update(
         seats_free=F("required_workers") - Coalesce(Subquery(held, output_field=IntegerField()), Value(0))
     )
-
-
-def open_q() -> Q:
-    """HITs with a free seat by the count (the partial index `hit_free_seats` holds just these)."""
-    return Q(seats_free__gt=0)

@@ -271,7 +271,7 @@ def _take_seat(hit: HIT) -> bool:
     if taken >= hit.required_workers:
         return False
     hit.seats_free = hit.required_workers - taken - 1
-    HIT.objects.filter(pk=hit.pk).update(seats_free=hit.seats_free)
+    seats.set_free(hit.pk, hit.seats_free)
     return True
 
 
@@ -342,12 +342,10 @@ class ClaimSearch:
     def _sql(self, with_campaign: bool, skip_locked: bool) -> tuple[str, list]:
         key = (with_campaign, skip_locked)
         if key not in self._compiled:
-            campaign = Campaign(pk=self.CAMPAIGN) if with_campaign else None
-            query = (
-                open_hits_for(Worker(pk=self.WORKER), campaign, now=self.NOW)
-                .select_related("campaign")
-                .select_for_update(skip_locked=skip_locked, of=("self",))[:1]
-            )
+            query = open_hits_for(Worker(pk=self.WORKER), None, now=self.NOW)
+            if with_campaign:  # what open_hits_for(worker, campaign) adds
+                query = query.filter(campaign_id=self.CAMPAIGN)
+            query = query.select_related("campaign").select_for_update(skip_locked=skip_locked, of=("self",))[:1]
             sql, params = query.query.sql_with_params()  # inside the claim's transaction
             self._compiled[key] = (sql, list(params))
         return self._compiled[key]
