@@ -1,33 +1,42 @@
 """Load test of the annotator pages: N simulated annotators over HTTP against gunicorn.
 
-    .venv/bin/python bench/labeling_load.py [--annotators 100] [--hits 40] [--think 1.0]
+    .venv/bin/python bench/labeling_load.py [--annotators 100] [--hits-per-annotator 2] [--think 1.0]
 
 What it does:
 1. (re)creates the PostgreSQL database `bench_labeling` on 127.0.0.1 (override with --database-url),
-   migrates it, and fills it: one open campaign of `--hits` HITs (15 dialogues + 5 quiz questions
-   each, 3 workers per HIT), `--annotators` site accounts with a signed-in session each;
-2. starts gunicorn on 127.0.0.1 (--worker-class, --workers, --threads) with DATABASE_URL,
+   migrates it, and fills it: one open campaign of HITs (15 dialogues + 5 quiz questions each,
+   3 workers per HIT) sized to the annotators: `--hits-per-annotator` HITs each (default 2, so
+   ceil(2 N / 3) HITs), or `--hits` when given, refused when it has fewer seats than annotators
+   (nobody is left out silently); `--annotators` site accounts with a signed-in session each;
+2. starts gunicorn on 127.0.0.1 (--worker-class, --workers, --threads; default sync x 4) with DATABASE_URL,
    SECRET_KEY and DB_CONN_MAX_AGE (persistent connections, 60 s unless set) in its environment;
 3. runs one thread per annotator, sending what the browser sends with htmx: POST claim, GET the
    first screen, then per screen "think" (about --think seconds), POST the pick (the autosave,
    go=stay; --no-autosave leaves it out) and POST Next with the answer (go=next: the next-item
    request, answered with the next screen's partial), then POST submit; and again until no HIT
    is left or --duration runs out;
-4. prints p50/p95 latency of next-item and submit requests (each timed around its own request
-   and response only), submits/s, the CPU per request of the gunicorn workers, the PostgreSQL
-   backends and this client (its share, as it runs on the same cores), and checks against the
-   database that every answer sent is stored exactly once and every HIT has exactly 3 submitted
-   assignments.
+4. prints p50/p95/max latency of every kind of request (claim, screen: the GET of a HIT's first
+   screen, autosave, next, submit; each timed around its own request and response only),
+   submits/s, the CPU per request of the gunicorn workers, the PostgreSQL backends and this
+   client (its share, as it runs on the same cores), and checks against the database that every
+   answer sent is stored exactly once and every HIT has exactly 3 submitted assignments.
 
 bench/labeling_profile.py measures the same requests in-process (CPU ms and SQL statements per
 kind, optional cProfile): the steadier figure on a shared machine.
 
-Ends with one line: p95_ms=<ms> submits_per_s=<n> lost=<n> doubled=<n>
+Ends with one line:
+    annotators=N p95_ms=<the worst kind's p95> claim_p95_ms= screen_p95_ms= autosave_p95_ms=
+    next_p95_ms= submit_p95_ms= submits_per_s= lost= doubled=
+
+Building blocks other benches reuse (bench/labeling_chaos.py): recreate_database, setup_django,
+fill_database, hits_needed, gunicorn_env, start_gunicorn, Browser, Tally, annotate,
+run_annotators, check_database, percentile.
 The machine is shared: figures are noisy. Only 127.0.0.1 is contacted.
 """
 
 import argparse
 import http.client
+import math
 import os
 import random
 import re
@@ -48,6 +57,8 @@ sys.path.insert(0, str(REPO))
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/bench_labeling"
 HOST = "127.0.0.1"
+WORKERS_PER_HIT = 3  # the campaign default the bench keeps
+KINDS = ("claim", "screen", "autosave", "next", "submit")  # every request an annotator sends, timed
 CHOICE = re.compile(r'name="answer" value="([^"]+)" data-key="\d"')
 HEADING = re.compile(r"Dialog (\d+)/(\d+)")
 ASSIGNMENT = re.compile(r"/labeling/assignments/(\d+)/")
@@ -79,6 +90,22 @@ def setup_django(database_url: str, secret_key: str) -> None:
     import django
 
     django.setup()
+
+
+def hits_needed(annotators: int, hits_per_annotator: float = 2.0) -> int:
+    """HITs that give each of `annotators` about `hits_per_annotator` HITs (3 seats a HIT)."""
+    return max(1, math.ceil(annotators * hits_per_annotator / WORKERS_PER_HIT))
+
+
+def check_hits_serve(annotators: int, hits: int) -> str | None:
+    """Why `hits` HITs cannot give every annotator work, or None when they can."""
+    seats = hits * WORKERS_PER_HIT
+    if seats < annotators:
+        return (
+            f"--hits {hits} has {seats} seats ({WORKERS_PER_HIT} per HIT), fewer than --annotators {annotators}: "
+            f"give --hits {hits_needed(annotators, 1)} or more, or leave --hits out to size the campaign"
+        )
+    return None
 
 
 def fill_database(annotators: int, hits: int, seed: int) -> list[str]:
@@ -119,7 +146,7 @@ def fill_database(annotators: int, hits: int, seed: int) -> list[str]:
         store.update(
             {
                 "_auth_user_id": str(user.pk),
-                "_auth_user_backend": "django.contrib.auth.backends.ModelBackend",
+                "_auth_user_backend": "config.auth.ModelBackend",
                 "_auth_user_hash": user.get_session_auth_hash(),
             }
         )
@@ -167,10 +194,17 @@ class Tally:
     next_sent_at: list[float] = field(default_factory=list)  # time.monotonic() of each next-item request
     submit_ms: list[float] = field(default_factory=list)
     claim_ms: list[float] = field(default_factory=list)
+    screen_ms: list[float] = field(default_factory=list)  # GET of a HIT's first screen
     autosave_ms: list[float] = field(default_factory=list)
     sent: dict[tuple[int, int], str] = field(default_factory=dict)  # (assignment, position) -> label
     submitted: list[int] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    served: set[int] = field(default_factory=set)  # annotators (by index) that got at least one HIT
+    turned_away: list[int] = field(default_factory=list)  # annotators whose first claim found no HIT
+
+    def of(self, kind: str) -> list[float]:
+        """The latencies (ms) of one kind of request, one of KINDS."""
+        return getattr(self, f"{kind}_ms")
 
 
 class Browser:
@@ -209,7 +243,18 @@ class Browser:
         return response.status, dict(response.getheaders()), response.read().decode()
 
 
-def annotate(browser: Browser, tally: Tally, think: float, deadline: float, rng: random.Random, autosave: bool) -> None:
+def annotate(
+    browser: Browser,
+    tally: Tally,
+    think: float,
+    deadline: float,
+    rng: random.Random,
+    autosave: bool,
+    index: int = 0,
+) -> None:
+    """One annotator's whole session: the home page, then claim, first screen, (autosave +) Next
+    per screen, submit, and again until no HIT is left or `deadline` (time.monotonic) passes.
+    Raises RuntimeError on an answer the browser would not expect."""
     status, _, _ = browser.request("GET", "/labeling/")
     if status != 200:
         raise RuntimeError(f"home page answered {status}")
@@ -219,10 +264,17 @@ def annotate(browser: Browser, tally: Tally, think: float, deadline: float, rng:
         tally.claim_ms.append((time.perf_counter() - started) * 1000)
         found = ASSIGNMENT.search(headers.get("Location", ""))
         if status != 302 or not found:
+            if index not in tally.served:
+                tally.turned_away.append(index)
             return  # no HIT left for this annotator
+        tally.served.add(index)
         assignment = int(found.group(1))
-        _, headers, _ = browser.request("GET", headers["Location"])
+        _, headers, _ = browser.request("GET", headers["Location"])  # the assignment: a redirect
+        started = time.perf_counter()
         status, _, page = browser.request("GET", headers["Location"])
+        tally.screen_ms.append((time.perf_counter() - started) * 1000)
+        if status != 200:
+            raise RuntimeError(f"first screen of {assignment} answered {status}")
         while (heading := HEADING.search(page)) is not None and time.monotonic() < deadline:
             position = int(heading.group(1))
             label = rng.choice(CHOICE.findall(page))
@@ -267,7 +319,7 @@ def run_annotators(
         rng = random.Random(seed * 1000 + index)
         time.sleep(rng.uniform(0, ramp))  # arrivals spread over the ramp (default: one think time)
         try:
-            annotate(Browser(port, sessions[index]), tally, think, deadline, rng, autosave)
+            annotate(Browser(port, sessions[index]), tally, think, deadline, rng, autosave, index)
         except Exception as error:
             tally.errors.append(f"annotator {index}: {error!r}")
 
@@ -375,10 +427,34 @@ def print_by_phase(tally: Tally, window: float = 10.0) -> None:
     print("next-item p95 by phase (requests):", "; ".join(cells))
 
 
+def gunicorn_env(database_url: str, secret_key: str) -> dict:
+    """The environment gunicorn runs in: this one, plus the bench's database and settings."""
+    # whitenoise serves static files from the finders; an empty STATIC_ROOT keeps it from warning
+    static_root = tempfile.mkdtemp(prefix="bench-static-")
+    return {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "SECRET_KEY": secret_key,
+        "DEBUG": "0",
+        "SECURE_SSL_REDIRECT": "0",  # plain HTTP on loopback (the cookie jar here ignores Secure)
+        "STATIC_ROOT": static_root,
+        # persistent connections (the settings' default, made explicit): no connection set-up per request
+        "DB_CONN_MAX_AGE": os.environ.get("DB_CONN_MAX_AGE", "60"),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--annotators", type=int, default=100)
-    parser.add_argument("--hits", type=int, default=40, help="HITs of 20 screens, 3 workers each")
+    parser.add_argument(
+        "--hits",
+        type=int,
+        help="HITs of 20 screens, 3 workers each (default: sized by --hits-per-annotator; "
+        "refused when fewer seats than annotators)",
+    )
+    parser.add_argument(
+        "--hits-per-annotator", type=float, default=2.0, help="HITs each annotator gets when --hits is left out"
+    )
     parser.add_argument("--think", type=float, default=1.0, help="mean seconds between two answers")
     parser.add_argument("--duration", type=float, default=240, help="hard limit in seconds")
     parser.add_argument(
@@ -387,9 +463,11 @@ def main() -> None:
         help="seconds over which the annotators arrive (default: one think time, i.e. all at once: "
         "every home page, claim and first screen lands in the first second)",
     )
-    parser.add_argument("--workers", type=int, default=3, help="gunicorn worker processes")
-    parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker")
-    parser.add_argument("--worker-class", default="gthread", help="gunicorn worker class (gthread, sync)")
+    # sync x 4 measured best on the 2-core machine: 7.2 ms of gunicorn CPU a request against 8.5 for
+    # gthread 3 x 8 (GIL hand-offs between a process's threads), and lower p95 of every kind
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
+    parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker (gthread)")
+    parser.add_argument("--worker-class", default="sync", help="gunicorn worker class (sync, gthread)")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
@@ -399,23 +477,20 @@ def main() -> None:
     args = parser.parse_args()
     if urllib.parse.urlsplit(args.database_url).hostname not in ("127.0.0.1", "localhost"):
         parser.error("the bench only talks to a database on 127.0.0.1")
+    if args.annotators < 1:
+        parser.error("--annotators: at least 1")
+    if args.hits is None:
+        if args.hits_per_annotator < 1:
+            parser.error("--hits-per-annotator: at least 1, or some annotators get no HIT")
+        args.hits = hits_needed(args.annotators, args.hits_per_annotator)
+    elif (reason := check_hits_serve(args.annotators, args.hits)) is not None:
+        parser.error(reason)
 
     secret_key = "bench-only-secret-key-" + "x" * 32
     recreate_database(args.database_url)
     setup_django(args.database_url, secret_key)
     sessions = fill_database(args.annotators, args.hits, args.seed)
-    # whitenoise serves static files from the finders; an empty STATIC_ROOT keeps it from warning
-    static_root = tempfile.mkdtemp(prefix="bench-static-")
-    env = {
-        **os.environ,
-        "DATABASE_URL": args.database_url,
-        "SECRET_KEY": secret_key,
-        "DEBUG": "0",
-        "SECURE_SSL_REDIRECT": "0",  # plain HTTP on loopback (the cookie jar here ignores Secure)
-        "STATIC_ROOT": static_root,
-        # persistent connections (the settings' default, made explicit): no connection set-up per request
-        "DB_CONN_MAX_AGE": os.environ.get("DB_CONN_MAX_AGE", "60"),
-    }
+    env = gunicorn_env(args.database_url, secret_key)
     server = start_gunicorn(args.port, args.workers, args.threads, args.worker_class, env)
     time.sleep(3)  # let every gunicorn worker finish importing the project before counting CPU
     client_cpu_before = resource.getrusage(resource.RUSAGE_SELF)
@@ -436,21 +511,20 @@ def main() -> None:
     print(
         f"annotators={args.annotators} hits={args.hits} think={args.think}s gunicorn={args.worker_class} {args.workers} workers"
         f"{f' x {args.threads} threads' if args.worker_class == 'gthread' else ''} "
-        f"DB_CONN_MAX_AGE={env['DB_CONN_MAX_AGE']}"
+        f"DB_CONN_MAX_AGE={env['DB_CONN_MAX_AGE']} REDIS_URL={'set' if env.get('REDIS_URL') else 'unset'}"
     )
-    print(f"elapsed {elapsed:.1f} s, {len(tally.next_ms)} next-item requests, {len(tally.submit_ms)} submits")
-    timings = (
-        ("next-item", tally.next_ms),
-        ("submit", tally.submit_ms),
-        ("autosave", tally.autosave_ms),
-        ("claim", tally.claim_ms),
+    print(
+        f"elapsed {elapsed:.1f} s, {len(tally.next_ms)} next-item requests, {len(tally.submit_ms)} submits; "
+        f"annotators served {len(tally.served)} of {args.annotators}"
     )
-    for name, values in timings:
+    for kind in KINDS:
+        values = tally.of(kind)
         print(
-            f"{name:>9}: p50 {percentile(values, 0.5):7.1f} ms  p95 {percentile(values, 0.95):7.1f} ms  max {max(values, default=0):7.1f} ms"
+            f"{kind:>9}: {len(values):6d} requests  p50 {percentile(values, 0.5):7.1f} ms  "
+            f"p95 {percentile(values, 0.95):7.1f} ms  max {max(values, default=0):7.1f} ms"
         )
     print_by_phase(tally)
-    requests = len(tally.next_ms) + len(tally.submit_ms) + len(tally.claim_ms) + len(tally.autosave_ms)
+    requests = sum(len(tally.of(kind)) for kind in KINDS)
     total_cpu = server_cpu + database_cpu + client_cpu
     print(
         f"CPU per request: gunicorn workers {server_cpu / max(requests, 1) * 1000:.1f} ms, "
@@ -460,15 +534,24 @@ def main() -> None:
         f"{total_cpu / elapsed:.2f} of {os.cpu_count()} cores busy with the bench; "
         f"load average now {os.getloadavg()[0]:.1f})"
     )
+    screens = max(len(tally.sent), 1)
+    print(
+        f"CPU per answered screen (every request of the run / answers sent): gunicorn "
+        f"{server_cpu / screens * 1000:.1f} ms, PostgreSQL {database_cpu / screens * 1000:.1f} ms"
+    )
     print(f"answers sent {len(tally.sent)}; checks: {checks}")
     every_hit_full = checks["hits_with_exactly_3"] == checks["hits"]
     print(f"every HIT has exactly 3 submitted assignments: {'yes' if every_hit_full else 'NO'}")
+    if tally.turned_away:
+        print(f"annotators that got no HIT at all: {len(tally.turned_away)} (the campaign ran out)")
     for error in tally.errors[:10]:
         print("error:", error)
-    p95 = percentile(tally.next_ms + tally.submit_ms, 0.95)
+    p95 = {kind: percentile(tally.of(kind), 0.95) for kind in KINDS}
+    worst = max(p95.values(), key=lambda value: -1 if math.isnan(value) else value)
     print(
-        f"p95_ms={p95:.1f} submits_per_s={len(tally.submitted) / elapsed:.2f} "
-        f"lost={checks['lost']} doubled={checks['doubled']}"
+        f"annotators={args.annotators} p95_ms={worst:.1f} "
+        + " ".join(f"{kind}_p95_ms={p95[kind]:.1f}" for kind in KINDS)
+        + f" submits_per_s={len(tally.submitted) / elapsed:.2f} lost={checks['lost']} doubled={checks['doubled']}"
     )
 
 

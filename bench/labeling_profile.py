@@ -1,21 +1,28 @@
 """CPU per annotator request, measured in-process (no HTTP, no gunicorn): the stable figure.
 
-    .venv/bin/python bench/labeling_profile.py [--hits 6] [--profile next|autosave|submit|claim]
+    .venv/bin/python bench/labeling_profile.py [--hits 6] [--profile next|autosave|submit|claim|screen]
 
 Fills a fresh PostgreSQL database (`bench_labeling_profile` on 127.0.0.1 by default, like
-bench/labeling_load.py), then walks annotators through whole HITs with Django's test Client,
-sending what the browser sends with htmx (claim, first screen, autosave + Next per screen,
-submit), with CSRF checks enforced and the same middleware as in production. It reports the
-process CPU milliseconds of each kind of request (Django, templates and the database driver;
-PostgreSQL's own work is not counted) and, with --profile KIND, the cProfile top functions of
-that kind.
+bench/labeling_load.py), then walks annotators through whole HITs, sending what the browser sends
+with htmx (claim, the redirect to the first screen, the first screen, autosave + Next per screen,
+submit) straight to Django's WSGI handler, as gunicorn does once it has parsed the request: the
+production middleware, CSRF checks and session cookies, nothing of the test Client. It reports
+the process CPU milliseconds of each kind of request (Django, templates and the database driver;
+PostgreSQL's own work is not counted), its SQL statements and, with --profile KIND, the cProfile
+top functions of that kind.
 
-Ends with one line: next_cpu_ms=<ms> autosave_cpu_ms=<ms> submit_cpu_ms=<ms> claim_cpu_ms=<ms>
+CPU per answered screen: every request of a HIT (claim, redirect, first screen, autosave and
+Next per screen, submit) over its screens, the figure that decides how many screens/s the site
+serves per core. The home page, sent once per annotator visit, is reported but not counted.
+
+Ends with one line:
+    cpu_per_screen_ms=<ms> next_cpu_ms= autosave_cpu_ms= screen_cpu_ms= submit_cpu_ms= claim_cpu_ms=
 The machine is shared: CPU time is steadier than wall time, but still noisy.
 """
 
 import argparse
 import cProfile
+import io
 import os
 import pstats
 import random
@@ -25,6 +32,7 @@ import tempfile
 import time
 import urllib.parse
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -37,80 +45,115 @@ DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/bench_labeling_profil
 PROFILER = cProfile.Profile(time.process_time)  # CPU time; one for all simulated annotators: they take turns
 
 
+@dataclass
+class Reply:
+    status: int
+    headers: dict
+    text: str
+
+
 class Measured:
-    """A test Client whose requests are timed in process CPU, one list per kind."""
+    """One annotator's browser calling the WSGI application in-process: a cookie jar, CSRF header,
+    htmx header; each request timed in process CPU and its SQL statements counted, per kind."""
 
-    def __init__(self, session_key: str, profile_kind: str | None) -> None:
-        from django.test import Client
-
-        self.client = Client(enforce_csrf_checks=True)
-        self.client.cookies["sessionid"] = session_key
+    def __init__(self, app, session_key: str, profile_kind: str | None) -> None:
+        self.app = app
+        self.cookies = {"sessionid": session_key}
         self.cpu_ms: dict[str, list[float]] = defaultdict(list)
         self.queries: dict[str, list[int]] = defaultdict(list)
         self.profile_kind = profile_kind
         self.profiler = PROFILER
 
-    def send(self, kind: str, method: str, path: str, form: dict | None = None, htmx: bool = False):
-        headers = {"HX-Request": "true"} if htmx else {}
-        token = self.client.cookies.get("csrftoken")
-        if method == "POST":
-            headers["X-CSRFToken"] = token.value if token else ""
+    def send(self, kind: str, method: str, path: str, form: dict | None = None, htmx: bool = False) -> Reply:
         from django.db import connection
 
-        profiling = kind == self.profile_kind
+        body = urllib.parse.urlencode(form or {}).encode() if method == "POST" else b""
+        environ = {
+            "REQUEST_METHOD": method,
+            "PATH_INFO": path,
+            "QUERY_STRING": "",
+            "SERVER_NAME": "127.0.0.1",
+            "SERVER_PORT": "8765",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "HTTP_HOST": "127.0.0.1:8765",
+            "REMOTE_ADDR": "127.0.0.1",
+            "HTTP_COOKIE": "; ".join(f"{key}={value}" for key, value in self.cookies.items()),
+            "CONTENT_TYPE": "application/x-www-form-urlencoded",
+            "CONTENT_LENGTH": str(len(body)),
+            "wsgi.input": io.BytesIO(body),
+            "wsgi.url_scheme": "http",
+            "wsgi.errors": sys.stderr,
+            "wsgi.multithread": True,
+            "wsgi.multiprocess": True,
+            "wsgi.run_once": False,
+            "wsgi.version": (1, 0),
+        }
+        if method == "POST":
+            environ["HTTP_X_CSRFTOKEN"] = self.cookies.get("csrftoken", "")
+        if htmx:
+            environ["HTTP_HX_REQUEST"] = "true"
+        started_response: list = []
         counted = [0]
 
         def count(execute, sql, params, many, context):
             counted[0] += 1
             return execute(sql, params, many, context)
 
-        wrapper = connection.execute_wrapper(count)
-        wrapper.__enter__()
-        started = time.process_time()
-        if profiling:
-            self.profiler.enable()
-        if method == "POST":
-            # form-encoded, as htmx and browsers send it (the test Client's default is multipart)
-            body = urllib.parse.urlencode(form or {})
-            response = self.client.post(path, body, content_type="application/x-www-form-urlencoded", headers=headers)
-        else:
-            response = self.client.get(path, headers=headers)
-        if profiling:
-            self.profiler.disable()
-        self.cpu_ms[kind].append((time.process_time() - started) * 1000)
-        wrapper.__exit__(None, None, None)
+        profiling = kind == self.profile_kind
+        with connection.execute_wrapper(count):
+            started = time.process_time()
+            if profiling:
+                self.profiler.enable()
+            chunks = self.app(
+                environ, lambda status, headers, exc_info=None: started_response.append((status, headers))
+            )
+            content = b"".join(chunks)
+            if hasattr(chunks, "close"):
+                chunks.close()  # request_finished: what gunicorn does after sending the body
+            if profiling:
+                self.profiler.disable()
+            self.cpu_ms[kind].append((time.process_time() - started) * 1000)
         self.queries[kind].append(counted[0])
-        return response
+        status, headers = started_response[0]
+        for name, value in headers:
+            if name.lower() == "set-cookie":
+                key, _, rest = value.partition("=")
+                self.cookies[key.strip()] = rest.split(";", 1)[0]
+        return Reply(int(status.split()[0]), dict(headers), content.decode())
 
 
-def walk_one_hit(browser: Measured, rng: random.Random) -> bool:
+def walk_one_hit(browser: Measured, rng: random.Random) -> int:
+    """One HIT, as bench/labeling_load.py's annotators send it; returns the screens answered
+    (0 when no HIT was left)."""
     browser.send("home", "GET", "/labeling/")  # also sets the CSRF cookie, as in a browser
-    response = browser.send("claim", "POST", "/labeling/claim/")
-    found = ASSIGNMENT.search(response.get("Location", ""))
-    if response.status_code != 302 or not found:
-        return False
+    claimed = browser.send("claim", "POST", "/labeling/claim/")
+    found = ASSIGNMENT.search(claimed.headers.get("Location", ""))
+    if claimed.status != 302 or not found:
+        return 0
     assignment = int(found.group(1))
-    first = browser.client.get(response["Location"])
-    page = browser.send("first screen", "GET", first["Location"]).content.decode()
+    first = browser.send("redirect", "GET", claimed.headers["Location"])
+    page = browser.send("screen", "GET", first.headers["Location"]).text
+    screens = 0
     while (heading := HEADING.search(page)) is not None:
         position = int(heading.group(1))
         label = rng.choice(CHOICE.findall(page))
         url = f"/labeling/assignments/{assignment}/items/{position}/answer/"
         saved = browser.send("autosave", "POST", url, {"go": "stay", "answer": label}, htmx=True)
-        assert saved.status_code == 200, saved.status_code
+        assert saved.status == 200, saved.status
         response = browser.send("next", "POST", url, {"go": "next", "answer": label, "seconds": "1"}, htmx=True)
-        assert response.status_code == 200, response.status_code
-        page = response.content.decode()
+        assert response.status == 200, response.status
+        page = response.text
+        screens += 1
     response = browser.send("submit", "POST", f"/labeling/assignments/{assignment}/submit/")
-    assert response.status_code == 302 and "feedback" in response["Location"], response.status_code
-    return True
+    assert response.status == 302 and "feedback" in response.headers["Location"], response.status
+    return screens
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--hits", type=int, default=6, help="HITs of 20 screens, 3 workers each")
     parser.add_argument("--annotators", type=int, default=6)
-    parser.add_argument("--profile", choices=["next", "autosave", "submit", "claim", "first screen", "home"])
+    parser.add_argument("--profile", choices=["next", "autosave", "submit", "claim", "redirect", "screen", "home"])
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--database-url", default=DEFAULT_DATABASE_URL)
     args = parser.parse_args()
@@ -120,21 +163,22 @@ def main() -> None:
     recreate_database(args.database_url)
     os.environ.setdefault("STATIC_ROOT", tempfile.mkdtemp(prefix="bench-static-"))
     setup_django(args.database_url, "bench-only-secret-key-" + "x" * 32)
-    from django.conf import settings
+    from django.core.handlers.wsgi import WSGIHandler
 
-    settings.ALLOWED_HOSTS = ["testserver", *settings.ALLOWED_HOSTS]
     sessions = fill_database(args.annotators, args.hits, seed=1)
+    app = WSGIHandler()
     rng = random.Random(1)
-    browsers = [Measured(key, args.profile) for key in sessions]
+    browsers = [Measured(app, key, args.profile) for key in sessions]
     # A first HIT per annotator warms imports, template and label caches; not counted.
     for browser in browsers:
         walk_one_hit(browser, rng)
         browser.cpu_ms.clear()
         browser.queries.clear()
     PROFILER.clear()
+    screens = 0
     for browser in browsers:
-        while walk_one_hit(browser, rng):
-            pass
+        while answered := walk_one_hit(browser, rng):
+            screens += answered
 
     merged: dict[str, list[float]] = defaultdict(list)
     queries: dict[str, list[int]] = defaultdict(list)
@@ -144,9 +188,16 @@ def main() -> None:
             queries[kind] += browser.queries[kind]
     for kind, values in merged.items():
         print(
-            f"{kind:>12}: {len(values):5d} requests, CPU median {statistics.median(values):6.2f} ms, "
+            f"{kind:>9}: {len(values):5d} requests, CPU median {statistics.median(values):6.2f} ms, "
             f"mean {statistics.fmean(values):6.2f} ms, SQL statements mean {statistics.fmean(queries[kind]):5.2f}"
         )
+    per_hit = sum(sum(values) for kind, values in merged.items() if kind != "home")
+    per_screen = per_hit / max(screens, 1)
+    print(
+        f"CPU per answered screen: {per_screen:.2f} ms ({screens} screens; every request of their HITs, "
+        f"home page aside); SQL statements per screen "
+        f"{sum(sum(v) for k, v in queries.items() if k != 'home') / max(screens, 1):.2f}"
+    )
     if args.profile:
         stats = pstats.Stats(PROFILER)
         stats.sort_stats("cumulative").print_stats(args.top)
@@ -156,8 +207,8 @@ def main() -> None:
         return f"{statistics.median(merged[kind]):.2f}" if merged[kind] else "nan"
 
     print(
-        f"next_cpu_ms={median('next')} autosave_cpu_ms={median('autosave')} "
-        f"submit_cpu_ms={median('submit')} claim_cpu_ms={median('claim')}"
+        f"cpu_per_screen_ms={per_screen:.2f} next_cpu_ms={median('next')} autosave_cpu_ms={median('autosave')} "
+        f"screen_cpu_ms={median('screen')} submit_cpu_ms={median('submit')} claim_cpu_ms={median('claim')}"
     )
 
 

@@ -153,14 +153,15 @@ MEDIA_URL = "media/"
 REDIS_URL = env_url("REDIS_URL", default=None, schemes=("redis", "rediss", "unix"))
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
-    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"  # the cache is shared: safe
+    SESSION_ENGINE = "config.sessions.cached_db"  # the cache is shared: safe
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-    SESSION_ENGINE = "django.contrib.sessions.backends.db"
+    SESSION_ENGINE = "config.sessions.db"
 
 # django-axes: a username from one IP address is locked after LOGIN_FAILURE_LIMIT failed logins
 # for LOGIN_LOCKOUT_MINUTES; `manage.py axes_reset_username NAME` unlocks it at once.
-AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+# config.auth.ModelBackend: Django's, reading the signed-in user with SQL compiled once
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "config.auth.ModelBackend"]
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
 _LOCKOUT_MINUTES = env_int("LOGIN_LOCKOUT_MINUTES", 15)
 AXES_COOLOFF_TIME = timedelta(minutes=_LOCKOUT_MINUTES)

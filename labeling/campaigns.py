@@ -11,6 +11,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
 from annotation.models import Label
+from labeling import seats
 from labeling.models import LAST_TURN_LABEL, Campaign
 
 ALLOWED = {
@@ -141,6 +142,8 @@ def set_campaign_status(campaign: Campaign, status: str) -> Campaign:
     if not Campaign.objects.filter(pk=campaign.pk, status=current).update(status=status):
         raise StatusChangeRefused("the campaign changed meanwhile; reload and try again")
     campaign.status = status
+    if status == Campaign.OPEN:
+        seats.recount(campaign.hits.all())  # opening repairs any count a hand edit left wrong
     return campaign
 
 

@@ -8,6 +8,7 @@ the rows, so numbering, worker counts and the one transaction are the same on ev
 from collections.abc import Sequence
 
 from django.db import transaction
+from django.db.models import F
 
 from labeling.models import HIT, Campaign, HITItem
 
@@ -45,7 +46,13 @@ def write_hits(
         last = campaign.hits.order_by("-position").values_list("position", flat=True).first() or 0
         hits = HIT.objects.bulk_create(
             [
-                HIT(campaign=campaign, position=last + offset, kind=kind, required_workers=workers)
+                HIT(
+                    campaign=campaign,
+                    position=last + offset,
+                    kind=kind,
+                    required_workers=workers,
+                    seats_free=workers,
+                )
                 for offset in range(1, len(screens) + 1)
             ],
             batch_size=_BATCH,
@@ -64,6 +71,10 @@ def _placed(hits: list[HIT], screens: Sequence[Sequence[HITItem]]) -> list[HITIt
 
 
 def add_seat(hit: HIT, seats_before: int) -> bool:
-    """One more worker for `hit`: required_workers seats_before -> seats_before + 1, as one
-    conditional UPDATE (a repeat with the same seats_before changes nothing). True when it moved."""
-    return bool(HIT.objects.filter(pk=hit.pk, required_workers=seats_before).update(required_workers=seats_before + 1))
+    """One more worker for `hit`: required_workers seats_before -> seats_before + 1, and one more
+    free seat, as one conditional UPDATE (a repeat with the same seats_before changes nothing).
+    True when it moved."""
+    moved = HIT.objects.filter(pk=hit.pk, required_workers=seats_before).update(
+        required_workers=seats_before + 1, seats_free=F("seats_free") + 1
+    )
+    return bool(moved)

@@ -182,14 +182,30 @@ class HIT(models.Model):
     position = models.PositiveIntegerField(default=0)
     kind = models.CharField(max_length=8, choices=KIND_CHOICES, default=REGULAR)
     required_workers = models.PositiveSmallIntegerField(default=3)
+    # required_workers minus the seats held by live or done assignments, kept by the services
+    # that take and free seats (labeling.seats); what a claim searches, through the partial
+    # index below, instead of counting every HIT's assignments. None until saved: save() and
+    # labeling.hits.write_hits start it at required_workers.
+    seats_free = models.SmallIntegerField(null=True, blank=True, editable=False)
     external_id = models.CharField(max_length=128, blank=True, help_text="id on a crowd platform once published")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["campaign_id", "position"]
+        indexes = [
+            # a claim walks this in claim order and stops at the first HIT it may take
+            models.Index(
+                fields=["campaign", "position", "id"], condition=models.Q(seats_free__gt=0), name="hit_free_seats"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"HIT {self.pk} of {self.campaign}"
+
+    def save(self, *args, **kwargs) -> None:
+        if self._state.adding and self.seats_free is None:
+            self.seats_free = self.required_workers  # a new HIT: every seat free
+        super().save(*args, **kwargs)
 
 
 class HITItem(models.Model):
@@ -287,7 +303,11 @@ class Assignment(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["hit", "worker"], name="assignment_unique_hit_worker")]
-        indexes = [models.Index(fields=["hit", "status"])]
+        indexes = [
+            models.Index(fields=["hit", "status"]),
+            # expire_stale_assignments, run before every claim, finds the lapsed seats here
+            models.Index(fields=["expires_at"], condition=models.Q(status="accepted"), name="assignment_live_expiry"),
+        ]
 
     def __str__(self) -> str:
         return f"HIT {self.hit_id} for worker {self.worker_id} ({self.status})"

@@ -23,6 +23,7 @@ from django.db import transaction
 from django.db.models import Count, Sum
 from django.utils import timezone
 
+from labeling import seats
 from labeling.models import Assignment, Campaign, PaymentEntry, Publication, Worker
 from labeling.platforms.costs import money
 
@@ -44,6 +45,9 @@ def reject_assignment(assignment: Assignment) -> Assignment:
     if PaymentEntry.objects.filter(assignment=assignment, paid_at__isnull=False).exists():
         raise ReviewRefused(f"assignment {assignment.pk} was already paid")
     with transaction.atomic():
+        # done work holds a seat; rejected work does not: its seat is free again
+        if Assignment.objects.filter(pk=assignment.pk, status__in=Assignment.DONE).update(status=Assignment.REJECTED):
+            seats.free([assignment.hit_id])
         moved = _move(assignment, set(Assignment.FINAL), Assignment.REJECTED)
         PaymentEntry.objects.filter(assignment=assignment, paid_at__isnull=True).delete()
     return moved

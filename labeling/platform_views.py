@@ -61,7 +61,7 @@ OPENED_ELSEWHERE = (
     "This HIT is open under another platform assignment of your worker id. Go back to that one, "
     "or accept this one again once it expired."
 )
-MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
+MODEL_BACKEND = "config.auth.ModelBackend"
 
 
 class BadLanding(Exception):

@@ -17,6 +17,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.utils.html import format_html_join
+
 from annotation.models import Turn
 from labeling.models import HIT, HITItem
 
@@ -31,6 +33,9 @@ class Screen:
 
     item: HITItem
     turns: tuple[tuple[str, bool], ...]
+    # the turns as the screen lists them, escaped once here rather than by the template on
+    # every Next (a visible share of a screen's CPU)
+    turns_html: str = ""
 
 
 @dataclass(frozen=True)
@@ -81,5 +86,13 @@ def _read_screens(hit_id: int) -> dict[int, Screen]:
             turns = tuple(
                 (text, turn_id == item.target_turn_id) for turn_id, text in turns_by_dialogue.get(item.dialogue_id, [])
             )
-        screens[item.position] = Screen(item, turns)
+        screens[item.position] = Screen(item, turns, _turns_html(turns))
     return screens
+
+
+def _turns_html(turns: tuple[tuple[str, bool], ...]) -> str:
+    return str(
+        format_html_join(
+            "\n", '<li class="turn{}">{}</li>', ((" target" if is_target else "", text) for text, is_target in turns)
+        )
+    )

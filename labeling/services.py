@@ -14,16 +14,16 @@ import secrets
 from collections.abc import Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
-from django.db import transaction
-from django.db.models import Case, Count, F, IntegerField, OuterRef, Subquery, Value, When
-from django.db.models.functions import Coalesce
+from django.db import connection, transaction
+from django.db.models import Case, Exists, IntegerField, OuterRef, Subquery, Value, When
 from django.utils import timezone
 
 from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn
 from annotation.taxonomy import normalise_label_name
-from labeling import quiz_pool
+from config import rows
+from labeling import hot_reads, quiz_pool, seats
 from labeling.bundling import bundle_count, plan_bundles, top_choices
 from labeling.campaigns import campaign_labels, record_suggestion_model
 from labeling.hits import write_hits
@@ -119,9 +119,10 @@ def _suggested_top_k(version: ModelVersion | None, turn_ids: list[int], label_se
     keeping only the names in `label_set` (folded by normalise_label_name)."""
     if version is None:
         return {}
-    rows = Prediction.objects.filter(model_version=version, turn_id__in=turn_ids).values_list("turn_id", "top_k")
+    found = Prediction.objects.filter(model_version=version, turn_id__in=turn_ids).values_list("turn_id", "top_k")
     return {
-        turn_id: [entry[0] for entry in top_k if normalise_label_name(entry[0]) in label_set] for turn_id, top_k in rows
+        turn_id: [entry[0] for entry in top_k if normalise_label_name(entry[0]) in label_set]
+        for turn_id, top_k in found
     }
 
 
@@ -137,6 +138,10 @@ def _choices_for(turn: Turn, ranked: list[str], fallback: list[str]) -> list[str
 
 def worker_for_user(user) -> Worker:
     """The site Worker of a site account, created on first use."""
+    # every claim starts here: a read by SQL built once, the ORM only to create
+    worker = rows.fetch_one(Worker, "t.user_id = %s", [user.pk])
+    if worker is not None:
+        return worker
     worker, _ = Worker.objects.get_or_create(
         user=user, defaults={"platform": Worker.SITE, "external_id": user.get_username()}
     )
@@ -144,9 +149,22 @@ def worker_for_user(user) -> Worker:
 
 
 def expire_stale_assignments(now: datetime | None = None) -> int:
-    """Mark accepted assignments past their time limit expired, freeing their seat. Returns how many."""
+    """Mark accepted assignments past their time limit expired, freeing their seat. Returns how many.
+
+    Run before every claim, so the common case (nothing lapsed) is one read of the partial index
+    `assignment_live_expiry`. Lapsed rows are locked (skipping any an answer or submission holds:
+    that one refuses them itself, and the next claim expires them) before they change, so each
+    freed seat is counted once however many claims run this at the same time.
+    """
     now = now or timezone.now()
-    return Assignment.objects.filter(status=Assignment.ACCEPTED, expires_at__lte=now).update(status=Assignment.EXPIRED)
+    lapsed = Assignment.objects.filter(status=Assignment.ACCEPTED, expires_at__lte=now)
+    if not lapsed.exists():
+        return 0
+    with transaction.atomic():
+        locked = list(lapsed.select_for_update(skip_locked=True).order_by("pk").values_list("pk", "hit_id"))
+        Assignment.objects.filter(pk__in=[pk for pk, _ in locked]).update(status=Assignment.EXPIRED)
+        seats.free(hit_id for _, hit_id in locked)
+    return len(locked)
 
 
 def live_assignment(worker: Worker, campaign: Campaign | None = None) -> Assignment | None:
@@ -164,6 +182,9 @@ def claim_next_hit(
     campaign), else a new one on the first open HIT (of `campaign`, when given) with a free seat
     that they have never held, `prefer_hit_id` first when it has one (the HIT a platform offered
     them). None when nothing is left, the worker is blocked, or the campaign is not open.
+
+    The HIT is found by one indexed SELECT ... FOR UPDATE SKIP LOCKED on the free-seat count
+    (labeling.seats); its seats are counted again under the lock before one is taken.
     """
     if worker.is_blocked or (campaign is not None and campaign.status != Campaign.OPEN):
         return None
@@ -186,28 +207,27 @@ def claim_next_hit(
         )
 
 
-def open_hits_for(worker: Worker, campaign: Campaign | None):
-    seats_taken = (
-        Assignment.objects.holding_a_seat().filter(hit=OuterRef("pk")).values("hit").annotate(n=Count("pk")).values("n")
-    )
+def open_hits_for(worker: Worker, campaign: Campaign | None, *, now: datetime | None = None):
+    """The HITs the worker may claim, in claim order: open campaign, a free seat by the count,
+    never held by this worker, no dialogue they hold elsewhere, no quiz item they have seen.
+    Each exclusion is a NOT EXISTS probe of the candidate HIT's own rows (indexed by hit), so
+    taking the first one reads the index `hit_free_seats` up to it and no further."""
     # never two seats of one item: a dialogue the worker already holds in another HIT (a tie-break
     # HIT, or the same dialogue bundled twice) keeps every HIT with it closed to them
     held_turns = HITItem.objects.filter(
-        hit__in=Assignment.objects.holding_a_seat().filter(worker=worker).values("hit"),
+        hit__in=Assignment.objects.holding_a_seat(now).filter(worker=worker).values("hit"),
         quiz_question__isnull=True,
         target_turn__isnull=False,
     ).values("target_turn_id")
-    hits = (
-        HIT.objects.filter(campaign__status=Campaign.OPEN)
-        .exclude(assignments__worker=worker)
-        .exclude(items__target_turn_id__in=held_turns)
-        .exclude(items__quiz_question__in=quiz_pool.seen_by(worker))  # no quiz item twice
-        .annotate(seats_taken=Coalesce(Subquery(seats_taken, output_field=IntegerField()), Value(0)))
-        .filter(seats_taken__lt=F("required_workers"))
-    )
+    hits = HIT.objects.filter(campaign__status=Campaign.OPEN, seats_free__gt=0)
     if campaign is not None:
         hits = hits.filter(campaign=campaign)
-    return hits.order_by("campaign_id", "position", "pk")
+    return hits.filter(
+        ~Exists(Assignment.objects.filter(hit=OuterRef("pk"), worker=worker)),
+        ~Exists(HITItem.objects.filter(hit=OuterRef("pk"), target_turn_id__in=held_turns)),
+        # no quiz item twice
+        ~Exists(HITItem.objects.filter(hit=OuterRef("pk"), quiz_question__in=quiz_pool.seen_by(worker))),
+    ).order_by("campaign_id", "position", "pk")
 
 
 class _HitFull(Exception):
@@ -217,18 +237,53 @@ class _HitFull(Exception):
 
 
 def _lock_hit_with_free_seat(worker: Worker, campaign: Campaign | None, prefer_hit_id: int | None = None) -> HIT | None:
-    """Lock one HIT row, then count its seats again: the count in the candidate query may be
-    stale by the time the lock is granted. Locked rows are skipped so concurrent claimers spread
-    over HITs; only when every candidate is locked does a claimer wait for one.
+    """Lock the first claimable HIT row, count its seats again and take one (the count in the
+    row may be too high after a hand edit, see labeling.seats). Locked rows are skipped so
+    concurrent claimers spread over HITs; only when every candidate is locked does a claimer
+    wait for one.
 
     Each try runs in a savepoint that is rolled back when the HIT turns out full, which lets go
     of its lock: a claimer that waits then holds no HIT lock, so two claimers cannot deadlock.
+    A HIT found full gets its true count written after that rollback.
     """
+    if prefer_hit_id is None:
+        # the common claim: the search compiled once per process (ClaimSearch)
+        try:
+            with transaction.atomic():
+                hit = _CLAIM_SEARCH.first(worker, campaign, skip_locked=True) or _CLAIM_SEARCH.first(
+                    worker, campaign, skip_locked=False
+                )
+                if hit is None:
+                    return None
+                if _take_seat(hit):
+                    return hit
+                raise _HitFull(hit.pk)
+        except _HitFull as full:
+            seats.recount(HIT.objects.filter(pk=full.hit_id))
+            return _lock_hit_with_free_seat_by_orm(worker, campaign, None, [full.hit_id])
+    return _lock_hit_with_free_seat_by_orm(worker, campaign, prefer_hit_id, [])
+
+
+def _take_seat(hit: HIT) -> bool:
+    """Count the locked HIT's seats again; if one is free, write the count less the seat taken
+    now (the true figure: repairs a count a hand edit left high) and say so."""
+    taken = _seats_taken(hit)
+    if taken >= hit.required_workers:
+        return False
+    hit.seats_free = hit.required_workers - taken - 1
+    seats.set_free(hit.pk, hit.seats_free)
+    return True
+
+
+def _lock_hit_with_free_seat_by_orm(
+    worker: Worker, campaign: Campaign | None, prefer_hit_id: int | None, checked: list[int]
+) -> HIT | None:
+    """The same search through the ORM, for a platform's preferred HIT and after a HIT turned
+    out full (rare: each try is compiled anew)."""
     candidates = open_hits_for(worker, campaign)
     if prefer_hit_id is not None:
         first = Case(When(pk=prefer_hit_id, then=Value(0)), default=Value(1), output_field=IntegerField())
         candidates = candidates.order_by(first, "campaign_id", "position", "pk")
-    checked: list[int] = []
     for _attempt in range(10):
         try:
             with transaction.atomic():
@@ -239,16 +294,72 @@ def _lock_hit_with_free_seat(worker: Worker, campaign: Campaign | None, prefer_h
                     hit = remaining.select_for_update(of=("self",)).first()
                 if hit is None:
                     return None
-                if _seats_taken(hit) >= hit.required_workers:
+                if not _take_seat(hit):
                     raise _HitFull(hit.pk)
                 return hit
         except _HitFull as full:
             checked.append(full.hit_id)
+            seats.recount(HIT.objects.filter(pk=full.hit_id))
     return None
 
 
 def _seats_taken(hit: HIT) -> int:
-    return Assignment.objects.holding_a_seat().filter(hit=hit).count()
+    return seats.taken(hit.pk)
+
+
+class ClaimSearch:
+    """open_hits_for's first HIT, locked (FOR UPDATE OF the HIT, SKIP LOCKED or waiting), with
+    its campaign: the ORM query compiled once per process and shape, for a stand-in worker,
+    campaign and time whose parameters each claim replaces with its own. The conditions stay
+    written once, in open_hits_for; only the compiling (most of a claim's CPU) is saved."""
+
+    WORKER, CAMPAIGN = -7_000_001, -7_000_002  # ids no row has: where they land in the parameters
+    NOW = datetime(2001, 2, 3, 4, 5, 6, 789, tzinfo=UTC)
+
+    def __init__(self) -> None:
+        self._compiled: dict[tuple[bool, bool], tuple[str, list]] = {}
+
+    def first(self, worker: Worker, campaign: Campaign | None, *, skip_locked: bool) -> HIT | None:
+        sql, params = self._sql(campaign is not None, skip_locked)
+        values = {
+            self.WORKER: worker.pk,
+            self.CAMPAIGN: campaign.pk if campaign is not None else None,
+            self._stand_in_now(): connection.ops.adapt_datetimefield_value(timezone.now()),
+        }
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [values.get(param, param) if _hashable(param) else param for param in params])
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        size = len(rows.fields(HIT))  # select_related: the HIT's columns, then the campaign's
+        hit = rows.build(HIT, row[:size])
+        hit.campaign = rows.build(Campaign, row[size:])
+        return hit
+
+    def _stand_in_now(self):
+        return connection.ops.adapt_datetimefield_value(self.NOW)
+
+    def _sql(self, with_campaign: bool, skip_locked: bool) -> tuple[str, list]:
+        key = (with_campaign, skip_locked)
+        if key not in self._compiled:
+            query = open_hits_for(Worker(pk=self.WORKER), None, now=self.NOW)
+            if with_campaign:  # what open_hits_for(worker, campaign) adds
+                query = query.filter(campaign_id=self.CAMPAIGN)
+            query = query.select_related("campaign").select_for_update(skip_locked=skip_locked, of=("self",))[:1]
+            sql, params = query.query.sql_with_params()  # inside the claim's transaction
+            self._compiled[key] = (sql, list(params))
+        return self._compiled[key]
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+_CLAIM_SEARCH = ClaimSearch()
 
 
 def confirm_platform_submission(assignment: Assignment, *, confirmed_at: datetime | None = None) -> bool:
@@ -278,7 +389,17 @@ def confirm_platform_submission(assignment: Assignment, *, confirmed_at: datetim
 def expire_unconfirmed(assignment_ids: list[int]) -> int:
     """Done platform work that its platform never reported (sync found no submission for it in
     the review window): it expires, freeing its seat, and never counts. Confirmed work is kept."""
-    return Assignment.objects.pending_confirmation().filter(pk__in=assignment_ids).update(status=Assignment.EXPIRED)
+    with transaction.atomic():
+        locked = list(
+            Assignment.objects.pending_confirmation()
+            .filter(pk__in=assignment_ids)
+            .select_for_update(of=("self",))
+            .order_by("pk")
+            .values_list("pk", "hit_id")
+        )
+        Assignment.objects.filter(pk__in=[pk for pk, _ in locked]).update(status=Assignment.EXPIRED)
+        seats.free(hit_id for _, hit_id in locked)  # done work held a seat; expired work does not
+    return len(locked)
 
 
 # --- Answering and submitting -------------------------------------------------------------------
@@ -338,7 +459,7 @@ def save_response(
         spent = _seconds(seconds_spent)
         # An update-or-create by hand (no savepoint): the assignment lock held here keeps every
         # other writer of this assignment's answers out until commit.
-        response = Response.objects.filter(assignment=assignment, item=item).first()
+        response = hot_reads.response_to(assignment.pk, item.pk)
         if response is None:
             return Response.objects.create(
                 assignment=assignment, item=item, label=label, new_label_text=text, method=method, seconds_spent=spent
@@ -443,7 +564,7 @@ def _resolve_answer(item: HITItem, label_name: str | None, new_text: str, method
 def _label_named(name: str, item: HITItem) -> Label | None:
     """The active label called `name` (Label.objects.by_name's rule) that this screen accepts:
     one of its three choices, or a label of its campaign's label set."""
-    label = Label.objects.filter(is_active=True).by_name(name)
+    label = hot_reads.active_label_named(name)
     if label is None or _is_a_choice(label, item):
         return label
     campaign_id = Subquery(HIT.objects.filter(pk=item.hit_id).values("campaign_id"))

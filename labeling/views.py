@@ -26,7 +26,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.models import Label
 from annotation.taxonomy import normalise_label_name
 from config.pages import refusal
-from labeling import screens, services, task_types
+from labeling import hot_reads, screens, services, task_types
 from labeling.bundling import choice_order
 from labeling.campaigns import campaign_labels
 from labeling.models import HIT, Assignment, Campaign, HITItem, Response
@@ -43,10 +43,10 @@ def _is_htmx(request: HttpRequest) -> bool:
 def _own_assignment(request: HttpRequest, pk: int, *, lock: bool = False) -> Assignment:
     """The signed-in user's assignment, else 404 (never 403: another worker's ids stay unknowable).
     lock: also lock its row (only the assignment's: of=self), inside the caller's transaction."""
-    assignments = Assignment.objects.select_related("hit__campaign")
-    if lock:
-        assignments = assignments.select_for_update(of=("self",))
-    return get_object_or_404(assignments, pk=pk, worker__user=request.user)
+    assignment = hot_reads.own_assignment(pk, request.user.pk, lock=lock)
+    if assignment is None:
+        raise Http404("No such assignment")
+    return assignment
 
 
 def _is_live(assignment: Assignment) -> bool:
@@ -88,6 +88,7 @@ class _LabelSet:
     listed: list[Label]  # the "Other" list: the campaign's label set (every offered label, no campaign)
     html: str  # that list rendered
     known: dict[str, Label]  # listed and every offered label, by folded name: a choice's description
+    blurbs: dict[str, str]  # by folded name: a choice's description and examples, rendered
 
 
 _labels_cache: dict[str | int, tuple[float, _LabelSet]] = {}
@@ -134,7 +135,20 @@ def _read_label_set(campaign_id: int | None) -> _LabelSet:
         ' <strong>{}</strong> <span class="muted">{}</span></label></li>',
         ((lb.name.lower(), lb.description.lower(), lb.name, lb.name, lb.description) for lb in listed),
     )
-    return _LabelSet(listed, str(html), {normalise_label_name(label.name): label for label in rows})
+    blurbs = {normalise_label_name(label.name): _blurb(label) for label in rows}
+    return _LabelSet(listed, str(html), {normalise_label_name(label.name): label for label in rows}, blurbs)
+
+
+def _blurb(label: Label) -> str:
+    """What a suggested choice shows under its name: the label's description and examples."""
+    examples = format_html_join("", "<li>“{}”</li>", ((example,) for example in label.examples))
+    return str(
+        format_html(
+            '<span class="choice-description muted">{}</span>\n        <ul class="examples">{}</ul>',
+            label.description,
+            examples,
+        )
+    )
 
 
 def _hit_size(hit: HIT) -> int:
@@ -232,19 +246,22 @@ def _render_item(
 def _item_context(assignment: Assignment, item: HITItem, error: str, saved: tuple | None) -> dict:
     """What one screen shows. A quiz item is a real dialogue, rendered by the same code as work
     items, and carries nothing of its gold label or explanation."""
-    by_name = _cached_labels(assignment.hit.campaign_id).known
-    turns = screens.screens_of(assignment.hit)[item.position].turns
+    blurbs = _cached_labels(assignment.hit.campaign_id).blurbs
+    screen = screens.screens_of(assignment.hit)[item.position]
     saved_name, saved_text, saved_method = saved or (None, "", "")
     other_open = saved_method in (Response.OTHER_LIST, Response.OTHER_NEW)
     return {
         "assignment": assignment,
         "position": item.position,
         "total": _hit_size(assignment.hit),
-        "turns": turns,
+        "turns_html": mark_safe(screen.turns_html),  # escaped by format_html_join in labeling.screens
         # reversed once here rather than by three {% url %} tags: a visible share of a screen's CPU
         "item_url": reverse("labeling:assignment_item", args=[assignment.pk, item.position]),
         "answer_url": reverse("labeling:answer_item", args=[assignment.pk, item.position]),
-        "choices": [(name, by_name.get(normalise_label_name(name))) for name in _choices_shown(assignment, item)],
+        # each choice with its description and examples (escaped when the label set was read)
+        "choices": [
+            (name, mark_safe(blurbs.get(normalise_label_name(name), ""))) for name in _choices_shown(assignment, item)
+        ],
         "label_list": _label_list_html(saved_name if other_open else "", assignment.hit.campaign_id),
         "saved": bool(saved_method),
         "saved_name": saved_name or "",
@@ -366,12 +383,7 @@ def _autosave(request: HttpRequest, pk: int, position: int) -> HttpResponse:
 def _stored_answers(assignment: Assignment, item_ids: list[int]) -> dict[int, tuple[str | None, str, str] | None]:
     """item id -> (label name, new label text, method) of the assignment's stored answer, or
     None for an item not answered yet; every id asked for is a key."""
-    rows = Response.objects.filter(assignment=assignment, item_id__in=item_ids).values_list(
-        "item_id", "label__name", "new_label_text", "method"
-    )
-    stored: dict[int, tuple[str | None, str, str] | None] = dict.fromkeys(item_ids)
-    stored.update({item_id: (name, text, method) for item_id, name, text, method in rows})
-    return stored
+    return hot_reads.stored_answers(assignment.pk, item_ids)
 
 
 def _compare_with_stored(request: HttpRequest, stored: tuple | None) -> tuple[bool, bool]:

@@ -29,6 +29,7 @@ from django.utils import timezone
 from annotation.ingest.language import texts_language
 from annotation.models import Dialogue, Label, Turn
 from annotation.splits import split_for
+from labeling import seats
 from labeling.aggregate import aggregate_campaign, known_labels
 from labeling.campaigns import create_campaign, set_campaign_status
 from labeling.hits import write_hits
@@ -163,6 +164,7 @@ def _hits_items_answers(campaign: Campaign, rows: list[EdosRow], turns: dict[str
                     )
                 answers.append((item, assignments[(hit.pk, worker.pk)], answer))
     Assignment.objects.bulk_create(assignments.values(), batch_size=_CHUNK)
+    seats.recount(campaign.hits.all())  # the file's work holds its seats
     Response.objects.bulk_create([_response(*a, labels) for a in answers], batch_size=_CHUNK)
     return len(hits)
 

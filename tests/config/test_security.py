@@ -69,7 +69,7 @@ def test_http_is_redirected_to_https_except_the_health_check(settings, db):
 
 def test_without_redis_sessions_live_in_the_database():
     assert _settings("s.SESSION_ENGINE, s.CACHES['default']['BACKEND']", DEBUG="1") == (
-        "('django.contrib.sessions.backends.db', 'django.core.cache.backends.locmem.LocMemCache')"
+        "('config.sessions.db', 'django.core.cache.backends.locmem.LocMemCache')"
     )
 
 
@@ -78,10 +78,7 @@ def test_with_redis_the_shared_redis_cache_is_the_default_cache():
     values = _settings(
         "s.SESSION_ENGINE, s.CACHES['default']['BACKEND'], s.CACHES['default']['LOCATION']", DEBUG="1", REDIS_URL=url
     )
-    assert (
-        values
-        == f"('django.contrib.sessions.backends.cached_db', 'django.core.cache.backends.redis.RedisCache', '{url}')"
-    )
+    assert values == f"('config.sessions.cached_db', 'django.core.cache.backends.redis.RedisCache', '{url}')"
 
 
 def test_a_bad_redis_url_stops_the_start():

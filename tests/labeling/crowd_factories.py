@@ -6,6 +6,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from annotation.models import Dialogue, Label, Turn
+from labeling import seats
 from labeling.models import HIT, Assignment, Campaign, HITItem, QuizQuestion, Response, Worker
 
 
@@ -79,4 +80,5 @@ def make_answered_hit(
         if quiz_answers:
             correct = sum(1 for item, texts in items if item.is_quiz and texts[k] == item.quiz_question.gold_label.name)
             Assignment.objects.filter(pk=assignment.pk).update(quiz_correct=correct)
+    seats.recount(HIT.objects.filter(pk=hit.pk))  # these rows bypassed the claim
     return hit

@@ -1,9 +1,11 @@
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from labeling.models import Assignment, Campaign, Worker
+from labeling.models import HIT, Assignment, Campaign, Worker
 from labeling.services import build_hits, claim_next_hit, expire_stale_assignments, submit_assignment, worker_for_user
 from tests.labeling.hit_factory import (
     answer_everything,
@@ -117,3 +119,83 @@ def test_a_hit_found_full_once_locked_is_passed_over(campaign, monkeypatch):
     (worker,) = workers(1)
     assert claim_next_hit(worker).hit.position == 2
     assert not Assignment.objects.filter(hit=first).exists()
+
+
+def _claim_statements(worker: Worker) -> list[str]:
+    with CaptureQueriesContext(connection) as captured:
+        assert claim_next_hit(worker) is not None
+    return [query["sql"] for query in captured.captured_queries]
+
+
+def test_a_claim_reads_no_more_whatever_how_many_hits_are_full_or_done(db):
+    """A claim is a fixed set of statements: the HIT comes from one SELECT on the free-seat count
+    (FOR UPDATE SKIP LOCKED on PostgreSQL), never from counting each HIT's assignments; a claim
+    that looped over HITs, or counted seats in its search, fails here."""
+    small = open_campaign(name="One HIT", dialogues_per_hit=1, quiz_per_hit=0)
+    build_hits(small, make_dialogues(1, prefix="s"), seed=1)
+    first = _claim_statements(Worker.objects.create(external_id="alone"))
+
+    Campaign.objects.filter(pk=small.pk).update(status=Campaign.CLOSED)
+    big = open_campaign(name="Many HITs", dialogues_per_hit=1, quiz_per_hit=0)
+    build_hits(big, make_dialogues(12, prefix="b"), seed=1)
+    crowd = workers(3)
+    for _ in range(8):  # the first eight HITs full, with submitted work
+        for worker in crowd:
+            assignment = claim_next_hit(worker)
+            answer_everything(assignment)
+            submit_assignment(assignment)
+    veteran = crowd[0]  # has done eight HITs: all of them closed to them
+    statements = _claim_statements(Worker.objects.get(pk=veteran.pk))
+
+    assert len(statements) == len(first)
+    searches = [sql for sql in statements if 'FROM "labeling_hit"' in sql and "seats_free" in sql]
+    assert len(searches) == 1
+    assert "COUNT(" not in searches[0].upper()  # the search reads the count, it does not count
+    if connection.vendor == "postgresql":
+        assert "FOR UPDATE" in searches[0] and "SKIP LOCKED" in searches[0]
+    assert Assignment.objects.get(worker=veteran, status=Assignment.ACCEPTED).hit.position == 9
+
+
+def test_the_free_seat_count_follows_every_service_that_takes_or_frees_a_seat(campaign):
+    from labeling.hits import add_seat
+    from labeling.payments import reject_assignment
+    from labeling.seats import recount
+
+    def counts() -> dict[int, int]:
+        return dict(HIT.objects.values_list("pk", "seats_free"))
+
+    def truth() -> dict[int, int]:
+        recount()
+        return counts()
+
+    a, b, c = (claim_next_hit(w) for w in workers(3))
+    assert counts() == truth() and counts()[a.hit_id] == 0
+    answer_everything(a)
+    submit_assignment(a)
+    Assignment.objects.filter(pk=b.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert expire_stale_assignments() == 1
+    assert counts()[b.hit_id] == 1
+    reject_assignment(a)
+    assert counts()[a.hit_id] == 2
+    hit = HIT.objects.get(pk=c.hit_id)
+    assert add_seat(hit, hit.required_workers)
+    assert counts()[c.hit_id] == 3
+    assert counts() == truth()
+
+
+def test_a_count_left_wrong_by_a_hand_edit_never_overfills_and_is_repaired(campaign):
+    from labeling.campaigns import set_campaign_status
+
+    first = campaign.hits.get(position=1)
+    crowd = workers(4)
+    for worker in crowd[:3]:
+        assert claim_next_hit(worker).hit_id == first.pk
+    HIT.objects.filter(pk=first.pk).update(seats_free=3)  # too high: says every seat is free
+    assert claim_next_hit(crowd[3]).hit.position == 2  # recounted under the lock: passed over
+    assert HIT.objects.get(pk=first.pk).seats_free == 0  # and repaired
+    HIT.objects.filter(pk=first.pk).update(seats_free=0)
+    Assignment.objects.filter(worker=crowd[0]).update(status=Assignment.EXPIRED)  # a seat freed by hand
+    Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.PAUSED)
+    campaign.refresh_from_db()
+    set_campaign_status(campaign, Campaign.OPEN)  # opening recounts
+    assert HIT.objects.get(pk=first.pk).seats_free == 1

@@ -7,8 +7,9 @@ from collections import Counter
 
 import pytest
 from django.db import connection
+from django.utils import timezone
 
-from labeling.models import Assignment, Response, Worker
+from labeling.models import HIT, Assignment, Response, Worker
 from labeling.services import SubmissionRefused, build_hits, claim_next_hit, submit_assignment
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 from tests.threads import run_together
@@ -76,3 +77,39 @@ def test_a_double_submission_submits_once():
     assert len(successes) == 1 and len(refusals) == 5
     row = Assignment.objects.get(pk=assignment.pk)
     assert (row.status, row.completion_code) == (Assignment.SUBMITTED, successes[0].completion_code)
+
+
+def test_claims_under_contention_never_share_a_seat_nor_exceed_the_required_workers():
+    """Twenty workers claim, submit and claim again, all at once, over five HITs of three seats,
+    while a few of them let their seat lapse: each seat goes to one worker, no HIT ever holds
+    more than three, and the free-seat counts end equal to a recount from the assignments."""
+    campaign = open_campaign(dialogues_per_hit=2, quiz_per_hit=1, workers_per_hit=3)
+    hits = build_hits(campaign, make_dialogues(10), seed=5)  # five HITs, fifteen seats
+    workers = [Worker.objects.create(external_id=f"r{i}") for i in range(20)]
+
+    def work(index: int) -> list[int]:
+        taken = []
+        while (assignment := claim_next_hit(workers[index])) is not None:
+            taken.append(assignment.hit_id)
+            if index % 7 == 3 and len(taken) == 1:
+                # this worker walks away: the seat lapses and the next claim frees it
+                Assignment.objects.filter(pk=assignment.pk).update(expires_at=timezone.now())
+                continue
+            answer_everything(assignment)
+            submit_assignment(assignment)
+        return taken
+
+    results = run_together(len(workers), work)
+    assert not [r for r in results if isinstance(r, Exception)], results
+    holding = Assignment.objects.holding_a_seat()
+    per_hit = Counter(holding.values_list("hit_id", flat=True))
+    assert per_hit == {hit.pk: 3 for hit in hits}  # every seat filled, none twice
+    pairs = list(Assignment.objects.values_list("hit_id", "worker_id"))
+    assert len(pairs) == len(set(pairs))  # no worker twice on one HIT, lapsed seat included
+    for taken in results:
+        assert len(taken) == len(set(taken))
+    counts = dict(HIT.objects.values_list("pk", "seats_free"))
+    assert counts == {hit.pk: 0 for hit in hits}
+    assert Assignment.objects.filter(status=Assignment.EXPIRED).count() == sum(
+        1 for index, taken in enumerate(results) if index % 7 == 3 and taken
+    )

@@ -46,6 +46,8 @@ SINGLE_WRITERS = {
     # the ledger's payment stamps and idempotency keys: labeling.payments only
     r"\.update\(\s*(paid_at|pay_started_at|request_token|platform_reference)=": {"labeling/payments.py"},
     r"\.update\(\s*platform_confirmed_at=": {"labeling/services.py"},
+    # a HIT's free-seat count: moved by labeling.seats (and add_seat, with required_workers)
+    r"\.update\(\s*seats_free=": {"labeling/seats.py"},
 }
 
 

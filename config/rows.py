@@ -1,0 +1,59 @@
+"""Model rows read by SQL written once, for the few reads every request makes.
+
+The ORM compiles a query anew on each call: for a one-row read by key that is 0.5 to 2 ms of
+CPU, several times PostgreSQL's own work. `fetch_one` reads a row with SQL built once per
+model and condition, and turns it into an instance the way the ORM does (`Model.from_db`, after
+the database converters: JSON text, SQLite's dates and decimals), so the caller cannot tell.
+"""
+
+from functools import cache
+
+from django.db import connection
+
+
+def fields(model) -> list:
+    return list(model._meta.concrete_fields)
+
+
+def columns(model, alias: str) -> list[str]:
+    """The model's columns, quoted, as `alias.column`, in `fields` order."""
+    quote = connection.ops.quote_name
+    return [f"{alias}.{quote(field.column)}" for field in fields(model)]
+
+
+@cache
+def _loaders(model) -> tuple[list[str], list[tuple]]:
+    """The model's attribute names and, per field, the converters the ORM applies to what the
+    driver returns, with the column they take."""
+    names, converters = [], []
+    for field in fields(model):
+        column = field.get_col(model._meta.db_table)
+        names.append(field.attname)
+        converters.append((connection.ops.get_db_converters(column) + field.get_db_converters(connection), column))
+    return names, converters
+
+
+def build(model, values):
+    """An instance of `model` from its columns' values in `fields` order, as the ORM builds it."""
+    names, converters = _loaders(model)
+    converted = []
+    for value, (functions, column) in zip(values, converters, strict=True):
+        for function in functions:
+            value = function(value, column, connection)
+        converted.append(value)
+    return model.from_db(connection.alias, names, converted)
+
+
+@cache
+def _select(model, where: str) -> str:
+    table = connection.ops.quote_name(model._meta.db_table)
+    return f"SELECT {', '.join(columns(model, 't'))} FROM {table} t WHERE {where}"
+
+
+def fetch_one(model, where: str, params: list):
+    """The first row of `model` matching `where` (SQL over the table aliased `t`, %s
+    placeholders), as an instance; None when there is none."""
+    with connection.cursor() as cursor:
+        cursor.execute(_select(model, where), params)
+        row = cursor.fetchone()
+    return None if row is None else build(model, row)

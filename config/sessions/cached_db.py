@@ -1,0 +1,7 @@
+from django.contrib.sessions.backends import cached_db
+
+from config.sessions import ReadOnceMixin
+
+
+class SessionStore(ReadOnceMixin, cached_db.SessionStore):
+    pass
