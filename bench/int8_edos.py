@@ -88,6 +88,17 @@ def score_model(directory: Path, test: list, args: argparse.Namespace) -> dict:
     agree = float((probabilities["fp32"].argmax(axis=1) == probabilities["int8"].argmax(axis=1)).mean())
     gap = float(np.abs(probabilities["fp32"] - probabilities["int8"]).max())
     print(f"{directory.name}: int8 and fp32 agree on the top label for {agree:.4f} of the turns; max |dp| {gap:.4f}")
+    # dynamic quantization scales activations per batch, so a turn's int8 result depends a little on
+    # the turns batched with it: the first --alone dialogues scored one at a time vs in the batches above
+    sample = test[: args.alone]
+    if sample:
+        alone = inference.predict_examples(models["int8"], sample, batch_size=1)
+        batched = probabilities["int8"][: len(sample)]
+        print(
+            f"{directory.name}: int8 alone vs batched ({len(sample)} dialogues): top label agrees on "
+            f"{float((alone.argmax(axis=1) == batched.argmax(axis=1)).mean()):.4f}, "
+            f"max |dp| {float(np.abs(alone - batched).max()):.4f}"
+        )
     saved = directory.parent / f"{directory.name}.json"
     if saved.exists():
         recorded = json.loads(saved.read_text()).get("scores", {})
@@ -108,6 +119,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=2, help="timed runs of each precision (the best is kept)")
     parser.add_argument("--limit", type=int, default=0, help="score only the first N test dialogues (a smoke run)")
+    parser.add_argument("--alone", type=int, default=200, help="dialogues also scored one at a time in int8")
     args = parser.parse_args()
     if not args.csv.exists():
         sys.exit(f"EDOS file not found: {args.csv}")
