@@ -12,10 +12,10 @@ Peak RSS is printed after a small and a 4x larger corpus: flat memory means it d
         [--device cpu|cuda] [--precision auto|fp32|bf16|fp16|int8] [--skip-naive]
 
 `--precision auto` (the default) is the precision bulk annotation runs in with ML_PRECISION unset:
-on a CPU, int8 (mlworkers.ml.precision.CPU_INFERENCE_DEFAULT: the encoder's linear layers
-dynamically quantized, mlworkers/ml/quantize.py), so the default `ratio=` compares the default CPU
-path with the naive pipeline (which stays stock fp32); `--precision fp32` gives the fp32 ratio.
-int8 on a GPU runs the GPU's own precision (as the job does).
+on a CPU, mlworkers.ml.precision.CPU_INFERENCE_DEFAULT, so the default `ratio=` compares the default
+CPU path with the naive pipeline (which stays stock fp32). `--precision int8` quantizes the
+encoder's linear layers (mlworkers/ml/quantize.py); int8 on a GPU runs the GPU's own precision (as
+the job does). The last line names the precision measured.
 
 `--turns 2830000 --skip-naive` is the paper's corpus size (1M dialogues): it reports the time and
 peak memory of labeling it (streamed in chunks; sensible on a GPU, hours on 2 CPU cores).

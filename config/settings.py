@@ -246,8 +246,8 @@ ML_DEVICE = env_str("ML_DEVICE", "auto")
 if ML_DEVICE not in {"auto", "cpu", "cuda", "mps"}:
     raise ConfigError(f"ML_DEVICE={ML_DEVICE!r} must be one of auto, cpu, cuda, mps")
 # Precision of the dialogue classifier's inference (bulk annotation, suggestions): auto = bf16 on a
-# GPU that supports it, int8 on a CPU (mlworkers.ml.precision.CPU_INFERENCE_DEFAULT). int8 is CPU
-# only: a GPU worker runs its auto precision instead and logs why. Training has its own setting
+# GPU that supports it, mlworkers.ml.precision.CPU_INFERENCE_DEFAULT on a CPU (README "int8 on the
+# CPU"). int8 is CPU only: a GPU worker runs its auto precision instead and logs why. Training has its own setting
 # (TrainConfig.precision, auto: bf16 on a GPU, fp32 on a CPU), which refuses int8.
 ML_PRECISION = env_str("ML_PRECISION", "auto").lower()
 if ML_PRECISION not in {"auto", "fp32", "bf16", "fp16", "int8"}:

@@ -84,7 +84,7 @@ class BulkAnnotateParameters(JobParameters):
     precision: Literal["auto", "fp32", "bf16", "fp16", "int8"] | None = Field(
         None,
         title="Precision",
-        description="empty: ML_PRECISION (auto = bf16 on a GPU, int8 on a CPU; int8 on a GPU runs bf16)",
+        description="empty: ML_PRECISION (auto = bf16 on a GPU, the CPU default on a CPU; int8 is CPU only)",
     )
     shards: int = Field(
         1,

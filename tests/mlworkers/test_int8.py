@@ -82,8 +82,12 @@ def test_auto_on_a_cpu_is_the_cpu_inference_default(saved, monkeypatch):
     assert quantize.load_for_inference(saved, device="cpu").precision == precision.CPU_INFERENCE_DEFAULT
     # training's "auto" on a CPU is still fp32, whatever inference does
     assert precision.resolve("auto", "cpu") == "fp32"
-    monkeypatch.setattr(precision, "CPU_INFERENCE_DEFAULT", "fp32")
-    assert quantize.load_for_inference(saved, device="cpu", precision_name="auto").precision == "fp32"
+    for default in ("fp32", "int8"):  # whichever the constant says, "auto" on a CPU follows it
+        monkeypatch.setattr(precision, "CPU_INFERENCE_DEFAULT", default)
+        clf = quantize.load_for_inference(saved, device="cpu", precision_name="auto")
+        assert clf.precision == default and linear_types(clf.model.encoder) == {
+            "float32" if default == "fp32" else "int8"
+        }
     monkeypatch.setenv("ML_PRECISION", "int8")
     assert quantize.load_for_inference(saved, device="cpu").precision == "int8"
 
