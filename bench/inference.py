@@ -9,7 +9,13 @@ order with the same batch size. The turns are synthetic (generated here, not EDO
 Peak RSS is printed after a small and a 4x larger corpus: flat memory means it does not grow.
 
     .venv/bin/python bench/inference.py [--turns 2000] [--batch-size 64] [--threads 2]
-        [--device cpu|cuda] [--precision auto|fp32|bf16|fp16] [--skip-naive]
+        [--device cpu|cuda] [--precision auto|fp32|bf16|fp16|int8] [--skip-naive]
+
+`--precision auto` (the default) is the precision bulk annotation runs in with ML_PRECISION unset:
+on a CPU, mlworkers.ml.precision.CPU_INFERENCE_DEFAULT, so the default `ratio=` compares the default
+CPU path with the naive pipeline (which stays stock fp32). `--precision int8` quantizes the
+encoder's linear layers (mlworkers/ml/quantize.py); int8 on a GPU runs the GPU's own precision (as
+the job does). The last line names the precision measured.
 
 `--turns 2830000 --skip-naive` is the paper's corpus size (1M dialogues): it reports the time and
 peak memory of labeling it (streamed in chunks; sensible on a GPU, hours on 2 CPU cores).
@@ -18,7 +24,7 @@ call per chunk plus building every turn's input; forward = the model; top-k = so
 `torch.topk` on the device and the copy back; write = formatting the rows bulk annotation COPYs,
 the database itself excluded). In the job the stages overlap (see mlworkers/bulk.py).
 
-Ends with one line: ratio=<ours/naive> turns_per_s=<ours> tokenize_s= forward_s= topk_s= write_s=
+Ends with one line: ratio=<ours/naive> turns_per_s=<ours> tokenize_s= forward_s= topk_s= write_s= precision=
 """
 
 import os
@@ -40,7 +46,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from annotation.taxonomy import LABEL_NAMES
-from mlworkers.ml import inference, loading, precision
+from mlworkers.ml import inference, loading, precision, quantize
 from mlworkers.ml.dialogue_classifier import TrainConfig, build_classifier
 
 _VOCABULARY = (
@@ -171,8 +177,11 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     clf = build_classifier(list(LABEL_NAMES), TrainConfig(device=args.device))
-    chosen = precision.resolve(args.precision, clf.device)
-    clf.model.to(dtype=precision.dtype_of(chosen)).eval()
+    chosen = precision.inference_precision(args.precision, clf.device)
+    if chosen == "int8":
+        quantize.quantize_classifier(clf)
+    else:
+        clf.model.to(dtype=precision.dtype_of(chosen)).eval()
     device_name = (
         torch.cuda.get_device_name(clf.device) if clf.device.type == "cuda" else f"CPU, {args.threads} threads"
     )
@@ -196,7 +205,8 @@ def main() -> None:
     print("breakdown: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in stages.seconds.items()))
     if args.skip_naive:
         print(
-            f"turns={done} seconds={elapsed:.1f} turns_per_s={ours_rate:.1f} peak_rss_mb={peak_rss_mb():.0f} {breakdown}"
+            f"turns={done} seconds={elapsed:.1f} turns_per_s={ours_rate:.1f} peak_rss_mb={peak_rss_mb():.0f} "
+            f"{breakdown} precision={chosen}"
         )
         return
 
@@ -217,7 +227,7 @@ def main() -> None:
         f"peak RSS after {small} turns: {rss_small:.0f} MB; after {large} turns: {rss_large:.0f} MB "
         f"(+{rss_large - rss_small:.0f} MB)"
     )
-    print(f"ratio={ours_rate / naive_rate:.2f} turns_per_s={ours_rate:.1f} {breakdown}")
+    print(f"ratio={ours_rate / naive_rate:.2f} turns_per_s={ours_rate:.1f} {breakdown} precision={chosen}")
 
 
 if __name__ == "__main__":

@@ -248,10 +248,13 @@ env_bool("HF_OFFLINE", default=True)
 ML_DEVICE = env_str("ML_DEVICE", "auto")
 if ML_DEVICE not in {"auto", "cpu", "cuda", "mps"}:
     raise ConfigError(f"ML_DEVICE={ML_DEVICE!r} must be one of auto, cpu, cuda, mps")
-# Model precision for inference and training: auto = bf16 on a GPU that supports it, fp32 on a CPU.
-ML_PRECISION = env_str("ML_PRECISION", "auto")
-if ML_PRECISION not in {"auto", "fp32", "bf16", "fp16"}:
-    raise ConfigError(f"ML_PRECISION={ML_PRECISION!r} must be one of auto, fp32, bf16, fp16")
+# Precision of the dialogue classifier's inference (bulk annotation, suggestions): auto = bf16 on a
+# GPU that supports it, mlworkers.ml.precision.CPU_INFERENCE_DEFAULT on a CPU (README "int8 on the
+# CPU"). int8 is CPU only: a GPU worker runs its auto precision instead and logs why. Training has its own setting
+# (TrainConfig.precision, auto: bf16 on a GPU, fp32 on a CPU), which refuses int8.
+ML_PRECISION = env_str("ML_PRECISION", "auto").lower()
+if ML_PRECISION not in {"auto", "fp32", "bf16", "fp16", "int8"}:
+    raise ConfigError(f"ML_PRECISION={ML_PRECISION!r} must be one of auto, fp32, bf16, fp16, int8")
 
 # --- Input limits and quality signals (wt-input; documented in README "Security") -------------
 # Django refuses bodies and form fields beyond these with 400 (RequestDataTooBig / TooManyFields).

@@ -50,7 +50,7 @@ def annotate_corpus(
     thread scores chunk k+1 (softmax and top-k on the device) and this thread writes chunk k (COPY on
     PostgreSQL). The database is only touched from this thread. `on_chunk(done, total)` is called
     after each chunk is committed (the CLI prints with it; tests interrupt with it). `precision`:
-    fp32, bf16, fp16 or auto (None: ML_PRECISION).
+    fp32, bf16, fp16, int8 (CPU only) or auto (None: ML_PRECISION); the result names the one used.
 
     `shards` > 1 splits the dialogues into that many id ranges of about equal size, each a job of
     its own run by whichever worker of the ml queue is free (jobs.runtime.run_in_shards); a shard

@@ -87,8 +87,10 @@ class BulkAnnotateParameters(JobParameters):
     dialogue_ids: list[int] | None = Field(None, max_length=100_000, title="Only these dialogues")
     chunk_size: int = Field(bulk.DEFAULT_CHUNK_SIZE, ge=1, le=100_000, title="Turns per chunk")
     batch_size: int = Field(64, ge=1, le=2048, title="Batch size")
-    precision: Literal["auto", "fp32", "bf16", "fp16"] | None = Field(
-        None, title="Precision", description="empty: ML_PRECISION (auto = bf16 on a GPU, fp32 on a CPU)"
+    precision: Literal["auto", "fp32", "bf16", "fp16", "int8"] | None = Field(
+        None,
+        title="Precision",
+        description="empty: ML_PRECISION (auto = bf16 on a GPU, the CPU default on a CPU; int8 is CPU only)",
     )
     shards: int = Field(
         1,

@@ -69,13 +69,14 @@ def artifact_path(version: ModelVersion) -> Path:
 
 
 def load_dialogue_classifier(version: ModelVersion, device: str | None = None, precision: str | None = None):
-    """The TrainedClassifier saved for a dialogue-classifier model version, in `precision`
-    (None: ML_PRECISION, whose "auto" is bf16 on a GPU and fp32 on a CPU)."""
-    from mlworkers.ml.dialogue_classifier import load_classifier
+    """The TrainedClassifier saved for a dialogue-classifier model version, ready for inference in
+    `precision` (None: ML_PRECISION, whose "auto" is bf16 on a GPU and precision.CPU_INFERENCE_DEFAULT
+    on a CPU; see mlworkers.ml.precision)."""
+    from mlworkers.ml.quantize import load_for_inference
 
     if version.kind != ModelVersion.DIALOGUE:
         raise ValueError(f"model version {version.pk} is a {version.kind!r} model, not a dialogue classifier")
-    return load_classifier(
+    return load_for_inference(
         artifact_path(version), device=device or settings.ML_DEVICE, precision_name=precision or settings.ML_PRECISION
     )
 

@@ -42,6 +42,7 @@ def test_it_starts_without_a_secret_key_in_debug():
         ("DIALOGUE_GAP_SECONDS", "five", "DIALOGUE_GAP_SECONDS='five' is not a number"),
         ("DIALOGUE_GAP_SECONDS", "-1", "must be positive"),
         ("ML_DEVICE", "tpu", "ML_DEVICE='tpu' must be one of"),
+        ("ML_PRECISION", "int4", "ML_PRECISION='int4' must be one of auto, fp32, bf16, fp16, int8"),
         ("DB_CONN_MAX_AGE", "soon", "DB_CONN_MAX_AGE='soon' is not an integer"),
         ("INGEST_DISABLED_RULES", "advert,typo_rule", "unknown rule(s) typo_rule"),
     ],
@@ -50,6 +51,12 @@ def test_it_fails_loudly_on_a_bad_value(name, value, message):
     result = _import_settings(SECRET_KEY="x", **{name: value})
     assert result.returncode != 0
     assert message in result.stderr
+
+
+def test_ml_precision_accepts_int8_in_any_case():
+    result = _import_settings("import config.settings as s; print(s.ML_PRECISION)", SECRET_KEY="x", ML_PRECISION="INT8")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "int8"
 
 
 def test_env_helpers_read_typed_values(monkeypatch):

@@ -221,3 +221,17 @@ def test_sharded_bulk_annotation_labels_every_turn_once_across_its_shards(
     assert (job.progress_done, job.progress_total) == (10, 10)
     assert predictions_of(version).count() == 10
     assert predictions_of(version).values("turn").distinct().count() == 10
+
+
+def test_the_job_runs_int8_on_a_cpu_and_says_which_precision_it_used(tiny_corpus, version, job, settings):
+    from mlworkers.ml.precision import CPU_INFERENCE_DEFAULT
+
+    fp32 = annotate_corpus(job, version.pk, precision="fp32")
+    labels = dict(predictions_of(version).values_list("turn_id", "label_id"))
+    predictions_of(version).delete()
+    int8 = annotate_corpus(job, version.pk, precision="int8")
+    assert (fp32["precision"], int8["precision"]) == ("fp32", "int8")
+    assert int8["written_now"] == 10 and dict(predictions_of(version).values_list("turn_id", "label_id")) == labels
+    predictions_of(version).delete()
+    settings.ML_PRECISION = "auto"
+    assert annotate_corpus(job, version.pk)["precision"] == CPU_INFERENCE_DEFAULT

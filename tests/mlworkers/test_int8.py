@@ -1,0 +1,165 @@
+"""int8 CPU inference: ML_PRECISION=int8 (and "auto" on a CPU when int8 is the CPU default) loads the
+classifier in fp32 and quantizes its encoder's linear layers; predictions stay close to fp32; a
+GPU falls back to its own precision with a logged reason; training and bad values are refused."""
+
+import logging
+import types
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from mlworkers.ml import precision, quantize
+from mlworkers.ml.dialogue_classifier import DialogueExample, TrainConfig, load_classifier, predict_proba, train
+from mlworkers.ml.inference import encode_examples, predict_top_k_encoded
+from tests.mlworkers.tiny_models import TOY_DIALOGUES, TOY_LABELS, one_torch_thread, tiny_encoder_path
+
+single_thread = pytest.fixture(autouse=True)(one_torch_thread)
+
+
+@pytest.fixture(scope="module")
+def toy_examples():
+    return [DialogueExample(list(turns), label) for turns, label in TOY_DIALOGUES]
+
+
+def config(**overrides):
+    values = {"base_model": tiny_encoder_path(), "device": "cpu", "lr": 3e-3, "epochs": 6, "batch_size": 4, "seed": 3}
+    return TrainConfig(**{**values, **overrides})
+
+
+@pytest.fixture(scope="module")
+def saved(toy_examples, tmp_path_factory):
+    """A tiny classifier trained on the toy task (so its logits are far from uniform), saved."""
+    clf = train(toy_examples, toy_examples, TOY_LABELS, config())
+    return clf.save(tmp_path_factory.mktemp("int8") / "saved")
+
+
+def linear_types(module: nn.Module) -> set[str]:
+    """ "int8" for a dynamically quantized linear layer, "fp32" for a float one."""
+    from torch.ao.nn.quantized.dynamic import Linear as DynamicQuantizedLinear
+
+    kinds = set()
+    for child in module.modules():
+        if isinstance(child, DynamicQuantizedLinear):
+            kinds.add("int8")
+        elif isinstance(child, nn.Linear):
+            kinds.add(str(child.weight.dtype).removeprefix("torch."))
+    return kinds
+
+
+def test_int8_loads_quantized_and_predicts_like_fp32(saved, toy_examples):
+    full = load_classifier(saved, device="cpu", precision_name="fp32")
+    small = quantize.load_for_inference(saved, device="cpu", precision_name="int8")
+    assert small.precision == "int8" and small.device.type == "cpu"
+    # every linear layer of the encoder is int8; the head (pooling, tanh layer, output) stays fp32
+    assert linear_types(small.model.encoder) == {"int8"}
+    assert linear_types(full.model.encoder) == {"float32"}
+    assert all(type(small.model.get_submodule(name)) is nn.Linear for name in ("attention", "hidden", "output"))
+    expected, got = predict_proba(full, toy_examples), predict_proba(small, toy_examples)
+    assert np.isfinite(got).all() and np.allclose(got.sum(axis=1), 1, atol=1e-5)
+    assert (got.argmax(axis=1) == expected.argmax(axis=1)).all()
+    assert np.abs(got - expected).max() < 0.05
+    assert not np.array_equal(got, expected)  # really a different (quantized) computation
+
+
+def test_int8_top_k_runs_through_the_bulk_path(saved, toy_examples):
+    small = quantize.load_for_inference(saved, device="cpu", precision_name="int8")
+    encoded = encode_examples(toy_examples, small.tokenizer, 100)
+    indices, values = predict_top_k_encoded(
+        small.model, encoded, k=2, pad_id=small.tokenizer.pad_token_id, decay=0.5, batch_size=5
+    )
+    assert indices.shape == (len(toy_examples), 2) and (values[:, 0] >= values[:, 1]).all()
+    targets = [TOY_LABELS.index(example.label) for example in toy_examples]
+    assert (indices[:, 0] == np.array(targets)).mean() >= 0.75
+
+
+def test_auto_on_a_cpu_is_the_cpu_inference_default(saved, monkeypatch):
+    monkeypatch.delenv("ML_PRECISION", raising=False)
+    assert precision.CPU_INFERENCE_DEFAULT in {"fp32", "int8"}
+    assert precision.inference_precision("auto", "cpu") == precision.CPU_INFERENCE_DEFAULT
+    assert precision.inference_precision(None, "cpu") == precision.CPU_INFERENCE_DEFAULT
+    assert quantize.load_for_inference(saved, device="cpu").precision == precision.CPU_INFERENCE_DEFAULT
+    # training's "auto" on a CPU is still fp32, whatever inference does
+    assert precision.resolve("auto", "cpu") == "fp32"
+    for default in ("fp32", "int8"):  # whichever the constant says, "auto" on a CPU follows it
+        monkeypatch.setattr(precision, "CPU_INFERENCE_DEFAULT", default)
+        clf = quantize.load_for_inference(saved, device="cpu", precision_name="auto")
+        assert clf.precision == default and linear_types(clf.model.encoder) == {
+            "float32" if default == "fp32" else "int8"
+        }
+    monkeypatch.setenv("ML_PRECISION", "int8")
+    assert quantize.load_for_inference(saved, device="cpu").precision == "int8"
+
+
+def test_explicit_float_precisions_are_not_quantized(saved):
+    for name in ("fp32", "bf16"):
+        clf = quantize.load_for_inference(saved, device="cpu", precision_name=name)
+        assert clf.precision == name and linear_types(clf.model.encoder) == {
+            str(precision.dtype_of(name)).removeprefix("torch.")
+        }
+
+
+def test_int8_on_a_gpu_falls_back_to_the_gpus_precision_with_a_logged_reason(saved, monkeypatch, caplog):
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *args, **kwargs: True)
+    with caplog.at_level(logging.WARNING, logger="mlworkers.ml.precision"):
+        assert precision.inference_precision("int8", "cuda") == "bf16"
+    assert "int8 runs on the CPU only" in caplog.text and "bf16" in caplog.text
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *args, **kwargs: False)
+    assert precision.inference_precision("int8", "cuda:0") == "fp16"
+    assert precision.inference_precision("auto", "cuda") == "fp16"  # auto on a GPU never means int8
+
+    # the loader: a model that came up on a GPU is returned as loaded (its "auto" dtype), not quantized
+    on_gpu = types.SimpleNamespace(device=torch.device("cuda"), precision="fp16", model=None)
+    asked = []
+
+    def fake_load(directory, device=None, precision_name=None):
+        asked.append(precision_name)
+        return on_gpu
+
+    monkeypatch.setattr("mlworkers.ml.dialogue_classifier.load_classifier", fake_load)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="mlworkers.ml.precision"):
+        assert quantize.load_for_inference(saved, device="cuda", precision_name="int8") is on_gpu
+    assert asked == ["auto"] and on_gpu.precision == "fp16" and "CPU only" in caplog.text
+
+
+def test_quantizing_refuses_a_model_off_the_cpu_or_not_in_fp32(saved):
+    clf = load_classifier(saved, device="cpu", precision_name="fp32")
+    with pytest.raises(ValueError, match="CPU only; the model is on meta"):
+        quantize.quantize_encoder(clf.model.to("meta"))
+    half = load_classifier(saved, device="cpu", precision_name="bf16")
+    with pytest.raises(ValueError, match="starts from fp32 weights"):
+        quantize.quantize_encoder(half.model)
+
+
+def test_quantize_encoder_leaves_the_original_model_alone_unless_in_place(saved):
+    clf = load_classifier(saved, device="cpu", precision_name="fp32")
+    copy = quantize.quantize_encoder(clf.model)
+    assert copy is not clf.model and linear_types(clf.model.encoder) == {"float32"}
+    assert linear_types(copy.encoder) == {"int8"}
+    assert quantize.quantize_encoder(clf.model, inplace=True) is clf.model
+    assert linear_types(clf.model.encoder) == {"int8"}
+
+
+def test_int8_is_for_inference_only(toy_examples, saved, monkeypatch):
+    with pytest.raises(ValueError, match="'int8' is for CPU inference only"):
+        precision.resolve("int8", "cpu")
+    with pytest.raises(ValueError, match="'int8' is for CPU inference only"):
+        train(toy_examples[:4], [], TOY_LABELS, config(precision="int8", epochs=1))
+    # load_classifier casts to a dtype: asked for int8 it refuses rather than return an fp32 model
+    with pytest.raises(ValueError, match="load_for_inference"):
+        load_classifier(saved, device="cpu", precision_name="int8")
+    monkeypatch.setenv("ML_PRECISION", "int8")
+    with pytest.raises(ValueError, match="'int8' is for CPU inference only"):
+        load_classifier(saved, device="cpu")
+
+
+def test_a_bad_ml_precision_is_refused_by_name(monkeypatch):
+    monkeypatch.setenv("ML_PRECISION", "int4")
+    with pytest.raises(ValueError, match="precision 'int4' must be one of auto, fp32, bf16, fp16, int8"):
+        precision.inference_precision(None, "cpu")
+    with pytest.raises(ValueError, match="'int4'"):
+        quantize.load_for_inference("/nowhere", device="cpu")
+    monkeypatch.setenv("ML_PRECISION", " INT8 ")
+    assert precision.inference_precision(None, "cpu") == "int8"
