@@ -513,7 +513,7 @@ def gold_labels(split: Sequence[str]) -> dict[int, str]:
 
 def crowd_votes(splits: Sequence[str]) -> dict[int, tuple[str, ...]]:
     """The workers' answers among the 41 labels for every aggregated turn of a dialogue in `splits`
-    (turn id -> one name per answer, most voted first), from the campaigns' aggregation; answers
+    (turn id -> one name per answer, most voted first, ties by name), from the campaigns' aggregation; answers
     typed through "Other" that are no label are left out. A turn aggregated in several campaigns
     keeps the newest aggregation's answers."""
     from labeling.models import AggregatedLabel
@@ -528,7 +528,9 @@ def crowd_votes(splits: Sequence[str]) -> dict[int, tuple[str, ...]]:
     for turn_id, counts in rows.iterator(chunk_size=5000):
         if turn_id in votes:
             continue  # an older aggregation of the same turn
-        names = tuple(name for name, count in (counts or {}).items() if name in known for _ in range(int(count)))
+        # most voted first, ties by name (a jsonb object keeps no order)
+        ranked = sorted((counts or {}).items(), key=lambda pair: (-int(pair[1]), pair[0]))
+        names = tuple(name for name, count in ranked if name in known for _ in range(int(count)))
         if names:
             votes[turn_id] = names
     return votes
