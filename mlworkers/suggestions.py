@@ -106,6 +106,8 @@ def suggest_train(job: JobRun, name: str | None = None) -> dict[str, Any]:
         "candidates": chosen_scores,
         "predicted": written,
         **headline(metrics),
+        # the full figures as a suggester: a winning dialogue classifier keeps its own row's metrics
+        "metrics": metrics,
     }
 
 

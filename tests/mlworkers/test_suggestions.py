@@ -106,6 +106,10 @@ def test_the_dialogue_classifier_is_a_candidate_and_every_candidate_is_measured_
     best = max(figures, key=lambda n: (figures[n]["top3"], figures[n]["macro_f1"]))
     chosen = job.result["chosen"]
     assert (figures[chosen]["top3"], figures[chosen]["macro_f1"]) == (figures[best]["top3"], figures[best]["macro_f1"])
+    # the chosen model's full figures as a suggester, whichever it is
+    assert job.result["metrics"]["chosen"] == chosen and job.result["metrics"]["test"]["top3"] == pytest.approx(
+        job.result["top3"], abs=1e-4
+    )
     if chosen == name:  # the dialogue classifier keeps its own row and now suggests
         assert job.result["model_version"] == dialogue.pk
         assert ModelVersion.objects.suggester() == dialogue
