@@ -18,14 +18,13 @@ from mlworkers.ml.dialogue_classifier import (
     target_distributions,
     train,
 )
-from tests.mlworkers.tiny_models import TOY_DIALOGUES, TOY_LABELS, one_torch_thread, tiny_encoder_path
+from tests.mlworkers import tiny_models
+from tests.mlworkers.tiny_models import TOY_DIALOGUES, TOY_LABELS, one_torch_thread
 
 single_thread = pytest.fixture(autouse=True)(one_torch_thread)
 
 
-def tiny_config(**overrides):
-    values = {"base_model": tiny_encoder_path(), "device": "cpu", "lr": 3e-3, "epochs": 6, "batch_size": 4, "seed": 3}
-    return TrainConfig(**{**values, **overrides})
+tiny_config = tiny_models.toy_config
 
 
 # --- soft targets ---------------------------------------------------------------------------

@@ -11,21 +11,20 @@ import torch
 from torch import nn
 
 from mlworkers.ml import precision, quantize
-from mlworkers.ml.dialogue_classifier import DialogueExample, TrainConfig, load_classifier, predict_proba, train
+from mlworkers.ml.dialogue_classifier import load_classifier, predict_proba, train
 from mlworkers.ml.inference import encode_examples, predict_top_k_encoded
-from tests.mlworkers.tiny_models import TOY_DIALOGUES, TOY_LABELS, one_torch_thread, tiny_encoder_path
+from tests.mlworkers import tiny_models
+from tests.mlworkers.tiny_models import TOY_LABELS, one_torch_thread
 
 single_thread = pytest.fixture(autouse=True)(one_torch_thread)
 
 
 @pytest.fixture(scope="module")
 def toy_examples():
-    return [DialogueExample(list(turns), label) for turns, label in TOY_DIALOGUES]
+    return tiny_models.toy_examples()
 
 
-def config(**overrides):
-    values = {"base_model": tiny_encoder_path(), "device": "cpu", "lr": 3e-3, "epochs": 6, "batch_size": 4, "seed": 3}
-    return TrainConfig(**{**values, **overrides})
+config = tiny_models.toy_config
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ import torch
 
 from mlworkers.ml import precision
 from mlworkers.ml.dialogue_classifier import (
-    DialogueExample,
     TrainConfig,
     build_classifier,
     load_classifier,
@@ -15,19 +14,18 @@ from mlworkers.ml.dialogue_classifier import (
     train,
 )
 from mlworkers.ml.inference import collate, encode_examples, predict_top_k_encoded
-from tests.mlworkers.tiny_models import TOY_DIALOGUES, TOY_LABELS, one_torch_thread, tiny_encoder_path
+from tests.mlworkers import tiny_models
+from tests.mlworkers.tiny_models import TOY_LABELS, one_torch_thread
 
 single_thread = pytest.fixture(autouse=True)(one_torch_thread)
 
 
 @pytest.fixture(scope="module")
 def toy_examples():
-    return [DialogueExample(list(turns), label) for turns, label in TOY_DIALOGUES]
+    return tiny_models.toy_examples()
 
 
-def config(**overrides):
-    values = {"base_model": tiny_encoder_path(), "device": "cpu", "lr": 3e-3, "epochs": 6, "batch_size": 4, "seed": 3}
-    return TrainConfig(**{**values, **overrides})
+config = tiny_models.toy_config
 
 
 def test_auto_is_fp32_on_a_cpu_and_explicit_choices_stand(monkeypatch):

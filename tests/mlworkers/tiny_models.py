@@ -11,6 +11,7 @@ from pathlib import Path
 import torch
 
 from mlworkers.ml import loading
+from mlworkers.ml.dialogue_classifier import DialogueExample, TrainConfig
 
 
 def write_tiny_encoder(directory: Path) -> Path:
@@ -65,3 +66,13 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(previous)
+
+
+def toy_examples() -> list[DialogueExample]:
+    return [DialogueExample(list(turns), label) for turns, label in TOY_DIALOGUES]
+
+
+def toy_config(**overrides) -> TrainConfig:
+    """The tiny encoder on the CPU with a recipe that learns the toy dialogues in seconds."""
+    values = {"base_model": tiny_encoder_path(), "device": "cpu", "lr": 3e-3, "epochs": 6, "batch_size": 4, "seed": 3}
+    return TrainConfig(**{**values, **overrides})
