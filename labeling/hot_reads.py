@@ -11,6 +11,10 @@ owner (anyone else's id reads as missing, which the views turn into a 404), and 
 assignment's row lock only (FOR UPDATE OF the assignment), never its HIT's or campaign's.
 """
 
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime
 from functools import cache
 
 from django.db import connection
@@ -58,7 +62,52 @@ def own_assignment(pk: int, user_id: int, *, lock: bool = False) -> Assignment |
     campaign = _build(Campaign, row[sizes[0] + sizes[1] :])
     hit.campaign = campaign
     assignment.hit = hit
+    _remember_route(assignment, user_id)
     return assignment
+
+
+# --- Routes: what never changes about an assignment -------------------------------------------
+
+
+@dataclass(frozen=True)
+class Route:
+    """What an assignment read once tells about later requests for it, and never changes: whose
+    it is, its HIT (the screens cache's key) and its campaign's task type. A hint only: a write
+    that uses it checks owner, HIT and state again in its own SQL."""
+
+    user_id: int
+    hit: HIT
+    task_type: str
+    # with the id, names this assignment even where a database hands an id out again after a
+    # rollback (SQLite): a write that uses the route checks both
+    accepted_at: datetime
+
+
+MAX_ROUTES = 20_000  # a few MB per process: every annotator of a large campaign, twice over
+_routes: OrderedDict[int, Route] = OrderedDict()
+_routes_lock = threading.Lock()
+
+
+def _remember_route(assignment: Assignment, user_id: int) -> None:
+    hit = HIT(pk=assignment.hit.pk, created_at=assignment.hit.created_at)  # the screens cache's key only
+    route = Route(user_id, hit, assignment.hit.campaign.task_type, assignment.accepted_at)
+    with _routes_lock:
+        _routes[assignment.pk] = route
+        _routes.move_to_end(assignment.pk)
+        while len(_routes) > MAX_ROUTES:
+            _routes.popitem(last=False)
+
+
+def route_of(assignment_id: int, user_id: int) -> Route | None:
+    """The assignment's route if this process read it for `user_id` before; None otherwise."""
+    with _routes_lock:
+        route = _routes.get(assignment_id)
+    return route if route is not None and route.user_id == user_id else None
+
+
+def forget_routes() -> None:
+    with _routes_lock:
+        _routes.clear()
 
 
 def stored_answers(assignment_id: int, item_ids: list[int]) -> dict[int, tuple[str | None, str, str] | None]:

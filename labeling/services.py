@@ -9,6 +9,7 @@ conditional UPDATE accepted -> submitted, so a double click submits once. SQLite
 but serialises writers, and the unique (hit, worker) constraint still refuses a duplicate.
 """
 
+import functools
 import random
 import secrets
 from collections.abc import Iterable
@@ -468,6 +469,76 @@ def save_response(
         response.seconds_spent += spent
         response.save(update_fields=["label", "new_label_text", "method", "seconds_spent", "answered_at"])
         return response
+
+
+def save_pick(assignment_id: int, user_id: int, position: int, answer: str, *, seconds_spent: float = 0) -> bool:
+    """The autosave's common case, one of the screen's three choices picked, written in one SQL
+    statement; False when it was not written, and the caller then takes the full path
+    (save_answer), which writes what this leaves or says why it cannot.
+
+    Nothing is taken on trust from this process's caches (hot_reads.route_of, the screens): the
+    statement locks the assignment row (as save_response does, so a submission and an answer
+    queue behind one another) and writes only if it is the one the route names (id and accepted
+    time), `user_id`'s, on the route's HIT, live, and the label is active; otherwise nothing. What it writes is what save_response
+    writes for the same pick: the label, method top3, no text, seconds added up.
+    """
+    from labeling import screens, task_types
+
+    if not connection.features.can_return_columns_from_insert:
+        return False  # SQLite before 3.35: no RETURNING to tell whether the row was written
+    route = hot_reads.route_of(assignment_id, user_id)
+    if route is None or not task_types.get(route.task_type).uses_labels:
+        return False
+    screen = screens.screens_of(route.hit).get(position)
+    key = normalise_label_name(answer)
+    if screen is None or not key or not key.isascii():  # SQLite's LOWER folds ASCII only
+        return False
+    if key not in {normalise_label_name(choice) for choice in screen.item.choices}:
+        return False  # a pick from the "Other" list, or nothing the screen shows: the full path judges it
+    moment = connection.ops.adapt_datetimefield_value  # as the ORM sends a datetime (SQLite: naive UTC text)
+    now = moment(timezone.now())
+    params = [
+        assignment_id,
+        moment(route.accepted_at),
+        user_id,
+        route.hit.pk,
+        Assignment.ACCEPTED,
+        now,
+        key,
+        screen.item.pk,
+        Response.TOP3,
+        _empty_data(),
+        _seconds(seconds_spent),
+        now,
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(_pick_sql(), params)
+        return cursor.fetchone() is not None
+
+
+def _empty_data():
+    return Response._meta.get_field("data").get_db_prep_value({}, connection)
+
+
+@functools.cache
+def _pick_sql() -> str:
+    quote = connection.ops.quote_name
+    lock = " FOR UPDATE OF a" if connection.features.has_select_for_update_of else ""
+    response = quote(Response._meta.db_table)
+    return (
+        f"WITH live AS (SELECT a.id FROM {quote(Assignment._meta.db_table)} a"
+        f" JOIN {quote(Worker._meta.db_table)} w ON w.id = a.worker_id"
+        f" WHERE a.id = %s AND a.accepted_at = %s AND w.user_id = %s AND a.hit_id = %s AND a.status = %s AND a.expires_at > %s{lock}),"
+        f" picked AS (SELECT l.id FROM {quote(Label._meta.db_table)} l"
+        " WHERE l.is_active AND LOWER(l.name) = %s ORDER BY l.id LIMIT 1)"
+        f" INSERT INTO {response} (assignment_id, item_id, label_id, new_label_text, method, data, seconds_spent,"
+        " answered_at)"
+        " SELECT live.id, %s, picked.id, '', %s, %s, %s, %s FROM live, picked WHERE true"
+        " ON CONFLICT (assignment_id, item_id) DO UPDATE SET label_id = excluded.label_id,"
+        " new_label_text = excluded.new_label_text, method = excluded.method,"
+        f" seconds_spent = {response}.seconds_spent + excluded.seconds_spent, answered_at = excluded.answered_at"
+        " RETURNING id"
+    )
 
 
 def save_answer(

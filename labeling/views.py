@@ -5,6 +5,7 @@ assignments (anyone else's id is a 404). htmx requests get partials from
 templates/labeling/partials/; the same URLs serve whole pages to a reload or a browser without JS.
 """
 
+import functools
 import hashlib
 import hmac
 import time
@@ -17,7 +18,8 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
+from django.template.loader import render_to_string
+from django.urls import get_script_prefix, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
@@ -250,18 +252,33 @@ def _item_context(assignment: Assignment, item: HITItem, error: str, saved: tupl
     screen = screens.screens_of(assignment.hit)[item.position]
     saved_name, saved_text, saved_method = saved or (None, "", "")
     other_open = saved_method in (Response.OTHER_LIST, Response.OTHER_NEW)
+    checked = "" if other_open else saved_name
+    item_url, answer_url = _screen_urls(assignment.pk, item.position)
     return {
         "assignment": assignment,
         "position": item.position,
         "total": _hit_size(assignment.hit),
         "turns_html": mark_safe(screen.turns_html),  # escaped by format_html_join in labeling.screens
-        # reversed once here rather than by three {% url %} tags: a visible share of a screen's CPU
-        "item_url": reverse("labeling:assignment_item", args=[assignment.pk, item.position]),
-        "answer_url": reverse("labeling:answer_item", args=[assignment.pk, item.position]),
-        # each choice with its description and examples (escaped when the label set was read)
-        "choices": [
-            (name, mark_safe(blurbs.get(normalise_label_name(name), ""))) for name in _choices_shown(assignment, item)
-        ],
+        "item_url": item_url,
+        "answer_url": answer_url,
+        # each choice with its key, description and examples (the blurb escaped when the label set
+        # was read), built here rather than by a template loop: a visible share of a screen's CPU
+        "choices_html": format_html_join(
+            "\n      ",
+            '<label class="choice">\n        <input type="radio" name="answer" value="{}" data-key="{}"{}>\n'
+            '        <span class="choice-name"><kbd>{}</kbd> {}</span>\n        {}\n      </label>',
+            (
+                (
+                    name,
+                    key,
+                    mark_safe(" checked") if name == checked else "",
+                    key,
+                    name,
+                    mark_safe(blurbs.get(normalise_label_name(name), "")),
+                )
+                for key, name in enumerate(_choices_shown(assignment, item), start=1)
+            ),
+        ),
         "label_list": _label_list_html(saved_name if other_open else "", assignment.hit.campaign_id),
         "saved": bool(saved_method),
         "saved_name": saved_name or "",
@@ -271,6 +288,26 @@ def _item_context(assignment: Assignment, item: HITItem, error: str, saved: tupl
         "new_label": NEW_LABEL,
         "error": error,
     }
+
+
+_URL_IDS = (900_000_001, 900_000_002)  # stand-ins for an assignment and a position in a reversed URL
+
+
+@functools.cache
+def _screen_url_forms(script_prefix: str) -> tuple[str, str]:
+    """The screen's and its answer's URL with {a} and {p} for assignment and position, reversed
+    once per script prefix (reverse() is a visible share of a screen's CPU)."""
+    forms = []
+    for name in ("labeling:assignment_item", "labeling:answer_item"):
+        url = reverse(name, args=_URL_IDS)
+        forms.append(url.replace(str(_URL_IDS[0]), "{a}").replace(str(_URL_IDS[1]), "{p}"))
+    return forms[0], forms[1]
+
+
+def _screen_urls(assignment_id: int, position: int) -> tuple[str, str]:
+    """(the screen's URL, the URL its answers post to): what reverse() gives for them."""
+    item_form, answer_form = _screen_url_forms(get_script_prefix())
+    return item_form.format(a=assignment_id, p=position), answer_form.format(a=assignment_id, p=position)
 
 
 def _render_typed_item(request: HttpRequest, assignment: Assignment, item: HITItem, task_type, error: str = ""):
@@ -366,8 +403,12 @@ def answer_item(request: HttpRequest, pk: int, position: int) -> HttpResponse:
 
 def _autosave(request: HttpRequest, pk: int, position: int) -> HttpResponse:
     """The autosave (go=stay with an answer): the browser sends it when the answer changes, so it
-    is saved outright. The assignment is read once, locked, for both the ownership check and the
-    save; saving replaces the stored answer."""
+    is saved outright. The common case (one of the three choices, on an assignment this process
+    served before) is one SQL statement (services.save_pick); anything else reads the assignment
+    once, locked, for both the ownership check and the save. Saving replaces the stored answer."""
+    seconds = clamped_seconds(request.POST.get("seconds", 0), settings.SCREEN_SECONDS_CAP)
+    if services.save_pick(pk, request.user.pk, position, request.POST.get("answer", ""), seconds_spent=seconds):
+        return _saved(request, pk, position)
     try:
         with transaction.atomic():
             assignment = _own_assignment(request, pk, lock=True)
@@ -375,8 +416,19 @@ def _autosave(request: HttpRequest, pk: int, position: int) -> HttpResponse:
             _save_posted_answer(request, assignment, item, assignment_locked=True)
     except SubmissionRefused as refused:
         return _refuse(request, assignment, item, refused.message, "stay")
+    return _saved(request, pk, position)
+
+
+@functools.cache
+def _saved_html() -> str:
+    return render_to_string("labeling/partials/save_status.html", {"message": "Saved"})
+
+
+def _saved(request: HttpRequest, pk: int, position: int) -> HttpResponse:
+    """What an autosave answers: the "Saved" status for htmx (the same words every time, rendered
+    once), the screen again without JavaScript."""
     if _is_htmx(request):
-        return render(request, "labeling/partials/save_status.html", {"message": "Saved"})
+        return HttpResponse(_saved_html())
     return redirect("labeling:assignment_item", pk=pk, position=position)
 
 

@@ -1,0 +1,168 @@
+"""The autosave's one-statement write (services.save_pick): it stores exactly what the full path
+(save_response) stores for a pick among the three choices, and writes nothing, leaving the
+full path to answer, whenever anything about the request is not that common case."""
+
+import threading
+import time
+from datetime import timedelta
+
+import pytest
+from django.db import connection, connections, transaction
+from django.utils import timezone
+
+from annotation.models import Label
+from labeling import hot_reads
+from labeling.models import Assignment, HITItem, Response
+from labeling.services import build_hits, claim_next_hit, save_pick, save_response, worker_for_user
+from tests.labeling.hit_factory import make_dialogues, open_campaign
+
+
+@pytest.fixture
+def campaign(db):
+    campaign = open_campaign(dialogues_per_hit=3, quiz_per_hit=1)
+    build_hits(campaign, make_dialogues(3), seed=5)
+    return campaign
+
+
+def claim(user) -> Assignment:
+    """A claimed assignment whose route this process knows (as after the annotator's first screen)."""
+    assignment = claim_next_hit(worker_for_user(user))
+    assert hot_reads.own_assignment(assignment.pk, user.pk) is not None
+    return assignment
+
+
+def item_at(assignment, position) -> HITItem:
+    return assignment.hit.items.get(position=position)
+
+
+def stored(assignment):
+    return list(
+        Response.objects.filter(assignment=assignment).values_list(
+            "item_id", "label__name", "new_label_text", "method", "seconds_spent"
+        )
+    )
+
+
+def test_a_pick_is_stored_as_the_full_path_stores_it(campaign, annotators):
+    fast, full = claim(annotators[0]), claim(annotators[1])
+    assert fast.hit_id == full.hit_id  # same screens, so the two rows can be compared
+    item = item_at(fast, 2)
+    pick = item.choices[1]
+    assert save_pick(fast.pk, annotators[0].pk, 2, pick.upper(), seconds_spent=4)
+    save_response(full, item, label_name=pick.upper(), method=Response.OTHER_LIST, seconds_spent=4)
+    assert stored(fast) == stored(full) == [(item.pk, pick, "", Response.TOP3, 4.0)]
+
+    # a second pick replaces the label and adds the seconds up, as save_response does
+    assert save_pick(fast.pk, annotators[0].pk, 2, item.choices[0], seconds_spent=2.5)
+    save_response(full, item, label_name=item.choices[0], method=Response.OTHER_LIST, seconds_spent=2.5)
+    assert stored(fast) == stored(full) == [(item.pk, item.choices[0], "", Response.TOP3, 6.5)]
+    assert Response.objects.get(assignment=fast).data == {}
+
+
+def test_seconds_are_clamped_as_the_full_path_clamps_them(campaign, annotators):
+    assignment = claim(annotators[0])
+    item = item_at(assignment, 1)
+    assert save_pick(assignment.pk, annotators[0].pk, 1, item.choices[0], seconds_spent=-3)
+    assert save_pick(assignment.pk, annotators[0].pk, 1, item.choices[0], seconds_spent=1e9)
+    assert Response.objects.get(assignment=assignment).seconds_spent == 3600.0
+
+
+def test_it_writes_nothing_for_an_assignment_this_process_has_not_read(campaign, annotators):
+    assignment = claim(annotators[0])
+    hot_reads.forget_routes()
+    assert not save_pick(assignment.pk, annotators[0].pk, 1, item_at(assignment, 1).choices[0])
+    assert stored(assignment) == []
+
+
+def test_another_users_request_writes_nothing_even_with_the_route_known(campaign, annotators):
+    assignment = claim(annotators[0])
+    choice = item_at(assignment, 1).choices[0]
+    assert not save_pick(assignment.pk, annotators[1].pk, 1, choice)
+    # a forged route (a cache gone wrong) still meets the ownership check in the SQL
+    route = hot_reads.route_of(assignment.pk, annotators[0].pk)
+    with hot_reads._routes_lock:
+        hot_reads._routes[assignment.pk] = hot_reads.Route(
+            annotators[1].pk, route.hit, route.task_type, route.accepted_at
+        )
+    assert not save_pick(assignment.pk, annotators[1].pk, 1, choice)
+    assert stored(assignment) == []
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"status": Assignment.SUBMITTED},
+        {"status": Assignment.EXPIRED},
+        {"status": Assignment.REJECTED},
+        {"expires_at": "past"},
+        {"accepted_at": "other"},  # the id handed out again to another assignment (a rolled-back one)
+    ],
+    ids=["submitted", "expired", "rejected", "out-of-time", "another-incarnation"],
+)
+def test_an_assignment_that_is_no_longer_live_gets_nothing_written(campaign, annotators, change):
+    assignment = claim(annotators[0])
+    if change.get("expires_at") == "past":
+        change = {"expires_at": timezone.now() - timedelta(seconds=1)}
+    if change.get("accepted_at") == "other":
+        change = {"accepted_at": assignment.accepted_at - timedelta(microseconds=1)}
+    Assignment.objects.filter(pk=assignment.pk).update(**change)
+    assert not save_pick(assignment.pk, annotators[0].pk, 1, item_at(assignment, 1).choices[0])
+    assert stored(assignment) == []
+
+
+def test_only_a_pick_among_the_three_choices_takes_the_fast_path(campaign, annotators):
+    assignment = claim(annotators[0])
+    item = item_at(assignment, 1)
+    user = annotators[0].pk
+    other_list = Label.objects.exclude(name__in=item.choices).filter(is_active=True).first()
+    for answer in (other_list.name, "__new__", "", "   ", "Sad\u00e9"):
+        assert not save_pick(assignment.pk, user, 1, answer), answer
+    assert not save_pick(assignment.pk, user, 99, item.choices[0])  # no such screen
+    assert stored(assignment) == []
+
+
+def test_a_choice_whose_label_was_retired_gets_nothing_written(campaign, annotators):
+    assignment = claim(annotators[0])
+    item = item_at(assignment, 1)
+    Label.objects.filter(name__iexact=item.choices[0]).update(is_active=False)
+    assert not save_pick(assignment.pk, annotators[0].pk, 1, item.choices[0])
+    assert stored(assignment) == []
+
+
+@pytest.mark.postgres
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL row locks (set DATABASE_URL)")
+@pytest.mark.django_db(transaction=True)
+def test_a_pick_waits_for_a_submission_holding_the_row_and_then_writes_nothing(annotators):
+    campaign = open_campaign(dialogues_per_hit=3, quiz_per_hit=1)
+    build_hits(campaign, make_dialogues(3), seed=5)
+    assignment = claim(annotators[0])
+    choice = item_at(assignment, 1).choices[0]
+    locked, result = threading.Event(), {}
+
+    def submit_slowly():
+        try:
+            with transaction.atomic():
+                Assignment.objects.select_for_update().get(pk=assignment.pk)
+                locked.set()
+                time.sleep(0.5)  # the pick arrives while the submission holds the row
+                Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.SUBMITTED)
+        finally:
+            connections.close_all()
+
+    def pick():
+        try:
+            locked.wait(10)
+            started = time.monotonic()
+            result["saved"] = save_pick(assignment.pk, annotators[0].pk, 1, choice)
+            result["waited"] = time.monotonic() - started
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=submit_slowly), threading.Thread(target=pick)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert result["saved"] is False
+    assert result["waited"] >= 0.3  # it queued behind the submission's lock, then saw it submitted
+    assert stored(assignment) == []
