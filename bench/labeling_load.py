@@ -269,9 +269,12 @@ def annotate(
             return  # no HIT left for this annotator
         tally.served.add(index)
         assignment = int(found.group(1))
-        _, headers, _ = browser.request("GET", headers["Location"])  # the assignment: a redirect
+        location = headers["Location"]  # the first screen (a redirect through the assignment before)
+        while "/items/" not in location:
+            _, headers, _ = browser.request("GET", location)
+            location = headers["Location"]
         started = time.perf_counter()
-        status, _, page = browser.request("GET", headers["Location"])
+        status, _, page = browser.request("GET", location)
         tally.screen_ms.append((time.perf_counter() - started) * 1000)
         if status != 200:
             raise RuntimeError(f"first screen of {assignment} answered {status}")

@@ -4,15 +4,15 @@
 
 Fills a fresh PostgreSQL database (`bench_labeling_profile` on 127.0.0.1 by default, like
 bench/labeling_load.py), then walks annotators through whole HITs, sending what the browser sends
-with htmx (claim, the redirect to the first screen, the first screen, autosave + Next per screen,
+with htmx (claim, which redirects to the first screen, the first screen, autosave + Next per screen,
 submit) straight to Django's WSGI handler, as gunicorn does once it has parsed the request: the
 production middleware, CSRF checks and session cookies, nothing of the test Client. It reports
 the process CPU milliseconds of each kind of request (Django, templates and the database driver;
 PostgreSQL's own work is not counted), its SQL statements and, with --profile KIND, the cProfile
 top functions of that kind.
 
-CPU per answered screen: every request of a HIT (claim, redirect, first screen, autosave and
-Next per screen, submit) over its screens, the figure that decides how many screens/s the site
+CPU per answered screen: every request of a HIT (claim, first screen, autosave and Next per
+screen, submit; a redirect too, should the server send one) over its screens, the figure that decides how many screens/s the site
 serves per core. The home page, sent once per annotator visit, is reported but not counted.
 
 Ends with one line:
@@ -131,8 +131,13 @@ def walk_one_hit(browser: Measured, rng: random.Random) -> int:
     if claimed.status != 302 or not found:
         return 0
     assignment = int(found.group(1))
-    first = browser.send("redirect", "GET", claimed.headers["Location"])
-    page = browser.send("screen", "GET", first.headers["Location"]).text
+    location = claimed.headers["Location"]  # the first screen (an older server: the assignment, a redirect)
+    while True:
+        reply = browser.send("screen" if "/items/" in location else "redirect", "GET", location)
+        if reply.status != 302:
+            break
+        location = reply.headers["Location"]
+    page = reply.text
     screens = 0
     while (heading := HEADING.search(page)) is not None:
         position = int(heading.group(1))

@@ -11,6 +11,12 @@ from functools import cache
 from django.db import connection
 
 
+def is_key(value: int) -> bool:
+    """Whether an id (from a URL, say) can be a row's key at all: a 64-bit integer. The ORM finds
+    no row for a bigger one; raw SQL on SQLite raises OverflowError instead."""
+    return -(2**63) <= value < 2**63
+
+
 def fields(model) -> list:
     return list(model._meta.concrete_fields)
 

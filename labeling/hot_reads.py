@@ -51,11 +51,48 @@ def _assignment_sql(lock: bool) -> str:
 def own_assignment(pk: int, user_id: int, *, lock: bool = False) -> Assignment | None:
     """The assignment `pk` if `user_id`'s worker holds it, with `.hit` and `.hit.campaign`
     loaded; None otherwise. lock: inside the caller's transaction, lock its row (only its)."""
+    if not rows.is_key(pk):
+        return None  # a URL's id past any key (SQLite would raise OverflowError: a 500)
     with connection.cursor() as cursor:
         cursor.execute(_assignment_sql(lock), [pk, user_id])
         row = cursor.fetchone()
-    if row is None:
-        return None
+    return None if row is None else _assignment_from(row, user_id)
+
+
+@cache
+def _assignment_with_answers_sql(count: int) -> str:
+    quote = connection.ops.quote_name
+    select, _, rest = _assignment_sql(False).partition(" FROM ")
+    joins, _, where = rest.partition(" WHERE ")
+    return (
+        f"{select}, r.item_id, l.name, r.new_label_text, r.method FROM {joins}"
+        f" LEFT JOIN {quote(Response._meta.db_table)} r ON r.assignment_id = a.id"
+        f" AND r.item_id IN ({', '.join(['%s'] * count)})"
+        f" LEFT JOIN {quote(Label._meta.db_table)} l ON l.id = r.label_id WHERE {where}"
+    )
+
+
+def own_assignment_with_answers(
+    pk: int, user_id: int, item_ids: list[int]
+) -> tuple[Assignment | None, dict[int, tuple[str | None, str, str] | None]]:
+    """own_assignment and stored_answers(pk, item_ids) in one statement: (the assignment or None,
+    item id -> stored answer or None for every id asked for). For the items of the assignment's
+    HIT; an id of another HIT's item reads as unanswered."""
+    stored: dict[int, tuple[str | None, str, str] | None] = dict.fromkeys(item_ids)
+    if not item_ids or not rows.is_key(pk):
+        return own_assignment(pk, user_id), stored
+    with connection.cursor() as cursor:
+        cursor.execute(_assignment_with_answers_sql(len(item_ids)), [*item_ids, pk, user_id])
+        found = cursor.fetchall()
+    if not found:
+        return None, stored
+    for *_, item_id, name, text, method in found:
+        if item_id is not None:
+            stored[item_id] = (name, text, method)
+    return _assignment_from(found[0][:-4], user_id), stored
+
+
+def _assignment_from(row, user_id: int) -> Assignment:
     sizes = [len(_fields(model)) for model in (Assignment, HIT)]
     assignment = _build(Assignment, row[: sizes[0]])
     hit = _build(HIT, row[sizes[0] : sizes[0] + sizes[1]])
@@ -72,12 +109,12 @@ def own_assignment(pk: int, user_id: int, *, lock: bool = False) -> Assignment |
 @dataclass(frozen=True)
 class Route:
     """What an assignment read once tells about later requests for it, and never changes: whose
-    it is, its HIT (the screens cache's key) and its campaign's task type. A hint only: a write
+    it is, its HIT (the screens cache's key) and whether its campaign's task type picks labels. A hint only: a write
     that uses it checks owner, HIT and state again in its own SQL."""
 
     user_id: int
     hit: HIT
-    task_type: str
+    uses_labels: bool  # the campaign's task type picks labels (last_turn_label's screens)
     # with the id, names this assignment even where a database hands an id out again after a
     # rollback (SQLite): a write that uses the route checks both
     accepted_at: datetime
@@ -90,7 +127,13 @@ _routes_lock = threading.Lock()
 
 def _remember_route(assignment: Assignment, user_id: int) -> None:
     hit = HIT(pk=assignment.hit.pk, created_at=assignment.hit.created_at)  # the screens cache's key only
-    route = Route(user_id, hit, assignment.hit.campaign.task_type, assignment.accepted_at)
+    from labeling import task_types  # here: task types import the services, which import this
+
+    try:
+        uses_labels = task_types.of(assignment.hit.campaign).uses_labels
+    except task_types.UnknownTaskType:
+        uses_labels = False
+    route = Route(user_id, hit, uses_labels, assignment.accepted_at)
     with _routes_lock:
         _routes[assignment.pk] = route
         _routes.move_to_end(assignment.pk)

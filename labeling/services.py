@@ -482,12 +482,12 @@ def save_pick(assignment_id: int, user_id: int, position: int, answer: str, *, s
     time), `user_id`'s, on the route's HIT, live, and the label is active; otherwise nothing. What it writes is what save_response
     writes for the same pick: the label, method top3, no text, seconds added up.
     """
-    from labeling import screens, task_types
+    from labeling import screens
 
     if not connection.features.can_return_columns_from_insert:
         return False  # SQLite before 3.35: no RETURNING to tell whether the row was written
     route = hot_reads.route_of(assignment_id, user_id)
-    if route is None or not task_types.get(route.task_type).uses_labels:
+    if route is None or not route.uses_labels:
         return False
     screen = screens.screens_of(route.hit).get(position)
     key = normalise_label_name(answer)
@@ -672,6 +672,8 @@ def submit_assignment(assignment: Assignment) -> SubmissionResult:
     """
     with transaction.atomic():
         current = _lock_live(assignment)
+        if Assignment.hit.is_cached(assignment):
+            current.hit = assignment.hit  # what the quiz needs of it (items, task type) never changes
         unanswered = (
             HITItem.objects.filter(hit_id=current.hit_id)
             .exclude(responses__assignment=current)

@@ -51,6 +51,23 @@ def _own_assignment(request: HttpRequest, pk: int, *, lock: bool = False) -> Ass
     return assignment
 
 
+def _own_assignment_with_answers(request: HttpRequest, pk: int, positions: list[int]) -> tuple[Assignment, dict | None]:
+    """_own_assignment, with the stored answers of the screens at `positions` (as
+    _stored_answers) read by the same statement when this process knows the assignment's HIT
+    (hot_reads.route_of); else the answers are None, for the caller to read."""
+    route = hot_reads.route_of(pk, request.user.pk)
+    if route is None or not route.uses_labels:
+        return _own_assignment(request, pk), None
+    hit_screens = screens.screens_of(route.hit)
+    item_ids = list(dict.fromkeys(hit_screens[p].item.pk for p in positions if p in hit_screens))
+    assignment, stored = hot_reads.own_assignment_with_answers(pk, request.user.pk, item_ids)
+    if assignment is None:
+        raise Http404("No such assignment")
+    if assignment.hit_id != route.hit.pk or assignment.accepted_at != route.accepted_at:
+        return assignment, None  # another assignment under a reused id: its answers are read anew
+    return assignment, stored
+
+
 def _is_live(assignment: Assignment) -> bool:
     return assignment.status == Assignment.ACCEPTED and assignment.expires_at > timezone.now()
 
@@ -171,7 +188,7 @@ def claim(request: HttpRequest) -> HttpResponse:
     if assignment is None:
         messages.info(request, "No HIT is available for you right now. Thank you!")
         return redirect("labeling:worker_home")
-    return redirect("labeling:assignment_detail", pk=assignment.pk)
+    return _where_it_stands(assignment)  # straight there: no second redirect through the assignment
 
 
 # --- One assignment -----------------------------------------------------------------------------
@@ -187,12 +204,17 @@ def assignment_detail(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect("labeling:assignment_feedback", pk=pk)
     if not _is_live(assignment):
         return _closed(request, assignment)
-    answered = set(assignment.responses.values_list("item__position", flat=True))
-    positions = sorted(screens.screens_of(assignment.hit))
-    first_open = next((p for p in positions if p not in answered), None)
+    return _where_it_stands(assignment)
+
+
+def _where_it_stands(assignment: Assignment) -> HttpResponse:
+    """A live assignment's first open screen, or its review once every screen is answered."""
+    answered = set(assignment.responses.values_list("item_id", flat=True))
+    hit_screens = screens.screens_of(assignment.hit)
+    first_open = next((p for p in sorted(hit_screens) if hit_screens[p].item.pk not in answered), None)
     if first_open is None:
-        return redirect("labeling:assignment_review", pk=pk)
-    return redirect("labeling:assignment_item", pk=pk, position=first_open)
+        return redirect("labeling:assignment_review", pk=assignment.pk)
+    return redirect(_screen_urls(assignment.pk, first_open)[0])
 
 
 def _closed(request: HttpRequest, assignment: Assignment) -> HttpResponse:
@@ -371,21 +393,23 @@ def _choices_shown(assignment: Assignment, item: HITItem) -> list[str]:
 def answer_item(request: HttpRequest, pk: int, position: int) -> HttpResponse:
     """Save the answer given on one screen (if any), then go where the button said:
     stay (autosave on every change), back, or next (which needs an answer)."""
-    if request.POST.get("go", "stay") == "stay" and request.POST.get("answer"):
-        return _autosave(request, pk, position)
-    assignment = _own_assignment(request, pk)
-    item = _item_at(assignment, position)
     go = request.POST.get("go", "stay")
+    if go == "stay" and request.POST.get("answer"):
+        return _autosave(request, pk, position)
+    # Next and Back show the neighbouring screen with its answer: one read for both screens'
+    # answers, together with the assignment's when this process knows its HIT already
+    target = max(position - 1, 1) if go == "back" else position + 1
+    assignment, stored = _own_assignment_with_answers(request, pk, [position, target])
+    item = _item_at(assignment, position)
     if not task_types.of(assignment.hit.campaign).uses_labels:
         return _answer_typed(request, assignment, item, go)
     try:
         reason = services.refusal_reason(assignment)
         if reason is not None:
             raise SubmissionRefused(reason)
-        # Next and Back show the neighbouring screen with its answer: one read for both
-        target = max(position - 1, 1) if go == "back" else position + 1
-        neighbour = screens.screens_of(assignment.hit).get(target)
-        stored = _stored_answers(assignment, [item.pk] + ([neighbour.item.pk] if neighbour else []))
+        if stored is None:
+            neighbour = screens.screens_of(assignment.hit).get(target)
+            stored = _stored_answers(assignment, [item.pk] + ([neighbour.item.pk] if neighbour else []))
         changed, answered = _compare_with_stored(request, stored.get(item.pk))
         if changed:
             _save_posted_answer(request, assignment, item)

@@ -82,7 +82,7 @@ def test_another_users_request_writes_nothing_even_with_the_route_known(campaign
     route = hot_reads.route_of(assignment.pk, annotators[0].pk)
     with hot_reads._routes_lock:
         hot_reads._routes[assignment.pk] = hot_reads.Route(
-            annotators[1].pk, route.hit, route.task_type, route.accepted_at
+            annotators[1].pk, route.hit, route.uses_labels, route.accepted_at
         )
     assert not save_pick(assignment.pk, annotators[1].pk, 1, choice)
     assert stored(assignment) == []
@@ -165,4 +165,33 @@ def test_a_pick_waits_for_a_submission_holding_the_row_and_then_writes_nothing(a
         thread.join(30)
     assert result["saved"] is False
     assert result["waited"] >= 0.3  # it queued behind the submission's lock, then saw it submitted
+    assert stored(assignment) == []
+
+
+# --- Next's one read: the assignment with its two screens' answers ------------------------------
+
+
+def test_the_one_read_of_next_returns_only_the_owners_assignment_and_its_own_answers(campaign, annotators):
+    mine, theirs = claim(annotators[0]), claim(annotators[1])
+    first, second = item_at(mine, 1), item_at(mine, 2)
+    save_response(theirs, first, label_name=first.choices[2], method=Response.OTHER_LIST)
+    save_response(mine, second, label_name=second.choices[1], method=Response.OTHER_LIST)
+
+    found, stored = hot_reads.own_assignment_with_answers(mine.pk, annotators[0].pk, [first.pk, second.pk])
+    assert found.pk == mine.pk and found.hit.campaign.pk == campaign.pk
+    assert stored == {first.pk: None, second.pk: (second.choices[1], "", Response.TOP3)}
+
+    assert hot_reads.own_assignment_with_answers(mine.pk, annotators[1].pk, [first.pk]) == (None, {first.pk: None})
+
+
+def test_next_by_another_user_is_a_404_even_with_the_route_known(campaign, annotators, client):
+    from django.test import Client
+    from django.urls import reverse
+
+    assignment = claim(annotators[0])
+    other = Client()
+    other.force_login(annotators[1])
+    url = reverse("labeling:answer_item", args=[assignment.pk, 1])
+    refused = other.post(url, {"go": "next", "answer": item_at(assignment, 1).choices[0]}, HTTP_HX_REQUEST="true")
+    assert refused.status_code == 404
     assert stored(assignment) == []
