@@ -318,17 +318,12 @@ class ClaimSearch:
     NOW = datetime(2001, 2, 3, 4, 5, 6, 789, tzinfo=UTC)
 
     def __init__(self) -> None:
-        self._compiled: dict[tuple[bool, bool], tuple[str, list]] = {}
+        self._compiled: dict[tuple, tuple[str, list]] = {}
 
     def first(self, worker: Worker, campaign: Campaign | None, *, skip_locked: bool) -> HIT | None:
         sql, params = self._sql(campaign is not None, skip_locked)
-        values = {
-            self.WORKER: worker.pk,
-            self.CAMPAIGN: campaign.pk if campaign is not None else None,
-            self._stand_in_now(): connection.ops.adapt_datetimefield_value(timezone.now()),
-        }
         with connection.cursor() as cursor:
-            cursor.execute(sql, [values.get(param, param) if _hashable(param) else param for param in params])
+            cursor.execute(sql, self._params(params, worker, campaign))
             row = cursor.fetchone()
         if row is None:
             return None
@@ -337,16 +332,42 @@ class ClaimSearch:
         hit.campaign = rows.build(Campaign, row[size:])
         return hit
 
+    def count(self, worker: Worker, campaign: Campaign | None) -> int:
+        """open_hits_for(worker, campaign).count(): what the home page shows per campaign."""
+        key = ("count", campaign is not None)
+        if key not in self._compiled:
+            sql, params = self._query(campaign is not None).order_by().values("pk").query.sql_with_params()
+            self._compiled[key] = (f"SELECT COUNT(*) FROM ({sql}) open_hits", list(params))
+        sql, params = self._compiled[key]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, self._params(params, worker, campaign))
+            return cursor.fetchone()[0]
+
+    def _params(self, params: list, worker: Worker, campaign: Campaign | None) -> list:
+        values = {
+            self.WORKER: worker.pk,
+            self.CAMPAIGN: campaign.pk if campaign is not None else None,
+            self._stand_in_now(): connection.ops.adapt_datetimefield_value(timezone.now()),
+        }
+        return [values.get(param, param) if _hashable(param) else param for param in params]
+
+    def _query(self, with_campaign: bool):
+        query = open_hits_for(Worker(pk=self.WORKER), None, now=self.NOW)
+        if with_campaign:  # what open_hits_for(worker, campaign) adds
+            query = query.filter(campaign_id=self.CAMPAIGN)
+        return query
+
     def _stand_in_now(self):
         return connection.ops.adapt_datetimefield_value(self.NOW)
 
     def _sql(self, with_campaign: bool, skip_locked: bool) -> tuple[str, list]:
         key = (with_campaign, skip_locked)
         if key not in self._compiled:
-            query = open_hits_for(Worker(pk=self.WORKER), None, now=self.NOW)
-            if with_campaign:  # what open_hits_for(worker, campaign) adds
-                query = query.filter(campaign_id=self.CAMPAIGN)
-            query = query.select_related("campaign").select_for_update(skip_locked=skip_locked, of=("self",))[:1]
+            query = (
+                self._query(with_campaign)
+                .select_related("campaign")
+                .select_for_update(skip_locked=skip_locked, of=("self",))[:1]
+            )
             sql, params = query.query.sql_with_params()  # inside the claim's transaction
             self._compiled[key] = (sql, list(params))
         return self._compiled[key]
@@ -361,6 +382,12 @@ def _hashable(value) -> bool:
 
 
 _CLAIM_SEARCH = ClaimSearch()
+
+
+def open_hit_count(worker: Worker, campaign: Campaign | None) -> int:
+    """How many HITs the worker may claim (of `campaign`, when given): open_hits_for's count,
+    by SQL compiled once per process (the home page asks it for every open campaign)."""
+    return _CLAIM_SEARCH.count(worker, campaign)
 
 
 def confirm_platform_submission(assignment: Assignment, *, confirmed_at: datetime | None = None) -> bool:

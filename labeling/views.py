@@ -83,7 +83,7 @@ def worker_home(request: HttpRequest) -> HttpResponse:
     if request.GET.get("campaign", "").isdigit():
         # a crowd platform's link (labeling.platforms.hit_url) names the campaign to work on
         open_campaigns = open_campaigns.filter(pk=request.GET["campaign"])
-    campaigns = [(campaign, services.open_hits_for(worker, campaign).count()) for campaign in open_campaigns]
+    campaigns = [(campaign, services.open_hit_count(worker, campaign)) for campaign in open_campaigns]
     context = {
         "worker": worker,
         "campaigns": campaigns,

@@ -6,7 +6,15 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from labeling.models import HIT, Assignment, Campaign, Worker
-from labeling.services import build_hits, claim_next_hit, expire_stale_assignments, submit_assignment, worker_for_user
+from labeling.services import (
+    build_hits,
+    claim_next_hit,
+    expire_stale_assignments,
+    open_hit_count,
+    open_hits_for,
+    submit_assignment,
+    worker_for_user,
+)
 from tests.labeling.hit_factory import (
     answer_everything,
     make_dialogues,
@@ -107,6 +115,28 @@ def test_a_claim_can_be_limited_to_one_campaign(campaign):
     submit_assignment(assignment)
     assert claim_next_hit(worker, other) is None
     assert claim_next_hit(worker, campaign).hit.campaign == campaign
+
+
+def test_the_home_pages_count_is_open_hits_fors_count(campaign):
+    """open_hit_count runs SQL compiled once for stand-in ids; it must count what the ORM query
+    counts for every worker, campaign and state, never the stand-ins' answer."""
+    other = open_campaign(name="Day shift", dialogues_per_hit=2, quiz_per_hit=1)
+    build_hits(other, make_dialogues(2, prefix="o"), seed=2)
+    first, second, third = workers(3)
+
+    def counts(worker):
+        return [(open_hit_count(worker, c), open_hits_for(worker, c).count()) for c in (None, campaign, other)]
+
+    assert counts(first) == [(3, 3), (2, 2), (1, 1)]
+    held = claim_next_hit(first, other)
+    answer_everything(held)
+    submit_assignment(held)
+    claim_next_hit(second, campaign)
+    claim_next_hit(third, campaign)
+    assert counts(first) == [(2, 2), (2, 2), (0, 0)]  # never the HIT they held
+    assert counts(second)[0][0] == counts(second)[0][1] == 2
+    Campaign.objects.filter(pk=other.pk).update(status=Campaign.PAUSED)
+    assert counts(third) == [(1, 1), (1, 1), (0, 0)]
 
 
 def test_a_hit_found_full_once_locked_is_passed_over(campaign, monkeypatch):
