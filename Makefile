@@ -31,8 +31,12 @@ demo: install
 	@echo "Serving on http://$(HOST):$(PORT)/  (researcher: demo / demo-researcher; annotators: annotator1 / demo-annotator1)"
 	DEBUG=1 HOST=$(HOST) PORT=$(PORT) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start
 
+# The suite runs on every CPU (pytest-xdist, one test database per worker; tests that share an outside
+# resource carry an xdist_group mark and run on one worker). `make test PYTEST_XDIST=` runs it serially.
+PYTEST_XDIST ?= -n auto --dist loadgroup
+
 test: install browser-deps
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(PYTEST_XDIST) $(PYTEST_ARGS)
 
 # Debian's chromium for the browser test (a test tool's own browser download cannot work offline).
 # Installed when we can (root with apt-get); otherwise the browser test skips and says why.

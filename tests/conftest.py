@@ -1,5 +1,6 @@
 """The shared cast: a researcher, three annotators, an outsider, and a tiny corpus."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -7,6 +8,20 @@ import pytest
 EDOS_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "edos"
 EDOS_CSV = EDOS_DIR / "MTurk_groundtruth_labels_9K.csv"
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _share_the_cpus_between_xdist_workers() -> None:
+    """Under pytest-xdist (`make test` runs `-n auto`) the workers share the CPUs: each worker's torch
+    gets its share of them, not all of them, or the workers' thread pools fight over every core.
+    Runs as this file is imported, before any test module imports torch; a value already set wins."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if workers > 1:
+        share = str(max(1, len(os.sched_getaffinity(0)) // workers))
+        for variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "ML_NUM_THREADS"):
+            os.environ.setdefault(variable, share)
+
+
+_share_the_cpus_between_xdist_workers()
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from django.apps import apps
+from django.db import connection
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from hypothesis import HealthCheck, given, settings
@@ -147,11 +148,17 @@ def junk_request(draw, route: str, names: list[str], world: dict):
 
 
 def row_counts() -> dict[str, int]:
-    return {
-        model._meta.label: model._default_manager.count()
-        for model in apps.get_models()
-        if model._meta.app_label not in UNWATCHED_APPS
-    }
+    """Every watched model's `_default_manager.count()`, read in one statement: the same counts as
+    one query a table (about 30, twice an example, over a thousand examples), in one round trip."""
+    watched = [model for model in apps.get_models() if model._meta.app_label not in UNWATCHED_APPS]
+    counts, params = [], []
+    for model in watched:
+        sql, model_params = model._default_manager.order_by().values("pk").query.sql_with_params()
+        counts.append(f"(SELECT COUNT(*) FROM ({sql}) AS counted)")
+        params.extend(model_params)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT " + ", ".join(counts), params)
+        return dict(zip((model._meta.label for model in watched), cursor.fetchone(), strict=True))
 
 
 def send(client: Client, method: str, path: str, body_kind: str, body):

@@ -24,7 +24,14 @@ from tests.conftest import REPO_ROOT
 from tests.mlworkers.pipeline_support import last_turn, make_corpus
 
 BROKER_URL = os.environ.get("CELERY_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
-pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+# One xdist worker runs this whole file: the Redis cases share CELERY_TEST_BROKER_URL's queues (each
+# purges them), so a worker process started by one test must never see another test's messages.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.postgres,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.xdist_group("celery_test_broker"),
+]
 
 
 def _redis_answers(url: str) -> bool:
