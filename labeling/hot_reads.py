@@ -33,16 +33,24 @@ _build = rows.build
 
 
 @cache
-def _assignment_sql(lock: bool) -> str:
+def _assignment_parts() -> tuple[str, str, str]:
+    """(the columns: assignment, HIT, campaign; the tables they come from, joined to the worker;
+    the condition: this id, held by this user) of the reads below."""
     quote = connection.ops.quote_name
     columns = [*rows.columns(Assignment, "a"), *rows.columns(HIT, "h"), *rows.columns(Campaign, "c")]
-    sql = (
-        f"SELECT {', '.join(columns)} FROM {quote(Assignment._meta.db_table)} a"
+    tables = (
+        f"{quote(Assignment._meta.db_table)} a"
         f" JOIN {quote(HIT._meta.db_table)} h ON h.id = a.hit_id"
         f" JOIN {quote(Campaign._meta.db_table)} c ON c.id = h.campaign_id"
         f" JOIN {quote(Worker._meta.db_table)} w ON w.id = a.worker_id"
-        " WHERE a.id = %s AND w.user_id = %s"
     )
+    return ", ".join(columns), tables, "a.id = %s AND w.user_id = %s"
+
+
+@cache
+def _assignment_sql(lock: bool) -> str:
+    columns, tables, where = _assignment_parts()
+    sql = f"SELECT {columns} FROM {tables} WHERE {where}"
     if lock and connection.features.has_select_for_update_of:
         sql += " FOR UPDATE OF a"
     return sql
@@ -62,10 +70,9 @@ def own_assignment(pk: int, user_id: int, *, lock: bool = False) -> Assignment |
 @cache
 def _assignment_with_answers_sql(count: int) -> str:
     quote = connection.ops.quote_name
-    select, _, rest = _assignment_sql(False).partition(" FROM ")
-    joins, _, where = rest.partition(" WHERE ")
+    columns, tables, where = _assignment_parts()
     return (
-        f"{select}, r.item_id, l.name, r.new_label_text, r.method FROM {joins}"
+        f"SELECT {columns}, r.item_id, l.name, r.new_label_text, r.method FROM {tables}"
         f" LEFT JOIN {quote(Response._meta.db_table)} r ON r.assignment_id = a.id"
         f" AND r.item_id IN ({', '.join(['%s'] * count)})"
         f" LEFT JOIN {quote(Label._meta.db_table)} l ON l.id = r.label_id WHERE {where}"

@@ -520,7 +520,7 @@ def save_pick(assignment_id: int, user_id: int, position: int, answer: str, *, s
     key = normalise_label_name(answer)
     if screen is None or not key or not key.isascii():  # SQLite's LOWER folds ASCII only
         return False
-    if key not in {normalise_label_name(choice) for choice in screen.item.choices}:
+    if not _is_a_choice_name(key, screen.item):
         return False  # a pick from the "Other" list, or nothing the screen shows: the full path judges it
     moment = connection.ops.adapt_datetimefield_value  # as the ORM sends a datetime (SQLite: naive UTC text)
     now = moment(timezone.now())
@@ -670,7 +670,12 @@ def _label_named(name: str, item: HITItem) -> Label | None:
 
 
 def _is_a_choice(label: Label, item: HITItem) -> bool:
-    return normalise_label_name(label.name) in {normalise_label_name(c) for c in item.choices}
+    return _is_a_choice_name(label.name, item)
+
+
+def _is_a_choice_name(name: str, item: HITItem) -> bool:
+    """Whether `name` is one of the item's three choices (case and white space aside)."""
+    return normalise_label_name(name) in {normalise_label_name(c) for c in item.choices}
 
 
 @dataclass(frozen=True)

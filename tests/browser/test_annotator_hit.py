@@ -60,6 +60,23 @@ def is_autosave(response) -> bool:
     return response.url.endswith("/answer/") and response.request.method == "POST"
 
 
+def start_a_hit(page, base_url: str, username: str, password: str, screens: int):
+    """Sign in, press "Start a HIT" and wait until the first of `screens` screens is shown and its
+    scripts have run (keys and retries work once the deferred htmx and hit.js are loaded); returns
+    the screen's heading."""
+    from playwright.sync_api import expect
+
+    page.goto(f"{base_url}/accounts/login/?next=/labeling/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", password)
+    page.press("input[name=password]", "Enter")
+    page.get_by_role("button", name="Start a HIT").click()
+    heading = page.locator("#hit-item h1")
+    expect(heading).to_have_text(f"Dialog 1/{screens}")
+    page.wait_for_load_state("load")
+    return heading
+
+
 def choose(item, wrong_quiz) -> str:
     """The gold label on quiz screens but one (answered wrong on purpose), the last choice elsewhere."""
     if not item.is_quiz:
@@ -78,14 +95,7 @@ def test_an_annotator_completes_a_hit_with_the_keyboard(page, live_server, djang
     wrong_quiz = next(i for i in items if i.is_quiz)
     other_item = next(i for i in items[1:] if not i.is_quiz)
 
-    page.goto(f"{live_server.url}/accounts/login/?next=/labeling/")
-    page.fill("input[name=username]", "keyboard")
-    page.fill("input[name=password]", "pw-keyboard-1")
-    page.press("input[name=password]", "Enter")
-    page.get_by_role("button", name="Start a HIT").click()
-    heading = page.locator("#hit-item h1")
-    expect(heading).to_have_text("Dialog 1/5")
-    page.wait_for_load_state("load")  # keys work once the deferred htmx and hit.js have run
+    heading = start_a_hit(page, live_server.url, "keyboard", "pw-keyboard-1", screens=5)
 
     # Screen 1: answer with a key, go on, come Back, and find the answer kept.
     first = items[0]

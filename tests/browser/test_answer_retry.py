@@ -6,7 +6,13 @@ import pytest
 
 from labeling.models import Assignment, Response
 from labeling.services import build_hits
-from tests.browser.test_annotator_hit import CHROMIUM, choose, key_for, page  # noqa: F401  (the page fixture)
+from tests.browser.test_annotator_hit import (  # noqa: F401  (the page fixture)
+    CHROMIUM,
+    choose,
+    key_for,
+    page,
+    start_a_hit,
+)
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
 pytestmark = [
@@ -48,14 +54,7 @@ def test_failed_autosave_next_and_submit_are_shown_retried_and_stored_once(page,
     (hit,) = build_hits(campaign, make_dialogues(2), seed=5)
     items = list(hit.items.select_related("quiz_question__gold_label").order_by("position"))
 
-    page.goto(f"{live_server.url}/accounts/login/?next=/labeling/")
-    page.fill("input[name=username]", "retrier")
-    page.fill("input[name=password]", "pw-retrier-1")
-    page.press("input[name=password]", "Enter")
-    page.get_by_role("button", name="Start a HIT").click()
-    heading = page.locator("#hit-item h1")
-    expect(heading).to_have_text("Dialog 1/3")
-    page.wait_for_load_state("load")
+    heading = start_a_hit(page, live_server.url, "retrier", "pw-retrier-1", screens=3)
     answers = FailingServer(page, "/answer/")
     status = page.locator("#save-status")
 

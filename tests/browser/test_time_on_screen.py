@@ -3,7 +3,7 @@ Needs Debian's chromium package (/usr/bin/chromium)."""
 
 from labeling.models import Response
 from labeling.services import build_hits
-from tests.browser.test_annotator_hit import key_for, page, pytestmark  # noqa: F401 (fixture, marks)
+from tests.browser.test_annotator_hit import key_for, page, pytestmark, start_a_hit  # noqa: F401 (fixture, marks)
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
 
@@ -15,14 +15,7 @@ def test_seconds_on_each_screen_are_really_recorded(page, live_server, django_us
     (hit,) = build_hits(campaign, make_dialogues(2), seed=5)
     items = list(hit.items.order_by("position"))
 
-    page.goto(f"{live_server.url}/accounts/login/?next=/labeling/")
-    page.fill("input[name=username]", "timer")
-    page.fill("input[name=password]", "pw-timer-1")
-    page.press("input[name=password]", "Enter")
-    page.get_by_role("button", name="Start a HIT").click()
-    heading = page.locator("#hit-item h1")
-    expect(heading).to_have_text("Dialog 1/2")
-    page.wait_for_load_state("load")
+    heading = start_a_hit(page, live_server.url, "timer", "pw-timer-1", screens=2)
 
     waits = {1: 3.0, 2: 1.0}  # the first screen read slowly, the second one clicked through
     for item in items:
