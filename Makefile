@@ -33,10 +33,13 @@ demo: install
 
 # The suite runs on every CPU (pytest-xdist, one test database per worker; tests that share an outside
 # resource carry an xdist_group mark and run on one worker). `make test PYTEST_XDIST=` runs it serially.
+# Tests marked `alone` (the real-worker tests) run afterwards with nothing beside them; exit status 5
+# is pytest's "nothing selected" (PYTEST_ARGS naming other tests).
 PYTEST_XDIST ?= -n auto --dist loadgroup
 
 test: install browser-deps
-	$(BIN)/python -m pytest $(PYTEST_XDIST) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(PYTEST_XDIST) -m "not alone" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m alone $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 # Debian's chromium for the browser test (a test tool's own browser download cannot work offline).
 # Installed when we can (root with apt-get); otherwise the browser test skips and says why.
