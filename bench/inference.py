@@ -93,17 +93,34 @@ class Stages:
         return now
 
 
-def ours(clf, dialogues: Iterator[list[str]], chunk_size: int, batch_size: int, stages: Stages | None = None) -> int:
+def ours(
+    clf,
+    dialogues: Iterator[list[str]],
+    chunk_size: int,
+    batch_size: int,
+    stages: Stages | None = None,
+    progress_every: int = 0,
+) -> int:
     """The bulk-annotation path without the database: a chunk of whole dialogues tokenized in one
-    call, inputs length-sorted and batched, softmax + top-5 on the device, rows formatted."""
+    call, inputs length-sorted and batched, softmax + top-5 on the device, rows formatted. With
+    `progress_every`, a line after each that many turns (turns so far, rate, peak RSS)."""
     stages = stages or Stages()
     labeled, chunk, size = 0, [], 0
+    started, reported = time.perf_counter(), 0
     for turns in dialogues:
         chunk.append(turns)
         size += len(turns)
         if size >= chunk_size:
             labeled += _label_chunk(clf, chunk, batch_size, stages)
             chunk, size = [], 0
+            if progress_every and labeled - reported >= progress_every:
+                reported = labeled
+                elapsed = time.perf_counter() - started
+                print(
+                    f"progress: {labeled} turns in {elapsed:.0f} s, {labeled / elapsed:.1f} turns/s, "
+                    f"peak RSS {peak_rss_mb():.0f} MB",
+                    flush=True,
+                )
     if chunk:
         labeled += _label_chunk(clf, chunk, batch_size, stages)
     return labeled
@@ -174,6 +191,9 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", help="cpu, cuda or auto")
     parser.add_argument("--precision", default="auto", choices=precision.PRECISIONS)
     parser.add_argument("--skip-naive", action="store_true", help="only our path (the paper-size run)")
+    parser.add_argument(
+        "--progress-every", type=int, default=100_000, help="a progress line after each N turns (0: none)"
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     clf = build_classifier(list(LABEL_NAMES), TrainConfig(device=args.device))
@@ -194,7 +214,12 @@ def main() -> None:
     stages = Stages()
     started = time.perf_counter()
     done = ours(
-        clf, synthetic_dialogues(args.turns, args.seed, args.mean_turns), args.chunk_size, args.batch_size, stages
+        clf,
+        synthetic_dialogues(args.turns, args.seed, args.mean_turns),
+        args.chunk_size,
+        args.batch_size,
+        stages,
+        args.progress_every,
     )
     elapsed = time.perf_counter() - started
     ours_rate = done / elapsed

@@ -88,8 +88,8 @@ def score_model(directory: Path, test: list, args: argparse.Namespace) -> dict:
     agree = float((probabilities["fp32"].argmax(axis=1) == probabilities["int8"].argmax(axis=1)).mean())
     gap = float(np.abs(probabilities["fp32"] - probabilities["int8"]).max())
     print(f"{directory.name}: int8 and fp32 agree on the top label for {agree:.4f} of the turns; max |dp| {gap:.4f}")
-    # dynamic quantization scales activations per batch, so a turn's int8 result depends a little on
-    # the turns batched with it: the first --alone dialogues scored one at a time vs in the batches above
+    # activations are scaled per token, so a turn's int8 result should not depend on the turns batched
+    # with it: the first --alone dialogues scored one at a time vs in the batches above
     sample = test[: args.alone]
     if sample:
         alone = inference.predict_examples(models["int8"], sample, batch_size=1)
@@ -132,7 +132,7 @@ def main() -> None:
         test = test[: args.limit]
     print(
         f"EDOS test split (split seed {args.split_seed}): {len(test)} dialogues; CPU, {args.threads} threads, "
-        f"batch {args.batch_size}, quantized engine {torch.backends.quantized.engine}"
+        f"batch {args.batch_size}, int8 activations scaled per token (mlworkers.ml.quantize.Int8Linear)"
     )
     results = [score_model(directory, test, args) for directory in args.model]
     mean = {

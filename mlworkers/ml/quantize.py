@@ -1,18 +1,21 @@
-"""int8 inference on the CPU: dynamic quantization of the encoder's linear layers.
+"""int8 inference on the CPU: the encoder's linear layers in int8, activations scaled per token.
 
 After a classifier loads in fp32, every `nn.Linear` of its encoder (attention projections and
-feed-forward layers: nearly all of the CPU time) is replaced by a dynamically quantized one: int8
-weights, quantized per output channel once here, and activations quantized per batch on the fly
-(`torch.ao.quantization.quantize_dynamic`, fbgemm/x86 kernels). The embeddings, layer norms and
-the small head (attention pooling, tanh layer, output) stay fp32: they cost little and the logits
-keep their scale. Everything else about inference (length-sorted batches, top-k, the bulk job's
-threads) is unchanged, since the model is still a `DialogueClassifierModel`.
+feed-forward layers: nearly all of the CPU time) is replaced by an `Int8Linear`: int8 weights,
+quantized per output channel once here, and activations quantized per token (one scale per row) on
+the fly; the product is exact int32 arithmetic (`torch._int_mm`, oneDNN's int8 GEMM: VNNI where the
+CPU has it). The embeddings, layer norms, attention softmax and the small head (attention pooling,
+tanh layer, output) stay fp32: they cost little and the logits keep their scale. Everything else
+about inference (length-sorted batches, top-k, the bulk job's threads) is unchanged, since the
+model is still a `DialogueClassifierModel`.
 
-Why this and not torchao or ONNX Runtime (measured on this 2-core AVX2 CPU with the packaged MiniLM,
-README "int8 on the CPU"): torchao's int8 configs run eagerly through generic kernels and were many
-times SLOWER than fp32 here; ONNX Runtime's dynamic int8 was slower than this, needs an export step
-per model and three more packages. `torch.ao.quantization` warns that it is deprecated, but it is
-present and tested in the pinned torch 2.13.0.
+Why per token and not `torch.ao.quantization.quantize_dynamic` (the first int8 path here): that
+scales activations per batch, so one turn's label depended on the turns batched with it (8 % of
+EDOS top labels changed between scored alone and in a batch of 64) and one outlier token cost the
+whole batch resolution; its macro-F1 cost on EDOS was over the 0.5 point the CPU default allows.
+Per-token scales remove the first and shrink the second (README "int8 on the CPU" has the figures).
+torchao's int8 configs ran eagerly through generic kernels and were many times slower than fp32 on
+the 2-core AVX2 machine; ONNX Runtime needs an export step per model and three more packages.
 
 Pure: no Django import.
 """
@@ -21,7 +24,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,40 +37,67 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# quantized engines with int8 linear kernels, best first (x86 and fbgemm: AVX2/AVX-512; qnnpack: ARM)
-_ENGINES = ("x86", "fbgemm", "onednn", "qnnpack")
+# the smallest scale: an all-zero row or weight channel quantizes to zeros instead of dividing by 0
+_TINY = 1e-12
 
 
-def quantized_engine() -> str:
-    """Select and return the quantized engine for this CPU (an error when torch has none)."""
-    supported = torch.backends.quantized.supported_engines
-    for engine in _ENGINES:
-        if engine in supported:
-            if torch.backends.quantized.engine != engine:
-                torch.backends.quantized.engine = engine
-            return engine
-    raise RuntimeError(f"this torch build has no int8 CPU kernels (quantized engines: {supported}); use fp32")
+class Int8Linear(nn.Module):
+    """A linear layer in int8: weights quantized once per output channel, activations quantized
+    per token (each row of the input gets its own scale) as they arrive, the product in exact
+    int32 (`torch._int_mm`), then rescaled to fp32 and the fp32 bias added.
+
+    Per-token scales keep every token's result independent of the other rows in the batch, so a
+    turn's int8 prediction does not depend on which turns it was batched with, and a token with
+    large activations (an outlier) costs resolution for its own row only. Both scales are symmetric
+    (no zero point): 127 levels either side of zero."""
+
+    def __init__(self, linear: nn.Linear) -> None:
+        super().__init__()
+        weight = linear.weight.detach().to(torch.float32)
+        scale = weight.abs().amax(dim=1).clamp(min=_TINY) / 127
+        self.in_features, self.out_features = linear.in_features, linear.out_features
+        # _int_mm multiplies (M, K) by (K, N): the weight is kept transposed, quantized once
+        self.register_buffer("weight_int8", torch.round(weight / scale[:, None]).to(torch.int8).t().contiguous())
+        self.register_buffer("weight_scale", scale)
+        bias = None if linear.bias is None else linear.bias.detach().to(torch.float32).clone()
+        self.register_buffer("bias", bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rows = x.reshape(-1, self.in_features).to(torch.float32)
+        # each row's largest magnitude (max and -min: no temporary |x| the size of the input)
+        scale = torch.maximum(rows.amax(dim=1, keepdim=True), rows.amin(dim=1, keepdim=True).neg_())
+        scale = scale.clamp_(min=_TINY).div_(127)
+        # |x / scale| <= 127 by construction, so rounding cannot leave the int8 range
+        quantized = torch.div(rows, scale).round_().to(torch.int8)
+        if rows.shape[0]:
+            product = torch._int_mm(quantized, self.weight_int8).to(torch.float32)
+        else:
+            product = rows.new_zeros((0, self.out_features))
+        out = product.mul_(scale).mul_(self.weight_scale)
+        if self.bias is not None:
+            out.add_(self.bias)
+        return out.reshape(*x.shape[:-1], self.out_features)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, int8 weights per channel, activations per token"
 
 
 def quantize_encoder(model: nn.Module, inplace: bool = False) -> nn.Module:
-    """The model with its encoder's linear layers quantized to int8 (weights per output channel,
-    activations dynamically per batch). The model must be an fp32 model on the CPU."""
+    """The model with every linear layer of its encoder replaced by an `Int8Linear`. The model must
+    be an fp32 model on the CPU."""
     parameter = next(model.parameters())
     if parameter.device.type != "cpu":
         raise ValueError(f"int8 quantization runs on the CPU only; the model is on {parameter.device}")
     if parameter.dtype != torch.float32:
         raise ValueError(f"int8 quantization starts from fp32 weights; the model is in {parameter.dtype}")
-    quantized_engine()
+    if not hasattr(torch, "_int_mm"):
+        raise RuntimeError(f"torch {torch.__version__} has no int8 matrix product (torch._int_mm); use fp32")
     model = model if inplace else copy.deepcopy(model)
-    with warnings.catch_warnings():
-        # torch 2.13 marks torch.ao.quantization deprecated (in favour of torchao, slower here)
-        warnings.filterwarnings("ignore", message=r"torch\.ao\.quantization is deprecated", category=DeprecationWarning)
-        warnings.filterwarnings("ignore", message=r".*quantize_per_tensor.*deprecated", category=UserWarning)
-        model.encoder = torch.ao.quantization.quantize_dynamic(
-            model.encoder,
-            {nn.Linear: torch.ao.quantization.per_channel_dynamic_qconfig},
-            dtype=torch.qint8,
-        )
+    targets = [(name, module) for name, module in model.encoder.named_modules() if type(module) is nn.Linear]
+    for name, module in targets:
+        parent_name, _, child = name.rpartition(".")
+        parent = model.encoder.get_submodule(parent_name) if parent_name else model.encoder
+        setattr(parent, child, Int8Linear(module))
     return model.eval()
 
 

@@ -35,12 +35,10 @@ def saved(toy_examples, tmp_path_factory):
 
 
 def linear_types(module: nn.Module) -> set[str]:
-    """ "int8" for a dynamically quantized linear layer, "fp32" for a float one."""
-    from torch.ao.nn.quantized.dynamic import Linear as DynamicQuantizedLinear
-
+    """ "int8" for an int8 linear layer, the dtype's name for a float one."""
     kinds = set()
     for child in module.modules():
-        if isinstance(child, DynamicQuantizedLinear):
+        if isinstance(child, quantize.Int8Linear):
             kinds.add("int8")
         elif isinstance(child, nn.Linear):
             kinds.add(str(child.weight.dtype).removeprefix("torch."))
@@ -60,6 +58,40 @@ def test_int8_loads_quantized_and_predicts_like_fp32(saved, toy_examples):
     assert (got.argmax(axis=1) == expected.argmax(axis=1)).all()
     assert np.abs(got - expected).max() < 0.05
     assert not np.array_equal(got, expected)  # really a different (quantized) computation
+
+
+def test_int8_linear_scales_each_token_on_its_own():
+    torch.manual_seed(0)
+    linear = nn.Linear(48, 24)
+    layer = quantize.Int8Linear(linear)
+    assert layer.weight_int8.dtype == torch.int8 and layer.weight_int8.shape == (48, 24)
+    # per output channel: each channel's largest weight maps to +-127 exactly
+    assert (layer.weight_int8.abs().amax(dim=0) == 127).all()
+    tokens = torch.randn(5, 7, 48)
+    exact, got = linear(tokens), layer(tokens)
+    assert got.shape == exact.shape and got.dtype == torch.float32
+    assert (got - exact).abs().mean() / exact.abs().mean() < 0.02
+    # a token's output is the same alone or beside others, even beside a huge outlier token
+    # (a per-batch scale would have flattened the small tokens to a few levels)
+    crowd = tokens.clone()
+    crowd[1:, 0] *= 1000
+    assert torch.equal(layer(crowd)[0], layer(tokens[:1])[0])
+    assert torch.equal(layer(tokens[2:3, 4:5]), layer(tokens)[2:3, 4:5])
+    # an all-zero token gives the bias; no rows give no rows
+    assert torch.allclose(layer(torch.zeros(1, 48)), linear.bias.detach().unsqueeze(0))
+    assert layer(torch.zeros(0, 48)).shape == (0, 24)
+    # a layer without a bias
+    bare = nn.Linear(48, 8, bias=False)
+    assert torch.allclose(quantize.Int8Linear(bare)(tokens), bare(tokens), atol=0.1)
+
+
+def test_an_int8_turn_does_not_depend_on_the_turns_batched_with_it(saved, toy_examples):
+    small = quantize.load_for_inference(saved, device="cpu", precision_name="int8")
+    batched = predict_proba(small, toy_examples, batch_size=len(toy_examples))
+    alone = np.concatenate([predict_proba(small, [example], batch_size=1) for example in toy_examples])
+    assert (alone.argmax(axis=1) == batched.argmax(axis=1)).all()
+    # only fp32 rounding of the unquantized parts (padding to another length) differs
+    assert np.abs(alone - batched).max() < 1e-4
 
 
 def test_int8_top_k_runs_through_the_bulk_path(saved, toy_examples):
