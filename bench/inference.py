@@ -9,16 +9,17 @@ order with the same batch size. The turns are synthetic (generated here, not EDO
 Peak RSS is printed after a small and a 4x larger corpus: flat memory means it does not grow.
 
     .venv/bin/python bench/inference.py [--turns 2000] [--batch-size 64] [--threads 2]
-        [--device cpu|cuda] [--precision auto|fp32|bf16|fp16|int8] [--skip-naive]
+        [--device cpu|cuda] [--precision auto|fp32|bf16|fp16|int8] [--skip-naive] [--progress-every 100000]
 
 `--precision auto` (the default) is the precision bulk annotation runs in with ML_PRECISION unset:
 on a CPU, mlworkers.ml.precision.CPU_INFERENCE_DEFAULT, so the default `ratio=` compares the default
-CPU path with the naive pipeline (which stays stock fp32). `--precision int8` quantizes the
+CPU path with the naive pipeline (which stays stock fp32). int8 (the CPU default) quantizes the
 encoder's linear layers (mlworkers/ml/quantize.py); int8 on a GPU runs the GPU's own precision (as
 the job does). The last line names the precision measured.
 
 `--turns 2830000 --skip-naive` is the paper's corpus size (1M dialogues): it reports the time and
-peak memory of labeling it (streamed in chunks; sensible on a GPU, hours on 2 CPU cores).
+peak memory of labeling it (streamed in chunks; sensible on a GPU, 1.5 hours or more on 2 CPU
+cores), with a progress line (turns so far, turns/s, peak RSS) every --progress-every turns.
 The breakdown times each stage of our path run one after the other (tokenize = one fast-tokenizer
 call per chunk plus building every turn's input; forward = the model; top-k = softmax and
 `torch.topk` on the device and the copy back; write = formatting the rows bulk annotation COPYs,
