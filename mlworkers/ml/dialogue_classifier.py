@@ -186,6 +186,9 @@ class TrainedClassifier:
         """Write weights (safetensors), the encoder's config, the tokenizer and a JSON description."""
         from safetensors.torch import save_model
 
+        if self.precision == "int8":
+            # its encoder's weights are int8 now: a folder of them would not load as a classifier
+            raise ValueError("an int8 classifier is for inference only: save the fp32 classifier it was loaded from")
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         save_model(self.model, str(directory / WEIGHTS_FILE))

@@ -184,6 +184,11 @@ def test_int8_is_for_inference_only(toy_examples, saved, monkeypatch):
     monkeypatch.setenv("ML_PRECISION", "int8")
     with pytest.raises(ValueError, match="'int8' is for CPU inference only"):
         load_classifier(saved, device="cpu")
+    # nor is an int8 classifier saved: its folder would hold int8 buffers no loader reads
+    small = quantize.load_for_inference(saved, device="cpu", precision_name="int8")
+    with pytest.raises(ValueError, match="an int8 classifier is for inference only"):
+        small.save(saved.parent / "int8-copy")
+    assert not (saved.parent / "int8-copy").exists()
 
 
 def test_a_bad_ml_precision_is_refused_by_name(monkeypatch):
