@@ -1,8 +1,11 @@
 """A HIT's free seats, counted once and kept in `HIT.seats_free` so a claim never counts them.
 
-A seat is held by a live (accepted, inside its time limit) or done (submitted, approved)
-assignment; `HIT.seats_free` is `required_workers` minus those. Every service that takes or frees
-a seat moves the count in the transaction that changes the assignment, with an atomic
+The count is by status: an assignment holds a seat while it is accepted, submitted or approved
+(SEAT_STATUSES), and `HIT.seats_free` is `required_workers` minus those. An accepted assignment
+past its time limit still holds its seat in this count until `expire_stale_assignments` turns it
+expired and frees the seat, in one transaction. (Counting by time instead let a recount free a
+lapsed seat and the expiry free it again: the count drifted one too high.) Every service that takes
+or frees a seat moves the count in the transaction that changes the assignment, with an atomic
 `seats_free = seats_free +/- n` (the HIT row is locked by that UPDATE, so concurrent writers add
 up): claiming takes one (labeling.services.claim_next_hit); expiring a stale or unconfirmed
 assignment, rejecting done work, and adding a seat (labeling.hits.add_seat) free one.
@@ -12,22 +15,29 @@ writing rows by hand): a claim locks the HIT row, then counts its seats again fr
 assignments (`taken`, one indexed count) and writes the true figure back. So a count that is too
 high costs one more try and is repaired; it never puts a fourth worker on a HIT. A count that is
 too low would hide a free seat: `recount` writes the truth for a campaign (run when a campaign
-opens, and by the EDOS import after it writes its own assignments).
+opens, and by the EDOS import after it writes its own assignments). Both count under the HIT's
+row lock, in a statement that starts after the lock is held, so they see every change committed
+by a writer that held the lock before them, and a writer still waiting for it moves the count
+after them.
 """
 
 from collections import Counter
 from collections.abc import Iterable
 
+from django.db import transaction
 from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
-from django.utils import timezone
 
 from labeling.models import HIT, Assignment
 
+# the statuses that hold a seat in the count (a lapsed accepted one too, until it is expired)
+SEAT_STATUSES = (Assignment.ACCEPTED, *Assignment.DONE)
+
 
 def taken(hit_id: int) -> int:
-    """Seats of one HIT held right now, counted from its assignments (index on hit, status)."""
-    return Assignment.objects.holding_a_seat().filter(hit_id=hit_id).count()
+    """Seats of one HIT held by status, counted from its assignments (index on hit, status). The
+    caller holds the HIT's row lock (labeling.services)."""
+    return Assignment.objects.filter(hit_id=hit_id, status__in=SEAT_STATUSES).count()
 
 
 def free(hit_ids: Iterable[int]) -> None:
@@ -44,15 +54,20 @@ def set_free(hit_id: int, count: int) -> None:
 
 def recount(hits=None) -> int:
     """Write the true free-seat count of `hits` (a HIT queryset; default all); returns how many
-    HITs were updated. One UPDATE with a correlated count per HIT: for repairs, not for claims."""
+    HITs were updated. The rows are locked first (in id order, as `free` updates them), then
+    counted and written by one UPDATE with a correlated count per HIT: a statement of its own,
+    so under READ COMMITTED it sees what the lock's previous holders committed (an UPDATE that
+    waits for a row lock would re-check that row but keep counting with its old snapshot).
+    For repairs, not for claims."""
     held = (
-        Assignment.objects.holding_a_seat(timezone.now())
-        .filter(hit=OuterRef("pk"))
+        Assignment.objects.filter(hit=OuterRef("pk"), status__in=SEAT_STATUSES)
         .values("hit")
         .annotate(n=Count("pk"))
         .values("n")
     )
     hits = HIT.objects.all() if hits is None else hits
-    return hits.update(
-        seats_free=F("required_workers") - Coalesce(Subquery(held, output_field=IntegerField()), Value(0))
-    )
+    with transaction.atomic():
+        list(hits.order_by("pk").select_for_update().values_list("pk", flat=True))  # the locks
+        return hits.update(
+            seats_free=F("required_workers") - Coalesce(Subquery(held, output_field=IntegerField()), Value(0))
+        )

@@ -152,17 +152,21 @@ def worker_for_user(user) -> Worker:
 def expire_stale_assignments(now: datetime | None = None) -> int:
     """Mark accepted assignments past their time limit expired, freeing their seat. Returns how many.
 
-    Run before every claim, so the common case (nothing lapsed) is one read of the partial index
-    `assignment_live_expiry`. Lapsed rows are locked (skipping any an answer or submission holds:
-    that one refuses them itself, and the next claim expires them) before they change, so each
-    freed seat is counted once however many claims run this at the same time.
+    Run before every claim (holding no lock), so the common case (nothing lapsed) is one read of
+    the partial index `assignment_live_expiry`. Lapsed rows are locked in id order before they
+    change. A row another transaction holds is waited for, not skipped: when that one is another
+    claim's expiry, the row is re-checked after it commits and left out (it is expired), so each
+    freed seat is counted once however many claims run this at the same time, and this claim's
+    search then sees the seat it freed. (Skipping it let a claim answer "no HIT left" while a
+    seat was being freed.) An answer or submission holds the row for milliseconds and changes no
+    seat.
     """
     now = now or timezone.now()
     lapsed = Assignment.objects.filter(status=Assignment.ACCEPTED, expires_at__lte=now)
     if not lapsed.exists():
         return 0
     with transaction.atomic():
-        locked = list(lapsed.select_for_update(skip_locked=True).order_by("pk").values_list("pk", "hit_id"))
+        locked = list(lapsed.select_for_update().order_by("pk").values_list("pk", "hit_id"))
         Assignment.objects.filter(pk__in=[pk for pk, _ in locked]).update(status=Assignment.EXPIRED)
         seats.free(hit_id for _, hit_id in locked)
     return len(locked)

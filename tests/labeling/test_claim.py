@@ -213,6 +213,25 @@ def test_the_free_seat_count_follows_every_service_that_takes_or_frees_a_seat(ca
     assert counts() == truth()
 
 
+def test_a_lapsed_seat_is_freed_once_whatever_counts_it_before_it_is_expired(campaign):
+    """A claimer recounts a HIT (after finding it full) while one of its seats has lapsed but is
+    not expired yet; the expiry then frees that seat. The count must end at the truth, not one
+    over: a lapsed seat stays counted until the expiry frees it."""
+    from labeling.seats import recount
+
+    first = campaign.hits.get(position=1)
+    crowd = workers(3)
+    held = [claim_next_hit(worker) for worker in crowd]
+    assert {a.hit_id for a in held} == {first.pk} and HIT.objects.get(pk=first.pk).seats_free == 0
+    Assignment.objects.filter(pk=held[0].pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    recount(HIT.objects.filter(pk=first.pk))  # the lapsed seat is still held in the count
+    assert HIT.objects.get(pk=first.pk).seats_free == 0
+    assert expire_stale_assignments() == 1
+    assert HIT.objects.get(pk=first.pk).seats_free == 1  # freed once
+    recount(HIT.objects.filter(pk=first.pk))
+    assert HIT.objects.get(pk=first.pk).seats_free == 1
+
+
 def test_a_count_left_wrong_by_a_hand_edit_never_overfills_and_is_repaired(campaign):
     from labeling.campaigns import set_campaign_status
 
