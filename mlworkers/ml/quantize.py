@@ -69,10 +69,7 @@ class Int8Linear(nn.Module):
         scale = scale.clamp_(min=_TINY).div_(127)
         # |x / scale| <= 127 by construction, so rounding cannot leave the int8 range
         quantized = torch.div(rows, scale).round_().to(torch.int8)
-        if rows.shape[0]:
-            product = torch._int_mm(quantized, self.weight_int8).to(torch.float32)
-        else:
-            product = rows.new_zeros((0, self.out_features))
+        product = torch._int_mm(quantized, self.weight_int8).to(torch.float32)  # no rows: (0, N)
         out = product.mul_(scale).mul_(self.weight_scale)
         if self.bias is not None:
             out.add_(self.bias)
