@@ -1,4 +1,5 @@
-"""Inter-annotator agreement: Fleiss' kappa (overall and per label), percent agreement, and each
+"""Inter-annotator agreement: Fleiss' kappa (overall and per label), Gwet's AC1, percent agreement,
+the majority-against-answers confusion matrix, and each
 worker's agreement with the majority and quiz accuracy. Pure functions, no Django.
 
 Items may have different numbers of answers (3, or 5 after a tie-break). The kappa here uses each
@@ -58,6 +59,37 @@ def fleiss_kappa(table: RatingTable) -> float | None:
     if expected >= 1.0:
         return None
     return (observed_agreement(table) - expected) / (1 - expected)
+
+
+def gwet_ac1(table: RatingTable) -> float | None:
+    """Gwet's AC1 (Gwet 2008, multiple raters): (P-bar - Pe) / (1 - Pe) with chance agreement
+    Pe = sum_k pi_k (1 - pi_k) / (q - 1), pi_k the mean over items of each item's share of answers in
+    category k, q the number of categories. Unlike kappa, it does not collapse when one label dominates
+    (the "kappa paradox"). None when undefined (no items, or fewer than two categories)."""
+    if not table.rows or len(table.categories) < 2:
+        return None
+    counts = _counts(table)
+    shares = (counts / counts.sum(axis=1, keepdims=True)).mean(axis=0)
+    expected = float((shares * (1 - shares)).sum()) / (len(table.categories) - 1)
+    return (observed_agreement(table) - expected) / (1 - expected)
+
+
+@dataclass(frozen=True)
+class ConfusionMatrix:
+    labels: list[str]  # row labels (majority) and column labels (answers), one order for both
+    counts: list[list[int]]  # counts[i][j]: answers j given on items whose majority is labels[i]
+
+
+def majority_confusion(items: Iterable[tuple[str | None, Sequence[str]]]) -> ConfusionMatrix:
+    """The majority label (rows) against every answer given on the item (columns), items without a
+    majority left out. The diagonal counts the answers that agreed with the majority."""
+    pairs = [(winner, answer) for winner, answers in items if winner is not None for answer in answers]
+    labels = sorted({label for pair in pairs for label in pair})
+    index = {label: position for position, label in enumerate(labels)}
+    counts = [[0] * len(labels) for _ in labels]
+    for winner, answer in pairs:
+        counts[index[winner]][index[answer]] += 1
+    return ConfusionMatrix(labels=labels, counts=counts)
 
 
 def per_label_kappa(table: RatingTable) -> dict[str, float | None]:

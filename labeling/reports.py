@@ -17,6 +17,8 @@ from labeling.aggregation import MajorityResult, majority_vote, normalise_answer
 from labeling.agreement import (
     agreement_with_majority,
     fleiss_kappa,
+    gwet_ac1,
+    majority_confusion,
     observed_agreement,
     per_label_kappa,
     quiz_accuracy,
@@ -50,10 +52,12 @@ def campaign_report(campaign: Campaign) -> dict:
             "majority": majority,
             "majority_rate": _ratio(majority, len(majorities)),
             "fleiss_kappa": _round(kappa),
+            "gwet_ac1": _round(gwet_ac1(table)),
             "pairwise_agreement": _round(observed_agreement(table)),
             "unanimous_share": _round(unanimous_share(by_turn.values())),
         },
         "labels": _label_table(by_turn, majorities, per_label_kappa(table)),
+        "confusion": _confusion(by_turn, winners),
         "workers": _worker_table(campaign, answers, normalised, winners),
         "other_answers": _other_answers(dialogue_answers, normalised, known),
         "anchoring": _anchoring(answers, normalised, winners),
@@ -116,6 +120,17 @@ def _label_table(by_turn, majorities: dict[int, MajorityResult], kappas: dict) -
         for label, count in answered.items()
     ]
     return sorted(rows, key=lambda row: (-row["items"], row["label"]))
+
+
+def _confusion(by_turn, winners) -> dict:
+    """The majority label (rows, only those that won an item) against every answer given."""
+    matrix = majority_confusion((winners[turn], texts) for turn, texts in by_turn.items())
+    rows = [
+        {"label": label, "counts": counts, "total": sum(counts)}
+        for label, counts in zip(matrix.labels, matrix.counts, strict=True)
+        if sum(counts)
+    ]
+    return {"labels": matrix.labels, "rows": rows}
 
 
 def _worker_table(campaign, answers: list[CrowdAnswer], normalised, winners) -> list[dict]:

@@ -282,3 +282,23 @@ def test_the_form_takes_the_campaigns_language(client, researcher, given, stored
         assert not Campaign.objects.filter(name="Lang").exists()
     else:
         assert Campaign.objects.get(name="Lang").language == stored
+
+
+def test_the_report_gives_gwet_ac1_and_the_confusion_matrix_computed_by_hand(client, campaign, researcher):
+    # answers: [Angry, Angry, Furious], [Forgetful x2, Sad], [Sad, Joyful, Proud]; six categories.
+    # P-bar = (1/3 + 1/3 + 0) / 3 = 2/9; mean shares pi = 2/9 (Angry, Forgetful, Sad), 1/9 (Furious,
+    # Joyful, Proud); Pe = (3 * 2/9 * 7/9 + 3 * 1/9 * 8/9) / (6 - 1) = 22/135; AC1 = (2/9 - 22/135) / (1 - 22/135)
+    from labeling.reports import campaign_report
+
+    report = campaign_report(campaign)
+    assert report["agreement"]["gwet_ac1"] == round(8 / 113, 4)
+    confusion = report["confusion"]
+    assert confusion["labels"] == ["Angry", "Forgetful", "Furious", "Sad"]
+    assert [(row["label"], row["counts"]) for row in confusion["rows"]] == [
+        ("Angry", [2, 0, 1, 0]),
+        ("Forgetful", [0, 2, 0, 1]),
+    ]
+    _login(client, researcher)
+    page = client.get(reverse("labeling:campaign_report", args=[campaign.pk])).content.decode()
+    assert "Gwet&#x27;s AC1" in page or "Gwet's AC1" in page
+    assert 'id="confusion-matrix"' in page and "0.071" in page
