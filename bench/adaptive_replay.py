@@ -47,9 +47,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 DEFAULT_FILE = ROOT.parent / "shared" / "data" / "edos" / "MTurk_groundtruth_labels_9K.csv"
 
-from labeling.aggregation import majority_vote, normalise_answer  # noqa: E402
-from labeling.importers.edos_format import read_edos  # noqa: E402
-from labeling.redundancy import RedundancyPolicy, replay  # noqa: E402
+from labeling.aggregation import majority_vote, normalise_answer
+from labeling.importers.edos_format import read_edos
+from labeling.redundancy import RedundancyPolicy, replay
 
 THRESHOLDS = [round(0.50 + 0.01 * step, 2) for step in range(50)]
 
