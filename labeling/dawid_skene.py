@@ -8,7 +8,7 @@ per-worker confusion stay plain dicts the dashboard can show.
 """
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -23,6 +23,11 @@ class DawidSkeneResult:
     confusion: dict[object, dict[str, dict[str, float]]]  # worker -> true label -> answer -> P(answer | true)
     worker_accuracy: dict[object, float]  # worker -> P(answer == true label), weighted by the priors
     iterations: int
+    # item -> label -> posterior probability, labels under POSTERIOR_FLOOR left out (the soft label)
+    posterior: dict[object, dict[str, float]] = field(default_factory=dict)
+
+
+POSTERIOR_FLOOR = 0.001
 
 
 def dawid_skene(
@@ -30,7 +35,7 @@ def dawid_skene(
 ) -> DawidSkeneResult:
     triples = list(triples)
     if not triples:
-        return DawidSkeneResult({}, {}, {}, {}, {}, 0)
+        return DawidSkeneResult({}, {}, {}, {}, {}, 0, {})
     items = sorted({t[0] for t in triples}, key=repr)
     workers = sorted({t[1] for t in triples}, key=repr)
     labels = sorted({t[2] for t in triples})
@@ -112,4 +117,10 @@ def _result(items, workers, labels, posterior, priors, confusion, iterations) ->
         },
         worker_accuracy={worker: float((priors * np.diag(confusion[w])).sum()) for w, worker in enumerate(workers)},
         iterations=iterations,
+        posterior={item: _soft_label(posterior[i], labels) for i, item in enumerate(items)},
     )
+
+
+def _soft_label(row: np.ndarray, labels: list[str]) -> dict[str, float]:
+    kept = {labels[k]: round(float(p), 4) for k, p in enumerate(row) if p >= POSTERIOR_FLOOR}
+    return dict(sorted(kept.items(), key=lambda pair: (-pair[1], pair[0])))

@@ -142,11 +142,27 @@ def _provenance(row: dict[str, str], where: str) -> dict[str, Any]:
         if not isinstance(votes, dict):
             raise ImportFileError(f"{where}: votes must be a JSON object of label: count")
         provenance["votes"] = votes
-    for name, parse in (("agreement", _optional_number), ("workers", _optional_whole), ("campaign", _optional_whole)):
+    posterior_text = (row.get("posterior") or "").strip()
+    if posterior_text and posterior_text != "{}":
+        try:
+            posterior = json.loads(posterior_text)
+        except json.JSONDecodeError as exc:
+            raise ImportFileError(f"{where}: posterior is not JSON ({exc.msg})")
+        if not isinstance(posterior, dict) or not all(_is_probability(p) for p in posterior.values()):
+            raise ImportFileError(f"{where}: posterior must be a JSON object of label: probability between 0 and 1")
+        provenance["posterior"] = posterior
+    if (row.get("policy") or "").strip():
+        provenance["policy"] = row["policy"].strip()
+    numbers = (("agreement", _optional_number), ("workers", _optional_whole), ("campaign", _optional_whole))
+    for name, parse in (*numbers, ("answers", _optional_whole)):
         value = parse(row.get(name), name, where)
         if value is not None:
             provenance[name] = value
     return provenance
+
+
+def _is_probability(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0.0 <= value <= 1.0
 
 
 def _finished(dialogue: ImportedDialogue, filename: str) -> ImportedDialogue:

@@ -1,6 +1,7 @@
 """The exported row of each kind, built from one flat database record.
 
-Gold rows carry the crowd's votes, agreement and worker count; extended rows their provenance;
+Gold rows carry the crowd's votes, agreement, worker count, the number of answers, the Dawid-Skene
+posterior over the labels and the redundancy policy; extended rows their provenance;
 silver rows the model version and its top-k. Every row names its dialogue by `dialogue_hash` (the
 dialogue's content hash) so a file can be imported again and find the same dialogue.
 """
@@ -25,7 +26,7 @@ COMMON_COLUMNS = [
     "split",
 ]
 COLUMNS = {
-    GOLD: [*COMMON_COLUMNS, "votes", "agreement", "workers", "campaign"],
+    GOLD: [*COMMON_COLUMNS, "votes", "agreement", "workers", "campaign", "answers", "posterior", "policy"],
     EXTENDED: [*COMMON_COLUMNS, "model_version", "model_version_name", "provenance"],
     SILVER: [*COMMON_COLUMNS, "model_version", "model_version_name", "top_k"],
 }
@@ -70,6 +71,11 @@ def build_row(kind: str, record: ExportRecord) -> dict[str, Any]:
         row["agreement"] = provenance.get("agreement")
         row["workers"] = provenance.get("workers")
         row["campaign"] = provenance.get("campaign")
+        # the gold's uncertainty: how many answers it rests on, the Dawid-Skene posterior over the
+        # labels, and the redundancy policy that bought the answers (older rows: from the votes)
+        row["answers"] = provenance.get("answers", sum(row["votes"].values()) if row["votes"] else None)
+        row["posterior"] = dict(provenance.get("posterior") or {})
+        row["policy"] = provenance.get("policy") or ""
     else:
         row["model_version"] = record.model_version
         row["model_version_name"] = record.model_version_name or ""

@@ -155,6 +155,9 @@ class HuggingFaceFolder:
 
     def hf_row(self, row: dict[str, Any]) -> dict[str, Any]:
         encoded = {column: _hf_value(row[column]) for column in COLUMNS[self.kind]}
+        for column, (key, value) in STRUCT_LISTS.items():
+            if column in row:
+                encoded[column] = [{key: name, value: amount} for name, amount in (row[column] or {}).items()]
         encoded["label"] = self._label_index(row["label"])
         encoded["label_name"] = row["label"]
         return encoded
@@ -178,6 +181,7 @@ class HuggingFaceFolder:
         class_label = {"names": list(self.label_names), "_type": "ClassLabel"}
         if self.layout == TURN:
             features = {column: _value_feature(column) for column in COLUMNS[self.kind]}
+            features |= {column: _struct_list_feature(column) for column in STRUCT_LISTS if column in features}
             return features | {"label": class_label, "label_name": _value_feature("label_name")}
         features = {name: _value_feature(name) for name in DIALOGUE_FIELDS}
         for name in [*turn_fields(self.kind), "label_name"]:
@@ -197,12 +201,24 @@ VALUE_TYPES = {
     "agreement": "float64",
     "workers": "int64",
     "campaign": "int64",
+    "answers": "int64",
     "model_version": "int64",
 }
 
 
+# In the turn layout's hf folder these mappings are lists of {name: amount} structs (proper `datasets`
+# features, e.g. soft labels for training); CSV and JSONL keep them as JSON objects.
+STRUCT_LISTS = {"votes": ("label", "count"), "posterior": ("label", "probability")}
+STRUCT_TYPES = {"count": "int64", "probability": "float64", "label": "string"}
+
+
 def _value_feature(column: str) -> dict[str, str]:
     return {"dtype": VALUE_TYPES.get(column, "string"), "_type": "Value"}
+
+
+def _struct_list_feature(column: str) -> dict[str, Any]:
+    fields = {name: {"dtype": STRUCT_TYPES[name], "_type": "Value"} for name in STRUCT_LISTS[column]}
+    return {"feature": fields, "_type": "List"}
 
 
 def yaml_features(features: dict[str, Any]) -> list[dict[str, Any]]:
@@ -211,6 +227,8 @@ def yaml_features(features: dict[str, Any]) -> list[dict[str, Any]]:
     def entry(feature: dict[str, Any]) -> dict[str, Any]:
         if feature["_type"] == "ClassLabel":
             return {"dtype": {"class_label": {"names": {str(i): n for i, n in enumerate(feature["names"])}}}}
+        if feature["_type"] == "List" and "_type" not in feature["feature"]:  # a list of structs
+            return {"list": [{"name": name, **entry(inner)} for name, inner in feature["feature"].items()]}
         if feature["_type"] == "Sequence":
             inner = entry(feature["feature"])
             return {"sequence": inner.get("dtype")}

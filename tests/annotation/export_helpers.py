@@ -32,7 +32,15 @@ def add_labels(dialogues, splits: dict[int, str] | None = None) -> ModelVersion:
                 turn=turn,
                 label=label(name),
                 source=TurnLabel.CROWD,
-                provenance={"campaign": 7, "votes": {name: 2, "Neutral": 1}, "workers": 3, "agreement": 2 / 3},
+                provenance={
+                    "campaign": 7,
+                    "votes": {name: 2, "Neutral": 1},
+                    "workers": 3,
+                    "agreement": 2 / 3,
+                    "answers": 3,
+                    "posterior": {name: 0.875, "Neutral": 0.125},
+                    "policy": "until_agreement",
+                },
             )
     model = ModelVersion.objects.create(kind=ModelVersion.DIALOGUE, name="eb-plus-1", base_model="minilm")
     for index, labels in EXTENDED.items():

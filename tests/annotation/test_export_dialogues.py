@@ -71,7 +71,7 @@ def test_records_are_built_in_batches_of_dialogues_from_rows_sorted_by_dialogue(
     rows = [
         {"dialogue_id": d, "dialogue_hash": f"h{d}", "external_id": "", "movie": "", "year": None, "split": "train",
          "turn": position, "text": "x", "label": "Sad", "source": "crowd", "confidence": None, "votes": {},
-         "agreement": None, "workers": None, "campaign": None}
+         "agreement": None, "workers": None, "campaign": None, "answers": None, "posterior": {}, "policy": ""}
         for d, position in [(1, 1), (2, 0), (3, 0), (3, 1), (4, 2)]
     ]  # fmt: skip
     asked = []

@@ -97,7 +97,8 @@ def test_the_hf_folder_has_a_file_per_split_and_a_class_label(tmp_path):
     ]
     train = [json.loads(line) for line in (tmp_path / "hf" / "train.jsonl").read_text().splitlines()]
     assert [(r["label"], r["label_name"]) for r in train] == [(1, "Sad"), (2, "Invented")]
-    assert json.loads(train[0]["votes"]) == {"Lonely": 1, "Sad": 2}
+    assert train[0]["votes"] == [{"label": "Sad", "count": 2}, {"label": "Lonely", "count": 1}]
+    assert train[0]["answers"] == 3  # older provenance without an answer count: the votes' sum
     info = json.loads((tmp_path / "hf" / "dataset_info.json").read_text())
     assert info["features"]["label"] == {"names": ["Joyful", "Sad", "Invented"], "_type": "ClassLabel"}
     assert info["splits"]["train"]["num_examples"] == 2 and "validation" not in info["splits"]
@@ -142,6 +143,20 @@ GOLD_CSV = """dialogue_id,dialogue_hash,turn,text,label,confidence,split,votes,a
 """
 
 
+def test_the_reader_keeps_the_gold_uncertainty():
+    text = (
+        "dialogue_id,turn,text,label,votes,answers,posterior,policy\n"
+        '1,0,Hi,Sad,"{""Sad"": 2}",2,"{""Sad"": 0.9, ""Lonely"": 0.1}",until_agreement\n'
+    )
+    (dialogue,) = read_gold_csv(io.StringIO(text), "gold.csv")
+    assert dialogue.turns[0].provenance == {
+        "votes": {"Sad": 2},
+        "answers": 2,
+        "posterior": {"Sad": 0.9, "Lonely": 0.1},
+        "policy": "until_agreement",
+    }
+
+
 def test_the_reader_groups_rows_into_dialogues():
     first, second = read_gold_csv(io.StringIO(GOLD_CSV), "gold.csv")
     assert first.content_hash == "h1" and [t.text for t in first.turns] == ["Hello there.", "Oh, hi."]
@@ -165,6 +180,12 @@ def test_the_reader_groups_rows_into_dialogues():
             "gold.csv line 4: dialogue 1 already appeared on line 2",
         ),
         ("dialogue_id,turn,text,label,votes\n1,0,Hi,Sad,{oops\n", "gold.csv line 2: votes is not JSON"),
+        ("dialogue_id,turn,text,label,posterior\n1,0,Hi,Sad,{oops\n", "gold.csv line 2: posterior is not JSON"),
+        (
+            'dialogue_id,turn,text,label,posterior\n1,0,Hi,Sad,"{""Sad"": 1.5}"\n',
+            "gold.csv line 2: posterior must be a JSON object of label: probability between 0 and 1",
+        ),
+        ("dialogue_id,turn,text,label,answers\n1,0,Hi,Sad,two\n", "gold.csv line 2: answers 'two' is not a whole"),
         ("dialogue_id,turn,text,label,split\n1,0,Hi,Sad,dev\n", "gold.csv line 2: split 'dev' is not one of"),
         ("dialogue_id,turn,text,label,source\n1,0,Hi,Sad,sbert\n", "gold.csv line 2: source 'sbert' is not crowd"),
         ('dialogue_id,turn,text,label\n1,0,"two\nlines",Sad\n1,1,,Sad\n', "gold.csv line 4: the text is empty"),

@@ -1,7 +1,5 @@
 """The Hugging Face folder loads with the `datasets` library, with a ClassLabel of our label names."""
 
-import json
-
 import pytest
 
 from annotation.export.query import ExportFilters, export_to_path
@@ -29,7 +27,15 @@ def test_the_gold_folder_loads_with_load_dataset(tiny_corpus, tmp_path, hf_cache
     assert {split: loaded[split].num_rows for split in loaded} == {"train": 2, "validation": 3, "test": 3}
     first = loaded["test"][0]
     assert features["label"].int2str(first["label"]) == "Anxious" == first["label_name"]
-    assert json.loads(first["votes"]) == {"Anxious": 2, "Neutral": 1}
+    # the gold's uncertainty as proper features: lists of structs, the answer count and the policy
+    assert first["votes"] == [{"label": "Anxious", "count": 2}, {"label": "Neutral", "count": 1}]
+    assert first["posterior"] == [
+        {"label": "Anxious", "probability": 0.875},
+        {"label": "Neutral", "probability": 0.125},
+    ]
+    assert (first["answers"], first["policy"]) == (3, "until_agreement")
+    assert isinstance(features["posterior"], datasets.List)
+    assert features["posterior"].feature["probability"] == datasets.Value("float64")
     assert info.splits["validation"].num_examples == 3
 
     # the README's front matter names the split files and the features: `label` loads as a ClassLabel
@@ -37,6 +43,7 @@ def test_the_gold_folder_loads_with_load_dataset(tiny_corpus, tmp_path, hf_cache
     assert by_folder["train"].num_rows == 2
     assert isinstance(by_folder["train"].features["label"], datasets.ClassLabel)
     assert by_folder["train"].features["label"].names == names
+    assert by_folder["test"][0]["posterior"][0] == {"label": "Anxious", "probability": 0.875}
 
 
 def test_silver_splits_follow_the_stored_dialogue_split(tiny_corpus, tmp_path):

@@ -65,3 +65,16 @@ def test_unanimous_answers_are_kept_with_high_confidence():
 
 def test_no_answers_give_an_empty_result():
     assert dawid_skene([]).labels == {}
+
+
+def test_the_posterior_is_a_soft_label_that_sums_to_one_and_agrees_with_the_label():
+    from labeling.dawid_skene import dawid_skene
+
+    triples = [(1, "a", "Sad"), (1, "b", "Sad"), (1, "c", "Lonely"), (2, "a", "Joyful"), (2, "b", "Joyful")]
+    triples += [(2, "c", "Joyful"), (3, "a", "Lonely"), (3, "b", "Lonely"), (3, "c", "Lonely")]
+    result = dawid_skene(triples)
+    for item, soft in result.posterior.items():
+        assert sum(soft.values()) == pytest.approx(1.0, abs=0.005)
+        assert next(iter(soft)) == result.labels[item]  # most probable first
+        assert soft[result.labels[item]] == pytest.approx(result.confidence[item], abs=1e-4)
+    assert set(result.posterior[1]) <= {"Sad", "Lonely", "Joyful"} and result.labels[1] == "Sad"

@@ -1,0 +1,142 @@
+"""Our Dawid-Skene against crowd-kit's MACE, GLAD and Dawid-Skene, on the EDOS votes and a simulated crowd.
+
+    nice -n 19 .venv/bin/python bench/crowd_kit_compare.py [--file PATH] [--sim-items 5000]
+
+EDOS (`../shared/data/edos/MTurk_groundtruth_labels_9K.csv`, read in place) publishes no worker ids,
+only the answer's position (worker 1, 2, 3): each position stands for one "worker", so a method that
+models workers models three mixtures of people. Each method's label is compared with the 2-of-3
+majority on the dialogues that have one (`edos_agreement`).
+
+The simulated crowd has real worker identities and a known truth: items with a true label drawn
+from EDOS's majority-label frequencies, answered by three of the demo's six simulated workers
+(`labeling.simulated_crowd.DEFAULT_CROWD`, the spammer included, clicking one of three suggestions),
+the same workers across items, so a worker model can learn who to trust (`sim_accuracy`, against
+the truth). Time is wall time of the fit on this machine.
+
+One line per method, then a final key=value line.
+"""
+
+import os
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import argparse
+import random
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+DEFAULT_FILE = ROOT.parent / "shared" / "data" / "edos" / "MTurk_groundtruth_labels_9K.csv"
+
+from labeling.aggregation import majority_vote, normalise_answer
+from labeling.dawid_skene import dawid_skene
+from labeling.importers.edos_format import read_edos
+
+
+def edos_triples(path: Path) -> tuple[list[tuple[int, str, str]], dict[int, str]]:
+    rows = read_edos(path.read_text(encoding="utf-8"), str(path))
+    triples, majority = [], {}
+    for item, row in enumerate(rows):
+        answers = [normalise_answer(answer.text) for answer in row.answers]
+        triples += [(item, f"position-{position}", answer) for position, answer in enumerate(answers, 1)]
+        winner = majority_vote(answers).label
+        if winner:
+            majority[item] = winner
+    return triples, majority
+
+
+def simulated_triples(labels: list[str], weights: list[float], items: int, seed: int):
+    from labeling.simulated_crowd import DEFAULT_CROWD
+
+    rng = random.Random(seed)
+    triples, truth = [], {}
+    for item in range(items):
+        truth[item] = rng.choices(labels, weights)[0]
+        suggestions = [truth[item]] + rng.sample([label for label in labels if label != truth[item]], 2)
+        rng.shuffle(suggestions)
+        for profile in rng.sample(DEFAULT_CROWD, 3):
+            if profile.spammer:
+                answer = suggestions[0]
+            elif rng.random() < profile.accuracy:
+                answer = truth[item]
+            else:
+                answer = rng.choice([label for label in suggestions if label != truth[item]])
+            triples.append((item, profile.username, answer))
+    return triples, truth
+
+
+def methods():
+    import pandas as pd
+    from crowdkit.aggregation import GLAD, MACE, DawidSkene
+
+    def ours(triples):
+        return dawid_skene(triples).labels
+
+    def kit(model):
+        def run(triples):
+            frame = pd.DataFrame(triples, columns=["task", "worker", "label"])
+            return model().fit_predict(frame).to_dict()
+
+        return run
+
+    return {
+        "ours_dawid_skene": ours,
+        "crowdkit_dawid_skene": kit(lambda: DawidSkene(n_iter=30)),
+        "crowdkit_mace": kit(lambda: MACE(n_iter=50, random_state=0)),
+        "crowdkit_glad": kit(lambda: GLAD(n_iter=30)),
+        "majority_vote": lambda triples: _majority(triples),
+    }
+
+
+def _majority(triples):
+    by_item: dict = {}
+    for item, _, answer in triples:
+        by_item.setdefault(item, []).append(answer)
+    return {item: Counter(answers).most_common(1)[0][0] for item, answers in by_item.items()}
+
+
+def _setup_django() -> None:
+    import tempfile
+
+    os.environ["DATABASE_URL"] = f"sqlite:///{tempfile.mkdtemp(prefix='crowdkit-')}/bench.sqlite3"
+    os.environ.setdefault("SECRET_KEY", "bench-only")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--file", type=Path, default=DEFAULT_FILE)
+    parser.add_argument("--sim-items", type=int, default=5000)
+    parser.add_argument("--seed", type=int, default=3)
+    args = parser.parse_args()
+    if not args.file.exists():
+        sys.exit(f"no crowd file at {args.file}")
+    _setup_django()
+    edos, majority = edos_triples(args.file)
+    frequencies = Counter(majority.values())
+    simulated, truth = simulated_triples(list(frequencies), list(frequencies.values()), args.sim_items, args.seed)
+    best = None
+    for name, run in methods().items():
+        started = time.perf_counter()
+        edos_labels = run(edos)
+        edos_seconds = time.perf_counter() - started
+        sim_labels = run(simulated)
+        edos_agreement = sum(edos_labels.get(item) == label for item, label in majority.items()) / len(majority)
+        sim_accuracy = sum(sim_labels.get(item) == label for item, label in truth.items()) / len(truth)
+        print(
+            f"method={name} edos_agreement={edos_agreement:.4f} sim_accuracy={sim_accuracy:.4f} "
+            f"edos_seconds={edos_seconds:.2f}"
+        )
+        if best is None or sim_accuracy > best[1]:
+            best = (name, sim_accuracy)
+    print(f"best_sim_method={best[0]} best_sim_accuracy={best[1]:.4f}")
+
+
+if __name__ == "__main__":
+    main()
