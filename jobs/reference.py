@@ -194,11 +194,11 @@ def jobs_page(jobs: list[JobDoc]) -> str:
         "parameters with their types, defaults and bounds. How a job runs is in",
         "[the architecture](../architecture.md#jobs-from-the-button-to-the-worker-and-back).",
         "",
-        "| kind | queue | started from the page and API | what it does |",
+        "| kind | queue | on the Jobs page and API | what it does |",
         "| --- | --- | --- | --- |",
     ]
     for job in jobs:
-        startable = "yes" if job.startable else "no (started by code)"
+        startable = "yes" if job.startable else "no (its own page, a command or another job starts it)"
         lines.append(
             f"| [`{job.kind}`](#{_anchor(job.kind)}) | `{job.queue}` | {startable} | {_cell(job.description)} |"
         )
@@ -340,8 +340,8 @@ def settings_with_descriptions(root: Path) -> list[SettingDoc]:
 
 
 def _setting(name: str, read: SettingDoc | None, description: str) -> SettingDoc:
-    if read is None:  # listed in .env.example, read by a library (boto3, OpenMP), not by our code
-        return SettingDoc(name, "", "", "read by a library", description)
+    if read is None:  # listed in .env.example, read by a library (boto3, OpenMP) or the tests, not the apps
+        return SettingDoc(name, "", "", "", description)
     return SettingDoc(name, read.reader, read.default, read.where, description)
 
 
@@ -372,7 +372,8 @@ def settings_page(settings_docs: list[SettingDoc]) -> str:
     for s in settings_docs:
         default = f"`{_cell(s.default)}`" if s.default else ""
         reader = f"`{s.reader}`" if s.reader else ""
-        lines.append(f"| `{s.name}` | {reader} | {default} | `{s.where}` | {_cell(s.description)} |")
+        where = f"`{s.where}`" if s.where else "not the apps (a library or the tests)"
+        lines.append(f"| `{s.name}` | {reader} | {default} | {where} | {_cell(s.description)} |")
     return "\n".join(lines) + "\n"
 
 
