@@ -19,6 +19,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management import get_commands, load_command_class
+from django.core.management.base import CommandParser, DjangoHelpFormatter
 
 from jobs import registry
 
@@ -51,19 +52,15 @@ def our_commands() -> list[CommandDoc]:
 
 
 def _command_doc(name: str, app: str) -> CommandDoc:
+    # A parser with the command's own arguments only: the options Django adds to every command
+    # (--verbosity, --settings, ...) are said once at the top of the page.
     command = load_command_class(app, name)
-    parser = command.create_parser("manage.py", name)
-    own = [action for action in parser._actions if action.dest not in _django_option_dests()]
+    help_text = (command.help or "").strip()
+    parser = CommandParser(prog=f"manage.py {name}", description=help_text or None, formatter_class=DjangoHelpFormatter)
+    command.add_arguments(parser)
+    own = [action for action in parser._actions if action.dest != "help"]
     unhelped = tuple(_argument_name(action) for action in own if not action.help)
-    return CommandDoc(name, app, (command.help or "").strip(), parser.format_help(), unhelped)
-
-
-def _django_option_dests() -> set[str]:
-    # The options BaseCommand adds to every command (verbosity, settings, ...), documented by Django.
-    from django.core.management.base import BaseCommand
-
-    parser = BaseCommand().create_parser("manage.py", "base")
-    return {action.dest for action in parser._actions}
+    return CommandDoc(name, app, help_text, parser.format_help(), unhelped)
 
 
 def _argument_name(action) -> str:
@@ -101,9 +98,9 @@ def commands_page(commands: list[CommandDoc]) -> str:
         "",
         GENERATED,
         "",
-        "Every command of the project's apps, as `python manage.py COMMAND --help` prints it. Django's own",
-        "options (`--verbosity`, `--settings`, `--pythonpath`, `--traceback`, `--no-color`,",
-        "`--force-color`, `--skip-checks`) are on every command. Each heading names the app it lives in.",
+        "Every command of the project's apps with its own arguments, as `python manage.py COMMAND --help`",
+        "prints them. Django's options (`--verbosity`, `--settings`, `--pythonpath`, `--traceback`,",
+        "`--no-color`, `--force-color`, `--skip-checks`, `--version`) are on every command as well.",
         "",
     ]
     for command in commands:
