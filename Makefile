@@ -57,11 +57,11 @@ MKDOCS = NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
 
 docs: install
 	DEBUG=1 $(BIN)/python manage.py docs_reference
-	$(MKDOCS) build --strict --quiet
+	$(MKDOCS) build --strict
 
 docs-check: install
 	DEBUG=1 $(BIN)/python manage.py docs_reference --check
-	$(MKDOCS) build --strict --quiet
+	$(MKDOCS) build --strict
 
 docs-serve: docs
 	$(MKDOCS) serve --dev-addr 127.0.0.1:8001

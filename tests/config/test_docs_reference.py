@@ -147,9 +147,17 @@ def mkdocs():
     return MKDOCS
 
 
+def makefile_build_options() -> list[str]:
+    """The options `make docs-check` (part of `make test`) builds with: the test builds the same way.
+    (`--quiet` would hide the warnings that --strict counts, and a broken link would pass.)"""
+    recipe = (REPO_ROOT / "Makefile").read_text().split("\ndocs-check:", 1)[1].split("\n\n", 1)[0]
+    line = next(line for line in recipe.splitlines() if "$(MKDOCS) build" in line)
+    return line.split("$(MKDOCS) build", 1)[1].split()
+
+
 def _build(mkdocs: Path, folder: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    command = [str(mkdocs), "build", "--strict", "--site-dir", str(folder / "site")]
+    command = [str(mkdocs), "build", *makefile_build_options(), "--site-dir", str(folder / "site")]
     return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=300)
 
 
