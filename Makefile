@@ -1,13 +1,13 @@
 # Two commands do everything on a fresh machine:
 #   make demo   set up, migrate, build the demo (corpus, crowd, models, exports), serve the site
-#   make test   set up and run the whole test suite
+#   make test   set up, build the manual (--strict) and run the whole test suite
 PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install browser-deps demo test lint format clean
+.PHONY: install browser-deps demo test lint format clean docs docs-check docs-serve
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,7 +37,7 @@ demo: install
 # is pytest's "nothing selected" (PYTEST_ARGS naming other tests).
 PYTEST_XDIST ?= -n auto --dist loadgroup
 
-test: install browser-deps
+test: install browser-deps docs-check
 	$(BIN)/python -m pytest $(PYTEST_XDIST) -m "not alone" $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -m alone $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
@@ -48,6 +48,24 @@ browser-deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	fi
 
+# The manual (mkdocs.yml, docs/): the reference pages are written from the code first (commands'
+# --help, the job registry's schemas, the settings and .env.example), then the site is built with
+# --strict into site/, so a broken link, a missing page or a page left out of the nav fails.
+# `make test` runs docs-check: the same build, but committed reference pages that are out of date fail
+# (run `make docs` or `python manage.py docs_reference` and commit them).
+MKDOCS = NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
+
+docs: install
+	DEBUG=1 $(BIN)/python manage.py docs_reference
+	$(MKDOCS) build --strict
+
+docs-check: install
+	DEBUG=1 $(BIN)/python manage.py docs_reference --check
+	$(MKDOCS) build --strict
+
+docs-serve: docs
+	$(MKDOCS) serve --dev-addr 127.0.0.1:8001
+
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -57,4 +75,4 @@ format: install
 	$(BIN)/ruff format .
 
 clean:
-	rm -rf $(VENV) db.sqlite3 media staticfiles .pytest_cache .ruff_cache
+	rm -rf $(VENV) db.sqlite3 media staticfiles site .pytest_cache .ruff_cache

@@ -249,14 +249,14 @@ ML_DEVICE = env_str("ML_DEVICE", "auto")
 if ML_DEVICE not in {"auto", "cpu", "cuda", "mps"}:
     raise ConfigError(f"ML_DEVICE={ML_DEVICE!r} must be one of auto, cpu, cuda, mps")
 # Precision of the dialogue classifier's inference (bulk annotation, suggestions): auto = bf16 on a
-# GPU that supports it, mlworkers.ml.precision.CPU_INFERENCE_DEFAULT on a CPU (README "int8 on the
-# CPU"). int8 is CPU only: a GPU worker runs its auto precision instead and logs why. Training has its own setting
+# GPU that supports it, mlworkers.ml.precision.CPU_INFERENCE_DEFAULT on a CPU (docs/model/classifier.md,
+# "int8 on the CPU"). int8 is CPU only: a GPU worker runs its auto precision instead and logs why. Training has its own setting
 # (TrainConfig.precision, auto: bf16 on a GPU, fp32 on a CPU), which refuses int8.
 ML_PRECISION = env_str("ML_PRECISION", "auto").lower()
 if ML_PRECISION not in {"auto", "fp32", "bf16", "fp16", "int8"}:
     raise ConfigError(f"ML_PRECISION={ML_PRECISION!r} must be one of auto, fp32, bf16, fp16, int8")
 
-# --- Input limits and quality signals (wt-input; documented in README "Security") -------------
+# --- Input limits and quality signals (wt-input; documented in docs/deploy/security.md) -------------
 # Django refuses bodies and form fields beyond these with 400 (RequestDataTooBig / TooManyFields).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 2_621_440)  # bytes of a non-file body
 DATA_UPLOAD_MAX_NUMBER_FIELDS = env_int("DATA_UPLOAD_MAX_NUMBER_FIELDS", 1000)
@@ -295,7 +295,7 @@ def _check_rule_names(names: list[str]) -> None:
 
 _check_rule_names(INGEST_DISABLED_RULES)
 
-# --- Crowd platforms (labeling.platforms; README "Crowd platforms") --------------------------
+# --- Crowd platforms (labeling.platforms; docs/crowd/platforms.md) --------------------------
 # Credentials come from the environment only and are never stored: AWS_ACCESS_KEY_ID /
 # AWS_SECRET_ACCESS_KEY (read by boto3 itself) and PROLIFIC_API_TOKEN (read by the adapter).
 # The site's public address for the links platforms open (default: the address of the request

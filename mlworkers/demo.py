@@ -48,6 +48,8 @@ PAIRWISE_CAMPAIGN = "Demo: BotsTalk vs subtitles"
 
 
 def demo_build(job: JobRun, truth_path: str, campaign_name: str = DEMO_CAMPAIGN, **options: Any) -> dict[str, Any]:
+    """Build the whole demo (weak labels, a campaign answered by a simulated crowd, aggregation,
+    payments, rounds, bulk annotation, BotsTalk, exports), each step a child job run once."""
     from labeling.campaigns import set_campaign_status
     from labeling.models import Campaign
 

@@ -59,6 +59,8 @@ class SuggestionFeatures(DialogueVectors):
 
 
 def suggest_train(job: JobRun, name: str | None = None) -> dict[str, Any]:
+    """Train the suggestion model on the crowd gold, pick the best candidate on validation, mark it
+    as the suggester and write its calibrated top 3 for every dialogue's last turn."""
     from mlworkers.ml.suggester import train_best_head
 
     gold_split(job)

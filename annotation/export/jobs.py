@@ -50,6 +50,8 @@ class ExportParameters(JobParameters):
 def export_dataset_job(
     job: JobRun, *, kind: str, format: str, layout: str = TURN, **filter_values: Any
 ) -> dict[str, Any]:
+    """Write a gold, extended or silver dataset (CSV, JSONL or a Hugging Face folder) under
+    MEDIA_ROOT/exports/, with progress, for the Export page and the API to offer for download."""
     filters = check_request(kind, format, ExportFilters(**filter_values), layout)
     total = count_rows(kind, filters)
     report_progress(job, 0, total, f"exporting {total} {kind} labels as {format} ({layout} layout)")

@@ -137,7 +137,7 @@ def kl_divergence(p: Sequence[float], q: Sequence[float], epsilon: float = KL_EP
 
 @dataclass
 class BotsTalkConfig:
-    alpha: float = 6.0  # nats; fits the example skill classifier (README, BotsTalk)
+    alpha: float = 6.0  # nats; fits the example skill classifier (docs/tasks/botstalk.md)
     turns: int = 6
     top_k: int = 5
     nli_threshold: float = 0.5

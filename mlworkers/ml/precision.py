@@ -28,8 +28,8 @@ _DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 # activations scaled per token (mlworkers.ml.quantize.Int8Linear) it measured 0.12 point (mean of the
 # seed-13/14/15 checkpoints; -0.14, 0.03 and 0.47 per seed) for 2.0x the fp32 speed, so int8 is the
 # CPU default; ML_PRECISION=fp32 (or a job's precision) still runs fp32. The first int8 path, which
-# scaled activations per batch, cost 0.74 point (0.60-0.81 per seed) and stayed opt-in. README
-# "int8 on the CPU" has the figures.
+# scaled activations per batch, cost 0.74 point (0.60-0.81 per seed) and stayed opt-in. The manual's
+# docs/benchmarks/inference.md has the figures.
 CPU_INFERENCE_DEFAULT = "int8"
 
 logger = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ Why per token and not `torch.ao.quantization.quantize_dynamic` (the first int8 p
 scales activations per batch, so one turn's label depended on the turns batched with it (8 % of
 EDOS top labels changed between scored alone and in a batch of 64) and one outlier token cost the
 whole batch resolution; its macro-F1 cost on EDOS was over the 0.5 point the CPU default allows.
-Per-token scales remove the first and shrink the second (README "int8 on the CPU" has the figures).
+Per-token scales remove the first and shrink the second (docs/model/classifier.md, "int8 on the CPU"; figures in docs/benchmarks/inference.md).
 torchao's int8 configs ran eagerly through generic kernels and were many times slower than fp32 on
 the 2-core AVX2 machine; ONNX Runtime needs an export step per model and three more packages.
 

@@ -2,8 +2,8 @@
 error, an accessibility check (axe-core, shipped inside axe-playwright-python), and screenshots.
 
 Screenshots of every checked page go to $BROWSER_SCREENSHOTS (default tmp/browser-screenshots under
-the repository). The README's screenshots are a few of them, one screen high: a run with
-UPDATE_README_SCREENSHOTS=1 writes those into docs/screenshots/ as well.
+the repository). The manual's screenshots (docs/pages.md; two of them on the README) are a few of them, one screen
+high: a run with UPDATE_README_SCREENSHOTS=1 writes those into docs/screenshots/ as well.
 """
 
 import os

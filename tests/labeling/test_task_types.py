@@ -17,7 +17,7 @@ from labeling.task_types.pairwise import PAIRWISE, create_pairwise_campaign, dia
 from labeling.win_rates import unshuffle, wilson_interval
 from tests.labeling.hit_factory import make_dialogues
 
-# --- a third task type, written the way the README's "Adding a task type" says ------------------
+# --- a third task type, written the way docs/tasks/index.md "Adding a task type" says ---------
 
 YES_NO = "test_is_question"
 YES_NO_TEMPLATE = """<p class="the-turn">{{ text }}</p>

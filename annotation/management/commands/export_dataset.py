@@ -16,8 +16,19 @@ class Command(BaseCommand):
     help = "Export gold, extended or silver labels as CSV, JSONL or a Hugging Face datasets folder (streamed)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--kind", choices=KINDS, required=True)
-        parser.add_argument("--format", choices=FORMATS, required=True, dest="fmt")
+        parser.add_argument(
+            "--kind",
+            choices=KINDS,
+            required=True,
+            help="gold (crowd labels), extended (gold + SBERT and self labels) or silver (a model's predictions)",
+        )
+        parser.add_argument(
+            "--format",
+            choices=FORMATS,
+            required=True,
+            dest="fmt",
+            help="csv, jsonl, or hf (a Hugging Face datasets folder)",
+        )
         parser.add_argument("--out", required=True, help="a file for csv/jsonl, a folder for hf")
         parser.add_argument(
             "--layout",
@@ -26,9 +37,9 @@ class Command(BaseCommand):
             help="turn: a record per label (default); dialogue: a record per dialogue with all its turns (jsonl, hf)",
         )
         parser.add_argument("--label", help="only this label (case-insensitive)")
-        parser.add_argument("--min-confidence", type=float)
+        parser.add_argument("--min-confidence", type=float, help="only labels with at least this confidence (0..1)")
         parser.add_argument("--source", help="gold: crowd; extended: sbert or self")
-        parser.add_argument("--split", choices=SPLITS)
+        parser.add_argument("--split", choices=SPLITS, help="only dialogues of this split")
         parser.add_argument("--model-version", type=int, help="silver: the model version id (default: newest)")
 
     def handle(self, *args, **options) -> None:

@@ -43,10 +43,10 @@ class Command(BaseCommand):
     help = "Write the SubTle interaction-response pairs of SubRip files (folders are searched recursively)."
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("paths", nargs="+", metavar="PATH")
+        parser.add_argument("paths", nargs="+", metavar="PATH", help=".srt files or folders (searched recursively)")
         parser.add_argument("--out", required=True, help="file to write (replaced only once every file is read)")
         parser.add_argument("--max-gap", type=float, default=DEFAULT_MAX_GAP, help="seconds; a pair's gap is under it")
-        parser.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
+        parser.add_argument("--format", choices=["jsonl", "csv"], default="jsonl", help="the output file's format")
         parser.add_argument("--genre", default="", help="genre of every file (default: the folder's name)")
         parser.add_argument("--language", default="en", help="ISO 639-1 code; guides legacy encoding detection")
         parser.add_argument("--reference", default="", help="expected pairs (JSON lines or CSV): precision/recall")

@@ -12,7 +12,7 @@ class Command(BaseCommand):
     help = "Import gold (crowd) labels from a CSV: dialogues and turns are matched by content or created."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("file")
+        parser.add_argument("file", help="a gold CSV written by export_dataset")
 
     def handle(self, *args, **options) -> None:
         path = Path(options["file"])

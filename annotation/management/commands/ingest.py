@@ -12,7 +12,9 @@ class Command(BaseCommand):
     help = "Ingest subtitle files (.srt, .xml, .xml.gz; folders are searched recursively), one transaction per file."
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("paths", nargs="+", metavar="PATH")
+        parser.add_argument(
+            "paths", nargs="+", metavar="PATH", help=".srt, .xml or .xml.gz files, or folders (searched recursively)"
+        )
         parser.add_argument("--genre", action="append", default=[], help="genre(s), comma-separated or repeated")
         parser.add_argument(
             "--language",
@@ -20,9 +22,13 @@ class Command(BaseCommand):
             help="ISO 639-1 code of the film; breaks ties between legacy code pages (each dialogue's language is identified)",
         )
         parser.add_argument("--gap", type=float, default=None, help="seconds of silence that split dialogues")
-        parser.add_argument("--year", type=int, default=None)
-        parser.add_argument("--imdb-id", default="")
-        parser.add_argument("--title", default="")
+        parser.add_argument(
+            "--year", type=int, default=None, help="the film's year (else from the OPUS metadata or the path)"
+        )
+        parser.add_argument(
+            "--imdb-id", default="", help="the film's IMDb id, e.g. tt1234567 (else from the metadata or the path)"
+        )
+        parser.add_argument("--title", default="", help="the film's title (else from the metadata or the file name)")
         parser.add_argument(
             "--disable-rule", action="append", default=[], choices=RULE_NAMES, help="switch a cleaning rule off"
         )

@@ -25,7 +25,12 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("paths", nargs="+", metavar="FILE|DIR")
+        parser.add_argument(
+            "paths",
+            nargs="+",
+            metavar="FILE|DIR",
+            help="subtitle files or folders to train on (a folder's name is the genre of the files below it)",
+        )
         parser.add_argument("--out", default=f"turn-segmenter-v{MODEL_VERSION}.json", help="model file to write")
         parser.add_argument("--genre", default="", help="genre of every file (default: the folder's name)")
         parser.add_argument("--language", default="en", help="ISO 639-1 code: lemmatiser and legacy encodings")

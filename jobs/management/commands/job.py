@@ -11,8 +11,12 @@ class Command(BaseCommand):
     help = "Show, cancel or retry a job."
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("action", choices=["show", "cancel", "retry"])
-        parser.add_argument("job_id", type=int)
+        parser.add_argument(
+            "action",
+            choices=["show", "cancel", "retry"],
+            help="show its state, cancel it, or queue a failed or cancelled job again",
+        )
+        parser.add_argument("job_id", type=int, help="the JobRun id (on the Jobs page)")
 
     def handle(self, *args, action: str, job_id: int, **options) -> None:
         job = JobRun.objects.filter(pk=job_id).first()

@@ -15,8 +15,13 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("--queues", default=",".join(QUEUES), help=f"comma-separated, from {', '.join(QUEUES)}")
         parser.add_argument("--concurrency", type=int, default=1, help="jobs run at once (default 1)")
-        parser.add_argument("--pool", default="prefork", choices=["prefork", "solo", "threads"])
-        parser.add_argument("--loglevel", default="INFO")
+        parser.add_argument(
+            "--pool",
+            default="prefork",
+            choices=["prefork", "solo", "threads"],
+            help="Celery's execution pool; solo runs one job at a time in the worker process",
+        )
+        parser.add_argument("--loglevel", default="INFO", help="the worker's log level")
         parser.add_argument("--hostname", default=None, help="worker name (default celery@<host>)")
 
     def handle(self, *args, **options) -> None:

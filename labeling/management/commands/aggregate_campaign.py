@@ -15,7 +15,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("campaign_id", type=int)
+        parser.add_argument("campaign_id", type=int, help="the campaign's id")
 
     def handle(self, *args, campaign_id: int, **options):
         campaign = Campaign.objects.filter(pk=campaign_id).first()

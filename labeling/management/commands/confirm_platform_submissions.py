@@ -12,8 +12,13 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("campaign_id", type=int)
-        parser.add_argument("platform_assignment_ids", nargs="+", metavar="PLATFORM_ASSIGNMENT_ID")
+        parser.add_argument("campaign_id", type=int, help="the campaign's id")
+        parser.add_argument(
+            "platform_assignment_ids",
+            nargs="+",
+            metavar="PLATFORM_ASSIGNMENT_ID",
+            help="MTurk assignmentId or Prolific SESSION_ID of each submission checked on the platform",
+        )
 
     def handle(self, *args, campaign_id: int, platform_assignment_ids: list[str], **options):
         with transaction.atomic():

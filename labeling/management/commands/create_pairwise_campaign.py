@@ -16,19 +16,27 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("name")
+        parser.add_argument("name", help="the campaign's name")
         parser.add_argument("--a", dest="source_a", default="", help="source a, e.g. source:botstalk")
         parser.add_argument("--b", dest="source_b", default="", help="source b, e.g. subtitles")
         parser.add_argument("--pairs-csv", type=Path, help="a CSV of dialogue id pairs instead of two sources")
-        parser.add_argument("--count", type=int, default=DEFAULT_PAIR_COUNT)
-        parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--language", default="en")
-        parser.add_argument("--pairs-per-hit", type=int, default=10)
-        parser.add_argument("--quiz-per-hit", type=int, default=2)
-        parser.add_argument("--workers-per-hit", type=int, default=3)
-        parser.add_argument("--quiz-pass-mark", type=int, default=2)
+        parser.add_argument("--count", type=int, default=DEFAULT_PAIR_COUNT, help="how many pairs to draw")
+        parser.add_argument(
+            "--seed", type=int, default=0, help="seed of the pair draw and of which side each source takes"
+        )
+        parser.add_argument("--language", default="en", help="the language of the dialogues drawn")
+        parser.add_argument("--pairs-per-hit", type=int, default=10, help="pairs on one HIT")
+        parser.add_argument(
+            "--quiz-per-hit", type=int, default=2, help="quiz pairs (a dialogue against a degenerate copy) on one HIT"
+        )
+        parser.add_argument("--workers-per-hit", type=int, default=3, help="judges per HIT")
+        parser.add_argument(
+            "--quiz-pass-mark", type=int, default=2, help="quiz pairs a judge must get right for the bonus"
+        )
         for question in DEFAULT_QUESTIONS:
-            parser.add_argument(f"--{question['key']}-wording", default=question["wording"])
+            parser.add_argument(
+                f"--{question['key']}-wording", default=question["wording"], help="the wording of this question"
+            )
 
     def handle(self, *args, **options):
         text, csv_name = "", "pairs.csv"

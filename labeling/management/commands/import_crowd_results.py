@@ -14,8 +14,13 @@ class Command(BaseCommand):
     help = "Import a crowd-results file as a closed campaign with its aggregated labels (all or nothing)."
 
     def add_arguments(self, parser):
-        parser.add_argument("file", type=Path)
-        parser.add_argument("--format", choices=sorted(FORMATS), default="edos-mturk")
+        parser.add_argument("file", type=Path, help="the crowd-results CSV")
+        parser.add_argument(
+            "--format",
+            choices=sorted(FORMATS),
+            default="edos-mturk",
+            help="the file's layout (edos-mturk: EDOS's MTurk_groundtruth_labels_9K.csv)",
+        )
         parser.add_argument("--name", default="", help="campaign name (default: from the file name)")
         parser.add_argument("--json", action="store_true", dest="as_json", help="print the figures as one JSON object")
 

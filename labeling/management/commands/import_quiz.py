@@ -14,8 +14,13 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("file", type=Path, nargs="?")
-        parser.add_argument("--unanimous-from", type=int, metavar="CAMPAIGN_ID")
+        parser.add_argument("file", type=Path, nargs="?", help="a CSV with the columns dialogue,label[,explanation]")
+        parser.add_argument(
+            "--unanimous-from",
+            type=int,
+            metavar="CAMPAIGN_ID",
+            help="instead of a file: the campaign's dialogues whose three or more answers were unanimous",
+        )
 
     def handle(self, *args, file: Path | None, unanimous_from: int | None, **options):
         if (file is None) == (unanimous_from is None):

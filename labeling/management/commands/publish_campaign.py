@@ -9,8 +9,13 @@ class Command(BaseCommand):
     help = "Publish a campaign's unpublished HITs on a crowd platform (local, mturk or prolific; MTurk's sandbox by default)."
 
     def add_arguments(self, parser):
-        parser.add_argument("campaign_id", type=int)
-        parser.add_argument("--platform", default="local", choices=["local", "mturk", "prolific"])
+        parser.add_argument("campaign_id", type=int, help="the campaign's id")
+        parser.add_argument(
+            "--platform",
+            default="local",
+            choices=["local", "mturk", "prolific"],
+            help="where to publish (local: this site's own accounts)",
+        )
         parser.add_argument(
             "--base-url", required=True, help="the site's public address, e.g. https://labels.example.org"
         )

@@ -8,7 +8,7 @@ class Command(BaseCommand):
     help = "Add the ledger entries owed for a campaign's approved assignments and list what is due."
 
     def add_arguments(self, parser):
-        parser.add_argument("campaign_id", type=int)
+        parser.add_argument("campaign_id", type=int, help="the campaign's id")
 
     def handle(self, *args, campaign_id: int, **options):
         campaign = Campaign.objects.filter(pk=campaign_id).first()

@@ -21,7 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("campaign", type=int, help="campaign id")
         parser.add_argument("--truth", required=True, help="truth.jsonl of the demo corpus")
         parser.add_argument("--leave-open", type=int, default=2, help="HITs left to people (default 2)")
-        parser.add_argument("--seed", type=int, default=15)
+        parser.add_argument("--seed", type=int, default=15, help="seed of the simulated workers' answers and timings")
 
     def handle(self, *args, **options) -> None:
         campaign = Campaign.objects.filter(pk=options["campaign"]).first()

@@ -18,8 +18,13 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("--model-version", type=int, required=True, help="id of an annotation.ModelVersion")
         parser.add_argument("--dialogue", type=int, action="append", dest="dialogues", help="only this dialogue id")
-        parser.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE)
-        parser.add_argument("--batch-size", type=int, default=64)
+        parser.add_argument(
+            "--chunk-size",
+            type=int,
+            default=DEFAULT_CHUNK_SIZE,
+            help="turns per chunk (one transaction and one progress report each)",
+        )
+        parser.add_argument("--batch-size", type=int, default=64, help="inputs per forward pass of the model")
         parser.add_argument("--no-wait", action="store_true", help="queue the job and return")
 
     def handle(self, *args, **options) -> None:

@@ -23,10 +23,15 @@ class Command(BaseCommand):
         parser.add_argument("--nli-model-version", type=int, help="NLI model version id; default the newest")
         parser.add_argument("--encoder", help="bi-encoder of the rankers; default ENCODER_MODEL")
         parser.add_argument("--alpha", type=float, default=6.0, help="pass the mic when KL < alpha (nats)")
-        parser.add_argument("--turns", type=int, default=6)
-        parser.add_argument("--top-k", type=int, default=5)
-        parser.add_argument("--nli-threshold", type=float, default=0.5)
-        parser.add_argument("--seed", type=int, default=13)
+        parser.add_argument("--turns", type=int, default=6, help="turns per dialogue at most")
+        parser.add_argument("--top-k", type=int, default=5, help="candidates each agent proposes per turn")
+        parser.add_argument(
+            "--nli-threshold",
+            type=float,
+            default=0.5,
+            help="the moderator refuses a candidate that contradicts a premise with at least this probability",
+        )
+        parser.add_argument("--seed", type=int, default=13, help="seed of the dialogue generation")
         parser.add_argument("--no-wait", action="store_true", help="queue the job and return")
 
     def handle(self, *args, **options) -> None:

@@ -14,10 +14,19 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--model-version", type=int, help="skill classifier id; default the newest")
-        parser.add_argument("--source", choices=["all", "subtitles", "botstalk"], default="all")
+        parser.add_argument(
+            "--source", choices=["all", "subtitles", "botstalk"], default="all", help="which dialogues to label"
+        )
         parser.add_argument("--dialogue", type=int, action="append", dest="dialogues", help="only this dialogue id")
-        parser.add_argument("--chunk-size", type=int, default=2000)
-        parser.add_argument("--no-wait", action="store_true")
+        parser.add_argument(
+            "--chunk-size",
+            type=int,
+            default=2000,
+            help="turns per chunk (one transaction and one progress report each)",
+        )
+        parser.add_argument(
+            "--no-wait", action="store_true", help="queue the job and return at once instead of following it"
+        )
 
     def handle(self, *args, **options) -> None:
         parameters = {

@@ -15,9 +15,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("file", nargs="?", help="JSONL of {premise, hypothesis, label}")
         parser.add_argument("--model-name", help="encoder; default ENCODER_MODEL")
-        parser.add_argument("--epochs", type=int)
-        parser.add_argument("--name", default="")
-        parser.add_argument("--no-wait", action="store_true")
+        parser.add_argument("--epochs", type=int, help="training epochs (default: the trainer's)")
+        parser.add_argument("--name", default="", help="the model version's name (default: generated)")
+        parser.add_argument(
+            "--no-wait", action="store_true", help="queue the job and return at once instead of following it"
+        )
 
     def handle(self, *args, **options) -> None:
         parameters = {
