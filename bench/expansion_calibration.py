@@ -112,7 +112,7 @@ def main() -> None:
     proposal = calibration.proposal
     paper = calib.point_at(calibration.curve, PAPER_SBERT_THRESHOLD)
     print_margins(nearest, {"paper 0.92": paper.matched, f"proposed {proposal.threshold:.2f}": proposal.point.matched})
-    print(f"proposal ({proposal.rule}, target precision {proposal.target_precision:.3f}): "
+    print(f"proposal ({proposal.rule}, target precision {_figure(proposal.target_precision)}): "
           f"threshold {proposal.threshold:.2f}, precision {_figure(proposal.point.precision)}, "
           f"coverage {proposal.point.coverage:.4f} (paper's {PAPER_SBERT_THRESHOLD}: precision "
           f"{_figure(paper.precision)}, coverage {paper.coverage:.4f})")  # fmt: skip

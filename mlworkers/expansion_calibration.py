@@ -176,10 +176,14 @@ def threshold_notes(fields: dict[str, float]) -> dict[str, str]:
         chosen = expansion_threshold(None, paper=paper)
         version = ModelVersion.objects.filter(pk=chosen.calibration_version).first()
         curve = core.curve_from_json(version.metrics[CALIBRATION_KEY]) if version else []
-        points = ", ".join(
-            f"{p.threshold:.2f}: {p.precision:.2f} / {p.coverage:.1%}"
+        shown = [
+            p
             for p in curve
-            if p.precision is not None and (round(p.threshold * 100) % 5 == 0 or p.threshold == chosen.value)
+            if p.precision is not None and (round(p.threshold * 100) % 5 == 0 or p.threshold in (chosen.value, paper))
+        ]
+        points = ", ".join(
+            f"{p.threshold:.2f}{' (paper)' if p.threshold == paper else ''}: {p.precision:.2f} / {p.coverage:.1%}"
+            for p in shown
         )
         notes[name] = f"Empty: {chosen.note()}." + (
             f" Curve (threshold: precision / coverage): {points}." if points else ""
