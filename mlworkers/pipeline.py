@@ -578,9 +578,8 @@ def save_new_labels(new_labels: Sequence[rounds_core.NewLabel]) -> int:
 def sbert_expand(
     job: JobRun, threshold: float | None = None, round_number: int = 1, method: str = "faiss"
 ) -> dict[str, Any]:
-    """Every unlabeled dialogue at or above `threshold` (empty: the encoder's calibrated one, else the
-    paper's) of a gold training dialogue takes that label on its last turn (the most similar gold
-    wins). Test-split gold is never a source."""
+    """Every unlabeled dialogue at or above `threshold` (empty: calibrated to the encoder, else the paper's)
+    of a gold training dialogue takes its label on its last turn (most similar wins; never test gold)."""
     from mlworkers.expansion_calibration import expansion_threshold
     from mlworkers.ml.similarity import SEARCHERS
 
@@ -678,8 +677,7 @@ def self_label_rounds(
     The dialogue classifier trains with `recipe` (see `dialogue_classifier_learner`): "measured"
     learns from every worker's answer, the training-split dialogues with no majority included.
     The unlabeled dialogues are read `chunk_size` at a time; the result reports the job's peak
-    resident memory (`peak_rss_mb`). Empty thresholds follow the encoder's calibration (the paper's
-    recipe keeps the paper's 0.92 and 0.9); the table says, per SBERT round, which and what it predicts."""
+    resident memory (`peak_rss_mb`). Empty thresholds: the encoder's calibration's (the paper recipe: 0.92, 0.9)."""
     from mlworkers.expansion_calibration import rounds_thresholds
     from mlworkers.ml.memory import PeakMemory
 

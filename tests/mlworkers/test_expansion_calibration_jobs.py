@@ -118,3 +118,10 @@ def test_the_rounds_table_shows_each_sbert_rounds_threshold_and_predicted_precis
     client.force_login(researcher)
     page = client.get(reverse("jobs:job_detail", args=[job.pk])).content.decode()
     assert "0.86 (calibrated)" in page and "0.701 at 0.126 coverage" in page and ">17<" in page
+
+
+def test_the_model_page_shows_the_encoders_curve(client, researcher):
+    version = store_toy_calibration("minilm", 0.02)
+    client.force_login(researcher)
+    page = client.get(reverse("mlworkers:model_version_detail", args=[version.pk])).content.decode()
+    assert "Proposed threshold <strong>0.86</strong>" in page and "0.667" in page
