@@ -175,17 +175,25 @@ def threshold_notes(fields: dict[str, float]) -> dict[str, str]:
     for name, paper in fields.items():
         chosen = expansion_threshold(None, paper=paper)
         version = ModelVersion.objects.filter(pk=chosen.calibration_version).first()
-        curve = core.curve_from_json(version.metrics[CALIBRATION_KEY]) if version else []
-        shown = [
-            p
-            for p in curve
-            if p.precision is not None and (round(p.threshold * 100) % 5 == 0 or p.threshold in (chosen.value, paper))
-        ]
-        points = ", ".join(
-            f"{p.threshold:.2f}{' (paper)' if p.threshold == paper else ''}: {p.precision:.2f} / {p.coverage:.1%}"
-            for p in shown
+        points = (
+            _curve_points(core.curve_from_json(version.metrics[CALIBRATION_KEY]), chosen.value, paper)
+            if version
+            else ""
         )
         notes[name] = f"Empty: {chosen.note()}." + (
             f" Curve (threshold: precision / coverage): {points}." if points else ""
         )
     return notes
+
+
+def _curve_points(curve: list[core.CurvePoint], chosen: float, paper: float) -> str:
+    """Every 0.05, the chosen value and the paper's: "0.85: 0.95 / 66.7%, 0.92 (paper): ..."."""
+    shown = [
+        p
+        for p in curve
+        if p.precision is not None and (round(p.threshold * 100) % 5 == 0 or p.threshold in (chosen, paper))
+    ]
+    return ", ".join(
+        f"{p.threshold:.2f}{' (paper)' if p.threshold == paper else ''}: {p.precision:.2f} / {p.coverage:.1%}"
+        for p in shown
+    )
