@@ -88,6 +88,17 @@ def print_margins(nearest: calib.NearestGold, counts: dict[str, int]) -> None:
         print(f"equal coverage ({name}, {count} matches = {count / len(nearest.similarity):.4f}): {figures}")
 
 
+def print_duplicates(examples, nearest: calib.NearestGold, seeds, held, vectors, at: float = 0.95) -> None:
+    """How many of the closest matches are the same dialogue text as their seed, and how often
+    those share its label: the ceiling the crowd's own disagreement puts on any threshold."""
+    rows = np.flatnonzero(nearest.similarity >= np.float32(at))
+    best = (vectors[held[rows]] @ vectors[seeds].T).argmax(axis=1) if len(rows) else []
+    same = [examples[held[r]].turns == examples[seeds[b]].turns for r, b in zip(rows, best, strict=True)]
+    agree = [bool(nearest.correct[r]) for r, s in zip(rows, same, strict=True) if s]
+    print(f"matches at >= {at}: {len(rows)}, of which the same dialogue text as their seed: {sum(same)}, "
+          f"and of those with the same label: {sum(agree)}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--encoder", default="minilm", help="'minilm' (packaged), a local folder or a hub name")
@@ -109,6 +120,7 @@ def main() -> None:
     seeds, held = calib.split_halves(len(labels), args.split_seed)
     label_array = np.asarray(labels)
     nearest = calib.nearest_gold(vectors[held], label_array[held], vectors[seeds], label_array[seeds])
+    print_duplicates(examples, nearest, seeds, held, vectors)
     proposal = calibration.proposal
     paper = calib.point_at(calibration.curve, PAPER_SBERT_THRESHOLD)
     print_margins(nearest, {"paper 0.92": paper.matched, f"proposed {proposal.threshold:.2f}": proposal.point.matched})
