@@ -141,7 +141,8 @@ def calibrate_expansion(
         encoder, DialogueVectors(store)(keys), [gold[key] for key in keys], split_seed=split_seed,
         precision_margin=precision_margin, target_precision=target_precision, min_matches=min_matches,
     )  # fmt: skip
-    version = save_calibration(calibration, job)
+    chosen = {"precision_margin": precision_margin, "target_precision": target_precision, "min_matches": min_matches}
+    version = save_calibration(calibration, job, chosen)
     stored = calibration.as_json()
     report_progress(job, 1, 1, _summary(stored))
     return {"model_version": version.pk, **{key: value for key, value in stored.items() if key != "curve"}}
@@ -155,7 +156,9 @@ def _summary(stored: dict[str, Any]) -> str:
     )
 
 
-def save_calibration(calibration: core.Calibration, job: JobRun | None = None) -> ModelVersion:
+def save_calibration(
+    calibration: core.Calibration, job: JobRun | None = None, options: dict[str, Any] | None = None
+) -> ModelVersion:
     """The one writer of calibration rows: a ModelVersion of kind encoder, no files."""
     name = stamped(f"{calibration.encoder} (expansion calibration)")
     return ModelVersion.objects.create(
@@ -163,7 +166,7 @@ def save_calibration(calibration: core.Calibration, job: JobRun | None = None) -
         name=unique_name(name, lambda candidate: ModelVersion.objects.filter(name=candidate).exists()),
         base_model=calibration.encoder,
         training_data={"job": job.pk if job else None, "gold": calibration.seeds + calibration.held_out},
-        hyperparameters={"split_seed": calibration.split_seed},
+        hyperparameters={"split_seed": calibration.split_seed, **(options or {})},
         metrics={CALIBRATION_KEY: calibration.as_json()},
     )
 

@@ -56,6 +56,12 @@ def test_the_calibration_job_runs_from_the_command_line_and_the_expansion_follow
     assert stored["paper_threshold_precision"] == 1.0  # a twin across the halves is the same text
     assert stored["rule"] == "within_margin_of_paper" and stored["precision"] >= 0.98
     assert f"threshold {stored['threshold']:g}" in out.getvalue()
+    assert version.hyperparameters == {
+        "split_seed": 13,
+        "precision_margin": 0.02,
+        "target_precision": None,
+        "min_matches": 1,
+    }
 
     unlabeled = make_corpus(prefix="unlabeled")  # the same texts again, unlabeled: an exact match each
     Dialogue.objects.filter(pk__in=[dialogue.pk for dialogue in unlabeled]).update(split=TurnLabel.TRAIN)
