@@ -63,8 +63,11 @@ class JobForm(forms.Form):
         super().__init__(*args, prefix=spec.kind, **kwargs)
         self.spec = spec
         schema = spec.parameters.model_json_schema()
+        notes = spec.field_notes() if spec.field_notes else {}
         for name, prop in schema.get("properties", {}).items():
             self.fields[name] = form_field(prop, name in schema.get("required", []))
+            if notes.get(name):
+                self.fields[name].help_text = " ".join(filter(None, [self.fields[name].help_text, notes[name]]))
 
     def parameters(self) -> dict[str, Any] | None:
         """The validated parameters (defaults filled in), or None with the errors on the form."""

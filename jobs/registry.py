@@ -54,6 +54,9 @@ class JobSpec:
     parameters: type[JobParameters]
     startable: bool
     description: str
+    # field name -> a line the Jobs page adds to the field's help, read when the form is built
+    # (e.g. the calibrated threshold and its curve point); the app that owns the job supplies it
+    field_notes: Callable[[], dict[str, str]] | None = None
 
     def validate(self, raw: dict[str, Any] | None) -> dict[str, Any]:
         """The parameters with defaults filled in, as JSON-ready values, or InvalidParameters."""
@@ -74,9 +77,10 @@ def register(
     queue: str = "default",
     parameters: type[JobParameters] | None = None,
     startable: bool = False,
+    field_notes: Callable[[], dict[str, str]] | None = None,
 ) -> Callable[[JobFunction], JobFunction]:
     """Register `fn` as the job `kind`. Torch jobs pass queue="ml" so GPU workers take them;
-    `startable` puts the job on the Jobs page and the API."""
+    `startable` puts the job on the Jobs page and the API; `field_notes` adds live help to its form."""
     if queue not in QUEUES:
         raise ValueError(f"queue {queue!r} is not one of {', '.join(QUEUES)}")
     if startable and parameters is None:
@@ -85,7 +89,7 @@ def register(
     def decorator(fn: JobFunction) -> JobFunction:
         description = (fn.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
         schema = parameters or _open_parameters(kind)
-        _REGISTRY[kind] = JobSpec(kind, fn, queue, schema, startable, description)
+        _REGISTRY[kind] = JobSpec(kind, fn, queue, schema, startable, description, field_notes)
         return fn
 
     return decorator

@@ -9,11 +9,19 @@ from typing import Literal
 from pydantic import Field
 
 from jobs.registry import JobParameters, register
-from mlworkers import botstalk, bulk, demo, pipeline, suggestions  # noqa: F401  (demo declares demo_build)
+from mlworkers import botstalk, bulk, demo, expansion_calibration, pipeline, suggestions  # noqa: F401  (demo_build)
+from mlworkers.ml.expansion_calibration import DEFAULT_PRECISION_MARGIN, MIN_MATCHES
+from mlworkers.ml.rounds import PAPER_SBERT_THRESHOLD, PAPER_SECOND_SBERT_THRESHOLD
 
 SearchMethod = Literal["faiss", "chunked", "brute"]
 ModelVersionId = Field(None, ge=1, title="Model version id", description="empty: the newest one of the right kind")
-Threshold = Field(0.92, ge=0.0, le=1.0, title="Similarity threshold", description="cosine similarity, 0 to 1")
+Threshold = Field(
+    None,
+    ge=0.0,
+    le=1.0,
+    title="Similarity threshold",
+    description=f"cosine similarity, 0 to 1; empty: the encoder's calibrated threshold, else the paper's {PAPER_SBERT_THRESHOLD}",
+)
 
 
 class WeakTrainParameters(JobParameters):
@@ -53,7 +61,7 @@ class GoldSplitParameters(JobParameters):
 
 
 class SbertExpandParameters(JobParameters):
-    threshold: float = Threshold
+    threshold: float | None = Threshold
     round_number: int = Field(1, ge=1, le=100, title="Round number")
     method: SearchMethod = Field("faiss", title="Search method")
 
@@ -64,8 +72,21 @@ class SelfLabelRoundsParameters(JobParameters):
     head_lr: float | None = Field(
         None, gt=0, le=0.1, title="Head learning rate", description="for the new layers; empty: the learning rate"
     )
-    first_threshold: float = Field(0.92, ge=0.0, le=1.0, title="First SBERT threshold")
-    second_threshold: float = Field(0.9, ge=0.0, le=1.0, title="Second SBERT threshold")
+    first_threshold: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        title="First SBERT threshold",
+        description=f"empty: the encoder's calibrated threshold, else (and with the paper recipe) {PAPER_SBERT_THRESHOLD}",
+    )
+    second_threshold: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        title="Second SBERT threshold",
+        description=f"empty: the encoder's calibrated threshold, else (and with the paper recipe) "
+        f"{PAPER_SECOND_SBERT_THRESHOLD}",
+    )
     self_per_label: int = Field(100, ge=1, le=100_000, title="Self labels per label")
     self_min_confidence: float = Field(0.9, ge=0.0, le=1.0, title="Self-label confidence at least")
     method: SearchMethod = Field("faiss", title="Search method")
@@ -78,6 +99,32 @@ class SelfLabelRoundsParameters(JobParameters):
         description="measured: every worker's answer as a soft target, no-majority dialogues included, "
         "EMA (bench/classifier_edos.py); paper: the majority label alone",
     )
+
+
+class CalibrateExpansionParameters(JobParameters):
+    precision_margin: float = Field(
+        DEFAULT_PRECISION_MARGIN,
+        ge=0.0,
+        le=1.0,
+        title="Precision margin",
+        description=f"propose the lowest threshold whose precision is within this of the precision at the paper's "
+        f"{PAPER_SBERT_THRESHOLD}",
+    )
+    target_precision: float | None = Field(
+        None,
+        gt=0.0,
+        le=1.0,
+        title="Target precision",
+        description="instead: the lowest threshold at least this precise",
+    )
+    min_matches: int = Field(
+        MIN_MATCHES,
+        ge=1,
+        le=1_000_000,
+        title="Matches at least",
+        description="a threshold fewer held-out dialogues match decides nothing",
+    )
+    split_seed: int = Field(13, ge=0, le=2**31 - 1, title="Split seed", description="which half of the gold are seeds")
 
 
 class BulkAnnotateParameters(JobParameters):
@@ -207,10 +254,25 @@ register("weak_apply", queue="ml", parameters=WeakApplyParameters, startable=Tru
 register("suggest_train", queue="ml", parameters=SuggestTrainParameters, startable=True)(suggestions.suggest_train)
 register("rank_candidates", parameters=RankCandidatesParameters, startable=True)(pipeline.rank_candidates)
 register("gold_split", parameters=GoldSplitParameters, startable=True)(pipeline.gold_split)
-register("sbert_expand", queue="ml", parameters=SbertExpandParameters, startable=True)(pipeline.sbert_expand)
-register("self_label_rounds", queue="ml", parameters=SelfLabelRoundsParameters, startable=True)(
-    pipeline.self_label_rounds
+register("calibrate_expansion", queue="ml", parameters=CalibrateExpansionParameters, startable=True)(
+    expansion_calibration.calibrate_expansion
 )
+register(
+    "sbert_expand",
+    queue="ml",
+    parameters=SbertExpandParameters,
+    startable=True,
+    field_notes=lambda: expansion_calibration.threshold_notes({"threshold": PAPER_SBERT_THRESHOLD}),
+)(pipeline.sbert_expand)
+register(
+    "self_label_rounds",
+    queue="ml",
+    parameters=SelfLabelRoundsParameters,
+    startable=True,
+    field_notes=lambda: expansion_calibration.threshold_notes(
+        {"first_threshold": PAPER_SBERT_THRESHOLD, "second_threshold": PAPER_SECOND_SBERT_THRESHOLD}
+    ),
+)(pipeline.self_label_rounds)
 register("bulk_annotate", queue="ml", parameters=BulkAnnotateParameters, startable=True)(bulk.annotate_corpus)
 register("run_pipeline", queue="ml", parameters=RunPipelineParameters, startable=True)(pipeline.run_pipeline)
 register("skill_train", queue="ml", parameters=SkillTrainParameters, startable=True)(botstalk.skill_train)

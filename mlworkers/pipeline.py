@@ -575,39 +575,36 @@ def save_new_labels(new_labels: Sequence[rounds_core.NewLabel]) -> int:
     return len(created)
 
 
-def sbert_expand(job: JobRun, threshold: float = 0.92, round_number: int = 1, method: str = "faiss") -> dict[str, Any]:
-    """Every unlabeled dialogue at or above `threshold` of a gold training dialogue takes that
-    label on its last turn (the most similar gold wins). Test-split gold is never a source."""
+def sbert_expand(
+    job: JobRun, threshold: float | None = None, round_number: int = 1, method: str = "faiss"
+) -> dict[str, Any]:
+    """Every unlabeled dialogue at or above `threshold` (empty: calibrated to the encoder, else the paper's)
+    of a gold training dialogue takes its label on its last turn (most similar wins; never test gold)."""
+    from mlworkers.expansion_calibration import expansion_threshold
     from mlworkers.ml.similarity import SEARCHERS
 
+    chosen = expansion_threshold(threshold)
     gold_split(job)
     gold = gold_labels([TurnLabel.TRAIN, TurnLabel.VALIDATION])
     if not gold:
         raise NoGoldLabels("no crowd gold labels yet: aggregate a campaign first")
     store = turn_embedding_store(progress=lambda d, t: report_progress(job, d, t, f"embedding turns {d}/{t}"))
-    vectors = DialogueVectors(store)
     targets = unlabeled_targets()
-    expand = rounds_core.vector_expander(vectors, search=SEARCHERS[method])
+    expand = rounds_core.vector_expander(DialogueVectors(store), search=SEARCHERS[method])
     sources = [rounds_core.Item(k, (), v) for k, v in gold.items()]
     report_progress(job, 0, 1, f"searching {len(targets)} unlabeled dialogues against {len(sources)} gold")
     matches = []
     for start in range(0, len(targets), SEARCH_CHUNK):  # one chunk's dialogue vectors at a time
         candidates = [rounds_core.Item(k, ()) for k in targets[start : start + SEARCH_CHUNK]]
-        matches += expand(sources, candidates, float(threshold))
+        matches += expand(sources, candidates, chosen.value)
     new = [
         rounds_core.NewLabel(key, gold[source], rounds_core.SBERT, int(round_number), similarity, source, similarity)
         for key, source, similarity in matches
     ]
     created = save_new_labels(new) if new else 0
-    report_progress(
-        job,
-        1,
-        1,
-        f"{created} dialogues labeled by similarity"
-        if created
-        else f"no unlabeled dialogue at or above {threshold} of a gold one: nothing saved",
-    )
-    return {"labeled": created, "gold_sources": len(sources), "unlabeled": len(targets), "threshold": threshold}
+    found = f"{created} dialogues labeled by similarity" if created else "no unlabeled dialogue matched: nothing saved"
+    report_progress(job, 1, 1, f"{found} ({chosen.note()})")
+    return {"labeled": created, "gold_sources": len(sources), "unlabeled": len(targets), **chosen.as_result()}
 
 
 # --- 5. The rounds -----------------------------------------------------------------------------
@@ -667,8 +664,8 @@ def self_label_rounds(
     epochs: int = 2,
     lr: float | None = None,
     head_lr: float | None = None,
-    first_threshold: float = 0.92,
-    second_threshold: float = 0.9,
+    first_threshold: float | None = None,
+    second_threshold: float | None = None,
     self_per_label: int = 100,
     self_min_confidence: float = 0.9,
     method: str = "faiss",
@@ -680,9 +677,11 @@ def self_label_rounds(
     The dialogue classifier trains with `recipe` (see `dialogue_classifier_learner`): "measured"
     learns from every worker's answer, the training-split dialogues with no majority included.
     The unlabeled dialogues are read `chunk_size` at a time; the result reports the job's peak
-    resident memory (`peak_rss_mb`)."""
+    resident memory (`peak_rss_mb`). Empty thresholds: the encoder's calibration's (the paper recipe: 0.92, 0.9)."""
+    from mlworkers.expansion_calibration import rounds_thresholds
     from mlworkers.ml.memory import PeakMemory
 
+    first_threshold, second_threshold = rounds_thresholds(first_threshold, second_threshold, paper=recipe == "paper")
     with PeakMemory() as peak:
         result = _self_label_rounds(
             job, epochs, first_threshold, second_threshold, self_per_label, self_min_confidence, method, chunk_size,
@@ -716,8 +715,9 @@ def _self_label_rounds(
     ]
     config = rounds_core.RoundsConfig(
         label_names=list(LABEL_NAMES),
-        first_threshold=first_threshold,
-        second_threshold=second_threshold,
+        first_threshold=first_threshold.value,
+        second_threshold=second_threshold.value,
+        expansion_notes={2: first_threshold.as_result(), 4: second_threshold.as_result()},
         self_per_label=self_per_label,
         self_min_confidence=self_min_confidence,
         chunk_size=int(chunk_size),

@@ -33,6 +33,7 @@ def model_version_detail(request: HttpRequest, version_id: int) -> HttpResponse:
         "per_label": [row for row in report.get("per_label", []) if row.get("support") or row.get("predicted")],
         "confusion": confusion,
         "rounds": version.metrics.get("rounds", []),
+        "expansion": version.metrics.get("expansion_calibration"),
     }
     return render(request, "mlworkers/model_version_detail.html", context)
 

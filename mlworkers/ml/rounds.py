@@ -31,6 +31,10 @@ from mlworkers.ml.metrics import classification_report
 from mlworkers.ml.similarity import NO_MATCH, chunked_matches
 
 SBERT, SELF = "sbert", "self"
+# The paper's thresholds, chosen for the paper's own SBERT model: another encoder gets its own
+# from its calibration (mlworkers.ml.expansion_calibration); the paper-replication recipe uses these.
+PAPER_SBERT_THRESHOLD = 0.92  # round 2: unlabeled similar to gold
+PAPER_SECOND_SBERT_THRESHOLD = 0.9  # round 4: unlabeled similar to the self-labeled
 
 
 @dataclass(frozen=True)
@@ -91,11 +95,14 @@ class InMemoryPool:
 @dataclass
 class RoundsConfig:
     label_names: list[str]
-    first_threshold: float = 0.92
-    second_threshold: float = 0.9
+    first_threshold: float = PAPER_SBERT_THRESHOLD
+    second_threshold: float = PAPER_SECOND_SBERT_THRESHOLD
     self_per_label: int = 100
     self_min_confidence: float = 0.9
     chunk_size: int = 2000  # unlabeled dialogues read, embedded or scored at a time
+    # round number -> extra columns for the SBERT rounds' rows (where the threshold came from, the
+    # precision its calibration predicts): the caller knows them, the rounds only report them
+    expansion_notes: dict[int, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass
@@ -104,6 +111,7 @@ class RoundResult:
     name: str
     training_size: int
     scores: dict[str, dict[str, Any]] = field(default_factory=dict)  # learner -> classification report
+    expansion: dict[str, Any] = field(default_factory=dict)  # SBERT rounds: expanded, threshold, notes
 
     def row(self) -> dict[str, Any]:
         """The Table 5 line: round, training size and, per learner, macro-F1 and accuracy."""
@@ -111,7 +119,7 @@ class RoundResult:
         for learner, report in self.scores.items():
             out[f"{learner}_macro_f1"] = report["macro_f1"]
             out[f"{learner}_accuracy"] = report["accuracy"]
-        return out
+        return {**out, **self.expansion}
 
 
 @dataclass
@@ -149,8 +157,10 @@ def run_rounds(
     models = _train_and_score(1, "base", training, test, learners, config, results)
 
     say(1, 4, "round 2: + SBERT-similar to gold")
-    grow(_expand(training, remaining, pool, expand, config, config.first_threshold, round_number=2))
+    expanded = _expand(training, remaining, pool, expand, config, config.first_threshold, round_number=2)
+    grow(expanded)
     models = _train_and_score(2, "+SBERT", training, test, learners, config, results)
+    results[-1].expansion = _expansion_columns(config, 2, config.first_threshold, expanded)
 
     say(2, 4, "round 3: + self-labeled")
     primary = learners[0]
@@ -163,10 +173,16 @@ def run_rounds(
 
     say(3, 4, "round 4: + SBERT-similar to self-labeled")
     sources = [Item(n.key, (), n.label) for n in self_labeled]
-    grow(_expand(sources, remaining, pool, expand, config, config.second_threshold, round_number=4))
+    expanded = _expand(sources, remaining, pool, expand, config, config.second_threshold, round_number=4)
+    grow(expanded)
     models = _train_and_score(4, "+SBERT(self)", training, test, learners, config, results)
+    results[-1].expansion = _expansion_columns(config, 4, config.second_threshold, expanded)
     say(4, 4, "rounds done")
     return RoundsOutcome(rounds=results, new_labels=new_labels, models=models)
+
+
+def _expansion_columns(config: RoundsConfig, number: int, threshold: float, expanded: list) -> dict[str, Any]:
+    return {"expanded": len(expanded), "threshold": threshold, **config.expansion_notes.get(number, {})}
 
 
 def _chunks_of_items(keys: np.ndarray, pool: Pool, size: int, *, with_turns: bool = True) -> Iterator[list[Item]]:

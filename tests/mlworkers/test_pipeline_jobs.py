@@ -265,6 +265,11 @@ def test_self_label_rounds_report_four_rounds_for_both_models_and_register_them(
     assert all(
         {"dialogue_macro_f1", "dialogue_accuracy", "fasttext_macro_f1", "fasttext_accuracy"} <= set(r) for r in table
     )
+    # no calibration of the encoder: the paper's thresholds, said in the SBERT rounds' rows
+    assert [(r.get("threshold"), r.get("threshold_source")) for r in table] == [
+        (None, None), (0.92, "paper"), (None, None), (0.9, "paper")
+    ]  # fmt: skip
+    assert table[1]["expanded"] == table[1]["training_size"] - table[0]["training_size"]
     label = TurnLabel.objects.get(turn__dialogue=twin)
     assert (label.source, label.label.name, label.provenance["round"]) == (TurnLabel.SBERT, "Annoyed", 2)
     dialogue_version = ModelVersion.objects.get(pk=job.result["model_version"])
