@@ -22,6 +22,7 @@ from annotation.ingest.pipeline import SRT, meta_from_path, subtitle_format
 from annotation.ingest.svm_segmenter import SegmenterModel, SvmSegmenter, load_model
 from annotation.ingest.turns import PunctuationSegmenter, TurnSegmenter
 from annotation.models import Dialogue, Movie, SubtitleFile, Turn
+from annotation.papers import DIALOGUE_GAP_SECONDS
 from annotation.splits import split_for
 
 WRITE_BATCH = 500
@@ -52,7 +53,7 @@ class IngestOptions:
             language=self.language,
         )
 
-    def turn_segmenter(self, gap: float = 5.0) -> TurnSegmenter:
+    def turn_segmenter(self, gap: float = DIALOGUE_GAP_SECONDS) -> TurnSegmenter:
         """The segmenter `segmenter` names; a model file is read once (ModelError naming the file,
         ValueError for an unknown name). Neither joins text more than `gap` seconds later. Its genre feature is the first `genres` entry."""
         kind, _, path = self.segmenter.partition(":")

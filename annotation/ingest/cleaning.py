@@ -10,6 +10,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields, replace
 
+from annotation.papers import TURN_MAX_CHARS, TURN_MIN_CHARS
+
 LINE_RULES = ("markup", "speaker_name", "sound_cue", "mid_line_dash", "opus_contraction", "advert")
 TURN_RULES = ("previously_on", "too_short", "too_long", "non_alphabetic", "repeated_tokens", "repeated_turn")
 DIALOGUE_RULES = ("too_few_turns", "documentary")
@@ -34,8 +36,8 @@ class CleaningRules:
     repeated_turn: bool = True
     too_few_turns: bool = True
     documentary: bool = True
-    min_chars: int = 2
-    max_chars: int = 100
+    min_chars: int = TURN_MIN_CHARS
+    max_chars: int = TURN_MAX_CHARS
     min_alpha_ratio: float = 0.6
     min_distinct_token_ratio: float = 0.5
     min_tokens_for_repetition: int = 4

@@ -1,6 +1,6 @@
 """One subtitle file through the whole pure pipeline: read, clean, segment, split.
 
-run = FileRun(path, PipelineConfig(gap_seconds=5.0))
+run = FileRun(path, PipelineConfig(gap_seconds=DIALOGUE_GAP_SECONDS))
 for dialogue in run.dialogues():   # streamed; nothing is held but the current dialogue
     ...
 run.stats, run.meta                # complete once the iteration has finished
@@ -22,6 +22,7 @@ from annotation.ingest.records import DialogueRecord, FileMeta, Sentence
 from annotation.ingest.sentences import SentenceBuilder
 from annotation.ingest.srt_reader import REORDER_WINDOW, read_srt_cues
 from annotation.ingest.turns import PunctuationSegmenter, TurnSegmenter
+from annotation.papers import DIALOGUE_GAP_SECONDS
 
 SRT, OPUS = "srt", "opus-xml"
 SUFFIXES = {".srt": SRT, ".xml": OPUS, ".xml.gz": OPUS}
@@ -31,7 +32,7 @@ _YEAR = re.compile(r"(?:19|20)\d\d")
 
 @dataclass
 class PipelineConfig:
-    gap_seconds: float = 5.0
+    gap_seconds: float = DIALOGUE_GAP_SECONDS
     rules: CleaningRules = field(default_factory=CleaningRules)
     segmenter: TurnSegmenter = field(default_factory=PunctuationSegmenter)
     language: str = ""

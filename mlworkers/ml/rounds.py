@@ -27,6 +27,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from annotation.papers import (
+    SBERT_EXPANSION_THRESHOLD,
+    SBERT_SECOND_THRESHOLD,
+    SELF_LABEL_MIN_CONFIDENCE,
+    SELF_LABELS_PER_LABEL,
+)
 from mlworkers.ml.metrics import classification_report
 from mlworkers.ml.similarity import NO_MATCH, chunked_matches
 
@@ -91,10 +97,10 @@ class InMemoryPool:
 @dataclass
 class RoundsConfig:
     label_names: list[str]
-    first_threshold: float = 0.92
-    second_threshold: float = 0.9
-    self_per_label: int = 100
-    self_min_confidence: float = 0.9
+    first_threshold: float = SBERT_EXPANSION_THRESHOLD
+    second_threshold: float = SBERT_SECOND_THRESHOLD
+    self_per_label: int = SELF_LABELS_PER_LABEL
+    self_min_confidence: float = SELF_LABEL_MIN_CONFIDENCE
     chunk_size: int = 2000  # unlabeled dialogues read, embedded or scored at a time
 
 
