@@ -89,6 +89,7 @@ class FileOutcome:
     encoding: str = ""
     encoding_reason: str = ""
     languages: Counter = field(default_factory=Counter)
+    warnings: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict:
         """What the report lists for one file: how it was decoded, its languages, each rule's count."""
@@ -96,6 +97,7 @@ class FileOutcome:
             "path": self.path,
             "status": self.status,
             "reason": self.reason,
+            "warnings": list(self.warnings),
             "encoding": self.encoding,
             "encoding_reason": self.encoding_reason,
             "dialogues": self.dialogues,
@@ -116,10 +118,12 @@ class IngestReport:
     removed_by_rule: Counter = field(default_factory=Counter)
     languages: Counter = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     per_file: list[dict] = field(default_factory=list)
 
     def add(self, outcome: FileOutcome) -> None:
         self.per_file.append(outcome.as_json())
+        self.warnings += outcome.warnings
         if outcome.status == FAILED:
             self.failed_files += 1
             self.errors.append(outcome.reason)
@@ -147,6 +151,7 @@ class IngestReport:
             "removed_by_rule": dict(sorted(self.removed_by_rule.items())),
             "languages": dict(self.languages.most_common()),
             "errors": list(self.errors),
+            "warnings": list(self.warnings),
             "per_file": list(self.per_file),
         }
 
@@ -267,6 +272,7 @@ def _write_file(run: FileRun, digest: str) -> FileOutcome:
         encoding=stats.encoding,
         encoding_reason=stats.encoding_reason,
         languages=languages,
+        warnings=stats.warnings(),
     )
 
 

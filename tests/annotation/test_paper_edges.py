@@ -12,7 +12,6 @@ from annotation.ingest import FileRun, PipelineConfig
 from annotation.models import Dialogue
 
 
-
 def scene(*texts):
     """One cue per text, 1 s apart: a single dialogue unless a rule cuts it."""
     return [(float(i), i + 0.8, text) for i, text in enumerate(texts)]
