@@ -16,8 +16,10 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import DataError, IntegrityError, connection, transaction
+from django.db.models import Count
 
 from annotation.ingest import CleaningRules, DialogueRecord, FileMeta, FileRun, PipelineConfig, SubtitleFormatError
+from annotation.ingest.language import UNKNOWN
 from annotation.ingest.pipeline import SRT, meta_from_path, subtitle_format
 from annotation.ingest.svm_segmenter import SegmenterModel, SvmSegmenter, load_model
 from annotation.ingest.turns import PunctuationSegmenter, TurnSegmenter
@@ -251,6 +253,7 @@ def _write_file(run: FileRun, digest: str) -> FileOutcome:
     if run.config.rules.documentary and run.meta.is_documentary:
         raise _SkipFile
     _complete_movie(movie, run.meta)
+    _set_movie_language(movie)
     stats = run.stats
     subtitle_file.sentence_count = stats.sentences
     subtitle_file.turn_count = turns
@@ -342,9 +345,25 @@ def _find_or_create_movie(meta: FileMeta) -> Movie:
             year=meta.year,
             imdb_id=meta.imdb_id[:20],
             genres=list(meta.genres),
-            language=(meta.language or "en")[:16],
+            language=UNKNOWN,  # until its dialogues say (_set_movie_language)
         )
     return movie
+
+
+def _set_movie_language(movie: Movie) -> None:
+    """The language most of the movie's stored dialogues were identified in (ties: the lower code),
+    or unknown when none was: not the `--language` hint, which only breaks code-page ties."""
+    counts = (
+        Dialogue.objects.filter(movie=movie)
+        .exclude(language__in=[UNKNOWN, ""])
+        .values_list("language")
+        .annotate(n=Count("pk"))
+        .order_by("-n", "language")
+    )
+    language = next((code for code, _ in counts[:1]), UNKNOWN)
+    if language != movie.language:
+        Movie.objects.filter(pk=movie.pk).update(language=language)
+        movie.language = language
 
 
 def _complete_movie(movie: Movie, meta: FileMeta) -> None:
