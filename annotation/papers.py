@@ -82,7 +82,8 @@ PAPER_NUMBERS: tuple[PaperNumber, ...] = (
     PaperNumber(
         "PREFILTER_CONFIDENCE", PREFILTER_CONFIDENCE, "EDOS, weak labeling (suggestions kept at confidence >= 0.9)",
         "job `rank_candidates` / `run_pipeline` `min_confidence`; `manage.py run_pipeline`; the candidate "
-        "query; `rank_candidates` in `annotation.readability`; `precision_at` in calibration reports",
+        "query; `rank_candidates` in `annotation.readability`; `precision_at` in calibration reports; the "
+        "prefilter line of the model page's reliability diagram",
     ),
     PaperNumber(
         "CANDIDATES_PER_LABEL", CANDIDATES_PER_LABEL, "EDOS, candidate selection (the most readable candidates per label)",
