@@ -4,8 +4,8 @@ environment file lists the same value."""
 import re
 
 from annotation.papers import DIALOGUE_GAP_SECONDS
-from tests.conftest import REPO_ROOT
 from tests.config.test_settings import _import_settings
+from tests.conftest import REPO_ROOT
 
 
 def test_the_dialogue_gap_setting_defaults_to_the_papers_5_seconds():
