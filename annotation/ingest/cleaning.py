@@ -211,8 +211,8 @@ def line_cleaner(rules: CleaningRules, removed: Counter) -> Callable[[str], str]
                 line = unsung
                 if not line:
                     return ""
-        # a card's first word is one character: the one test most lines need (this runs per line)
-        if title_card and line[1:2] == " " and is_title_card(line):
+        # a card's first two words are one character each: the test most lines stop at (per line)
+        if title_card and line[1:2] == " " and line[3:4] == " " and is_title_card(line):
             removed["title_card"] += 1
             return ""
         if speaker_name and ":" in line:
