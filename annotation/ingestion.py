@@ -16,12 +16,15 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import DataError, IntegrityError, connection, transaction
+from django.db.models import Count
 
 from annotation.ingest import CleaningRules, DialogueRecord, FileMeta, FileRun, PipelineConfig, SubtitleFormatError
+from annotation.ingest.language import UNKNOWN
 from annotation.ingest.pipeline import SRT, meta_from_path, subtitle_format
 from annotation.ingest.svm_segmenter import SegmenterModel, SvmSegmenter, load_model
 from annotation.ingest.turns import PunctuationSegmenter, TurnSegmenter
 from annotation.models import Dialogue, Movie, SubtitleFile, Turn
+from annotation.papers import DIALOGUE_GAP_SECONDS
 from annotation.splits import split_for
 
 WRITE_BATCH = 500
@@ -52,7 +55,7 @@ class IngestOptions:
             language=self.language,
         )
 
-    def turn_segmenter(self, gap: float = 5.0) -> TurnSegmenter:
+    def turn_segmenter(self, gap: float = DIALOGUE_GAP_SECONDS) -> TurnSegmenter:
         """The segmenter `segmenter` names; a model file is read once (ModelError naming the file,
         ValueError for an unknown name). Neither joins text more than `gap` seconds later. Its genre feature is the first `genres` entry."""
         kind, _, path = self.segmenter.partition(":")
@@ -88,6 +91,7 @@ class FileOutcome:
     encoding: str = ""
     encoding_reason: str = ""
     languages: Counter = field(default_factory=Counter)
+    warnings: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict:
         """What the report lists for one file: how it was decoded, its languages, each rule's count."""
@@ -95,6 +99,7 @@ class FileOutcome:
             "path": self.path,
             "status": self.status,
             "reason": self.reason,
+            "warnings": list(self.warnings),
             "encoding": self.encoding,
             "encoding_reason": self.encoding_reason,
             "dialogues": self.dialogues,
@@ -115,10 +120,12 @@ class IngestReport:
     removed_by_rule: Counter = field(default_factory=Counter)
     languages: Counter = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     per_file: list[dict] = field(default_factory=list)
 
     def add(self, outcome: FileOutcome) -> None:
         self.per_file.append(outcome.as_json())
+        self.warnings += outcome.warnings
         if outcome.status == FAILED:
             self.failed_files += 1
             self.errors.append(outcome.reason)
@@ -146,6 +153,7 @@ class IngestReport:
             "removed_by_rule": dict(sorted(self.removed_by_rule.items())),
             "languages": dict(self.languages.most_common()),
             "errors": list(self.errors),
+            "warnings": list(self.warnings),
             "per_file": list(self.per_file),
         }
 
@@ -245,6 +253,7 @@ def _write_file(run: FileRun, digest: str) -> FileOutcome:
     if run.config.rules.documentary and run.meta.is_documentary:
         raise _SkipFile
     _complete_movie(movie, run.meta)
+    _set_movie_language(movie)
     stats = run.stats
     subtitle_file.sentence_count = stats.sentences
     subtitle_file.turn_count = turns
@@ -266,6 +275,7 @@ def _write_file(run: FileRun, digest: str) -> FileOutcome:
         encoding=stats.encoding,
         encoding_reason=stats.encoding_reason,
         languages=languages,
+        warnings=stats.warnings(),
     )
 
 
@@ -335,9 +345,25 @@ def _find_or_create_movie(meta: FileMeta) -> Movie:
             year=meta.year,
             imdb_id=meta.imdb_id[:20],
             genres=list(meta.genres),
-            language=(meta.language or "en")[:16],
+            language=UNKNOWN,  # until its dialogues say (_set_movie_language)
         )
     return movie
+
+
+def _set_movie_language(movie: Movie) -> None:
+    """The language most of the movie's stored dialogues were identified in (ties: the lower code),
+    or unknown when none was: not the `--language` hint, which only breaks code-page ties."""
+    counts = (
+        Dialogue.objects.filter(movie=movie)
+        .exclude(language__in=[UNKNOWN, ""])
+        .values_list("language")
+        .annotate(n=Count("pk"))
+        .order_by("-n", "language")
+    )
+    language = next((code for code, _ in counts[:1]), UNKNOWN)
+    if language != movie.language:
+        Movie.objects.filter(pk=movie.pk).update(language=language)
+        movie.language = language
 
 
 def _complete_movie(movie: Movie, meta: FileMeta) -> None:

@@ -20,9 +20,16 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from annotation.papers import (
+    CANDIDATES_PER_LABEL,
+    PREFILTER_CONFIDENCE,
+    READABILITY_DIVERSITY_WEIGHT,
+    READABILITY_LENGTH_DAMPING,
+)
+
 TOKEN_PATTERN = re.compile(r"[a-z0-9']+")
-LENGTH_DAMPING = 87.0
-DIVERSITY_WEIGHT = 0.04
+LENGTH_DAMPING = READABILITY_LENGTH_DAMPING
+DIVERSITY_WEIGHT = READABILITY_DIVERSITY_WEIGHT
 
 
 def tokenize(text: str) -> list[str]:
@@ -80,8 +87,8 @@ def rank_candidates(
     candidates: Iterable[Candidate],
     vocabulary: Vocabulary,
     *,
-    min_confidence: float = 0.9,
-    per_label: int = 250,
+    min_confidence: float = PREFILTER_CONFIDENCE,
+    per_label: int = CANDIDATES_PER_LABEL,
 ) -> list[RankedCandidate]:
     """Keep candidates at or above `min_confidence`, score their readability and take the best
     `per_label` of each label. Ties break by higher confidence, then lower turn id, so the order

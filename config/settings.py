@@ -10,6 +10,7 @@ from pathlib import Path
 
 import dj_database_url
 
+from annotation.papers import DIALOGUE_GAP_SECONDS as PAPERS_DIALOGUE_GAP
 from config.env import (
     ConfigError,
     env_bool,
@@ -276,7 +277,8 @@ SUGGESTER_WARN_MIN_ANSWERS = env_int("SUGGESTER_WARN_MIN_ANSWERS", 30)
 # --- end of input limits ------------------------------------------------------------------------
 
 # --- Pipeline knobs -------------------------------------------------------------------------
-DIALOGUE_GAP_SECONDS = env_float("DIALOGUE_GAP_SECONDS", 5.0)
+# the papers' "over 5 s" (annotation/papers.py is pure: no Django import, safe to read here)
+DIALOGUE_GAP_SECONDS = env_float("DIALOGUE_GAP_SECONDS", PAPERS_DIALOGUE_GAP)
 if DIALOGUE_GAP_SECONDS <= 0:
     raise ConfigError(f"DIALOGUE_GAP_SECONDS={DIALOGUE_GAP_SECONDS} must be positive")
 # Cleaning rules switched off for every ingest (names: annotation/ingest/cleaning.py RULE_NAMES).

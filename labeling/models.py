@@ -9,6 +9,7 @@ from django.db import models
 from django.utils import timezone
 
 from annotation.models import Dialogue, Label, Turn
+from annotation.papers import DIALOGUES_PER_HIT, QUIZ_BONUS_MARK, QUIZ_ITEMS_PER_HIT, WORKERS_PER_HIT
 
 
 class Worker(models.Model):
@@ -69,16 +70,18 @@ class Campaign(models.Model):
     # ISO 639-1: the crowd's language; only dialogues identified as this language become its items
     language = models.CharField(max_length=8, default="en")
     # validators: the form and the API refuse these values with the field's name (never a 500)
-    dialogues_per_hit = models.PositiveSmallIntegerField(default=15, validators=[MinValueValidator(1)])
-    quiz_per_hit = models.PositiveSmallIntegerField(default=5)
-    workers_per_hit = models.PositiveSmallIntegerField(default=3, validators=[MinValueValidator(1)])
+    dialogues_per_hit = models.PositiveSmallIntegerField(default=DIALOGUES_PER_HIT, validators=[MinValueValidator(1)])
+    quiz_per_hit = models.PositiveSmallIntegerField(default=QUIZ_ITEMS_PER_HIT)
+    workers_per_hit = models.PositiveSmallIntegerField(default=WORKERS_PER_HIT, validators=[MinValueValidator(1)])
     reward = models.DecimalField(
         max_digits=8, decimal_places=2, default=Decimal("0.40"), validators=[MinValueValidator(Decimal(0))]
     )
     bonus = models.DecimalField(
         max_digits=8, decimal_places=2, default=Decimal("0.10"), validators=[MinValueValidator(Decimal(0))]
     )
-    quiz_pass_mark = models.PositiveSmallIntegerField(default=3, help_text="quiz answers right to earn the bonus")
+    quiz_pass_mark = models.PositiveSmallIntegerField(
+        default=QUIZ_BONUS_MARK, help_text="quiz answers right to earn the bonus"
+    )
     time_limit_minutes = models.PositiveIntegerField(default=60, validators=[MinValueValidator(1)])
     # three label names shown when a dialogue's target turn has no weak-labeler prediction
     fallback_choices = models.JSONField(default=list, blank=True)

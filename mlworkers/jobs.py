@@ -8,6 +8,13 @@ from typing import Literal
 
 from pydantic import Field
 
+from annotation.papers import (
+    CANDIDATES_PER_LABEL,
+    CLASSIFIER_LEARNING_RATE,
+    PREFILTER_CONFIDENCE,
+    SELF_LABEL_MIN_CONFIDENCE,
+    SELF_LABELS_PER_LABEL,
+)
 from jobs.registry import JobParameters, register
 from mlworkers import botstalk, bulk, demo, expansion_calibration, pipeline, suggestions  # noqa: F401  (demo_build)
 from mlworkers.ml.expansion_calibration import DEFAULT_PRECISION_MARGIN, MIN_MATCHES
@@ -45,8 +52,10 @@ class WeakApplyParameters(JobParameters):
 
 class RankCandidatesParameters(JobParameters):
     model_version_id: int | None = ModelVersionId
-    min_confidence: float = Field(0.9, ge=0.0, le=1.0, title="Prefilter", description="weak confidence at least")
-    per_label: int = Field(250, ge=1, le=100_000, title="Candidates per label")
+    min_confidence: float = Field(
+        PREFILTER_CONFIDENCE, ge=0.0, le=1.0, title="Prefilter", description="weak confidence at least"
+    )
+    per_label: int = Field(CANDIDATES_PER_LABEL, ge=1, le=100_000, title="Candidates per label")
     campaign_id: int | None = Field(None, ge=1, title="Campaign id", description="build the HITs into this campaign")
     campaign_name: str | None = Field(None, max_length=200, title="New campaign", description="or create this one")
     seed: int = Field(13, ge=0, le=2**31 - 1, title="Shuffle seed")
@@ -68,7 +77,9 @@ class SbertExpandParameters(JobParameters):
 
 class SelfLabelRoundsParameters(JobParameters):
     epochs: int = Field(2, ge=1, le=50, title="Epochs", description="of the dialogue classifier per round")
-    lr: float | None = Field(None, gt=0, le=0.01, title="Learning rate", description="empty: 2e-5 (the paper's)")
+    lr: float | None = Field(
+        None, gt=0, le=0.01, title="Learning rate", description=f"empty: {CLASSIFIER_LEARNING_RATE:g} (the paper's)"
+    )
     head_lr: float | None = Field(
         None, gt=0, le=0.1, title="Head learning rate", description="for the new layers; empty: the learning rate"
     )
@@ -87,8 +98,10 @@ class SelfLabelRoundsParameters(JobParameters):
         description=f"empty: the encoder's calibrated threshold, else (and with the paper recipe) "
         f"{PAPER_SECOND_SBERT_THRESHOLD}",
     )
-    self_per_label: int = Field(100, ge=1, le=100_000, title="Self labels per label")
-    self_min_confidence: float = Field(0.9, ge=0.0, le=1.0, title="Self-label confidence at least")
+    self_per_label: int = Field(SELF_LABELS_PER_LABEL, ge=1, le=100_000, title="Self labels per label")
+    self_min_confidence: float = Field(
+        SELF_LABEL_MIN_CONFIDENCE, ge=0.0, le=1.0, title="Self-label confidence at least"
+    )
     method: SearchMethod = Field("faiss", title="Search method")
     chunk_size: int = Field(
         2000, ge=1, le=100_000, title="Unlabeled dialogues per chunk", description="read and scored at a time"
@@ -162,8 +175,12 @@ class RunPipelineParameters(JobParameters):
     model_name: str | None = WeakTrainParameters.model_fields["model_name"]
     fine_tune: bool = Field(False, title="Fine-tune the weak labeler's encoder")
     weak_epochs: int | None = Field(None, ge=1, le=50, title="Weak labeler epochs")
-    min_confidence: float | None = Field(None, ge=0.0, le=1.0, title="Prefilter", description="empty: 0.9")
-    per_label: int | None = Field(None, ge=1, le=100_000, title="Candidates per label", description="empty: 250")
+    min_confidence: float | None = Field(
+        None, ge=0.0, le=1.0, title="Prefilter", description=f"empty: {PREFILTER_CONFIDENCE:g}"
+    )
+    per_label: int | None = Field(
+        None, ge=1, le=100_000, title="Candidates per label", description=f"empty: {CANDIDATES_PER_LABEL}"
+    )
     campaign_id: int | None = Field(None, ge=1, title="Campaign id")
     campaign_name: str | None = Field(
         pipeline.DEFAULT_CAMPAIGN_NAME,

@@ -29,6 +29,12 @@ from django.db import transaction
 from django.db.models import Count, Exists, F, OuterRef, Subquery
 
 from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn, TurnLabel
+from annotation.papers import (
+    CANDIDATES_PER_LABEL,
+    PREFILTER_CONFIDENCE,
+    SELF_LABEL_MIN_CONFIDENCE,
+    SELF_LABELS_PER_LABEL,
+)
 from annotation.readability import Candidate, build_vocabulary
 from annotation.readability import rank_candidates as rank_by_readability
 from annotation.taxonomy import LABEL_NAMES
@@ -252,7 +258,11 @@ def _weak_version(model_version_id: int | None) -> ModelVersion:
 
 
 def ranked_candidate_dialogues(
-    version: ModelVersion, *, min_confidence: float = 0.9, per_label: int = 250, language: str = "en"
+    version: ModelVersion,
+    *,
+    min_confidence: float = PREFILTER_CONFIDENCE,
+    per_label: int = CANDIDATES_PER_LABEL,
+    language: str = "en",
 ) -> tuple[list[int], dict[str, int]]:
     """Dialogue ids for the crowd, ordered, and how many per label.
 
@@ -298,8 +308,8 @@ def _dialogues_in_hits():
 def rank_candidates(
     job: JobRun,
     model_version_id: int | None = None,
-    min_confidence: float = 0.9,
-    per_label: int = 250,
+    min_confidence: float = PREFILTER_CONFIDENCE,
+    per_label: int = CANDIDATES_PER_LABEL,
     campaign_id: int | None = None,
     campaign_name: str | None = None,
     seed: int | None = 13,
@@ -666,8 +676,8 @@ def self_label_rounds(
     head_lr: float | None = None,
     first_threshold: float | None = None,
     second_threshold: float | None = None,
-    self_per_label: int = 100,
-    self_min_confidence: float = 0.9,
+    self_per_label: int = SELF_LABELS_PER_LABEL,
+    self_min_confidence: float = SELF_LABEL_MIN_CONFIDENCE,
     method: str = "faiss",
     chunk_size: int = 2000,
     recipe: str = "measured",

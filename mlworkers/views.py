@@ -6,6 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from annotation.models import ModelVersion
+from annotation.papers import PREFILTER_CONFIDENCE
 
 
 @staff_member_required
@@ -89,5 +90,5 @@ def reliability_diagram(bins: list[dict]) -> dict | None:
         "bottom": margin + size,
         "bars": bars,
         "ticks": ticks,
-        "threshold_x": round(margin + size * 0.9, 1),
+        "threshold_x": round(margin + size * PREFILTER_CONFIDENCE, 1),  # the line the prefilter draws
     }

@@ -10,7 +10,18 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields, replace
 
-LINE_RULES = ("markup", "speaker_name", "sound_cue", "mid_line_dash", "opus_contraction", "advert")
+from annotation.papers import TURN_MAX_CHARS, TURN_MIN_CHARS
+
+LINE_RULES = (
+    "markup",
+    "speaker_name",
+    "sound_cue",
+    "song_marker",
+    "title_card",
+    "mid_line_dash",
+    "opus_contraction",
+    "advert",
+)
 TURN_RULES = ("previously_on", "too_short", "too_long", "non_alphabetic", "repeated_tokens", "repeated_turn")
 DIALOGUE_RULES = ("too_few_turns", "documentary")
 RULE_NAMES = LINE_RULES + TURN_RULES + DIALOGUE_RULES
@@ -23,6 +34,8 @@ class CleaningRules:
     markup: bool = True
     speaker_name: bool = True
     sound_cue: bool = True
+    song_marker: bool = True
+    title_card: bool = True
     mid_line_dash: bool = True
     opus_contraction: bool = True
     advert: bool = True
@@ -34,8 +47,8 @@ class CleaningRules:
     repeated_turn: bool = True
     too_few_turns: bool = True
     documentary: bool = True
-    min_chars: int = 2
-    max_chars: int = 100
+    min_chars: int = TURN_MIN_CHARS
+    max_chars: int = TURN_MAX_CHARS
     min_alpha_ratio: float = 0.6
     min_distinct_token_ratio: float = 0.5
     min_tokens_for_repetition: int = 4
@@ -57,10 +70,21 @@ class CleaningRules:
 _MARKUP = re.compile(r"<[^>]*>|\{\\[^}]*\}")
 # A name before a colon. Upper case ("JOHN:", "MAN 2:", "DR. HALE:") is a name whatever follows;
 # mixed case ("Jack:", "Dr. Hale:") only when the words after it start a sentence, so that
-# "Listen: we leave at ten." keeps its first word.
+# "Listen: we leave at ten." keeps its first word. A capital right after the colon, with no space
+# ("MAN:Jacques, leave the windows."), is the speaker's first word too.
 _SPEAKER = re.compile(
-    r"^(?:[A-Z][A-Z0-9 .'\-]{1,30}:(?:\s+|$)|[A-Z][a-z]+(?:\.?\s[A-Z][a-z]*){0,2}:(?:\s+(?=[^a-z\s])|$))"
+    r"^(?:[A-Z][A-Z0-9 .'\-]{1,30}:(?:\s+|$|(?=[A-Z]))"
+    r"|[A-Z][a-z]+(?:\.?\s[A-Z][a-z]*){0,2}:(?:\s+(?=[^a-z\s])|$|(?=[A-Z])))"
 )
+# Song markers inside a line (a line starting with one is a sound cue): "#...#" is sung; an odd
+# "#" ending the line closes a song begun before it, any other odd one opens a song to the line's end.
+# "#1" is a number, not a marker.
+_SONG_MARKER = "#(?!\\d)"
+_SUNG_SPAN = re.compile(f"{_SONG_MARKER}[^#]*{_SONG_MARKER}")
+_SUNG_TO_END = re.compile(f"{_SONG_MARKER}.*$")
+_SUNG_FROM_START = re.compile(f"^[^#]*{_SONG_MARKER}")
+# A spaced-out title card ("T I T L E  3 ..."): at least 4 one-character words, 3 in 4 of the line's.
+TITLE_CARD_MIN_LETTERS = 4
 # Sound cues: bracketed text, also over line breaks ("(ELECTRONIC\nMELODY)"); an opener never
 # closed in the cue runs to the cue's end, and its closer is looked for at the start of the next cue.
 _SOUND = re.compile(r"\[[^\]]*(?:\]|$)|\([^)]*(?:\)|$)")
@@ -71,7 +95,10 @@ _CARRIED_SOUND_END = re.compile(r"^[^\[(\n]*?[\])]")
 # A dash after the end of a sentence inside a line: a second speaker ("Fine. - Sure thing.").
 _MID_LINE_DASH = re.compile(r"(?<=[.!?…\"'”’)\]])\s+[-‐–]\s*(?=\S)")
 # Contractions an OPUS tokeniser split: "can 't", "he ' s", "do n't" -> "can't", "he's", "don't".
-_SPLIT_CONTRACTION = re.compile(r"(?<=\w)(?: (['’]) ?|(['’]) )(?=(?:s|t|m|re|ve|ll|d)\b)|(?<=\w) (?=n['’]t\b)")
+# In any case: a film written in capitals splits "DON 'T" and "HE 'S" the same way.
+_SPLIT_CONTRACTION = re.compile(
+    r"(?<=\w)(?: (['’]) ?|(['’]) )(?=(?i:s|t|m|re|ve|ll|d)\b)|(?<=\w) (?=(?i:n)['’](?i:t)\b)"
+)
 _ADVERT = re.compile(
     r"opensubtitles|addic7ed|podnapisi|subscene|www\.|https?://|\w\.(?:com|org|net)\b"
     r"|\b(?:subtitles?|subs|captions?|captioning|sync(?:ed|hronized)?|resync(?:ed)?|corrections?|corrected"
@@ -164,6 +191,7 @@ def line_cleaner(rules: CleaningRules, removed: Counter) -> Callable[[str], str]
     Bracketed sound cues are cut from the whole cue before (`strip_sound_cues`); what is left
     here is a song line and a cue opened on this line."""
     sound_cue, speaker_name = rules.sound_cue, rules.speaker_name
+    song_marker, title_card = rules.song_marker, rules.title_card
     strip_sound, match_speaker = _SOUND.sub, _SPEAKER.match
 
     def clean(line: str) -> str:
@@ -176,6 +204,17 @@ def line_cleaner(rules: CleaningRules, removed: Counter) -> Callable[[str], str]
                 if stripped != line:
                     removed["sound_cue"] += 1
                     line = " ".join(stripped.split())
+        if song_marker and "#" in line:
+            unsung = cut_sung_text(line)
+            if unsung != line:
+                removed["song_marker"] += 1
+                line = unsung
+                if not line:
+                    return ""
+        # a card's first two words are one character each: the test most lines stop at (per line)
+        if title_card and line[1:2] == " " and line[3:4] == " " and is_title_card(line):
+            removed["title_card"] += 1
+            return ""
         if speaker_name and ":" in line:
             match = match_speaker(line)
             if match:
@@ -184,6 +223,22 @@ def line_cleaner(rules: CleaningRules, removed: Counter) -> Callable[[str], str]
         return line
 
     return clean
+
+
+def cut_sung_text(line: str) -> str:
+    """The line without its sung words (see _SONG_MARKER); "" when all of it is sung."""
+    unsung = _SUNG_SPAN.sub(" ", line)
+    if len(re.findall(_SONG_MARKER, unsung)) % 2:
+        cut = _SUNG_FROM_START if unsung.rstrip().endswith("#") else _SUNG_TO_END
+        unsung = cut.sub(" ", unsung, count=1)
+    return " ".join(unsung.split()) if unsung != line else line
+
+
+def is_title_card(line: str) -> bool:
+    """A spaced-out title card (see TITLE_CARD_MIN_LETTERS)."""
+    words = line.split()
+    letters = sum(1 for word in words if len(word) == 1 and word.isalnum())
+    return letters >= TITLE_CARD_MIN_LETTERS and letters * 4 >= len(words) * 3
 
 
 def turn_rule_check(rules: CleaningRules) -> Callable[[str, list[str], list[str] | None], str | None]:

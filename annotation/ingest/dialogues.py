@@ -6,15 +6,6 @@ from collections.abc import Iterable, Iterator
 from annotation.ingest.cleaning import AFTER_REMOVED_TURN, CleaningRules, turn_rule_check
 from annotation.ingest.records import DialogueRecord, TurnRecord
 
-
-def is_scene_break(previous_end: float | None, next_start: float | None, gap_seconds: float) -> bool:
-    """A gap over the threshold starts a new dialogue; with either time unknown the turns stay together.
-    (DialogueSplitter.split inlines this test: it runs once per turn.)"""
-    if previous_end is None or next_start is None:
-        return False
-    return next_start - previous_end > gap_seconds
-
-
 MAX_DIALOGUE_TURNS = 1000
 
 
@@ -46,7 +37,8 @@ class DialogueSplitter:
         gap, max_turns, removed = self.gap_seconds, self.max_turns, self.removed
         removal_reason = turn_rule_check(self.rules)
         for turn in turns:
-            start = turn.start  # is_scene_break(last_end, start, gap), inlined
+            start = turn.start
+            # a gap OVER `gap` starts a new dialogue (exactly `gap` does not); an unknown time never does
             scene_break = started and start is not None and last_end is not None and start - last_end > gap
             if scene_break or len(kept) >= max_turns:
                 yield from self._finish(kept, position)

@@ -5,6 +5,13 @@ A document is `<s id>` sentences of `<w>` tokens (or plain text in the "raw" rel
 A sentence gets a start only when a start marker precedes its first word, and an end only when an
 end marker follows its last word; otherwise that time is None ("no time"). The `<meta>` block
 (usually at the end) fills genre, year, IMDb id and duration into the caller's FileMeta.
+
+A film written in capitals: a `<w>` may carry, besides its text, other forms of the word as
+attributes (the parsed releases give `lemma`, others a normalised or initial form). An attribute
+that equals the upper-case token but for case is its normal-case form ("KNOW" -> lemma "know";
+"PARIS" -> "Paris"; "WENT" -> lemma "go" is not one). A sentence all in capitals takes those forms;
+when most of its words have one, the words without one are lower-cased too ("I" stays), and the
+sentence starts with a capital. A sentence in normal case is left as written (a shouted "NO!").
 """
 
 import gzip
@@ -79,9 +86,12 @@ def _sentence(element, gaps: CueGapHistogram | None) -> RawSentence:
     start = end = None
     seen_word = False
     tokens: list[str] = []
+    forms: list[str | None] = []
     for child in element.iter("w", "time"):
         if child.tag == "w":
-            tokens.append(child.text or "")
+            token = child.text or ""
+            tokens.append(token)
+            forms.append(_normal_case_form(child, token) if len(child.attrib) > 1 else None)
             seen_word, end = True, None
             continue
         value = parse_time(child.get("value", ""))
@@ -94,8 +104,40 @@ def _sentence(element, gaps: CueGapHistogram | None) -> RawSentence:
             if gaps is not None:
                 gaps.block_end(value)
             end = value
+    if any(forms):
+        tokens = in_normal_case(tokens, forms)
     text = join_tokens(tokens) if tokens else " ".join("".join(element.itertext()).split())
     return RawSentence(text, start, end)
+
+
+def _normal_case_form(element, token: str) -> str | None:
+    """An attribute of the `<w>` that spells the upper-case `token` in another case, if any."""
+    if not token.isupper():
+        return None
+    lowered = token.lower()
+    for name, value in element.attrib.items():
+        if name != "id" and value != token and value.lower() == lowered:
+            return value
+    return None
+
+
+def in_normal_case(tokens: list[str], forms: list[str | None]) -> list[str]:
+    """The tokens of a sentence all in capitals, in the normal case its file gives (see the module
+    docstring); any other sentence unchanged."""
+    cased = [index for index, token in enumerate(tokens) if token.lower() != token.upper()]
+    if not cased or not all(tokens[index].isupper() for index in cased):
+        return tokens
+    most = sum(forms[index] is not None for index in cased) * 2 > len(cased)
+    result = list(tokens)
+    for index in cased:
+        form = forms[index]
+        if form is not None:
+            result[index] = form
+        elif most and tokens[index] != "I":
+            result[index] = tokens[index].lower()
+    first = cased[0]
+    result[first] = result[first][:1].upper() + result[first][1:]
+    return result
 
 
 def parse_time(value: str) -> float | None:

@@ -1,6 +1,6 @@
 """One subtitle file through the whole pure pipeline: read, clean, segment, split.
 
-run = FileRun(path, PipelineConfig(gap_seconds=5.0))
+run = FileRun(path, PipelineConfig(gap_seconds=DIALOGUE_GAP_SECONDS))
 for dialogue in run.dialogues():   # streamed; nothing is held but the current dialogue
     ...
 run.stats, run.meta                # complete once the iteration has finished
@@ -18,10 +18,11 @@ from annotation.ingest.encoding import guess_encoding
 from annotation.ingest.gaps import CueGapHistogram
 from annotation.ingest.language import dialogue_language
 from annotation.ingest.opus_reader import normalise_imdb_id, read_opus_sentences
-from annotation.ingest.records import DialogueRecord, FileMeta, Sentence
+from annotation.ingest.records import DialogueRecord, FileMeta, Sentence, SubtitleFormatError
 from annotation.ingest.sentences import SentenceBuilder
 from annotation.ingest.srt_reader import REORDER_WINDOW, read_srt_cues
 from annotation.ingest.turns import PunctuationSegmenter, TurnSegmenter
+from annotation.papers import DIALOGUE_GAP_SECONDS
 
 SRT, OPUS = "srt", "opus-xml"
 SUFFIXES = {".srt": SRT, ".xml": OPUS, ".xml.gz": OPUS}
@@ -31,7 +32,7 @@ _YEAR = re.compile(r"(?:19|20)\d\d")
 
 @dataclass
 class PipelineConfig:
-    gap_seconds: float = 5.0
+    gap_seconds: float = DIALOGUE_GAP_SECONDS
     rules: CleaningRules = field(default_factory=CleaningRules)
     segmenter: TurnSegmenter = field(default_factory=PunctuationSegmenter)
     language: str = ""
@@ -48,6 +49,11 @@ class FileStats:
     encoding: str = ""
     encoding_reason: str = ""
     languages: Counter = field(default_factory=Counter)
+    # bad cues skipped, each naming the file and line; the rest of the file was read
+    skipped_cues: list[SubtitleFormatError] = field(default_factory=list)
+
+    def warnings(self) -> list[str]:
+        return [f"{error} (cue skipped)" for error in self.skipped_cues]
 
 
 def subtitle_format(path: Path) -> str | None:
@@ -106,7 +112,12 @@ class FileRun:
             guess = guess_encoding(self.path, self.config.language)
             self.stats.encoding, self.stats.encoding_reason = guess.encoding, guess.reason
             cues = read_srt_cues(
-                self.path, self.config.language, self.config.reorder_window, self.stats.cue_gaps, guess.encoding
+                self.path,
+                self.config.language,
+                self.config.reorder_window,
+                self.stats.cue_gaps,
+                guess.encoding,
+                skipped=self.stats.skipped_cues,
             )
             return builder.from_cues(cues)
         self.stats.encoding, self.stats.encoding_reason = "xml", "the XML declaration (UTF-8 by default)"

@@ -21,6 +21,7 @@ from annotation.ingest.cleaning import (
 )
 from annotation.ingest.opus_reader import RawSentence
 from annotation.ingest.records import Cue, Sentence
+from annotation.papers import DIALOGUE_GAP_SECONDS
 
 TERMINALS = (".", "!", "?", "…")
 CLOSERS = "\"'”’»)]"
@@ -66,7 +67,7 @@ class SentenceBuilder:
     An unfinished sentence runs on into the next piece of text only if that piece starts within
     `max_join_gap` seconds of its end (the dialogue split's gap): a line 60 s later is not its end."""
 
-    def __init__(self, rules: CleaningRules, removed: Counter, max_join_gap: float = 5.0) -> None:
+    def __init__(self, rules: CleaningRules, removed: Counter, max_join_gap: float = DIALOGUE_GAP_SECONDS) -> None:
         self.rules = rules
         self.removed = removed
         self.max_join_gap = max_join_gap

@@ -8,6 +8,11 @@ from the first chunk whose end times show the quirk on (a tool that writes them 
 everywhere; testing every line for it would cost as much as the parse).
 Universal newlines turn CRLF and CR-only line ends into LF. Out-of-order cues are put back in order
 within a sliding window.
+
+A bad cue (a broken timestamp, text after the timing line that is not coordinates) refuses the
+file when the caller passes no `skipped` list; with one, the cue is skipped, its SubtitleFormatError
+(file and line) appended there, and the rest of the file read. A file in which nothing can be read
+is refused either way, with its first problem.
 """
 
 import io
@@ -43,15 +48,31 @@ def read_srt_cues(
     reorder_window: int = REORDER_WINDOW,
     gaps: CueGapHistogram | None = None,
     encoding: str | None = None,
+    skipped: list[SubtitleFormatError] | None = None,
 ) -> Iterator[Cue]:
     """Cues in start-time order (exact for cues displaced by fewer than `reorder_window` places),
     each added to the `gaps` histogram as it passes. `encoding` skips the detection (the caller
-    has already run it, e.g. to report why)."""
-    return _in_start_order(_parse_cue_batches(path, language, encoding), reorder_window, gaps or CueGapHistogram())
+    has already run it, e.g. to report why). `skipped`: where bad cues are listed instead of
+    refusing the file (see the module's docstring)."""
+    batches = _parse_cue_batches(path, language, encoding, skipped)
+    return _in_start_order(batches, reorder_window, gaps or CueGapHistogram())
 
 
-def _parse_cue_batches(path: Path, language: str, encoding: str | None) -> Iterator[list[Cue]]:
+def _parse_cue_batches(
+    path: Path, language: str, encoding: str | None, skipped: list[SubtitleFormatError] | None
+) -> Iterator[list[Cue]]:
     """The cues of each chunk of the file, one list per chunk."""
+    read = 0
+    for batch in _parse_chunks(path, language, encoding, skipped):
+        read += len(batch)
+        yield batch
+    if not read and skipped:
+        raise skipped[0]  # nothing in the file could be read: refuse it with its first problem
+
+
+def _parse_chunks(
+    path: Path, language: str, encoding: str | None, skipped: list[SubtitleFormatError] | None
+) -> Iterator[list[Cue]]:
     encoding = encoding or detect_encoding(path, language)
     with open(path, "rb") as raw:
         text = io.TextIOWrapper(raw, encoding=encoding, errors="replace", newline=None)
@@ -66,7 +87,7 @@ def _parse_cue_batches(path: Path, language: str, encoding: str | None) -> Itera
             if "\0" in chunk:  # no database stores it in text, and no subtitle means it
                 line = first_line + chunk.count("\n", 0, chunk.index("\0"))
                 raise SubtitleFormatError(str(path), line, "contains a NUL byte")
-            yield list(_parse_chunk(chunk, first_line, str(path)))
+            yield list(_parse_chunk(chunk, first_line, str(path), skipped))
             first_line += chunk.count("\n")
 
 
@@ -91,13 +112,40 @@ def _last_cue_boundary(text: str) -> int:
     return at + 2 if at != -1 else 0
 
 
-def _parse_chunk(chunk: str, first_line: int, name: str) -> Iterator[Cue]:
+def _parse_chunk(chunk: str, first_line: int, name: str, skipped: list[SubtitleFormatError] | None) -> Iterator[Cue]:
     chunk = chunk.lstrip("\ufeff")
     cues = _read_plain_chunk(chunk)
     if cues is not None:
         return iter(cues)
     # anything unusual: srt's own parser, which also says where the chunk goes wrong
-    return _parse_chunk_with_srt(chunk, first_line, name)
+    if skipped is None:
+        return _parse_chunk_with_srt(chunk, first_line, name)
+    return _parse_chunk_skipping(chunk, first_line, name, skipped)
+
+
+def _parse_chunk_skipping(chunk: str, first_line: int, name: str, skipped: list[SubtitleFormatError]) -> Iterator[Cue]:
+    """srt's parse of the chunk, a bad cue skipped (and listed) instead of ending the file: text
+    srt cannot read is passed over up to the next cue it can; a cue with junk after its timing
+    line is dropped alone."""
+    while chunk.strip():
+        try:
+            for number, cue in enumerate(srt.parse(chunk)):
+                if cue.proprietary and not _is_position_suffix(cue.proprietary):
+                    line = _timestamp_line(chunk, number, first_line)
+                    skipped.append(
+                        SubtitleFormatError(name, line, f"malformed timestamp (trailing {cue.proprietary!r})")
+                    )
+                    continue
+                start, end = cue.start.total_seconds(), cue.end.total_seconds()
+                yield Cue(start, end if end > start else start, cue.content)
+            return
+        except srt.SRTParseError as exc:
+            skipped.append(_format_error(exc, chunk, first_line, name))
+            first_line += chunk.count("\n", 0, exc.actual_start)
+            chunk = chunk[exc.actual_start :]  # the next cue srt can read, or the end
+        except ValueError as exc:  # srt refuses e.g. an hour field it cannot fit in a timedelta
+            skipped.append(SubtitleFormatError(name, first_line, f"unreadable cue: {exc}"))
+            return
 
 
 def _read_plain_chunk(chunk: str) -> list[Cue] | None:

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from annotation.ingest.records import Sentence, TurnRecord
 from annotation.ingest.sentences import CLOSERS, TERMINALS, starts_lower_case
+from annotation.papers import DIALOGUE_GAP_SECONDS
 
 MODEL_FORMAT = "svm-turn-segmenter"
 MODEL_VERSION = 1
@@ -292,7 +293,9 @@ class SvmSegmenter:
     sentence that cannot end a turn (no terminal punctuation; an ellipsis before a lower-case start)
     joins it, as in `PunctuationSegmenter`; every other pair of sentences is the model's call."""
 
-    def __init__(self, model: SegmenterModel, genre: str = "", language: str = "", max_join_gap: float = 5.0) -> None:
+    def __init__(
+        self, model: SegmenterModel, genre: str = "", language: str = "", max_join_gap: float = DIALOGUE_GAP_SECONDS
+    ) -> None:
         self.model = model
         self.max_join_gap = max_join_gap
         self.genre = normalise_genre(genre)

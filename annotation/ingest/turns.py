@@ -9,6 +9,7 @@ from typing import Protocol
 
 from annotation.ingest.records import Sentence, TurnRecord
 from annotation.ingest.sentences import CLOSERS, TERMINALS, starts_lower_case
+from annotation.papers import DIALOGUE_GAP_SECONDS
 
 ELLIPSES = ("...", "…")
 
@@ -25,7 +26,7 @@ class PunctuationSegmenter:
     `segment` inlines `continues` (it runs once per sentence): a subclass that changes the rule
     overrides `segment`."""
 
-    def __init__(self, max_join_gap: float = 5.0) -> None:
+    def __init__(self, max_join_gap: float = DIALOGUE_GAP_SECONDS) -> None:
         self.max_join_gap = max_join_gap
 
     def segment(self, sentences: Iterable[Sentence]) -> Iterator[TurnRecord]:

@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from annotation.ingest.language import texts_language
 from annotation.models import Dialogue, Label, Turn
+from annotation.papers import DIALOGUES_PER_HIT
 from annotation.splits import split_for
 from labeling import seats
 from labeling.aggregate import aggregate_campaign, known_labels
@@ -36,7 +37,7 @@ from labeling.hits import write_hits
 from labeling.importers.edos_format import EdosFormatError, EdosRow, read_edos, row_content_hash, summarise
 from labeling.models import Assignment, Campaign, HITItem, Response, Worker
 
-ROWS_PER_HIT = 15
+ROWS_PER_HIT = DIALOGUES_PER_HIT  # the file lists the paper's HITs in order, one HIT's rows after another
 SYNTHETIC_WORKERS = ("edos-worker-1", "edos-worker-2", "edos-worker-3")
 _CHUNK = 900  # under SQLite's bound-parameter limit
 

@@ -18,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from annotation.papers import PREFILTER_CONFIDENCE
 from mlworkers.ml.metrics import classification_report
 
-PREFILTER_THRESHOLD = 0.9  # the papers' prefilter: suggestions kept at confidence >= 0.9
+PREFILTER_THRESHOLD = PREFILTER_CONFIDENCE  # suggestions kept at confidence >= it, itself included
 RELIABILITY_BINS = 10
 TOP_K = 3
 # the search range of the temperature: wide enough for any sane model, narrow enough to stay finite

@@ -37,6 +37,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from annotation.papers import CLASSIFIER_LEARNING_RATE
 from mlworkers.ml import inference, loading, precision
 from mlworkers.ml.inputs import DEFAULT_MAX_TOKENS, DEFAULT_TURN_WEIGHT_DECAY
 from mlworkers.ml.metrics import classification_report
@@ -79,7 +80,7 @@ class TrainConfig:
 
     base_model: str = "minilm"
     max_tokens: int = DEFAULT_MAX_TOKENS
-    lr: float = 2e-5
+    lr: float = CLASSIFIER_LEARNING_RATE
     head_lr: float | None = None  # a larger lr for the new layers; None = lr
     betas: tuple[float, float] = (0.9, 0.98)
     eps: float = 1e-6

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from annotation.papers import TURN_WEIGHT_DECAY
+
 EncodeFunction = Callable[[list[str]], np.ndarray]
 
 
@@ -19,7 +21,7 @@ def decay_weights(turn_count: int) -> np.ndarray:
     three turns give 1/7, 2/7, 4/7."""
     if turn_count < 1:
         raise ValueError("a dialogue needs at least one turn")
-    raw = 2.0 ** np.arange(turn_count, dtype=np.float64)
+    raw = TURN_WEIGHT_DECAY ** np.arange(turn_count - 1, -1, -1, dtype=np.float64)
     return raw / raw.sum()
 
 

@@ -15,8 +15,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from annotation.papers import TURN_WEIGHT_DECAY
+
 DEFAULT_MAX_TOKENS = 100
-DEFAULT_TURN_WEIGHT_DECAY = 0.5
+DEFAULT_TURN_WEIGHT_DECAY = TURN_WEIGHT_DECAY
 
 
 def build_input(

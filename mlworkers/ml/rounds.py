@@ -27,14 +27,20 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from annotation.papers import (
+    SBERT_EXPANSION_THRESHOLD,
+    SBERT_SECOND_THRESHOLD,
+    SELF_LABEL_MIN_CONFIDENCE,
+    SELF_LABELS_PER_LABEL,
+)
 from mlworkers.ml.metrics import classification_report
 from mlworkers.ml.similarity import NO_MATCH, chunked_matches
 
 SBERT, SELF = "sbert", "self"
 # The paper's thresholds, chosen for the paper's own SBERT model: another encoder gets its own
 # from its calibration (mlworkers.ml.expansion_calibration); the paper-replication recipe uses these.
-PAPER_SBERT_THRESHOLD = 0.92  # round 2: unlabeled similar to gold
-PAPER_SECOND_SBERT_THRESHOLD = 0.9  # round 4: unlabeled similar to the self-labeled
+PAPER_SBERT_THRESHOLD = SBERT_EXPANSION_THRESHOLD  # round 2: unlabeled similar to gold (annotation.papers)
+PAPER_SECOND_SBERT_THRESHOLD = SBERT_SECOND_THRESHOLD  # round 4: unlabeled similar to the self-labeled
 
 
 @dataclass(frozen=True)
@@ -97,8 +103,8 @@ class RoundsConfig:
     label_names: list[str]
     first_threshold: float = PAPER_SBERT_THRESHOLD
     second_threshold: float = PAPER_SECOND_SBERT_THRESHOLD
-    self_per_label: int = 100
-    self_min_confidence: float = 0.9
+    self_per_label: int = SELF_LABELS_PER_LABEL
+    self_min_confidence: float = SELF_LABEL_MIN_CONFIDENCE
     chunk_size: int = 2000  # unlabeled dialogues read, embedded or scored at a time
     # round number -> extra columns for the SBERT rounds' rows (where the threshold came from, the
     # precision its calibration predicts): the caller knows them, the rounds only report them

@@ -8,6 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation import ingestion
+from annotation.ingest import srt_reader
 from annotation.ingest.records import dialogue_hash
 from annotation.models import Dialogue, Movie, SubtitleFile, Turn
 from tests.annotation.conftest import opus_xml
@@ -47,11 +48,13 @@ def test_json_output_has_every_count(write_srt):
         "removed_by_rule": {"advert": 1, "sound_cue": 1, "speaker_name": 1},
         "languages": {"en": 2},
         "errors": [],
+        "warnings": [],
         "per_file": [
             {
                 "path": str(path),
                 "status": "imported",
                 "reason": "",
+                "warnings": [],
                 "encoding": "utf-8",
                 "encoding_reason": "ascii only",
                 "dialogues": 2,
@@ -122,20 +125,22 @@ def test_opus_meta_fills_the_movie(write_file, tmp_path):
 
 
 def test_a_bad_file_leaves_nothing_and_the_others_still_import(write_srt, write_file, tmp_path, monkeypatch):
-    # Batches of one, so the bad file has written dialogues before it reaches the broken cue.
+    # Batches of one and small chunks, so the late file has written dialogues before it reaches the NUL.
     monkeypatch.setattr(ingestion, "WRITE_BATCH", 1)
+    monkeypatch.setattr(srt_reader, "CHUNK_CHARS", 200)
     cues = [(i * 10.0, i * 10.0 + 1, f"Scene {i} starts.\n- And goes on.") for i in range(6)]
     good = write_srt("in/good.srt", ARGUMENT)
-    bad_text = "".join(f"{n}\n00:00:{n:02d},000 --> 00:00:{n:02d},500\nLine {n}.\n\n" for n in range(1, 4))
-    bad = write_file("in/bad.srt", bad_text.replace(" --> 00:00:03", " -> 00:00:03") + "\n")
+    # nothing in bad.srt can be read (a bad cue alone is skipped; see test_ingest_real_files.py)
+    bad_text = "".join(f"{n}\n00:00:{n:02d},000 -> 00:00:{n:02d},500\nLine {n}.\n\n" for n in range(1, 4))
+    bad = write_file("in/bad.srt", bad_text + "\n")
     also_bad = write_file("in/broken.xml", '<document>\n<s id="1">\n<w>Hi</w>\n</document>')
     late_bad = write_srt("in/late.srt", cues)
-    late_bad.write_text(late_bad.read_text() + "7\n00:01:40,000 --> 0O:01:41,000\nBroken.\n")
+    late_bad.write_text(late_bad.read_text() + "7\n00:01:40,000 --> 00:01:41,000\nBro\x00ken.\n")
     report, err = ingest_failing(tmp_path / "in")
     assert (report["files"], report["failed_files"]) == (1, 3)
-    assert f"{bad}, line 10: malformed timestamp" in err
+    assert f"{bad}, line 2: malformed timestamp" in err
     assert f"{also_bad}, line 4: invalid XML" in err
-    assert f"{late_bad}, line 32: malformed timestamp" in err
+    assert f"{late_bad}, line 33: contains a NUL byte" in err
     assert list(SubtitleFile.objects.values_list("name", flat=True)) == [str(good)]
     assert Movie.objects.count() == 1 and Dialogue.objects.count() == 1
 

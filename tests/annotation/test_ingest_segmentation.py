@@ -3,7 +3,7 @@
 from collections import Counter
 
 from annotation.ingest import CleaningRules, FileRun, PipelineConfig
-from annotation.ingest.dialogues import DialogueSplitter, is_scene_break
+from annotation.ingest.dialogues import DialogueSplitter
 from annotation.ingest.records import Sentence, TurnRecord
 from annotation.ingest.sentences import split_sentences
 from annotation.ingest.turns import PunctuationSegmenter
@@ -101,8 +101,6 @@ def test_turns_with_a_missing_time_stay_together(write_file):
     )
     path = write_file("t.xml", xml)
     assert dialogues(path) == [["Hello.", "Hi.", "Long time."], ["Far later.", "Indeed."]]
-    assert not is_scene_break(None, 100.0, 5.0) and not is_scene_break(1.0, None, 5.0)
-    assert is_scene_break(1.0, 6.5, 5.0)
 
 
 def test_the_cue_gap_histogram_counts_gaps_between_raw_cues(write_srt):

@@ -217,9 +217,9 @@ def test_train_segmenter_refuses_bad_input_in_one_line(tmp_path, write_srt):
     assert "no .srt/.xml/.xml.gz file" in train_fails(tmp_path / "empty")
     plain = write_srt("plain/a.srt", [(1, 2, "One speaker. Two sentences."), (3, 4, "Still one.")])
     assert train_fails(plain) == f"{plain}: no speaker changes to learn from (no cue with dash-led '- A' / '- B' lines)"
-    broken = write_srt("broken.srt", [(1, 2, "- Hi.\n- Hello.")])
-    broken.write_text(broken.read_text() + "2\n00:00:05,000 --> 00:00:0x,000\nOops.\n\n")
-    assert train_fails(broken).startswith(f"{broken}, line 7: malformed timestamp")
+    broken = tmp_path / "broken.srt"  # nothing in it can be read
+    broken.write_text("1\n00:00:05,000 --> 00:00:0x,000\n- Oops.\n- Oh.\n\n")
+    assert train_fails(broken).startswith(f"{broken}, line 2: malformed timestamp")
     assert train_fails(plain, "--eval", tmp_path / "missing.tsv").startswith(f"{tmp_path / 'missing.tsv'}: cannot read")
 
 

@@ -20,7 +20,11 @@ ALLOWED = {
 }
 WIRING = {Path("config/urls.py")}
 # Settings check INGEST_DISABLED_RULES against the pure rule list (no Django import in it).
-PURE_EXCEPTIONS = {(Path("config/settings.py"), "annotation.ingest.cleaning")}
+# Settings read the papers' defaults from the pure constants module (no Django import in it either).
+PURE_EXCEPTIONS = {
+    (Path("config/settings.py"), "annotation.ingest.cleaning"),
+    (Path("config/settings.py"), "annotation.papers"),
+}
 
 
 def imported_apps(path: Path) -> set[tuple[str, int]]:

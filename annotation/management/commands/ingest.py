@@ -61,6 +61,8 @@ class Command(BaseCommand):
             raise CommandError(str(exc))
         for error in report.errors:
             self.stderr.write(f"error: {error}")
+        for warning in report.warnings:
+            self.stderr.write(f"warning: {warning}")
         if quiet:
             self.stdout.write(json.dumps(report.as_json()))
         else:

@@ -18,8 +18,8 @@ class Command(BaseCommand):
         parser.add_argument("--precision-margin", type=float, help="within this of the precision at 0.92 (0.02)")
         parser.add_argument("--target-precision", type=float, help="instead: at least this precision")
         parser.add_argument("--min-matches", type=int, help="a threshold fewer dialogues match decides nothing (20)")
-        parser.add_argument("--split-seed", type=int)
-        parser.add_argument("--no-wait", action="store_true")
+        parser.add_argument("--split-seed", type=int, help="seed of the seeds / held-out halves of the gold")
+        parser.add_argument("--no-wait", action="store_true", help="queue the job and return without waiting for it")
 
     def handle(self, *args, **options) -> None:
         keys = ("precision_margin", "target_precision", "min_matches", "split_seed")

@@ -8,6 +8,7 @@ aggregated.
 
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.papers import PREFILTER_CONFIDENCE
 from jobs.commands import queue_and_follow
 from mlworkers.pipeline import STEPS
 
@@ -22,7 +23,9 @@ class Command(BaseCommand):
         parser.add_argument("--fine-tune", action="store_true", help="fine-tune the weak labeler's encoder too")
         parser.add_argument("--campaign-name", help="create this campaign and build its HITs from the candidates")
         parser.add_argument("--campaign-id", type=int, help="build the HITs into this existing campaign")
-        parser.add_argument("--min-confidence", type=float, help="weak prefilter threshold (default 0.9)")
+        parser.add_argument(
+            "--min-confidence", type=float, help=f"weak prefilter threshold (default {PREFILTER_CONFIDENCE:g})"
+        )
         parser.add_argument("--per-label", type=int, help="candidates kept per label (default 250)")
         parser.add_argument("--epochs", type=int, help="epochs of the dialogue classifier in the rounds")
         parser.add_argument("--no-wait", action="store_true", help="queue the job and return")
