@@ -42,7 +42,8 @@ def with_checks(preview: CostPreview, pay: HourlyPay, refusals: list[str]) -> Co
 
 
 def https_refusal(base_url: str, platform: str) -> list[str]:
-    """MTurk shows an ExternalQuestion only from an https address."""
+    """MTurk shows an ExternalQuestion only from an https address
+    (https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_ExternalQuestionArticle.html)."""
     if not base_url or base_url.lower().startswith("https://"):
         return []
     return [

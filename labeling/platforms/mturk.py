@@ -11,8 +11,8 @@ replace (with a client under botocore's Stubber); every call goes through calls.
 Idempotency: HITs are created with a UniqueRequestToken per HIT of ours, bonuses with the ledger
 entry's token and extra assignments with a token per (HIT, new seat count), so a retry after a
 lost answer makes MTurk answer "already done" instead of doing it twice. MTurk honours a token for
-24 hours only (https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_SendBonusOperation.html,
-".._CreateHITOperation.html"): past TOKEN_TRUSTED_FOR, nothing is resent before the platform is
+24 hours only (https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMechanicalTurkRequester/RequestTokens.html;
+ApiReference_SendBonusOperation.html, ApiReference_CreateHITOperation.html): past TOKEN_TRUSTED_FOR, nothing is resent before the platform is
 asked what was done (ListBonusPayments for a bonus, ListHITs for HITs, GetHIT for assignments).
 """
 

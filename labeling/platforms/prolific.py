@@ -12,8 +12,11 @@ replace; tests intercept HTTP with `responses`, so nothing touches the network.
 Money: Prolific pays rewards in the workspace's currency, so the workspace of PROLIFIC_PROJECT_ID
 must pay in the campaign's currency (read before anything is created), and the reward must reach
 Prolific's minimum hourly rate (PROLIFIC_MIN_HOURLY_RATE_GBP / _USD; documented at
-https://researcher-help.prolific.com/en/article/2273bd). A rejection frees a place and pauses a
-full study; sync resumes it while places remain (`resume_after_rejection`).
+https://researcher-help.prolific.com/hc/en-gb/articles/4407695146002-Prolific-s-payment-principles;
+Prolific checks it at the median completion time: https://researcher-help.prolific.com/en/article/4dd6a0).
+Rejecting a submission of a full study, or a participant returning one awaiting review, pauses the
+study (https://researcher-help.prolific.com/hc/en-gb/articles/360010963354-Pausing-stopping-a-study);
+sync starts it again while places remain (`resume_after_rejection`).
 
 Bonuses: Prolific's bulk bonus is two calls: "set up" (creates an unpaid payment object) and
 "pay" (NOT idempotent: paying one object twice pays twice). The ledger records the object's id on
@@ -35,7 +38,8 @@ from labeling.platforms.costs import CostPreview, cost_preview
 API = "https://api.prolific.com/api/v1"
 TIMEOUT_SECONDS = (5, 30)  # connect, read
 # every submission status Prolific documents
-# (https://docs.prolific.com/api-reference/submissions/get-submissions, "status"); anything else
+# (https://docs.prolific.com/api-reference/submissions, "status"; the open-source CLI client
+# prolific-oss/cli lists the same words in model/submission_counts.go); anything else
 # (e.g. the brief "PROCESSING" after a decision) is UNKNOWN: recorded, nothing done, read again next sync
 _STATUS = {
     "RESERVED": base.ACTIVE,  # a place held for a participant who has not started yet
@@ -161,7 +165,7 @@ class ProlificPlatform:
     def _check_workspace_currency(self, campaign: Campaign) -> None:
         """Prolific pays rewards in the workspace's currency: a campaign in another one would pay
         pence for cents. The project's workspace, then that workspace's currency, both read here.
-        https://docs.prolific.com/api-reference/projects/get-project
+        https://docs.prolific.com/api-reference/projects ("workspace")
         https://docs.prolific.com/api-reference/workspaces/get-workspace-balance ("currency_code")"""
         project = settings.PROLIFIC_PROJECT_ID
         if not project:
@@ -178,7 +182,7 @@ class ProlificPlatform:
             )
 
     def _study(self, campaign: Campaign, url: str, publication: Publication, places: int) -> dict:
-        # https://docs.prolific.com/api-reference/studies/create-study
+        # https://docs.prolific.com/api-reference/studies (create a study: project, reward in minor units)
         return {
             "project": settings.PROLIFIC_PROJECT_ID,
             "name": campaign.name[:120],
@@ -230,11 +234,20 @@ class ProlificPlatform:
         return results
 
     @staticmethod
+    def status_of(word: str) -> str:
+        """Prolific's word for a submission's state, normalised (UNKNOWN for a word not documented)."""
+        return _STATUS.get(word, base.UNKNOWN)
+
+    @staticmethod
     def _result(row: dict) -> ExternalResult:
         status = row.get("status", "")
         answers = {"study_code": row["study_code"]} if row.get("study_code") else {}
         return ExternalResult(
-            row["id"], row.get("participant_id", ""), _STATUS.get(status, base.UNKNOWN), answers, platform_status=status
+            row["id"],
+            row.get("participant_id", ""),
+            ProlificPlatform.status_of(status),
+            answers,
+            platform_status=status,
         )
 
     def approve(self, publication: Publication, result: ExternalResult) -> None:
@@ -245,7 +258,7 @@ class ProlificPlatform:
         self._transition(result, body)
 
     def _transition(self, result: ExternalResult, body: dict) -> None:
-        # https://docs.prolific.com/api-reference/submissions/transition-submission
+        # https://docs.prolific.com/api-reference/submissions (transition a submission)
         path = f"/submissions/{result.assignment_id}/transition/"
         self._request(f"{body['action'].lower()} submission", "POST", path, repeatable=True, json=body)
 
@@ -298,8 +311,8 @@ class ProlificPlatform:
     def resume_after_rejection(self, publication: Publication) -> bool:
         """Prolific pauses a full study when one of its submissions is rejected; the freed place is
         offered again only once the study is started. Started (START) while places remain.
-        https://docs.prolific.com/api-reference/studies/get-study (status, places_taken)
-        https://docs.prolific.com/api-reference/studies/transition-study (action START)"""
+        https://docs.prolific.com/api-reference/studies (get a study: status, places_taken,
+        total_available_places; transition a study: action START)"""
         path = f"/studies/{publication.external_id}/"
         study = self._request("get study", "GET", path, repeatable=True)
         if study.get("status") != STUDY_PAUSED:
@@ -311,7 +324,8 @@ class ProlificPlatform:
 
     def request_return(self, publication: Publication, result: ExternalResult, reason: str) -> None:
         """Documented for completed submissions (AWAITING REVIEW): sync sends it only for those.
-        https://docs.prolific.com/api-reference/submissions/request-submission-return"""
+        https://docs.prolific.com/api-reference/submissions (request a return)
+        https://participant-help.prolific.com/en/articles/445041-how-to-return-a-submission-on-prolific"""
         path = f"/submissions/{result.assignment_id}/request-return/"
         self._request("request return", "POST", path, repeatable=True, json={"request_return_reasons": [reason]})
 

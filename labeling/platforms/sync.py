@@ -84,9 +84,9 @@ def _sync(publication: Publication, platform: CrowdPlatform) -> dict:
     counts: Counter = Counter()
     services.expire_stale_assignments()
     results = platform.fetch_results(publication)
-    failures, newly_rejected = [], 0
+    failures, newly_freed = [], 0
     for result in results:
-        submission = _record(publication, result)
+        submission, before_status = _record(publication, result)
         before = submission.decision
         try:
             counts[_settle(platform, publication, submission, result)] += 1
@@ -95,8 +95,9 @@ def _sync(publication: Publication, platform: CrowdPlatform) -> dict:
             # noted on it, the rest goes on; the next sync reads its new state and settles it
             PlatformSubmission.objects.filter(pk=submission.pk).update(note=str(error)[:255])
             failures.append(f"{result.assignment_id}: {error}")
-        newly_rejected += submission.decision == PlatformSubmission.REJECTED != before
-    if newly_rejected:
+        newly_freed += submission.decision == PlatformSubmission.REJECTED != before
+        newly_freed += result.status == base.RETURNED and _was_submitted(platform, before_status)
+    if newly_freed:
         counts["resumed"] = _resume(platform, publication, failures)
     counts["expired_unreported"] = _expire_unreported(publication)
     payments.record_payments(campaign)
@@ -115,13 +116,14 @@ def _sync(publication: Publication, platform: CrowdPlatform) -> dict:
 # --- recording and matching ---------------------------------------------------------------------
 
 
-def _record(publication: Publication, result: ExternalResult) -> PlatformSubmission:
+def _record(publication: Publication, result: ExternalResult) -> tuple[PlatformSubmission, str]:
+    """The submission, recorded or brought up to date, and the platform's word for it before."""
     submission, _ = PlatformSubmission.objects.get_or_create(
         publication=publication,
         external_id=result.assignment_id,
         defaults={"worker_external_id": result.worker_id, "platform_status": result.platform_status},
     )
-    changes = {}
+    changes, before = {}, submission.platform_status
     if submission.platform_status != result.platform_status:
         changes["platform_status"] = result.platform_status
     if submission.assignment_id is None:
@@ -132,7 +134,7 @@ def _record(publication: Publication, result: ExternalResult) -> PlatformSubmiss
         PlatformSubmission.objects.filter(pk=submission.pk).update(**changes)
         for name, value in changes.items():
             setattr(submission, name, value)
-    return submission
+    return submission, before
 
 
 def _match(publication: Publication, result: ExternalResult) -> Assignment | None:
@@ -265,8 +267,16 @@ def _request_return(platform, publication, submission, result) -> str:
     return "return_requested"
 
 
+def _was_submitted(platform, word: str) -> bool:
+    """Whether the platform's word meant work submitted (a return of it frees a place; a return
+    of work in progress frees nothing and must not undo a researcher's own pause)."""
+    status_of = getattr(platform, "status_of", None)
+    return status_of is not None and status_of(word) == base.SUBMITTED
+
+
 def _resume(platform, publication: Publication, failures: list[str]) -> int:
-    """A rejection frees a place and may have paused the study (Prolific): start it again."""
+    """A rejection (or a return of submitted work) frees a place and may have paused the study
+    (Prolific): start it again while places remain."""
     resume = getattr(platform, "resume_after_rejection", None)
     if resume is None:
         return 0

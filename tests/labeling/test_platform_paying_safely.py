@@ -19,7 +19,7 @@ from labeling.platforms import PlatformError, base, get_platform, mturk, publish
 from labeling.platforms.costs import HourlyPay, hourly_rate
 from labeling.platforms.prolific import API, ProlificPlatform
 from labeling.platforms.sync import sync_publication
-from tests.labeling.platform_helpers import draft_campaign, mturk_landing, slept, work_through_pages
+from tests.labeling.platform_helpers import draft_campaign, mturk_landing, prolific_landing, slept, work_through_pages
 from tests.labeling.test_platform_mturk import expect_get_hit, expect_list, expect_publish, listed, short_hit, stub
 from tests.labeling.test_platform_prolific import (
     AUTH,
@@ -306,3 +306,24 @@ def test_the_study_body_names_its_project_and_estimate(api):
     publish_campaign(campaign, get_platform("prolific"), SITE)
     body = json.loads(api.calls[2].request.body)
     assert (body["estimated_completion_time"], body["reward"]) == (25, 340)
+
+
+def test_a_return_of_submitted_work_resumes_the_paused_study(study, api, client):
+    campaign, publication = study
+    client.get(prolific_landing(campaign, worker="5f00000000000000000000d1", session="64fff1", study=STUDY))
+    expect_submissions(api, submission("64fff1", "5f00000000000000000000d1", "AWAITING REVIEW"))
+    assert sync_publication(publication)["waiting"] == 1  # still open here: no decision yet
+    expect_submissions(api, submission("64fff1", "5f00000000000000000000d1", "RETURNED"))
+    expect_study(api, "PAUSED", places=6, taken=5)
+    api.post(f"{API}/studies/{STUDY}/transition/", json={"id": STUDY, "status": "ACTIVE"})
+    assert sync_publication(publication)["resumed"] == 1
+
+
+def test_it_refuses_to_resume_for_a_return_of_work_in_progress(study, api, client):
+    campaign, publication = study
+    client.get(prolific_landing(campaign, worker="5f00000000000000000000d1", session="64fff1", study=STUDY))
+    expect_submissions(api, submission("64fff1", "5f00000000000000000000d1", "ACTIVE"))
+    sync_publication(publication)
+    expect_submissions(api, submission("64fff1", "5f00000000000000000000d1", "RETURNED"))
+    counts = sync_publication(publication)  # a researcher's own pause stays: the study is not even read
+    assert "resumed" not in counts and counts["errors"] == 0
