@@ -82,7 +82,11 @@ class Campaign(models.Model):
     time_limit_minutes = models.PositiveIntegerField(default=60, validators=[MinValueValidator(1)])
     # what one HIT takes a careful worker: the hourly rate a platform's minimum pay is checked on
     # (the default reward pays 8.10 an hour at it, above Prolific's documented minimum)
-    estimated_minutes = models.PositiveIntegerField(default=20, validators=[MinValueValidator(1)])
+    estimated_minutes = models.PositiveIntegerField(
+        default=20,
+        validators=[MinValueValidator(1)],
+        help_text="minutes one HIT takes a careful worker: the hourly rate checked against the platform's minimum",
+    )
     # three label names shown when a dialogue's target turn has no weak-labeler prediction
     fallback_choices = models.JSONField(default=list, blank=True)
     # the model whose top 3 the HITs offer (set by build_hits; null: fallback choices only)
