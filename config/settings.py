@@ -316,7 +316,15 @@ MTURK_AUTO_APPROVAL_HOURS = env_int("MTURK_AUTO_APPROVAL_HOURS", 72)
 MTURK_FEE_RATE = env_float("MTURK_FEE_RATE", 0.20)
 MTURK_FEE_RATE_10_PLUS = env_float("MTURK_FEE_RATE_10_PLUS", 0.40)
 PROLIFIC_FEE_RATE = env_float("PROLIFIC_FEE_RATE", 0.333)
-PROLIFIC_ESTIMATED_MINUTES = env_int("PROLIFIC_ESTIMATED_MINUTES", 20)
+# Prolific: the project studies are created in (its workspace's currency must be the campaign's)
+PROLIFIC_PROJECT_ID = env_str("PROLIFIC_PROJECT_ID", "") or ""
+# the lowest hourly reward each platform takes, per currency: Prolific documents £6.00 / $8.00 an
+# hour; MTurk documents none beyond $0.01 a HIT, so its floor is ours (docs/crowd/paying-safely.md)
+PROLIFIC_MIN_HOURLY_RATE_GBP = env_float("PROLIFIC_MIN_HOURLY_RATE_GBP", 6.00)
+PROLIFIC_MIN_HOURLY_RATE_USD = env_float("PROLIFIC_MIN_HOURLY_RATE_USD", 8.00)
+MTURK_MIN_HOURLY_RATE = env_float("MTURK_MIN_HOURLY_RATE", 8.00)
+# the measured median time per HIT is used for the hourly rate once this many HITs were done
+PLATFORM_MEASURED_MIN_HITS = env_int("PLATFORM_MEASURED_MIN_HITS", 3)
 # cost preview: the share of workers expected to earn the quiz bonus (1.0 plans for all)
 PLATFORM_EXPECTED_BONUS_SHARE = env_float("PLATFORM_EXPECTED_BONUS_SHARE", 1.0)
 # pending platform work the platform never reported expires after this many hours
@@ -328,6 +336,8 @@ PLATFORM_RETRY_BASE_SECONDS = env_float("PLATFORM_RETRY_BASE_SECONDS", 1.0)
 PLATFORM_SYNC_MINUTES = env_int("PLATFORM_SYNC_MINUTES", 10)
 if not 0 <= PLATFORM_EXPECTED_BONUS_SHARE <= 1 or min(MTURK_FEE_RATE, MTURK_FEE_RATE_10_PLUS, PROLIFIC_FEE_RATE) < 0:
     raise ConfigError("PLATFORM_EXPECTED_BONUS_SHARE must be within 0..1 and the fee rates not negative")
+if min(PROLIFIC_MIN_HOURLY_RATE_GBP, PROLIFIC_MIN_HOURLY_RATE_USD, MTURK_MIN_HOURLY_RATE) < 0:
+    raise ConfigError("PROLIFIC_MIN_HOURLY_RATE_GBP/_USD and MTURK_MIN_HOURLY_RATE must not be negative")
 if PLATFORM_RETRY_ATTEMPTS < 1 or PLATFORM_SYNC_MINUTES < 0:
     raise ConfigError("PLATFORM_RETRY_ATTEMPTS must be at least 1 and PLATFORM_SYNC_MINUTES not negative")
 _unknown_locales = [code for code in MTURK_LOCALES if not re.fullmatch(r"[A-Z]{2}", code)]

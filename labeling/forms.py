@@ -61,6 +61,7 @@ class CampaignForm(forms.ModelForm):
             "bonus",
             "quiz_pass_mark",
             "time_limit_minutes",
+            "estimated_minutes",
             "fallback_choices",
             "tie_breaking",
             "tie_break_workers",
@@ -70,7 +71,7 @@ class CampaignForm(forms.ModelForm):
         ]
 
     # platform settings: optional in the form, the model's defaults when left empty
-    OPTIONAL = ("currency", "approval_quiz_mark", "below_mark")
+    OPTIONAL = ("currency", "approval_quiz_mark", "below_mark", "estimated_minutes")
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

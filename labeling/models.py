@@ -74,7 +74,7 @@ class Campaign(models.Model):
     quiz_per_hit = models.PositiveSmallIntegerField(default=QUIZ_ITEMS_PER_HIT)
     workers_per_hit = models.PositiveSmallIntegerField(default=WORKERS_PER_HIT, validators=[MinValueValidator(1)])
     reward = models.DecimalField(
-        max_digits=8, decimal_places=2, default=Decimal("0.40"), validators=[MinValueValidator(Decimal(0))]
+        max_digits=8, decimal_places=2, default=Decimal("2.70"), validators=[MinValueValidator(Decimal(0))]
     )
     bonus = models.DecimalField(
         max_digits=8, decimal_places=2, default=Decimal("0.10"), validators=[MinValueValidator(Decimal(0))]
@@ -83,6 +83,13 @@ class Campaign(models.Model):
         default=QUIZ_BONUS_MARK, help_text="quiz answers right to earn the bonus"
     )
     time_limit_minutes = models.PositiveIntegerField(default=60, validators=[MinValueValidator(1)])
+    # what one HIT takes a careful worker: the hourly rate a platform's minimum pay is checked on
+    # (the default reward pays 8.10 an hour at it, above Prolific's documented minimum)
+    estimated_minutes = models.PositiveIntegerField(
+        default=20,
+        validators=[MinValueValidator(1)],
+        help_text="minutes one HIT takes a careful worker: the hourly rate checked against the platform's minimum",
+    )
     # three label names shown when a dialogue's target turn has no weak-labeler prediction
     fallback_choices = models.JSONField(default=list, blank=True)
     # the model whose top 3 the HITs offer (set by build_hits; null: fallback choices only)

@@ -15,8 +15,10 @@ payment (`mark_entries_paid`). A pay call that started but is not known to have 
 made again by sync; it waits for a researcher (`payment_unsure`, `resolve_unsure_payment`).
 """
 
+import re
 import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from django.db import transaction
@@ -175,10 +177,37 @@ def bonuses_due(publication: Publication) -> list[PaymentEntry]:
     )
 
 
+_STAMPED_TOKEN = re.compile(r"^t(\d{10,})-[0-9a-f]{32}$")
+
+
+def new_request_token(now: datetime | None = None) -> str:
+    """An idempotency key that carries the moment it was made ("t<unix seconds>-<uuid>"), so its
+    age is known: platforms honour such keys for a limited time (MTurk: 24 hours)."""
+    return f"t{int((now or timezone.now()).timestamp())}-{uuid.uuid4().hex}"
+
+
+def request_token_age(token: str, now: datetime | None = None) -> timedelta | None:
+    """How old a key from `new_request_token` is; None for a key of unknown age."""
+    stamped = _STAMPED_TOKEN.match(token)
+    if stamped is None:
+        return None
+    return (now or timezone.now()) - datetime.fromtimestamp(int(stamped.group(1)), tz=UTC)
+
+
 def reserve_request_token(entry: PaymentEntry) -> str:
     """The entry's idempotency key, made once (a conditional UPDATE) and read back, so a retry or
     a concurrent run sends the same key."""
-    PaymentEntry.objects.filter(pk=entry.pk, request_token="").update(request_token=uuid.uuid4().hex)
+    PaymentEntry.objects.filter(pk=entry.pk, request_token="").update(request_token=new_request_token())
+    entry.request_token = PaymentEntry.objects.values_list("request_token", flat=True).get(pk=entry.pk)
+    return entry.request_token
+
+
+def renew_request_token(entry: PaymentEntry, expired: str) -> str:
+    """A fresh key in place of one the platform no longer honours, written before the call (a
+    conditional UPDATE: a concurrent renewal wins once) and read back."""
+    PaymentEntry.objects.filter(pk=entry.pk, request_token=expired, paid_at__isnull=True).update(
+        request_token=new_request_token()
+    )
     entry.request_token = PaymentEntry.objects.values_list("request_token", flat=True).get(pk=entry.pk)
     return entry.request_token
 

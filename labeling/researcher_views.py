@@ -171,7 +171,8 @@ def campaign_publish(request: HttpRequest, pk: int) -> HttpResponse:
     name = (request.POST if request.method == "POST" else request.GET).get("platform", "")
     if name not in ("mturk", "prolific"):
         return HttpResponseBadRequest("platform: choose mturk or prolific")
-    if request.method == "POST":
+    preview = get_platform(name).cost_preview(campaign, _site_url(request))
+    if request.method == "POST" and not preview.refusals:
         job = start_job(
             "labeling.platform_publish",
             {"campaign_id": campaign.pk, "platform": name, "base_url": _site_url(request)},
@@ -179,10 +180,11 @@ def campaign_publish(request: HttpRequest, pk: int) -> HttpResponse:
         )
         messages.success(request, f"Publishing on {name} queued as job {job.pk}; the page shows it once done.")
         return redirect("labeling:campaign_detail", pk=campaign.pk)
-    preview = get_platform(name).cost_preview(campaign)
     other = campaign.publications.exclude(platform=name).first()
     context = {"campaign": campaign, "platform": name, "preview": preview, "other": other}
-    return render(request, "labeling/researcher/publish.html", context)
+    # a POST the checks refuse (below the minimum pay, no https): the preview again, with why
+    status = 400 if request.method == "POST" else 200
+    return render(request, "labeling/researcher/publish.html", context, status=status)
 
 
 @staff_required

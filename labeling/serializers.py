@@ -30,8 +30,8 @@ class CampaignSerializer(serializers.ModelSerializer):
         model = Campaign
         fields = [
             "id", "name", "description", "labels", "status", "dialogues_per_hit", "quiz_per_hit",
-            "workers_per_hit", "reward", "bonus", "quiz_pass_mark", "time_limit_minutes", "fallback_choices",
-            "tie_breaking", "tie_break_workers", "language", "currency", "approval_quiz_mark", "below_mark",
+            "workers_per_hit", "reward", "bonus", "quiz_pass_mark", "time_limit_minutes", "estimated_minutes",
+            "fallback_choices", "tie_breaking", "tie_break_workers", "language", "currency", "approval_quiz_mark", "below_mark",
             "created_at", "hit_count", "dialogue_ids", "recent_dialogues", "task_type", "task_config",
             "suggestion_model",
         ]  # fmt: skip

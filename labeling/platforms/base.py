@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 # a platform's words for the state of one piece of work, normalised
 SUBMITTED, APPROVED, REJECTED, ACTIVE, RETURNED = "submitted", "approved", "rejected", "active", "returned"
+UNKNOWN = "unknown"  # a word the adapter does not know: recorded, nothing done
 
 
 class PlatformError(RuntimeError):
@@ -27,7 +28,7 @@ class ExternalResult:
 
     assignment_id: str  # MTurk AssignmentId, Prolific submission id (= the SESSION_ID it sent us)
     worker_id: str
-    status: str  # normalised: SUBMITTED, APPROVED, REJECTED, ACTIVE, RETURNED
+    status: str  # normalised: SUBMITTED, APPROVED, REJECTED, ACTIVE, RETURNED, UNKNOWN
     answers: dict[str, str] = field(default_factory=dict)  # e.g. the completion code posted back
     platform_status: str = ""  # the platform's own word
     hit_id: str = ""  # MTurk HITId
@@ -36,8 +37,9 @@ class ExternalResult:
 class CrowdPlatform(Protocol):
     name: str
 
-    def cost_preview(self, campaign: "Campaign") -> "CostPreview":
-        """What publishing the campaign's unpublished work would cost, fees included."""
+    def cost_preview(self, campaign: "Campaign", base_url: str = "") -> "CostPreview":
+        """What publishing the campaign's unpublished work would cost, fees included, with the
+        hourly rate and the reasons publishing is refused (CostPreview.refusals)."""
         ...
 
     def publish(self, campaign: "Campaign", base_url: str) -> int:

@@ -1,10 +1,12 @@
 """What publishing a campaign will cost, before anything is published. Pure: no Django import.
 
 Rewards for every seat, expected bonuses (the share of workers expected to reach the bonus mark,
-1.0 plans for all of them), and the platform's fee on both at the configured rate.
+1.0 plans for all of them), and the platform's fee on both at the configured rate. Beside the cost,
+the hourly rate the reward pays at the estimated minutes per HIT (and, once HITs were done, at
+their measured median): below the platform's minimum it is a refusal, and nothing is published.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 
 CENT = Decimal("0.01")
@@ -30,6 +32,8 @@ class CostPreview:
     rewards: Decimal
     expected_bonuses: Decimal
     fees: Decimal
+    pay: "HourlyPay | None" = None
+    refusals: tuple[str, ...] = field(default=())
 
     @property
     def total(self) -> Decimal:
@@ -46,7 +50,7 @@ class CostPreview:
             ),
             (f"Platform fees: {self.fee_rate * 100:.1f} % of rewards and bonuses", money(self.fees, self.currency)),
             ("Total", money(self.total, self.currency)),
-        ]
+        ] + (self.pay.lines() if self.pay is not None else [])
 
 
 def cost_preview(
@@ -58,3 +62,62 @@ def cost_preview(
     bonuses = (bonus * seats * bonus_share).quantize(CENT, rounding=ROUND_HALF_UP)
     fees = ((rewards + bonuses) * fee_rate).quantize(CENT, rounding=ROUND_HALF_UP)
     return CostPreview(currency, seats, reward, bonus, bonus_share, fee_rate, rewards, bonuses, fees)
+
+
+@dataclass(frozen=True)
+class HourlyPay:
+    """The reward per hour at the estimated minutes per HIT and, when known, at the measured median."""
+
+    currency: str
+    reward: Decimal
+    estimated_minutes: int
+    minimum: Decimal | None  # the platform's minimum hourly rate (None: none configured)
+    measured_minutes: Decimal | None = None
+
+    @property
+    def estimated_rate(self) -> Decimal:
+        return hourly_rate(self.reward, self.estimated_minutes)
+
+    @property
+    def measured_rate(self) -> Decimal | None:
+        return None if self.measured_minutes is None else hourly_rate(self.reward, self.measured_minutes)
+
+    def lines(self) -> list[tuple[str, str]]:
+        rows = [
+            (f"Hourly rate at the estimated {self.estimated_minutes} min per HIT", self._per_hour(self.estimated_rate))
+        ]
+        if self.measured_rate is not None:
+            rows.append(
+                (
+                    f"Hourly rate at the measured median {self.measured_minutes:.1f} min per HIT",
+                    self._per_hour(self.measured_rate),
+                )
+            )
+        if self.minimum is not None:
+            rows.append(("Platform minimum", self._per_hour(self.minimum)))
+        return rows
+
+    def refusals(self, platform: str, setting: str) -> list[str]:
+        """Why publishing is refused: a rate below the minimum, named with the rate and the setting."""
+        if self.minimum is None:
+            return []
+        found = [("estimated", self.estimated_minutes, self.estimated_rate)]
+        if self.measured_rate is not None:
+            found.append(("measured median", self.measured_minutes, self.measured_rate))
+        return [
+            f"the reward of {money(self.reward, self.currency)} per HIT pays {self._per_hour(rate)} at the "
+            f"{what} {minutes:.1f} min per HIT, below {platform}'s minimum of {self._per_hour(self.minimum)} "
+            f"({setting}); raise the reward or correct the estimated minutes"
+            for what, minutes, rate in found
+            if rate < self.minimum
+        ]
+
+    def _per_hour(self, rate: Decimal) -> str:
+        return f"{money(rate, self.currency)}/h"
+
+
+def hourly_rate(reward: Decimal, minutes: Decimal | int) -> Decimal:
+    """What `reward` per HIT pays an hour when one HIT takes `minutes`."""
+    if Decimal(minutes) <= 0:
+        raise ValueError("minutes per HIT must be positive")
+    return (Decimal(reward) * 60 / Decimal(minutes)).quantize(CENT, rounding=ROUND_HALF_UP)

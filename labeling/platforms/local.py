@@ -11,7 +11,7 @@ from labeling.platforms.costs import CostPreview, cost_preview
 class LocalPlatform:
     name = "local"
 
-    def cost_preview(self, campaign: Campaign) -> CostPreview:
+    def cost_preview(self, campaign: Campaign, base_url: str = "") -> CostPreview:
         seats = sum(campaign.hits.filter(external_id="").values_list("required_workers", flat=True))
         return cost_preview(
             seats=seats,

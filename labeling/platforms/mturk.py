@@ -10,10 +10,14 @@ replace (with a client under botocore's Stubber); every call goes through calls.
 
 Idempotency: HITs are created with a UniqueRequestToken per HIT of ours, bonuses with the ledger
 entry's token and extra assignments with a token per (HIT, new seat count), so a retry after a
-lost answer makes MTurk answer "already done" instead of doing it twice.
+lost answer makes MTurk answer "already done" instead of doing it twice. MTurk honours a token for
+24 hours only (https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMechanicalTurkRequester/RequestTokens.html;
+ApiReference_SendBonusOperation.html, ApiReference_CreateHITOperation.html): past TOKEN_TRUSTED_FOR, nothing is resent before the platform is
+asked what was done (ListBonusPayments for a bonus, ListHITs for HITs, GetHIT for assignments).
 """
 
 import re
+from datetime import timedelta
 from decimal import Decimal
 from xml.etree import ElementTree
 from xml.sax.saxutils import escape
@@ -21,7 +25,7 @@ from xml.sax.saxutils import escape
 from django.conf import settings
 
 from labeling.models import HIT, Campaign, PaymentEntry, Publication
-from labeling.platforms import base, calls
+from labeling.platforms import base, calls, checks
 from labeling.platforms.base import ExternalResult, PlatformError
 from labeling.platforms.costs import CostPreview, cost_preview
 
@@ -38,6 +42,11 @@ _STATUS = {"Submitted": base.SUBMITTED, "Approved": base.APPROVED, "Rejected": b
 _ALREADY_DONE = re.compile(r"UniqueRequestToken|already (been )?(processed|exists|used)", re.IGNORECASE)
 _HIT_ID = re.compile(r"\b[A-Z0-9]{30}\b")
 TOKEN_LENGTH = 64
+# MTurk honours a UniqueRequestToken for 24 hours; an hour's margin for clocks and slow calls
+TOKEN_TRUSTED_FOR = timedelta(hours=23)
+# a HIT created with fewer than 10 assignments cannot be extended to 10 or more
+# (https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_CreateAdditionalAssignmentsForHITOperation.html)
+TEN_ASSIGNMENTS = 10
 
 
 def make_client(sandbox: bool = True):
@@ -132,6 +141,12 @@ def _scope(publication: Publication) -> str:
     return f"{publication.pk}.{publication.created_at:%Y%m%d%H%M%S}"
 
 
+def _older_than_tokens(moment) -> bool:
+    from django.utils import timezone
+
+    return timezone.now() - moment > TOKEN_TRUSTED_FOR
+
+
 def _token(*parts: object) -> str:
     return "-".join(str(part) for part in parts)[:TOKEN_LENGTH]
 
@@ -155,9 +170,10 @@ class MTurkPlatform:
 
     # --- publishing ------------------------------------------------------------------------------
 
-    def cost_preview(self, campaign: Campaign) -> CostPreview:
+    def cost_preview(self, campaign: Campaign, base_url: str = "") -> CostPreview:
+        """The cost, the hourly rate against MTURK_MIN_HOURLY_RATE, and what refuses publishing."""
         hits = list(campaign.hits.filter(external_id="").values_list("required_workers", flat=True))
-        return cost_preview(
+        preview = cost_preview(
             seats=sum(hits),
             reward=campaign.reward,
             bonus=campaign.bonus,
@@ -165,17 +181,24 @@ class MTurkPlatform:
             fee_rate=fee_rate(max(hits, default=0)),
             currency=campaign.currency,
         )
+        pay = checks.hourly_pay(campaign, settings.MTURK_MIN_HOURLY_RATE)
+        refusals = (
+            [] if campaign.currency == "USD" else [f"MTurk pays in US dollars; the campaign is in {campaign.currency}"]
+        )
+        refusals += pay.refusals("MTurk", "MTURK_MIN_HOURLY_RATE") + checks.https_refusal(base_url, "MTurk")
+        return checks.with_checks(preview, pay, refusals)
 
     def publish(self, campaign: Campaign, base_url: str) -> int:
         from labeling.platforms import hit_url, publication_for
 
-        if campaign.currency != "USD":
-            raise PlatformError(f"MTurk pays in US dollars; campaign {campaign.pk} is in {campaign.currency}")
+        checks.refuse_unless_publishable(campaign, self.cost_preview(campaign, base_url))
         publication = publication_for(campaign, self.name, sandbox=self.sandbox)
         if not publication.external_id:
             answer = self._call("create_hit_type", **self._hit_type(campaign))
             Publication.objects.filter(pk=publication.pk).update(external_id=answer["HITTypeId"])
             publication.external_id = answer["HITTypeId"]
+        elif _older_than_tokens(publication.created_at):
+            self._adopt_listed_hits(publication)
         published = 0
         for hit in campaign.hits.filter(external_id="").select_related("campaign").order_by("position"):
             hit_id = self._create_hit(publication, hit, hit_url(base_url, hit))
@@ -211,6 +234,31 @@ class MTurkPlatform:
             if found is None:
                 raise
             return found.group(0)
+
+    def _adopt_listed_hits(self, publication: Publication) -> int:
+        """HITs an earlier publish made whose answer was lost more than a token's life ago: found
+        among the requester's HITs by HIT type and annotation and recorded, so none is made twice.
+        ListHITs: https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_ListHITsOperation.html"""
+        wanted = {
+            f"campaign {hit.campaign_id} hit {hit.pk}": hit.pk
+            for hit in publication.campaign.hits.filter(external_id="").only("pk", "campaign_id")
+        }
+        adopted, token = 0, None
+        while wanted:
+            page = self._call("list_hits", MaxResults=100, **({"NextToken": token} if token else {}))
+            for listed in page.get("HITs", []):
+                pk = (
+                    wanted.get(listed.get("RequesterAnnotation", ""))
+                    if listed.get("HITTypeId") == publication.external_id
+                    else None
+                )
+                if pk is not None:
+                    adopted += HIT.objects.filter(pk=pk, external_id="").update(external_id=listed["HITId"])
+                    wanted.pop(listed["RequesterAnnotation"])
+            token = page.get("NextToken")
+            if not token:
+                break
+        return adopted
 
     def worker_preview_url(self, publication: Publication) -> str:
         return f"{WORKER_SITE[publication.sandbox]}/projects/{publication.external_id}/tasks"
@@ -261,18 +309,27 @@ class MTurkPlatform:
 
     def pay_bonuses(self, publication: Publication, entries: list[PaymentEntry]) -> int:
         """One send_bonus per entry, with the entry's UniqueRequestToken recorded before the call:
-        a repeat (after a lost answer, or an interrupted sync) gets MTurk's "already used"."""
-        from labeling.payments import mark_entries_paid, reserve_request_token
+        a repeat (after a lost answer, or an interrupted sync) gets MTurk's "already used". A token
+        older than MTurk honours is never resent: the assignment's bonus payments are listed first;
+        one found is recorded as paid, and only a bonus MTurk never paid is sent, with a new token."""
+        from labeling.payments import mark_entries_paid, renew_request_token, request_token_age, reserve_request_token
 
         paid = 0
         for entry in entries:
             submission = entry.assignment.platform_submission
+            token = reserve_request_token(entry)
+            age = request_token_age(token)
+            if age is None or age > TOKEN_TRUSTED_FOR:
+                if self._bonus_paid(submission.external_id, submission.worker_external_id, entry.amount):
+                    paid += mark_entries_paid(ids=[entry.pk])
+                    continue
+                token = renew_request_token(entry, token)
             params = {
                 "WorkerId": submission.worker_external_id,
                 "AssignmentId": submission.external_id,
                 "BonusAmount": f"{entry.amount:.2f}",
                 "Reason": "Quiz bonus: thank you for careful work.",
-                "UniqueRequestToken": reserve_request_token(entry),
+                "UniqueRequestToken": token,
             }
             try:
                 self._call("send_bonus", **params)
@@ -282,10 +339,40 @@ class MTurkPlatform:
             paid += mark_entries_paid(ids=[entry.pk])
         return paid
 
+    def _bonus_paid(self, assignment_id: str, worker_id: str, amount: Decimal) -> bool:
+        """Whether MTurk lists a bonus of `amount` to this worker for this assignment (our ledger
+        holds one bonus per assignment, so one found is ours).
+        https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_ListBonusPaymentsOperation.html"""
+        token = None
+        while True:
+            page = self._call(
+                "list_bonus_payments",
+                AssignmentId=assignment_id,
+                MaxResults=100,
+                **({"NextToken": token} if token else {}),
+            )
+            for payment in page.get("BonusPayments", []):
+                if payment.get("WorkerId") == worker_id and Decimal(payment.get("BonusAmount", "0")) == amount:
+                    return True
+            token = page.get("NextToken")
+            if not token:
+                return False
+
     def add_places(self, publication: Publication, hit: HIT, places: int) -> None:
+        """One more assignment, unless MTurk already has `places` (an earlier try whose answer or
+        token was lost); refused for a HIT that would cross 10 assignments, which MTurk forbids.
+        GetHIT: https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_GetHITOperation.html"""
+        if hit.required_workers < TEN_ASSIGNMENTS <= places:
+            raise PlatformError(
+                f"HIT {hit.external_id}: MTurk cannot extend a HIT created with fewer than {TEN_ASSIGNMENTS} "
+                f"assignments to {places}; it keeps {hit.required_workers}"
+            )
+        current = self._call("get_hit", HITId=hit.external_id)["HIT"]["MaxAssignments"]
+        if current >= places:
+            return
         params = {
             "HITId": hit.external_id,
-            "NumberOfAdditionalAssignments": 1,
+            "NumberOfAdditionalAssignments": places - current,
             "UniqueRequestToken": _token("seats", _scope(publication), hit.pk, places),
         }
         try:

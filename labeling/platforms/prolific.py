@@ -9,6 +9,15 @@ The token comes only from the environment (PROLIFIC_API_TOKEN), is sent only in 
 Authorization header and never stored or logged. `make_session` is the one point tests may
 replace; tests intercept HTTP with `responses`, so nothing touches the network.
 
+Money: Prolific pays rewards in the workspace's currency, so the workspace of PROLIFIC_PROJECT_ID
+must pay in the campaign's currency (read before anything is created), and the reward must reach
+Prolific's minimum hourly rate (PROLIFIC_MIN_HOURLY_RATE_GBP / _USD; documented at
+https://researcher-help.prolific.com/hc/en-gb/articles/4407695146002-Prolific-s-payment-principles;
+Prolific checks it at the median completion time: https://researcher-help.prolific.com/en/article/4dd6a0).
+Rejecting a submission of a full study, or a participant returning one awaiting review, pauses the
+study (https://researcher-help.prolific.com/hc/en-gb/articles/360010963354-Pausing-stopping-a-study);
+sync starts it again while places remain (`resume_after_rejection`).
+
 Bonuses: Prolific's bulk bonus is two calls: "set up" (creates an unpaid payment object) and
 "pay" (NOT idempotent: paying one object twice pays twice). The ledger records the object's id on
 the entries after set-up, and the start of the one pay call before it is sent; a pay call that may
@@ -22,21 +31,28 @@ from decimal import ROUND_HALF_UP, Decimal
 from django.conf import settings
 
 from labeling.models import HIT, Campaign, PaymentEntry, Publication
-from labeling.platforms import base, calls
+from labeling.platforms import base, calls, checks
 from labeling.platforms.base import ExternalResult, PlatformError
 from labeling.platforms.costs import CostPreview, cost_preview
 
 API = "https://api.prolific.com/api/v1"
 TIMEOUT_SECONDS = (5, 30)  # connect, read
+# every submission status Prolific documents
+# (https://docs.prolific.com/api-reference/submissions, "status"; the open-source CLI client
+# prolific-oss/cli lists the same words in model/submission_counts.go); anything else
+# (e.g. the brief "PROCESSING" after a decision) is UNKNOWN: recorded, nothing done, read again next sync
 _STATUS = {
+    "RESERVED": base.ACTIVE,  # a place held for a participant who has not started yet
+    "ACTIVE": base.ACTIVE,
     "AWAITING REVIEW": base.SUBMITTED,
     "APPROVED": base.APPROVED,
+    "PARTIALLY APPROVED": base.APPROVED,  # approved with part of the reward, on Prolific's site
     "REJECTED": base.REJECTED,
-    "ACTIVE": base.ACTIVE,
     "RETURNED": base.RETURNED,
     "TIMED-OUT": base.RETURNED,
-    "SCREENED-OUT": base.RETURNED,
+    "SCREENED OUT": base.RETURNED,
 }
+STUDY_PAUSED = "PAUSED"
 # Prolific requires a rejection message of at least 100 characters and a category
 MIN_REJECTION_MESSAGE = 100
 REJECTION_CATEGORY = "LOW_EFFORT"
@@ -68,6 +84,7 @@ def rejection_message(reason: str) -> str:
 
 class ProlificPlatform:
     name = "prolific"
+    requests_returns = True  # sync asks for returns of completed work ours never received
 
     def __init__(self, session=None) -> None:
         self._session = session
@@ -89,10 +106,12 @@ class ProlificPlatform:
 
     # --- publishing ------------------------------------------------------------------------------
 
-    def cost_preview(self, campaign: Campaign) -> CostPreview:
+    def cost_preview(self, campaign: Campaign, base_url: str = "") -> CostPreview:
+        """The cost, the hourly rate against PROLIFIC_MIN_HOURLY_RATE_<currency>, and what refuses
+        publishing (the workspace's currency is read when publishing)."""
         publication = campaign.publications.filter(platform=self.name).first()
         published = publication.places if publication is not None and publication.external_id else 0
-        return cost_preview(
+        preview = cost_preview(
             seats=max(0, _seats(campaign) - published),
             reward=campaign.reward,
             bonus=campaign.bonus,
@@ -100,6 +119,14 @@ class ProlificPlatform:
             fee_rate=Decimal(str(settings.PROLIFIC_FEE_RATE)),
             currency=campaign.currency,
         )
+        setting = f"PROLIFIC_MIN_HOURLY_RATE_{campaign.currency}"
+        pay = checks.hourly_pay(campaign, getattr(settings, setting, None))
+        refusals = (
+            []
+            if campaign.currency in ("GBP", "USD")
+            else [f"Prolific pays in GBP or USD; the campaign is in {campaign.currency}"]
+        )
+        return checks.with_checks(preview, pay, refusals + pay.refusals("Prolific", setting))
 
     def publish(self, campaign: Campaign, base_url: str) -> int:
         """Create the study (once: its id is saved as soon as Prolific answers) and publish it.
@@ -107,8 +134,10 @@ class ProlificPlatform:
         from labeling.entry_tokens import platform_links
         from labeling.platforms import publication_for
 
-        if campaign.currency not in ("GBP", "USD"):
-            raise PlatformError(f"Prolific pays in GBP or USD; campaign {campaign.pk} is in {campaign.currency}")
+        checks.refuse_unless_publishable(campaign, self.cost_preview(campaign, base_url))
+        existing = campaign.publications.filter(platform=self.name).first()
+        if existing is None or existing.status == Publication.DRAFT:
+            self._check_workspace_currency(campaign)
         publication = publication_for(campaign, self.name, completion_code=secrets.token_hex(4).upper())
         places = _seats(campaign)
         if not publication.external_id:
@@ -133,8 +162,29 @@ class ProlificPlatform:
             return places - before
         return 0
 
+    def _check_workspace_currency(self, campaign: Campaign) -> None:
+        """Prolific pays rewards in the workspace's currency: a campaign in another one would pay
+        pence for cents. The project's workspace, then that workspace's currency, both read here.
+        https://docs.prolific.com/api-reference/projects ("workspace")
+        https://docs.prolific.com/api-reference/workspaces/get-workspace-balance ("currency_code")"""
+        project = settings.PROLIFIC_PROJECT_ID
+        if not project:
+            raise PlatformError("PROLIFIC_PROJECT_ID is not set: name the Prolific project studies are created in")
+        workspace = self._request("get project", "GET", f"/projects/{project}/", repeatable=True).get("workspace", "")
+        path = f"/workspaces/{workspace}/balance/"
+        currency = self._request("get workspace balance", "GET", path, repeatable=True).get("currency_code") or ""
+        if currency.upper() != campaign.currency:
+            raise PlatformError(
+                f"campaign {campaign.pk} is in {campaign.currency} but Prolific workspace {workspace} (project "
+                f"{project}, PROLIFIC_PROJECT_ID) pays in {currency or 'an unknown currency'}: its rewards would "
+                "be paid in the wrong currency. Set the campaign's currency to the workspace's, "
+                "or PROLIFIC_PROJECT_ID to a project in a workspace of the campaign's currency"
+            )
+
     def _study(self, campaign: Campaign, url: str, publication: Publication, places: int) -> dict:
+        # https://docs.prolific.com/api-reference/studies (create a study: project, reward in minor units)
         return {
+            "project": settings.PROLIFIC_PROJECT_ID,
             "name": campaign.name[:120],
             "internal_name": f"campaign {campaign.pk}",
             "description": (
@@ -151,7 +201,7 @@ class ProlificPlatform:
                 }
             ],
             "total_available_places": places,
-            "estimated_completion_time": max(1, min(campaign.time_limit_minutes, settings.PROLIFIC_ESTIMATED_MINUTES)),
+            "estimated_completion_time": max(1, min(campaign.time_limit_minutes, campaign.estimated_minutes)),
             "maximum_allowed_time": campaign.time_limit_minutes,
             "reward": minor_units(campaign.reward),
             "device_compatibility": ["desktop"],
@@ -184,11 +234,20 @@ class ProlificPlatform:
         return results
 
     @staticmethod
+    def status_of(word: str) -> str:
+        """Prolific's word for a submission's state, normalised (UNKNOWN for a word not documented)."""
+        return _STATUS.get(word, base.UNKNOWN)
+
+    @staticmethod
     def _result(row: dict) -> ExternalResult:
         status = row.get("status", "")
         answers = {"study_code": row["study_code"]} if row.get("study_code") else {}
         return ExternalResult(
-            row["id"], row.get("participant_id", ""), _STATUS.get(status, base.ACTIVE), answers, platform_status=status
+            row["id"],
+            row.get("participant_id", ""),
+            ProlificPlatform.status_of(status),
+            answers,
+            platform_status=status,
         )
 
     def approve(self, publication: Publication, result: ExternalResult) -> None:
@@ -199,6 +258,7 @@ class ProlificPlatform:
         self._transition(result, body)
 
     def _transition(self, result: ExternalResult, body: dict) -> None:
+        # https://docs.prolific.com/api-reference/submissions (transition a submission)
         path = f"/submissions/{result.assignment_id}/transition/"
         self._request(f"{body['action'].lower()} submission", "POST", path, repeatable=True, json=body)
 
@@ -248,7 +308,24 @@ class ProlificPlatform:
         seats = _seats(publication.campaign, extra={hit.pk: places})
         self._set_places(publication, seats)
 
+    def resume_after_rejection(self, publication: Publication) -> bool:
+        """Prolific pauses a full study when one of its submissions is rejected; the freed place is
+        offered again only once the study is started. Started (START) while places remain.
+        https://docs.prolific.com/api-reference/studies (get a study: status, places_taken,
+        total_available_places; transition a study: action START)"""
+        path = f"/studies/{publication.external_id}/"
+        study = self._request("get study", "GET", path, repeatable=True)
+        if study.get("status") != STUDY_PAUSED:
+            return False
+        if int(study.get("places_taken") or 0) >= int(study.get("total_available_places") or 0):
+            return False
+        self._request("start study", "POST", f"{path}transition/", repeatable=True, json={"action": "START"})
+        return True
+
     def request_return(self, publication: Publication, result: ExternalResult, reason: str) -> None:
+        """Documented for completed submissions (AWAITING REVIEW): sync sends it only for those.
+        https://docs.prolific.com/api-reference/submissions (request a return)
+        https://participant-help.prolific.com/en/articles/445041-how-to-return-a-submission-on-prolific"""
         path = f"/submissions/{result.assignment_id}/request-return/"
         self._request("request return", "POST", path, repeatable=True, json={"request_return_reasons": [reason]})
 

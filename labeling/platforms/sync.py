@@ -8,12 +8,14 @@ One run:
    the quiz mark met -> approve on the platform, then here; below it -> reject on the platform
    or flag for review (campaign.below_mark); a researcher's decision from the page is carried
    out the same way; the platform's own approvals and rejections (auto-approval, a decision
-   made on the platform's site) are mirrored here; a Prolific worker who quit is asked to return;
+   made on the platform's site) are mirrored here; a Prolific participant who completed there
+   but whose work here expired is asked to return it, once (never work still in progress); a
+   rejection that paused a Prolific study is followed by a resume while places remain;
 3. expires our pending work the platform never reported within PLATFORM_UNMATCHED_EXPIRE_HOURS;
 4. records the ledger, stamps rewards paid by the platform and pays due bonuses (each step
    recorded before and after its call: labeling.payments);
 5. adds a worker to complete HITs still short of a 2-of-3 majority (up to workers_per_hit +
-   tie_break_workers).
+   tie_break_workers); a HIT the platform refuses more workers is noted and the rest go on.
 
 Every step reads the state it changes, so running it again (after an interruption anywhere, or
 just again) converges: nothing is done twice and nothing is skipped. One run at a time per
@@ -82,9 +84,10 @@ def _sync(publication: Publication, platform: CrowdPlatform) -> dict:
     counts: Counter = Counter()
     services.expire_stale_assignments()
     results = platform.fetch_results(publication)
-    failures = []
+    failures, newly_freed = [], 0
     for result in results:
-        submission = _record(publication, result)
+        submission, before_status = _record(publication, result)
+        before = submission.decision
         try:
             counts[_settle(platform, publication, submission, result)] += 1
         except (PlatformError, payments.ReviewRefused) as error:
@@ -92,13 +95,17 @@ def _sync(publication: Publication, platform: CrowdPlatform) -> dict:
             # noted on it, the rest goes on; the next sync reads its new state and settles it
             PlatformSubmission.objects.filter(pk=submission.pk).update(note=str(error)[:255])
             failures.append(f"{result.assignment_id}: {error}")
-    counts["errors"] = len(failures)
+        newly_freed += submission.decision == PlatformSubmission.REJECTED != before
+        newly_freed += result.status == base.RETURNED and _was_submitted(platform, before_status)
+    if newly_freed:
+        counts["resumed"] = _resume(platform, publication, failures)
     counts["expired_unreported"] = _expire_unreported(publication)
     payments.record_payments(campaign)
     approved = PlatformSubmission.objects.filter(publication=publication, decision=PlatformSubmission.APPROVED)
     payments.mark_rewards_paid(list(approved.exclude(assignment=None).values_list("assignment_id", flat=True)))
     counts["bonuses_paid"] = platform.pay_bonuses(publication, payments.bonuses_due(publication))
-    counts["places_added"] = _add_places(platform, publication)
+    counts["places_added"] = _add_places(platform, publication, failures)
+    counts["errors"] = len(failures)
     _block(platform, publication)
     counts["fetched"] = len(results)
     if failures:
@@ -109,13 +116,14 @@ def _sync(publication: Publication, platform: CrowdPlatform) -> dict:
 # --- recording and matching ---------------------------------------------------------------------
 
 
-def _record(publication: Publication, result: ExternalResult) -> PlatformSubmission:
+def _record(publication: Publication, result: ExternalResult) -> tuple[PlatformSubmission, str]:
+    """The submission, recorded or brought up to date, and the platform's word for it before."""
     submission, _ = PlatformSubmission.objects.get_or_create(
         publication=publication,
         external_id=result.assignment_id,
         defaults={"worker_external_id": result.worker_id, "platform_status": result.platform_status},
     )
-    changes = {}
+    changes, before = {}, submission.platform_status
     if submission.platform_status != result.platform_status:
         changes["platform_status"] = result.platform_status
     if submission.assignment_id is None:
@@ -126,7 +134,7 @@ def _record(publication: Publication, result: ExternalResult) -> PlatformSubmiss
         PlatformSubmission.objects.filter(pk=submission.pk).update(**changes)
         for name, value in changes.items():
             setattr(submission, name, value)
-    return submission
+    return submission, before
 
 
 def _match(publication: Publication, result: ExternalResult) -> Assignment | None:
@@ -165,10 +173,10 @@ def _settle(platform, publication, submission: PlatformSubmission, result: Exter
             payments.reject_assignment(assignment)
         _decide(submission, PlatformSubmission.REJECTED)
         return "rejected"
-    if result.status == base.ACTIVE:
-        return _settle_active(platform, publication, submission, result, assignment)
     if result.status != base.SUBMITTED:
-        return result.status  # returned or timed out: our assignment expires by itself
+        return result.status  # in progress, returned, timed out or unknown: nothing to do yet
+    if _wants_return(platform, submission, assignment):
+        return _request_return(platform, publication, submission, result)
     decision = _decision(publication.campaign, submission, result, assignment)
     if decision.action == "approve":
         services.confirm_platform_submission(assignment)
@@ -237,14 +245,46 @@ def _mirror_approval(assignment: Assignment | None) -> None:
         payments.approve_assignment(assignment)
 
 
-def _settle_active(platform, publication, submission, result, assignment) -> str:
-    """Started on the platform, not submitted there: a worker whose assignment here expired (they
-    quit, or ran out of time) is asked to return it, once."""
-    if assignment is None or assignment.status != Assignment.EXPIRED or submission.decision:
-        return "active"
-    platform.request_return(publication, result, RETURN_REASON)
+def _wants_return(platform, submission, assignment: Assignment | None) -> bool:
+    """Completed on the platform while the work here expired unfinished (they quit, or ran out of
+    time): a platform that documents return requests for completed work is asked, once."""
+    return (
+        getattr(platform, "requests_returns", False)
+        and not submission.decision
+        and assignment is not None
+        and assignment.status == Assignment.EXPIRED
+    )
+
+
+def _request_return(platform, publication, submission, result) -> str:
+    """Asked once: a refusal is noted and the work flagged for a researcher, never asked again."""
+    try:
+        platform.request_return(publication, result, RETURN_REASON)
+    except PlatformError as error:
+        _decide(submission, PlatformSubmission.FLAGGED, note=f"return request refused: {error}"[:255])
+        return "flagged"
     _decide(submission, PlatformSubmission.RETURN_REQUESTED)
     return "return_requested"
+
+
+def _was_submitted(platform, word: str) -> bool:
+    """Whether the platform's word meant work submitted (a return of it frees a place; a return
+    of work in progress frees nothing and must not undo a researcher's own pause)."""
+    status_of = getattr(platform, "status_of", None)
+    return status_of is not None and status_of(word) == base.SUBMITTED
+
+
+def _resume(platform, publication: Publication, failures: list[str]) -> int:
+    """A rejection (or a return of submitted work) frees a place and may have paused the study
+    (Prolific): start it again while places remain."""
+    resume = getattr(platform, "resume_after_rejection", None)
+    if resume is None:
+        return 0
+    try:
+        return int(resume(publication))
+    except PlatformError as error:
+        failures.append(f"resume after a rejection: {error}")
+        return 0
 
 
 # --- after the submissions ----------------------------------------------------------------------
@@ -288,12 +328,17 @@ def hits_short_of_majority(campaign: Campaign) -> list[HIT]:
     return short
 
 
-def _add_places(platform: CrowdPlatform, publication: Publication) -> int:
+def _add_places(platform: CrowdPlatform, publication: Publication, failures: list[str]) -> int:
     """Platform first (with an idempotency token / an absolute number), then our seat count, so
-    an interruption in between repeats the same request instead of skipping it."""
+    an interruption in between repeats the same request instead of skipping it. A HIT the platform
+    refuses (MTurk: past 9 assignments for a HIT made with fewer than 10) keeps its seats; the rest go on."""
     added = 0
     for hit in hits_short_of_majority(publication.campaign):
-        platform.add_places(publication, hit, hit.required_workers + 1)
+        try:
+            platform.add_places(publication, hit, hit.required_workers + 1)
+        except PlatformError as error:
+            failures.append(f"HIT {hit.external_id or hit.pk}: {error}")
+            continue
         added += hits.add_seat(hit, hit.required_workers)
     return added
 

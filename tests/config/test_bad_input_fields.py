@@ -23,6 +23,7 @@ BAD_FIELDS = [
     ("dialogues_per_hit", -3),
     ("tie_break_workers", 0),
     ("time_limit_minutes", 0),
+    ("estimated_minutes", 0),
     ("labels", ["No such label"]),
     ("fallback_choices", ["Sad", "Angry", "No such label"]),
 ]

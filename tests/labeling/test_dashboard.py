@@ -219,7 +219,7 @@ def test_approve_then_record_payments_from_the_dashboard(client, campaign, resea
     client.post(reverse("labeling:campaign_record_payments", args=[campaign.pk]), {"confirm": "yes"})
     assert PaymentEntry.objects.filter(kind=PaymentEntry.REWARD).count() == 3
     html = client.get(reverse("labeling:campaign_report", args=[campaign.pk])).content.decode()
-    assert "Total due: $1.20" in html  # three rewards; one quiz question cannot meet the pass mark of 3
+    assert "Total due: $8.10" in html  # three rewards of $2.70; one quiz question cannot meet the pass mark of 3
 
 
 def test_a_label_too_long_is_refused_with_a_message(client, campaign, researcher):

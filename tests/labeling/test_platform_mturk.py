@@ -70,7 +70,7 @@ def expect_publish(stub, campaign: Campaign, hit_type: str = "3HITTYPE") -> list
             "Title": f"Label the emotion of short movie dialogues ({campaign.name})",
             "Description": ANY,
             "Keywords": "emotion, dialogue, labeling, movies",
-            "Reward": "0.40",
+            "Reward": "2.70",
             "AssignmentDurationInSeconds": 3600,
             "AutoApprovalDelayInSeconds": 72 * 3600,
             "QualificationRequirements": [
@@ -158,14 +158,14 @@ def test_the_blocked_qualification_is_required_absent_when_configured(settings):
 
 
 def test_the_cost_preview_page_shows_rewards_fees_and_bonuses_in_dollars(client, researcher, db):
-    campaign = draft_campaign(hits=2)  # 6 seats x $0.40, bonus $0.10, 20 % fee
+    campaign = draft_campaign(hits=2)  # 6 seats x $2.70, bonus $0.10, 20 % fee
     preview = get_platform("mturk").cost_preview(campaign)
     assert (preview.rewards, preview.expected_bonuses, preview.fees, preview.total) == (
-        Decimal("2.40"), Decimal("0.60"), Decimal("0.60"), Decimal("3.60")
+        Decimal("16.20"), Decimal("0.60"), Decimal("3.36"), Decimal("20.16")
     )  # fmt: skip
     client.force_login(researcher)
     html = client.get(reverse("labeling:campaign_publish", args=[campaign.pk]) + "?platform=mturk").content.decode()
-    assert "$2.40" in html and "$0.60" in html and "$3.60" in html and "20.0 %" in html
+    assert "$16.20" in html and "$0.60" in html and "$20.16" in html and "20.0 %" in html and "$8.10/h" in html
     assert not HIT.objects.exclude(external_id="").exists()  # a preview publishes nothing
 
 
@@ -176,7 +176,7 @@ def test_preview_mode_shows_a_sample_and_creates_nothing(published, client):
     campaign, ids = published
     response = client.get(mturk_landing(campaign, worker="", assignment="", hit_id=ids[0], preview=True))
     html = response.content.decode()
-    assert response.status_code == 200 and 'id="preview-sample"' in html and "$0.40" in html
+    assert response.status_code == 200 and 'id="preview-sample"' in html and "$2.70" in html
     assert not Worker.objects.exists() and not Assignment.objects.exists()
 
 
@@ -336,6 +336,12 @@ def test_pending_work_the_platform_never_reports_expires_after_the_window(publis
 # --- more workers for HITs without a majority ---------------------------------------------------
 
 
+def expect_get_hit(stub, hit_id: str, assignments: int) -> None:
+    """MTurk's answer to GetHIT (trimmed to the fields we read and a few more)."""
+    hit = {"HITId": hit_id, "HITTypeId": "3HITTYPE", "MaxAssignments": assignments, "HITStatus": "Assignable"}
+    stub.add_response("get_hit", {"HIT": hit}, {"HITId": hit_id})
+
+
 def short_hit(campaign: Campaign) -> HIT:
     """A published HIT of three confirmed MTurk answers that disagree."""
     workers = [Worker.objects.create(platform=Worker.MTURK, external_id=f"A{i}") for i in range(3)]
@@ -355,6 +361,7 @@ def test_a_hit_short_of_a_majority_gets_one_more_assignment_once(stub, monkeypat
     assert hits_short_of_majority(campaign) == [hit]
     extra = {"HITId": hit.external_id, "NumberOfAdditionalAssignments": 1, "UniqueRequestToken": ANY}
     expect_list(stub, hit.external_id, listed(hit.external_id))
+    expect_get_hit(stub, hit.external_id, 3)
     stub.add_response("create_additional_assignments_for_hit", {}, extra)
     # interrupted after MTurk added the assignment, before our seat count moved
     real_add_seat = hit_writer.add_seat
@@ -362,14 +369,9 @@ def test_a_hit_short_of_a_majority_gets_one_more_assignment_once(stub, monkeypat
     with pytest.raises(RuntimeError):
         sync_publication(publication)
     monkeypatch.setattr(hit_writer, "add_seat", real_add_seat)
-    # the rerun repeats the same token: MTurk says it was done; our count catches up
+    # the rerun asks MTurk first: the HIT has its fourth assignment; nothing is sent, our count catches up
     expect_list(stub, hit.external_id, listed(hit.external_id))
-    stub.add_client_error(
-        "create_additional_assignments_for_hit",
-        "RequestError",
-        "This UniqueRequestToken was already used.",
-        expected_params=extra,
-    )
+    expect_get_hit(stub, hit.external_id, 4)
     assert sync_publication(publication)["places_added"] == 1
     hit.refresh_from_db()
     assert hit.required_workers == 4

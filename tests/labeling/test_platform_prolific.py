@@ -22,14 +22,30 @@ __all__ = ["slept"]
 pytestmark = pytest.mark.django_db
 TOKEN = "prolific-test-token"
 STUDY = "60aaaaaaaaaaaaaaaaaaaaaa"
+PROJECT, WORKSPACE = "61pppppppppppppppppppppp", "62wwwwwwwwwwwwwwwwwwwwww"
 AUTH = matchers.header_matcher({"Authorization": f"Token {TOKEN}"})
 
 
 @pytest.fixture
-def api(monkeypatch):
+def api(monkeypatch, settings):
     monkeypatch.setenv("PROLIFIC_API_TOKEN", TOKEN)
+    settings.PROLIFIC_PROJECT_ID = PROJECT
     with responses.RequestsMock(assert_all_requests_are_fired=True) as mock:
         yield mock
+
+
+def expect_workspace(api, currency: str = "GBP") -> None:
+    """Prolific's answers to "get project" and "get the balance of a workspace" (trimmed)."""
+    project = {"id": PROJECT, "title": "Dialogues", "workspace": WORKSPACE, "owner": "r1", "users": []}
+    api.get(f"{API}/projects/{PROJECT}/", json=project, match=[AUTH])
+    balance = {"currency_code": currency, "total_balance": 100000, "available_balance": 90000}
+    api.get(f"{API}/workspaces/{WORKSPACE}/balance/", json=balance, match=[AUTH])
+
+
+def expect_study(api, status: str, *, places: int, taken: int) -> None:
+    """Prolific's answer to "get a study" (trimmed to the fields we read and a few more)."""
+    study = {"id": STUDY, "status": status, "total_available_places": places, "places_taken": taken, "reward": 270}
+    api.get(f"{API}/studies/{STUDY}/", json=study, match=[AUTH])
 
 
 def study_created(campaign: Campaign, places: int) -> dict:
@@ -41,7 +57,8 @@ def study_created(campaign: Campaign, places: int) -> dict:
         "status": "UNPUBLISHED",
         "total_available_places": places,
         "places_taken": 0,
-        "reward": 40,
+        "reward": 270,
+        "currency_code": "GBP",
         "prolific_id_option": "url_parameters",
     }
 
@@ -66,6 +83,7 @@ def expect_submissions(api, *rows: dict) -> None:
 @pytest.fixture
 def published(api):
     campaign = draft_campaign(hits=2, currency="GBP")
+    expect_workspace(api, "GBP")
     api.post(f"{API}/studies/", json=study_created(campaign, 6), status=201, match=[AUTH])
     api.post(
         f"{API}/studies/{STUDY}/transition/",
@@ -87,7 +105,8 @@ def land_and_submit(client, campaign, participant: str, session: str, **kwargs) 
 
 def test_the_study_points_at_our_signed_link_with_prolifics_placeholders(published, api):
     campaign, publication = published
-    body = json.loads(api.calls[0].request.body)
+    created = [c for c in api.calls if c.request.method == "POST" and c.request.url == f"{API}/studies/"]
+    body = json.loads(created[0].request.body)
     url = body["external_study_url"]
     assert url.startswith(f"https://site.example/labeling/platform/prolific/?campaign={campaign.pk}&token=")
     assert campaign.entry_token in url
@@ -96,14 +115,16 @@ def test_the_study_points_at_our_signed_link_with_prolifics_placeholders(publish
     assert body["completion_codes"] == [
         {"code": publication.completion_code, "code_type": "COMPLETED", "actions": [{"action": "MANUALLY_REVIEW"}]}
     ]
-    assert (body["total_available_places"], body["reward"], body["maximum_allowed_time"]) == (6, 40, 60)
+    assert (body["total_available_places"], body["reward"], body["maximum_allowed_time"]) == (6, 270, 60)
+    assert (body["estimated_completion_time"], body["project"]) == (20, PROJECT)
     assert (publication.external_id, publication.places, publication.status) == (STUDY, 6, Publication.ACTIVE)
     campaign.refresh_from_db()
     assert campaign.status == Campaign.OPEN
 
 
-def test_without_a_token_in_the_environment_nothing_is_sent(monkeypatch, db):
+def test_without_a_token_in_the_environment_nothing_is_sent(monkeypatch, settings, db):
     monkeypatch.delenv("PROLIFIC_API_TOKEN", raising=False)
+    settings.PROLIFIC_PROJECT_ID = PROJECT
     campaign = draft_campaign(hits=1, currency="GBP")
     with responses.RequestsMock() as mock, pytest.raises(PlatformError, match="PROLIFIC_API_TOKEN"):
         publish_campaign(campaign, get_platform("prolific"), "https://site.example")
@@ -111,18 +132,20 @@ def test_without_a_token_in_the_environment_nothing_is_sent(monkeypatch, db):
 
 
 def test_the_cost_preview_is_in_pounds_with_prolifics_fee(client, researcher, db):
-    campaign = draft_campaign(hits=2, currency="GBP")  # 6 places x £0.40, bonus £0.10, 33.3 %
+    campaign = draft_campaign(hits=2, currency="GBP")  # 6 places x £2.70, bonus £0.10, 33.3 %
     preview = get_platform("prolific").cost_preview(campaign)
     assert (preview.rewards, preview.expected_bonuses, preview.fees, preview.total) == (
-        Decimal("2.40"), Decimal("0.60"), Decimal("1.00"), Decimal("4.00")
+        Decimal("16.20"), Decimal("0.60"), Decimal("5.59"), Decimal("22.39")
     )  # fmt: skip
     client.force_login(researcher)
     html = client.get(reverse("labeling:campaign_publish", args=[campaign.pk]) + "?platform=prolific").content.decode()
-    assert "£2.40" in html and "£4.00" in html and "33.3 %" in html
+    assert "£16.20" in html and "£22.39" in html and "33.3 %" in html
+    assert "£8.10/h" in html and "£6.00/h" in html and 'id="confirm-publish"' in html
 
 
 def test_publishing_from_the_page_queues_the_job_that_creates_the_study(client, researcher, api, run_jobs_at_once):
     campaign = draft_campaign(hits=1, currency="GBP")
+    expect_workspace(api, "GBP")
     api.post(f"{API}/studies/", json=study_created(campaign, 3), status=201)
     api.post(f"{API}/studies/{STUDY}/transition/", json={"id": STUDY, "status": "ACTIVE"})
     client.force_login(researcher)
@@ -181,28 +204,56 @@ def test_rejection_carries_the_reason_prolific_requires(published, client, api):
     land_and_submit(client, campaign, "5f00000000000000000000b1", "64ccccccccccccccccccccc1", wrong_quiz=1)
     expect_submissions(api, submission("64ccccccccccccccccccccc1", "5f00000000000000000000b1", "AWAITING REVIEW"))
     api.post(f"{API}/submissions/64ccccccccccccccccccccc1/transition/", json={"status": "REJECTED"})
+    expect_study(api, "ACTIVE", places=6, taken=0)  # not paused: nothing to resume
     assert sync_publication(publication)["rejected"] == 1
-    body = json.loads(api.calls[-1].request.body)
+    body = json.loads(api.calls[-2].request.body)
     assert body["action"] == "REJECT" and body["rejection_category"] == "LOW_EFFORT"
     assert len(body["message"]) >= MIN_REJECTION_MESSAGE
     assert Assignment.objects.get().status == Assignment.REJECTED
 
 
-def test_a_participant_who_quit_is_asked_to_return_once(published, client, api):
+def test_a_participant_who_completed_there_but_not_here_is_asked_to_return_once(published, client, api):
     campaign, publication = published
     client.get(prolific_landing(campaign, worker="5f00000000000000000000c1", session="64ddd1", study=STUDY))
-    Assignment.objects.update(status=Assignment.EXPIRED)  # time limit passed
-    expect_submissions(api, submission("64ddd1", "5f00000000000000000000c1", "ACTIVE"))
+    Assignment.objects.update(status=Assignment.EXPIRED)  # time limit passed here
+    expect_submissions(api, submission("64ddd1", "5f00000000000000000000c1", "AWAITING REVIEW"))
     api.post(
         f"{API}/submissions/64ddd1/request-return/",
-        json={"id": "64ddd1", "status": "ACTIVE"},
+        json={"id": "64ddd1", "status": "AWAITING REVIEW"},
         match=[AUTH],
     )
     assert sync_publication(publication)["return_requested"] == 1
     assert json.loads(api.calls[-1].request.body)["request_return_reasons"]
-    expect_submissions(api, submission("64ddd1", "5f00000000000000000000c1", "ACTIVE"))
+    expect_submissions(api, submission("64ddd1", "5f00000000000000000000c1", "AWAITING REVIEW"))
     assert sync_publication(publication).get("return_requested", 0) == 0  # asked once
     assert PlatformSubmission.objects.get().decision == PlatformSubmission.RETURN_REQUESTED
+
+
+def test_it_refuses_to_request_a_return_for_work_still_in_progress(published, client, api):
+    campaign, publication = published
+    client.get(prolific_landing(campaign, worker="5f00000000000000000000c1", session="64ddd1", study=STUDY))
+    Assignment.objects.update(status=Assignment.EXPIRED)
+    for status in ("RESERVED", "ACTIVE"):
+        expect_submissions(api, submission("64ddd1", "5f00000000000000000000c1", status))
+        assert sync_publication(publication).get("return_requested", 0) == 0
+    assert not [c for c in api.calls if "request-return" in c.request.url]
+    assert PlatformSubmission.objects.get().decision == ""
+
+
+def test_a_refused_return_request_is_flagged_and_never_sent_again(published, client, api):
+    campaign, publication = published
+    client.get(prolific_landing(campaign, worker="5f00000000000000000000c1", session="64ddd1", study=STUDY))
+    Assignment.objects.update(status=Assignment.EXPIRED)
+    expect_submissions(api, submission("64ddd1", "5f00000000000000000000c1", "AWAITING REVIEW"))
+    refusal = {"error": {"detail": "Return requests can only be sent for completed submissions."}}
+    api.post(f"{API}/submissions/64ddd1/request-return/", status=400, json=refusal)
+    assert sync_publication(publication)["flagged"] == 1
+    for _ in range(2):
+        expect_submissions(api, submission("64ddd1", "5f00000000000000000000c1", "AWAITING REVIEW"))
+        sync_publication(publication)
+    assert len([c for c in api.calls if "request-return" in c.request.url]) == 1
+    flagged = PlatformSubmission.objects.get()
+    assert flagged.decision == PlatformSubmission.FLAGGED and "return request refused" in flagged.note
 
 
 def test_a_pay_call_with_a_lost_answer_is_never_sent_again_by_sync(published, client, api, researcher):
