@@ -1,7 +1,10 @@
 """The secret quiz pool: real dialogues as quiz items, caps, retirement, no repeats, import_quiz,
 and an attacker's walk through a HIT that tries to spot the quiz screens."""
 
+import os
 import re
+import subprocess
+import sys
 from collections import Counter
 
 import pytest
@@ -17,6 +20,7 @@ from labeling.campaigns import create_campaign
 from labeling.models import AggregatedLabel, Assignment, Campaign, HITItem, QuizQuestion, Response, Worker
 from labeling.services import build_hits, claim_next_hit, save_response, submit_assignment
 from tests.labeling.hit_factory import FALLBACK, answer_everything, make_dialogues, open_campaign
+from tests.conftest import REPO_ROOT
 from tests.threads import run_together
 
 
@@ -50,6 +54,15 @@ def test_choice_order_depends_on_the_key_not_on_rank_or_answer():
     orders = Counter(tuple(choice_order(choices, f"key{i}".encode())) for i in range(600))
     assert len(orders) == 6 and min(orders.values()) > 60  # all six orders, roughly evenly
     assert choice_order(choices, b"k") == choice_order(list(reversed(choices)), b"k")  # rank does not matter
+
+
+def test_with_debug_on_the_one_turn_bank_stays_off_so_the_demo_draws_from_its_pool():
+    environment = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "QUIZ_DEMO_BANK", "SECRET_KEY"}}
+    code = "import config.settings as s; print(s.DEBUG, s.QUIZ_DEMO_BANK)"
+    shown = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, env=environment | {"DEBUG": "1"}, capture_output=True, text=True
+    )
+    assert shown.stdout.split() == ["True", "False"], shown.stderr
 
 
 # --- drawing, caps, retirement ------------------------------------------------------------------
