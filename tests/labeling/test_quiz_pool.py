@@ -19,8 +19,8 @@ from labeling.bundling import choice_order
 from labeling.campaigns import create_campaign
 from labeling.models import AggregatedLabel, Assignment, Campaign, HITItem, QuizQuestion, Response, Worker
 from labeling.services import build_hits, claim_next_hit, save_response, submit_assignment
-from tests.labeling.hit_factory import FALLBACK, answer_everything, make_dialogues, open_campaign
 from tests.conftest import REPO_ROOT
+from tests.labeling.hit_factory import FALLBACK, answer_everything, make_dialogues, open_campaign
 from tests.threads import run_together
 
 
