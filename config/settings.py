@@ -348,11 +348,12 @@ if _unknown_locales:
 # A quiz item retires after this many HIT seats (default: one HIT of three workers, so a quiz
 # dialogue is seen exactly like a work dialogue), or once its answer was shown in feedback this
 # many times. The dashboard warns below QUIZ_POOL_LOW usable items. The built-in one-turn bank
-# in the source code is public, so it serves only the demo (default: on with DEBUG).
+# in the source code is public and its single turn tells it from work, so it serves only tests
+# and load benchmarks that switch it on (default off, with DEBUG too: the demo imports a pool).
 QUIZ_MAX_EXPOSURES = env_int("QUIZ_MAX_EXPOSURES", 3)
 QUIZ_RETIRE_AFTER_REVEALS = env_int("QUIZ_RETIRE_AFTER_REVEALS", 1)
 QUIZ_POOL_LOW = env_int("QUIZ_POOL_LOW", 100)
-QUIZ_DEMO_BANK = env_bool("QUIZ_DEMO_BANK", default=DEBUG)
+QUIZ_DEMO_BANK = env_bool("QUIZ_DEMO_BANK", default=False)
 if QUIZ_MAX_EXPOSURES < 1 or QUIZ_RETIRE_AFTER_REVEALS < 1:
     raise ConfigError("QUIZ_MAX_EXPOSURES and QUIZ_RETIRE_AFTER_REVEALS must be at least 1")
 

@@ -51,16 +51,6 @@ def plan_bundles(
     return bundles
 
 
-def quiz_choices(ranked_names: Sequence[str], gold: str, fallback: Sequence[str]) -> list[str]:
-    """A quiz dialogue's three choices, built like a work item's (its own suggestions, topped up
-    from the fallback) with the known answer guaranteed among them: when the suggestions miss
-    it, it takes the place of the weakest. The order shown is drawn per assignment (choice_order),
-    for quiz and work items alike, so where the answer sits says nothing."""
-    others = [name for name in ranked_names if name.casefold() != gold.casefold()]
-    rest = [name for name in fallback if name.casefold() != gold.casefold()]
-    return top_choices([gold, *others], rest)
-
-
 def choice_order(choices: Sequence[str], key: bytes) -> list[str]:
     """The choices in the order one assignment sees them: a permutation keyed by a secret
     (an HMAC of the assignment and item), stable across reloads, unrelated to rank or answer."""

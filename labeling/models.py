@@ -138,7 +138,7 @@ class QuizQuestionQuerySet(models.QuerySet):
         return self.filter(is_active=True, retired_at__isnull=True, dialogue__isnull=False, task_type=LAST_TURN_LABEL)
 
     def demo_bank(self):
-        """The built-in one-turn questions from the source code: for the demo only."""
+        """The built-in one-turn questions from the source code: for tests only (QUIZ_DEMO_BANK)."""
         return self.filter(
             is_active=True, source=QuizQuestion.BUILTIN, dialogue__isnull=True, task_type=LAST_TURN_LABEL
         )
@@ -147,7 +147,7 @@ class QuizQuestionQuerySet(models.QuerySet):
 class QuizQuestion(models.Model):
     """A quiz item. In production a real dialogue of the corpus whose answer is known (unanimous
     crowd gold, or verified by a researcher), shown exactly like a work item; it lives only in the
-    database. The BUILTIN one-turn questions of labeling.quiz_bank serve the demo only."""
+    database. The BUILTIN one-turn questions of labeling.quiz_bank serve tests only."""
 
     BUILTIN, IMPORTED, GENERATED = "builtin", "imported", "generated"
 

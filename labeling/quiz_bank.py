@@ -1,8 +1,9 @@
 """The built-in DEMO quiz bank and the reading of quiz pool files. Pure, no Django.
 
-DEMO ONLY: the built-in questions are one-turn texts whose answers and distractors are here in
-the public source, so anyone can look them up; they serve `make demo` (QUIZ_DEMO_BANK) and never a
-real campaign. Real quiz items are whole corpus dialogues with a known answer, kept secret in the
+TESTS ONLY: the built-in questions are one-turn texts whose answers and distractors are here in
+the public source, so anyone can look them up, and their single turn tells them from work; they
+serve tests and load benchmarks that switch QUIZ_DEMO_BANK on, never the demo (which imports a
+real pool) nor a real campaign. Real quiz items are whole corpus dialogues with a known answer, kept secret in the
 database (labeling.quiz_pool), imported with `import_quiz` from a file read by parse_quiz_csv.
 Every sentence here was written for this project.
 """

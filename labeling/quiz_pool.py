@@ -12,8 +12,13 @@ shown exactly like a work item, so nothing on the page tells it apart; only the 
   worker sees a quiz item twice even when the cap lets an item into several HITs.
 - record_reveals(): an answer shown in feedback (after a HIT is submitted) counts as a reveal;
   after QUIZ_RETIRE_AFTER_REVEALS of them the item retires, since workers share answers.
-- The built-in one-turn bank (labeling.quiz_bank) is public: it serves the demo only, when
-  QUIZ_DEMO_BANK is on and the pool is too small, and no counter applies to it.
+- A campaign's quiz items come only from its label set (draw's `label_ids`), and their three
+  choices are built exactly as a work screen's (quiz_item): the suggestion model's top 3 within
+  the label set, else the fallback. The known answer is not forced among them; where it is
+  missing the right answer is given through "Other", as on a work screen, and scores as right.
+- The built-in one-turn bank (labeling.quiz_bank) is public and tells itself apart by its single
+  turn: it serves tests and load benchmarks only, when QUIZ_DEMO_BANK is switched on (default
+  off, the demo included: `demo_setup` imports a real pool). No counter applies to it.
 """
 
 import random
@@ -26,7 +31,7 @@ from django.db.models import F, Sum
 from django.utils import timezone
 
 from annotation.models import Turn
-from labeling.bundling import quiz_choices
+from labeling.bundling import top_choices
 from labeling.models import HITItem, QuizQuestion, Worker
 
 
@@ -50,30 +55,39 @@ def draw(
     *,
     rng: random.Random,
     exclude_dialogue_ids: Iterable[int] = (),
+    label_ids: Iterable[int] | None = None,
 ) -> list[list[QuizQuestion]]:
     """`per_hit` distinct quiz items for each of `hit_count` new HITs of `seats` workers, reserved.
 
+    label_ids: the campaign's label set (campaign_labels); only items whose known answer is one
+        of them are drawn, so no quiz answer lies outside the labels a work screen offers.
+        None: any label.
     Call it inside the transaction that writes the HITs: a rollback gives the seats back.
-    Raises PoolTooSmall when the pool cannot supply them (and the demo bank is off).
+    Raises PoolTooSmall when the pool cannot supply them (and the test bank is off).
     """
     if hit_count == 0 or per_hit == 0:
         return [[] for _ in range(hit_count)]
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("quiz_pool.draw reserves seats: call it inside the transaction writing the HITs")
     needed = hit_count * per_hit
-    taken = _reserve(needed, seats, list(exclude_dialogue_ids))
+    usable = _usable(seats, None if label_ids is None else list(label_ids))
+    taken = _reserve(usable, needed, seats, list(exclude_dialogue_ids))
     if taken is None:
-        return _demo_sets(hit_count, per_hit, rng, _shortage(needed, seats))
+        return _demo_sets(hit_count, per_hit, rng, _shortage(usable, needed, seats, label_ids is not None))
     rng.shuffle(taken)
     return [taken[index * per_hit : (index + 1) * per_hit] for index in range(hit_count)]
 
 
-def _reserve(needed: int, seats: int, exclude_dialogue_ids: list[int]) -> list[QuizQuestion] | None:
+def _usable(seats: int, label_ids: list[int] | None):
+    """Pool items with `seats` exposures left, their answer in `label_ids` (None: any label)."""
+    usable = QuizQuestion.objects.pool().filter(exposures__lte=settings.QUIZ_MAX_EXPOSURES - seats)
+    return usable if label_ids is None else usable.filter(gold_label_id__in=label_ids)
+
+
+def _reserve(usable, needed: int, seats: int, exclude_dialogue_ids: list[int]) -> list[QuizQuestion] | None:
     """Lock `needed` random usable items and add `seats` to their exposures; None when too few."""
     cap = settings.QUIZ_MAX_EXPOSURES
-    eligible = (
-        QuizQuestion.objects.pool().filter(exposures__lte=cap - seats).exclude(dialogue_id__in=exclude_dialogue_ids)
-    )
+    eligible = usable.exclude(dialogue_id__in=exclude_dialogue_ids)
     locked = eligible.select_for_update(skip_locked=True, of=("self",)).order_by("?")
     picked = list(locked.select_related("gold_label")[:needed])
     if len(picked) < needed:
@@ -91,13 +105,13 @@ def _reserve(needed: int, seats: int, exclude_dialogue_ids: list[int]) -> list[Q
     return picked
 
 
-def _shortage(needed: int, seats: int) -> str:
+def _shortage(usable, needed: int, seats: int, in_label_set: bool) -> str:
     cap = settings.QUIZ_MAX_EXPOSURES
-    usable = QuizQuestion.objects.pool().filter(exposures__lte=cap - seats).count()
     if seats > cap:
         return f"a HIT of {seats} workers needs QUIZ_MAX_EXPOSURES >= {seats} (it is {cap})"
+    where = " with an answer in the campaign's label set" if in_label_set else ""
     return (
-        f"these HITs need {needed} quiz dialogues but the pool has {usable} usable ones; "
+        f"these HITs need {needed} quiz dialogues but the pool has {usable.count()} usable ones{where}; "
         "add more with `manage.py import_quiz`"
     )
 
@@ -117,17 +131,20 @@ def quiz_item(
     ranked: dict[int, list[str]],
     fallback: Sequence[str],
 ) -> HITItem:
-    """The HIT screen of a quiz item (unsaved; `labeling.hits.write_hits` places it): its dialogue
-    and last turn as for any work item, its three choices built like a work item's (see
-    bundling.quiz_choices)."""
-    if question.dialogue_id is None:  # demo bank: a one-turn text with fixed choices
+    """The HIT screen of a quiz item (unsaved; `labeling.hits.write_hits` places it): its dialogue,
+    last turn and three choices exactly as a work item's (bundling.top_choices over the
+    suggestions within the label set, `ranked`, else `fallback`). The known answer is not added:
+    a choice set that always held it would tell the quiz apart (the one missing from the "Other"
+    list, or the one differing from the fallback three); where it is missing, the right answer
+    is given through "Other", as on a work screen."""
+    if question.dialogue_id is None:  # test bank: a one-turn text with fixed choices
         return HITItem(quiz_question=question, choices=list(question.choices))
     turn = last_turns[question.dialogue_id]
     try:
-        choices = quiz_choices(ranked.get(turn.pk, []), question.gold_label.name, fallback)
+        choices = top_choices(ranked.get(turn.pk, []), fallback)
     except ValueError as error:
         raise ValueError(
-            f"quiz dialogue {question.dialogue_id}: {error}; give the campaign fallback_choices"
+            f"quiz dialogue {question.dialogue_id}: {error}; give the campaign three fallback_choices"
         ) from error
     return HITItem(
         dialogue_id=question.dialogue_id,

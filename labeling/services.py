@@ -56,8 +56,8 @@ def build_hits(
     Each dialogue's target is its last turn; its three choices are frozen now, best first: the
     suggestion model's top 3 among the campaign's label set (the campaign records which model
     version; `suggester` overrides ModelVersion.objects.suggester()), else the campaign's fallback. A quiz
-    dialogue's are built the same way with its known answer among them; every screen's order is
-    drawn per assignment.
+    dialogue (its known answer in the label set) gets its choices exactly the same way, its answer
+    not forced among them (see quiz_pool.quiz_item); every screen's order is drawn per assignment.
     """
     rng = random.Random(seed)
     dialogues = list(dialogues)
@@ -70,6 +70,7 @@ def build_hits(
             campaign.workers_per_hit,
             rng=rng,
             exclude_dialogue_ids=[d.pk for d in dialogues],
+            label_ids=campaign_labels(campaign).values_list("pk", flat=True),
         )
         quiz_by_id = {q.pk: q for quiz_set in quiz_sets for q in quiz_set}
         quiz_turns = _last_turns([q.dialogue_id for q in quiz_by_id.values() if q.dialogue_id is not None])

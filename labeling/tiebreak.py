@@ -18,6 +18,7 @@ from annotation.models import ModelVersion
 from labeling import quiz_pool
 from labeling.aggregate import known_labels, load_answers, votes_by_turn
 from labeling.bundling import bundle_count, plan_bundles
+from labeling.campaigns import campaign_labels
 from labeling.hits import write_hits
 from labeling.models import HIT, Campaign, HITItem, counted_assignment_q
 from labeling.quiz_pool import quiz_item
@@ -95,6 +96,7 @@ def _quiz_sets(campaign: Campaign, hit_count: int, dialogue_ids: list[int], rng:
                 campaign.tie_break_workers,
                 rng=rng,
                 exclude_dialogue_ids=dialogue_ids,
+                label_ids=campaign_labels(campaign).values_list("pk", flat=True),
             )
     except quiz_pool.PoolTooSmall:
         return [[] for _ in range(hit_count)]

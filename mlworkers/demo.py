@@ -1,5 +1,6 @@
 """The demo's whole loop as one job (`demo_build`, queued by `manage.py demo_setup`): the weak
-labeler and the demo campaign, a simulated crowd on it, aggregation and payments, the gold split,
+labeler, the quiz pool (whole dialogues with a known label, imported as a researcher would), the
+demo campaign, a simulated crowd on it, aggregation and payments, the gold split,
 a short self-labeling run (its rounds include the SBERT expansion), the suggestion model learned
 from the gold, bulk annotation, a small BotsTalk corpus (skill classifier, NLI, generation) with a
 pairwise campaign comparing it with the subtitles, and the exports.
@@ -24,6 +25,7 @@ from jobs.registry import JobParameters, register
 from jobs.runtime import JobCannotRun, report_progress, run_job
 
 DEMO_CAMPAIGN = "Demo campaign"
+QUIZ_POOL_FILE = "quiz_pool.csv"  # under MEDIA_ROOT/demo/, beside the corpus folder
 EXPORTS = (("gold", "csv"), ("extended", "jsonl"), ("silver", "csv"), ("gold", "hf"))
 
 
@@ -38,6 +40,7 @@ class DemoBuildParameters(JobParameters):
     head_lr: float = Field(3e-3, gt=0, le=0.1, title="Head learning rate")
     self_per_label: int = Field(5, ge=1, le=1000, title="Self labels per label")
     botstalk: bool = Field(True, title="Generate a BotsTalk corpus and a pairwise campaign")
+    campaign_only: bool = Field(False, title="Stop once the campaign's HITs are built (bench/quiz_tells.py)")
 
 
 STAGES = (
@@ -61,12 +64,14 @@ def demo_build(job: JobRun, truth_path: str, campaign_name: str = DEMO_CAMPAIGN,
     stage(0, "weak labeler and campaign")
     campaign = _demo_campaign(campaign_name)
     if campaign is None:
-        done["campaign"] = _campaign_steps(job, campaign_name, options)
+        done["campaign"] = _campaign_steps(job, campaign_name, Path(truth_path), options)
         campaign = _demo_campaign(campaign_name)
         if campaign is None:
             raise JobCannotRun("the pipeline built no demo campaign (no candidates?)")
     if campaign.status == Campaign.DRAFT:
         set_campaign_status(campaign, Campaign.OPEN)
+    if options.get("campaign_only"):
+        return {"campaign": campaign.pk, "steps": done}
     stage(1, "simulated crowd")
     done["crowd"] = _crowd(campaign, Path(truth_path), options["leave_open"])
     stage(2, "aggregating")
@@ -132,13 +137,56 @@ def _demo_campaign(name: str):
     return Campaign.objects.filter(name=name).order_by("pk").first()
 
 
-def _campaign_steps(job: JobRun, campaign_name: str, options: dict[str, Any]) -> list[int]:
+def _campaign_steps(job: JobRun, campaign_name: str, truth_path: Path, options: dict[str, Any]) -> dict[str, Any]:
+    """Weak labeler, then the quiz pool, then the campaign from the candidates the pool left."""
     from mlworkers.pipeline import run_steps
 
     chosen = {"campaign_name": campaign_name, "min_confidence": options["min_confidence"]}
     chosen["per_label"] = options["per_label"]
-    steps = ["weak_train", "weak_apply", "rank_candidates"]
-    return [child.pk for child in run_steps(steps, chosen, user=job.created_by)]
+    weak = [child.pk for child in run_steps(["weak_train", "weak_apply"], chosen, user=job.created_by)]
+    pool = _quiz_pool(truth_path, options["min_confidence"], options["per_label"])
+    ranked = [child.pk for child in run_steps(["rank_candidates"], chosen, user=job.created_by)]
+    return {"jobs": weak + ranked, "quiz_pool": pool}
+
+
+def _quiz_pool(truth_path: Path, min_confidence: float, per_label: int) -> int:
+    """Fill the quiz pool as a researcher would: a file of whole dialogues whose label is known
+    (here the demo corpus's truth), imported with `import_quiz`'s importer, before the campaign's
+    HITs are built. Which dialogues: every other one, by rank within its label, of the candidates
+    the campaign draws from, so quiz and work screens come from the same mix of labels, lengths
+    and suggestion confidence (and the campaign then skips them). Lines written for two labels
+    are left out: a quiz answer should not be a coin toss. Returns the pool items imported."""
+    from labeling.importers.quiz import import_quiz_file
+    from labeling.simulated_crowd import read_truth
+    from mlworkers.pipeline import ranked_candidates
+
+    if not truth_path.is_file():
+        raise JobCannotRun(f"{truth_path}: no such file (demo_setup writes it with the corpus)")
+    suggester = ModelVersion.objects.suggester()  # the model rank_candidates ranks by next
+    ranked = ranked_candidates(suggester, min_confidence=min_confidence, per_label=2 * per_label)
+    rows = quiz_pool_rows(ranked, read_truth(truth_path))
+    path = truth_path.parent.parent / QUIZ_POOL_FILE
+    path.write_text(_csv(rows), encoding="utf-8")
+    return len(import_quiz_file(path))
+
+
+def quiz_pool_rows(ranked, truth) -> list[tuple[int, str]]:
+    """(dialogue id, known label) for every second candidate by rank (2, 4, ...) within its label
+    whose last turn the truth gives one label; the campaign keeps the best of each label."""
+    from annotation.demo_corpus.generator import normalised
+
+    rows = []
+    for entry in ranked:
+        known = truth.get(normalised(entry.candidate.text))
+        if entry.rank % 2 == 0 and known is not None and not known.alt:
+            rows.append((entry.candidate.dialogue_id, known.label))
+    return rows
+
+
+def _csv(rows: list[tuple[int, str]]) -> str:
+    lines = ["dialogue,label,explanation"]
+    lines += [f"{dialogue_id},{label},The demo corpus wrote this line for {label}." for dialogue_id, label in rows]
+    return "\n".join(lines) + "\n"
 
 
 def _crowd(campaign, truth_path: Path, leave_open: int) -> dict[str, int]:

@@ -35,7 +35,7 @@ from annotation.papers import (
     SELF_LABEL_MIN_CONFIDENCE,
     SELF_LABELS_PER_LABEL,
 )
-from annotation.readability import Candidate, build_vocabulary
+from annotation.readability import Candidate, RankedCandidate, build_vocabulary
 from annotation.readability import rank_candidates as rank_by_readability
 from annotation.taxonomy import LABEL_NAMES
 from jobs import registry
@@ -264,7 +264,15 @@ def ranked_candidate_dialogues(
     per_label: int = CANDIDATES_PER_LABEL,
     language: str = "en",
 ) -> tuple[list[int], dict[str, int]]:
-    """Dialogue ids for the crowd, ordered, and how many per label.
+    """Dialogue ids for the crowd, ordered, and how many per label (see ranked_candidates)."""
+    ranked = ranked_candidates(version, min_confidence=min_confidence, per_label=per_label, language=language)
+    return [r.candidate.dialogue_id for r in ranked], dict(Counter(r.candidate.label for r in ranked))
+
+
+def ranked_candidates(
+    version: ModelVersion, *, min_confidence: float = 0.9, per_label: int = 250, language: str = "en"
+) -> list[RankedCandidate]:
+    """The crowd's candidates, ordered, each with its label and rank within the label.
 
     Only dialogues the language identifier gave `language` (the campaign's) are candidates.
 
@@ -273,7 +281,8 @@ def ranked_candidate_dialogues(
     candidate is the last turn of its dialogue: the dialogue ending at that turn is what the
     annotator reads. A confident turn in the middle of a dialogue is not a candidate; making it one
     would need a truncated copy of the dialogue, which would count its turns twice in the corpus,
-    the exports and the statistics. Dialogues already in a HIT or with a crowd label are skipped.
+    the exports and the statistics. Dialogues already in a HIT, with a crowd label or in the quiz
+    pool (a quiz dialogue is never also work) are skipped.
     The order interleaves the labels by rank (every label's best, then every label's second...),
     so each HIT gets a mix of labels.
     """
@@ -288,6 +297,7 @@ def ranked_candidate_dialogues(
         .filter(turn__position=F("last_position"))
         .exclude(Exists(TurnLabel.objects.filter(turn=OuterRef("turn"), source=TurnLabel.CROWD)))
         .exclude(turn__dialogue__in=_dialogues_in_hits())
+        .exclude(turn__dialogue__in=_quiz_dialogues())
         .values_list("turn_id", "turn__dialogue_id", "turn__text", "label__name", "confidence")
     )
     candidates = [Candidate(t, d, text, label, conf) for t, d, text, label, conf in rows.iterator(chunk_size=5000)]
@@ -296,13 +306,19 @@ def ranked_candidate_dialogues(
     ranked.sort(
         key=lambda r: (r.rank, LABEL_NAMES.index(r.candidate.label) if r.candidate.label in LABEL_NAMES else 99)
     )
-    return [r.candidate.dialogue_id for r in ranked], dict(Counter(r.candidate.label for r in ranked))
+    return ranked
 
 
 def _dialogues_in_hits():
     from labeling.models import HITItem
 
     return HITItem.objects.filter(dialogue__isnull=False).values("dialogue_id")
+
+
+def _quiz_dialogues():
+    from labeling.models import QuizQuestion
+
+    return QuizQuestion.objects.filter(dialogue__isnull=False).values("dialogue_id")
 
 
 def rank_candidates(

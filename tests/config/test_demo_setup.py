@@ -12,6 +12,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 @pytest.fixture
 def demo(settings, tmp_path, run_jobs_at_once):
     settings.MEDIA_ROOT = tmp_path / "media"
+    settings.QUIZ_DEMO_BANK = False  # the demo never needs the one-turn bank (tests switch it on)
     output = io.StringIO()
     call_command("demo_setup", "--size", "300", "--per-label", "3", stdout=output)
     return output.getvalue()
@@ -39,6 +40,7 @@ def test_demo_setup_builds_the_whole_loop_leaves_content_on_every_page_and_a_rer
     campaign = Campaign.objects.get(name="Demo campaign")
     assert campaign.status == Campaign.OPEN
     hits = list(HIT.objects.filter(campaign=campaign).order_by("position", "pk"))
+    real_quiz_pool_only(campaign)
     assert len(hits) >= 4 and all(hit.assignments.count() == 0 for hit in hits[-2:])  # seats open for people
     assert Assignment.objects.done().filter(hit__campaign=campaign).count() == 3 * (len(hits) - 2)
     assert AggregatedLabel.objects.filter(campaign=campaign).exclude(dawid_skene_label="").exists()
@@ -65,6 +67,33 @@ def test_demo_setup_builds_the_whole_loop_leaves_content_on_every_page_and_a_rer
     assert researcher.is_staff and researcher.check_password("demo-researcher")
     assert not django_user_model.objects.get(username="annotator1").is_staff
     every_page_in_the_navigation_has_content(campaign, client, django_user_model)
+
+
+def real_quiz_pool_only(campaign):
+    """Every quiz screen of the demo is a whole corpus dialogue from the imported pool, never a
+    one-turn bank item, and no quiz dialogue is also work."""
+    from labeling.models import HITItem, QuizQuestion
+
+    quiz = HITItem.objects.filter(hit__campaign=campaign, quiz_question__isnull=False)
+    assert quiz.count() == campaign.quiz_per_hit * campaign.hits.count()
+    assert not quiz.filter(quiz_question__dialogue__isnull=True).exists()
+    assert set(quiz.values_list("quiz_question__source", flat=True)) == {QuizQuestion.IMPORTED}
+    work = set(HITItem.objects.filter(hit__campaign=campaign, quiz_question__isnull=True).values_list("dialogue_id"))
+    assert not work & set(quiz.values_list("dialogue_id"))
+
+
+@pytest.mark.django_db
+def test_it_builds_only_the_campaign_with_a_real_quiz_pool_when_asked(settings, tmp_path, run_jobs_at_once):
+    from labeling.models import Assignment, Campaign
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.QUIZ_DEMO_BANK = False
+    call_command("demo_setup", "--size", "300", "--per-label", "3", "--campaign-only", stdout=io.StringIO())
+    campaign = Campaign.objects.get(name="Demo campaign")
+    assert campaign.status == Campaign.OPEN and campaign.hits.exists()
+    assert not Assignment.objects.exists()  # stopped before the simulated crowd
+    real_quiz_pool_only(campaign)
+    assert (tmp_path / "media" / "demo" / "quiz_pool.csv").is_file()
 
 
 def every_page_in_the_navigation_has_content(campaign, client, django_user_model):

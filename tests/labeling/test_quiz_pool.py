@@ -1,7 +1,10 @@
 """The secret quiz pool: real dialogues as quiz items, caps, retirement, no repeats, import_quiz,
 and an attacker's walk through a HIT that tries to spot the quiz screens."""
 
+import os
 import re
+import subprocess
+import sys
 from collections import Counter
 
 import pytest
@@ -12,9 +15,11 @@ from django.urls import reverse
 
 from annotation.models import Label, ModelVersion, Prediction
 from labeling import quiz_pool
-from labeling.bundling import choice_order, quiz_choices
-from labeling.models import AggregatedLabel, Assignment, HITItem, QuizQuestion, Worker
-from labeling.services import build_hits, claim_next_hit, submit_assignment
+from labeling.bundling import choice_order
+from labeling.campaigns import create_campaign
+from labeling.models import AggregatedLabel, Assignment, Campaign, HITItem, QuizQuestion, Response, Worker
+from labeling.services import build_hits, claim_next_hit, save_response, submit_assignment
+from tests.conftest import REPO_ROOT
 from tests.labeling.hit_factory import FALLBACK, answer_everything, make_dialogues, open_campaign
 from tests.threads import run_together
 
@@ -27,11 +32,11 @@ def _pool_only(settings):
     settings.QUIZ_POOL_LOW = 5
 
 
-def make_pool(count: int, prefix: str = "pq") -> list[QuizQuestion]:
-    sad = Label.objects.get(name="Sad")
+def make_pool(count: int, prefix: str = "pq", label: str = "Sad") -> list[QuizQuestion]:
+    gold = Label.objects.get(name=label)
     return [
         QuizQuestion.objects.create(
-            dialogue=dialogue, text=dialogue.turns.last().text, gold_label=sad, source=QuizQuestion.IMPORTED
+            dialogue=dialogue, text=dialogue.turns.last().text, gold_label=gold, source=QuizQuestion.IMPORTED
         )
         for dialogue in make_dialogues(count, prefix=prefix)
     ]
@@ -44,12 +49,6 @@ def pool_items():
 # --- the pure core ------------------------------------------------------------------------------
 
 
-def test_quiz_choices_keep_the_suggestions_and_guarantee_the_answer():
-    assert quiz_choices(["Sad", "Lonely", "Afraid"], "Lonely", FALLBACK) == ["Lonely", "Sad", "Afraid"]
-    assert set(quiz_choices(["Sad", "Lonely", "Afraid"], "Furious", FALLBACK)) == {"Furious", "Sad", "Lonely"}
-    assert set(quiz_choices([], "Sad", FALLBACK)) == {"Sad", "Neutral", "Joyful"}
-
-
 def test_choice_order_depends_on_the_key_not_on_rank_or_answer():
     choices = ["Sad", "Lonely", "Afraid"]
     orders = Counter(tuple(choice_order(choices, f"key{i}".encode())) for i in range(600))
@@ -57,25 +56,118 @@ def test_choice_order_depends_on_the_key_not_on_rank_or_answer():
     assert choice_order(choices, b"k") == choice_order(list(reversed(choices)), b"k")  # rank does not matter
 
 
+def test_with_debug_on_the_one_turn_bank_stays_off_so_the_demo_draws_from_its_pool():
+    environment = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "QUIZ_DEMO_BANK", "SECRET_KEY"}}
+    code = "import config.settings as s; print(s.DEBUG, s.QUIZ_DEMO_BANK)"
+    shown = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, env=environment | {"DEBUG": "1"}, capture_output=True, text=True
+    )
+    assert shown.stdout.split() == ["True", "False"], shown.stderr
+
+
 # --- drawing, caps, retirement ------------------------------------------------------------------
 
 
-@pytest.mark.django_db
-def test_a_quiz_item_is_a_real_dialogue_with_its_answer_among_suggestions_built_like_work_items():
-    weak = ModelVersion.objects.create(name="weak", kind=ModelVersion.WEAK)
-    (question,) = make_pool(1)
+def suggest(turn, names: list[str]) -> None:
+    """The newest weak labeler's top 3 for `turn`, best first."""
+    weak = ModelVersion.objects.filter(kind=ModelVersion.WEAK).first()
+    weak = weak or ModelVersion.objects.create(name="weak", kind=ModelVersion.WEAK)
+    top_k = [[name, p] for name, p in zip(names, (0.9, 0.05, 0.03), strict=True)]
     Prediction.objects.create(
-        turn=question.dialogue.turns.last(),
-        model_version=weak,
-        label=Label.objects.get(name="Lonely"),
-        confidence=0.9,
-        top_k=[["Lonely", 0.9], ["Afraid", 0.05], ["Joyful", 0.03]],
+        turn=turn, model_version=weak, label=Label.objects.get(name=names[0]), confidence=0.9, top_k=top_k
     )
-    campaign = open_campaign(dialogues_per_hit=3, quiz_per_hit=1)
-    (hit,) = build_hits(campaign, make_dialogues(3), seed=1)
-    item = hit.items.get(quiz_question__isnull=False)
-    assert item.dialogue_id == question.dialogue_id and item.target_turn == question.dialogue.turns.last()
-    assert set(item.choices) == {"Sad", "Lonely", "Afraid"}  # the answer replaces the weakest suggestion
+
+
+@pytest.mark.django_db
+def test_a_quiz_items_choices_are_built_exactly_as_a_work_items_without_forcing_the_answer():
+    (question,) = make_pool(1)  # known answer: Sad
+    (work,) = make_dialogues(1, prefix="w")
+    for dialogue in (question.dialogue, work):
+        suggest(dialogue.turns.last(), ["Lonely", "Afraid", "Joyful"])
+    campaign = open_campaign(dialogues_per_hit=1, quiz_per_hit=1)
+    (hit,) = build_hits(campaign, [work], seed=1)
+    quiz = hit.items.get(quiz_question__isnull=False)
+    plain = hit.items.get(quiz_question__isnull=True)
+    assert quiz.dialogue_id == question.dialogue_id and quiz.target_turn == question.dialogue.turns.last()
+    assert quiz.choices == plain.choices == ["Lonely", "Afraid", "Joyful"]  # Sad is not slipped in
+
+
+@pytest.mark.django_db
+def test_without_suggestions_a_quiz_item_offers_the_fallback_three_like_a_work_item():
+    (question,) = make_pool(1, label="Proud")  # not one of the fallback three
+    campaign = open_campaign(dialogues_per_hit=2, quiz_per_hit=1)
+    (hit,) = build_hits(campaign, make_dialogues(2, prefix="w"), seed=1)
+    assert {tuple(item.choices) for item in hit.items.all()} == {tuple(FALLBACK)}
+
+
+def intents_only_campaign(**fields):
+    intents = Label.objects.filter(kind=Label.INTENT, is_active=True)
+    names = list(intents.order_by("name").values_list("name", flat=True)[:3])
+    return create_campaign("Intents", labels=intents, fallback_choices=names, **fields)
+
+
+@pytest.mark.django_db
+def test_an_intents_only_campaign_draws_only_intent_quiz_items():
+    make_pool(6, prefix="emo", label="Sad")
+    intent = Label.objects.filter(kind=Label.INTENT, is_active=True).order_by("name").last()
+    make_pool(2, prefix="int", label=intent.name)
+    campaign = intents_only_campaign(dialogues_per_hit=1, quiz_per_hit=1)
+    build_hits(campaign, make_dialogues(2, prefix="w"), seed=4)
+    drawn = HITItem.objects.filter(hit__campaign=campaign, quiz_question__isnull=False)
+    assert drawn.count() == 2 and {item.quiz_question.gold_label for item in drawn} == {intent}
+    assert all(set(item.choices) <= set(campaign.fallback_choices) for item in drawn)
+
+
+@pytest.mark.django_db
+def test_it_refuses_to_build_hits_when_too_few_quiz_items_fit_the_label_set():
+    make_pool(5, label="Sad")  # plenty of items, none an intent
+    campaign = intents_only_campaign(dialogues_per_hit=1, quiz_per_hit=1)
+    with pytest.raises(quiz_pool.PoolTooSmall, match="pool has 0 usable ones with an answer in the campaign's label"):
+        build_hits(campaign, make_dialogues(1, prefix="w"))
+    assert not campaign.hits.exists() and set(pool_items().values_list("exposures", flat=True)) == {0}
+
+
+@pytest.mark.django_db
+def test_the_campaign_form_says_why_when_the_label_set_lacks_quiz_items_and_saves_nothing(client, researcher):
+    make_pool(5, label="Sad")
+    intents = Label.objects.filter(kind=Label.INTENT, is_active=True).order_by("name")
+    make_dialogues(2, prefix="w")
+    client.force_login(researcher)
+    response = client.post(
+        reverse("labeling:campaign_create"),
+        {"name": "Intents", "labels": [label.pk for label in intents],
+         "fallback_choices": ", ".join(label.name for label in intents[:3]), "dialogues_per_hit": 3,
+         "quiz_per_hit": 1, "workers_per_hit": 3, "reward": "0.40", "bonus": "0.10", "quiz_pass_mark": 1,
+         "time_limit_minutes": 30, "tie_break_workers": 2, "selection": "recent", "dialogue_count": 2},
+    )  # fmt: skip
+    assert response.status_code == 200
+    assert "with an answer in the campaign&#x27;s label set" in response.content.decode()
+    assert not Campaign.objects.filter(name="Intents").exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("how", "given"),
+    [("list", "Proud"), ("typed", "  proud "), ("top3", None)],
+)
+def test_a_right_answer_given_through_other_scores_as_right(how, given):
+    (question,) = make_pool(1, label="Proud")  # not among the fallback three the screen offers
+    campaign = open_campaign(dialogues_per_hit=1, quiz_per_hit=1)
+    build_hits(campaign, make_dialogues(1, prefix="w"), seed=2)
+    assignment = claim_next_hit(Worker.objects.create(external_id="w1"), campaign)
+    for item in assignment.hit.items.all():
+        if not item.is_quiz:
+            save_response(assignment, item, label_name=item.choices[0], method=Response.TOP3)
+        elif how == "list":
+            save_response(assignment, item, label_name=given, method=Response.OTHER_LIST)
+        elif how == "typed":
+            save_response(assignment, item, new_label_text=given, method=Response.OTHER_NEW)
+        else:  # a wrong pick among the three
+            save_response(assignment, item, label_name=item.choices[0], method=Response.TOP3)
+    result = submit_assignment(assignment)
+    assert (result.quiz_correct, result.quiz_total) == ((0, 1) if how == "top3" else (1, 1))
+    quiz_answer = Response.objects.get(assignment=assignment, item__quiz_question=question)
+    assert quiz_answer.method == (Response.TOP3 if how == "top3" else Response.OTHER_LIST)
 
 
 @pytest.mark.django_db

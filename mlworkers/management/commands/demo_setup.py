@@ -1,7 +1,7 @@
 """`make demo`'s setup, idempotent: the demo accounts, the generated demo corpus (plus the
 hand-written films in demo/subtitles) ingested, and the whole loop built by one `demo_build` job
-(mlworkers/demo.py): weak labeler → demo campaign → simulated crowd → aggregation and payments →
-gold split → SBERT expansion → self-labeling rounds → bulk annotation → exports.
+(mlworkers/demo.py): weak labeler → quiz pool (imported from the corpus's truth) → demo campaign →
+simulated crowd → aggregation and payments → gold split → SBERT expansion → self-labeling rounds → bulk annotation → exports.
 
 It returns only when that job has finished. When no worker picks the job up within a few seconds
 it starts one of its own for the time (`--with-worker` starts it at once) and stops it after.
@@ -43,6 +43,11 @@ class Command(BaseCommand):
         parser.add_argument("--per-label", type=int, default=9, help="campaign candidates per label (9)")
         parser.add_argument("--with-worker", action="store_true", help="start a worker at once, stop it after")
         parser.add_argument("--no-wait", action="store_true", help="queue the demo job and return")
+        parser.add_argument(
+            "--campaign-only",
+            action="store_true",
+            help="stop once the demo campaign's HITs are built, before the simulated crowd (bench/quiz_tells.py)",
+        )
 
     def handle(self, *args, **options):
         started = time.perf_counter()
@@ -65,11 +70,13 @@ class Command(BaseCommand):
 
     def _demo_job(self, folder: Path, options) -> JobRun:
         done = JobRun.objects.filter(kind="demo_build").exclude(status__in=[JobRun.FAILED, JobRun.CANCELLED])
-        job = done.order_by("-pk").first()
+        same = (j for j in done.order_by("-pk") if j.parameters.get("campaign_only", False) == options["campaign_only"])
+        job = next(same, None)
         if job is not None:
             self.stdout.write(f"demo job {job.pk} is {job.status}: not queued again")
             return job
         parameters = {"truth_path": str(folder / TRUTH_FILE), "per_label": options["per_label"]}
+        parameters["campaign_only"] = options["campaign_only"]
         user = get_user_model().objects.get(username=DEMO_USERNAME)
         job = start_job("demo_build", parameters, user=user)
         self.stdout.write(f"queued the demo job as job {job.pk} (follow it on /jobs/{job.pk}/)")
