@@ -232,6 +232,7 @@ class ModelVersion(models.Model):
     SKILL = "skill"
     NLI = "nli"
     SUGGESTER = "suggester"
+    RESPONSE = "response"
     KIND_CHOICES = [
         (WEAK, "Weak sentence labeler"),
         (DIALOGUE, "Dialogue classifier"),
@@ -239,6 +240,7 @@ class ModelVersion(models.Model):
         (SKILL, "Skill classifier"),
         (NLI, "NLI (contradiction) classifier"),
         (SUGGESTER, "Suggestion model (learned from gold)"),
+        (RESPONSE, "Dialogue response models (dataset utility, Table 7)"),
     ]
 
     kind = models.CharField(max_length=16, choices=KIND_CHOICES)

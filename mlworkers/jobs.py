@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from jobs.registry import JobParameters, register
-from mlworkers import botstalk, bulk, demo, pipeline, suggestions  # noqa: F401  (demo declares demo_build)
+from mlworkers import botstalk, bulk, dataset_utility, demo, pipeline, suggestions  # noqa: F401  (demo declares demo_build)
 
 SearchMethod = Literal["faiss", "chunked", "brute"]
 ModelVersionId = Field(None, ge=1, title="Model version id", description="empty: the newest one of the right kind")
@@ -217,3 +217,6 @@ register("skill_train", queue="ml", parameters=SkillTrainParameters, startable=T
 register("nli_train", queue="ml", parameters=NliTrainParameters, startable=True)(botstalk.nli_train)
 register("botstalk", queue="ml", parameters=BotsTalkParameters, startable=True)(botstalk.botstalk)
 register("skill_label", queue="ml", parameters=SkillLabelParameters, startable=True)(botstalk.skill_label)
+register("dataset_utility", queue="ml", parameters=dataset_utility.DatasetUtilityParameters, startable=True)(
+    dataset_utility.dataset_utility
+)

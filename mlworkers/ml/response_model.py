@@ -143,7 +143,8 @@ class ResponseTransformer(nn.Module):
         return self.transformer.encoder(self._embed(source), src_key_padding_mask=padding), padding
 
     def decode(self, memory: torch.Tensor, source_padding: torch.Tensor, target_in: torch.Tensor) -> torch.Tensor:
-        causal = nn.Transformer.generate_square_subsequent_mask(target_in.shape[1], device=target_in.device)
+        length = target_in.shape[1]
+        causal = torch.ones(length, length, dtype=torch.bool, device=target_in.device).triu(1)
         hidden = self.transformer.decoder(
             self._embed(target_in), memory, tgt_mask=causal, tgt_is_causal=True,
             tgt_key_padding_mask=target_in == PAD_ID, memory_key_padding_mask=source_padding,
@@ -174,7 +175,13 @@ def batches(encoded: Sequence[tuple[list[int], list[int]]], size: int, rng: rand
         yield source, target[:, :-1], target[:, 1:]
 
 
+def device_of(model: nn.Module) -> torch.device:
+    return next(model.parameters(), torch.empty(0)).device
+
+
 def loss_sum(model: nn.Module, source, target_in, target_out) -> tuple[torch.Tensor, int]:
+    device = device_of(model)
+    source, target_in, target_out = source.to(device), target_in.to(device), target_out.to(device)
     logits = model(source, target_in)
     total = F.cross_entropy(
         logits.reshape(-1, logits.shape[-1]), target_out.reshape(-1), ignore_index=PAD_ID, reduction="sum"
@@ -235,7 +242,7 @@ def _train_epoch(model, optimizer, train, batch_size: int, rng: random.Random) -
         (loss / max(tokens, 1)).backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
-        total, count = total + float(loss), count + tokens
+        total, count = total + float(loss.detach()), count + tokens
     return total / max(count, 1)
 
 
@@ -261,12 +268,13 @@ def _record_epoch(
 @torch.no_grad()
 def generate(model: ResponseTransformer, source_ids: Sequence[int], settings: BeamSettings) -> list[int]:
     model.eval()
-    memory, padding = model.encode(torch.tensor([list(source_ids)], dtype=torch.long))
+    device = device_of(model)
+    memory, padding = model.encode(torch.tensor([list(source_ids)], dtype=torch.long, device=device))
 
     def step(prefixes: torch.Tensor) -> torch.Tensor:
         beams = prefixes.shape[0]
-        logits = model.decode(memory.expand(beams, -1, -1), padding.expand(beams, -1), prefixes)
-        return torch.log_softmax(logits[:, -1], dim=-1)
+        logits = model.decode(memory.expand(beams, -1, -1), padding.expand(beams, -1), prefixes.to(device))
+        return torch.log_softmax(logits[:, -1].float(), dim=-1).cpu()
 
     return beam_search(step, BOS_ID, EOS_ID, settings)
 
@@ -306,9 +314,9 @@ def save_model(model: ResponseTransformer, tokenizer, directory: Path) -> None:
     torch.save(model.state_dict(), directory / WEIGHTS_FILE)
 
 
-def load_model(directory: Path) -> tuple[ResponseTransformer, object]:
+def load_model(directory: Path, device: str | torch.device = "cpu") -> tuple[ResponseTransformer, object]:
     from tokenizers import Tokenizer
 
     model = ResponseTransformer(ModelConfig(**json.loads((directory / CONFIG_FILE).read_text())))
-    model.load_state_dict(torch.load(directory / WEIGHTS_FILE, weights_only=True))
-    return model.eval(), Tokenizer.from_file(str(directory / TOKENIZER_FILE))
+    model.load_state_dict(torch.load(directory / WEIGHTS_FILE, weights_only=True, map_location="cpu"))
+    return model.to(device).eval(), Tokenizer.from_file(str(directory / TOKENIZER_FILE))
