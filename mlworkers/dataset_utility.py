@@ -20,7 +20,6 @@ MEDIA_ROOT/dataset_utility/job-<id>/, so a requeued or retried job goes on at th
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from pydantic import Field, model_validator
@@ -33,11 +32,18 @@ DATASET_HELP = "raw, gold, gold_silver, label:<name> or pairs:<path of a SubTle 
 
 class DatasetUtilityParameters(JobParameters):
     pretrain: str = Field("raw", max_length=500, title="Pre-training dataset", description=DATASET_HELP)
-    finetune: list[str] = Field(
-        ["gold"], min_length=1, max_length=8, title="Fine-tuning datasets", description="one row each; " + DATASET_HELP
+    finetune: str = Field(
+        "gold",
+        min_length=1,
+        max_length=2000,
+        title="Fine-tuning datasets",
+        description="commas between; a row each: " + DATASET_HELP,
     )
-    test_sets: list[str] = Field(
-        [], max_length=8, title="Other test sets", description="zero-shot columns besides the fine-tuning datasets'"
+    test_sets: str = Field(
+        "",
+        max_length=2000,
+        title="Other test sets",
+        description="commas between: zero-shot columns besides the fine-tuning datasets'",
     )
     layers: int = Field(4, ge=1, le=24, title="Layers", description="encoder and decoder each (the paper's 4)")
     heads: int = Field(6, ge=1, le=32, title="Attention heads", description="the paper's 6")
@@ -67,9 +73,16 @@ class DatasetUtilityParameters(JobParameters):
 
     @model_validator(mode="after")
     def _heads_divide_hidden(self):
+        if not names(self.finetune):
+            raise ValueError("name at least one fine-tuning dataset")
         if self.hidden % self.heads:
             raise ValueError(f"the hidden size ({self.hidden}) must be a multiple of the heads ({self.heads})")
         return self
+
+
+def names(text: str) -> list[str]:
+    """The dataset names of a comma-separated parameter, in order, each once."""
+    return list(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
 
 
 def dataset_utility(job: JobRun, **parameters: Any) -> dict[str, Any]:
@@ -85,11 +98,10 @@ def dataset_utility(job: JobRun, **parameters: Any) -> dict[str, Any]:
 def reproduce_command(parameters: dict[str, Any]) -> str:
     """The `manage.py dataset_utility` line that runs these parameters again."""
     parts = ["python manage.py dataset_utility"]
-    for key, value in parameters.items():
-        if value is None or value == [] or value == "":
-            continue
-        values: Iterable = value if isinstance(value, list) else [value]
-        parts.extend(f"--{key.replace('_', '-')} {_quoted(item)}" for item in values)
+    for key in DatasetUtilityParameters.model_fields:  # the schema's order (a JSON column keeps none)
+        value = parameters.get(key)
+        if value is not None and value != "":
+            parts.append(f"--{key.replace('_', '-')} {_quoted(value)}")
     return " ".join(parts)
 
 

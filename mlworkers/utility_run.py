@@ -16,7 +16,7 @@ from annotation import splits
 from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn, TurnLabel
 from jobs.models import JobRun
 from jobs.runtime import JobCannotRun, report_progress
-from mlworkers.dataset_utility import reproduce_command
+from mlworkers.dataset_utility import names, reproduce_command
 from mlworkers.ml import response_model as rm
 from mlworkers.ml.decoding import BeamSettings
 from mlworkers.ml.loading import pick_device
@@ -105,7 +105,7 @@ def run(job: JobRun, parameters: dict[str, Any]) -> dict[str, Any]:
     data = run.datasets()
     tokenizer = run.tokenizer(data)
     models = {PRETRAINED: run.stage(PRETRAINED, data[parameters["pretrain"]], tokenizer, None)}
-    for name in parameters["finetune"]:
+    for name in names(parameters["finetune"]):
         models[f"finetuned_{name}"] = run.stage(f"finetuned_{name}", data[name], tokenizer, models[PRETRAINED])
     table = run.table(models, data, tokenizer)
     version = run.store(models, tokenizer, table, data)
@@ -123,19 +123,20 @@ class UtilityRun:
             max_epochs=parameters["max_epochs"], patience=parameters["patience"], lr=parameters["lr"],
             batch_size=parameters["batch_size"], seed=parameters["seed"],
         )  # fmt: skip
-        self.stages = 1 + len(parameters["finetune"])
+        self.finetune, self.extra_tests = names(parameters["finetune"]), names(parameters["test_sets"])
+        self.stages = 1 + len(self.finetune)
         self.total = self.stages * parameters["max_epochs"] + 1
         self.epochs_done = 0
         self.device = pick_device(settings.ML_DEVICE)
         torch.manual_seed(parameters["seed"])
 
     def test_sets(self) -> list[str]:
-        return list(dict.fromkeys([*self.p["finetune"], *self.p["test_sets"]]))
+        return list(dict.fromkeys([*self.finetune, *self.extra_tests]))
 
     def datasets(self) -> dict[str, Splits]:
-        names = dict.fromkeys([self.p["pretrain"], *self.p["finetune"], *self.p["test_sets"]])
-        data = {name: dataset_pairs(name, self.p["max_pairs"]) for name in names}
-        for name in [self.p["pretrain"], *self.p["finetune"]]:
+        wanted = dict.fromkeys([self.p["pretrain"], *self.finetune, *self.extra_tests])
+        data = {name: dataset_pairs(name, self.p["max_pairs"]) for name in wanted}
+        for name in [self.p["pretrain"], *self.finetune]:
             if not data[name]["train"] or not data[name]["validation"]:
                 raise JobCannotRun(f"dataset {name!r} has {split_summary(data[name])} pairs: nothing to train on")
         for name in self.test_sets():
@@ -149,7 +150,7 @@ class UtilityRun:
         path = self.folder / rm.TOKENIZER_FILE
         if path.exists():
             return Tokenizer.from_file(str(path))
-        texts = (t for name in (self.p["pretrain"], *self.p["finetune"]) for pair in data[name]["train"] for t in (*pair.context[-1:], pair.response))  # fmt: skip
+        texts = (t for name in (self.p["pretrain"], *self.finetune) for pair in data[name]["train"] for t in (*pair.context[-1:], pair.response))  # fmt: skip
         tokenizer = rm.train_tokenizer(texts, self.p["vocab_size"])
         tokenizer.save(str(path))
         return tokenizer
@@ -207,7 +208,7 @@ class UtilityRun:
         bundle = ModelBundle(models, tokenizer)
         version = register_model_version(
             ModelVersion.RESPONSE,
-            self.p["name"] or f"Dialogue models: {self.p['pretrain']} -> {', '.join(self.p['finetune'])}",
+            self.p["name"] or f"Dialogue models: {self.p['pretrain']} -> {', '.join(self.finetune)}",
             bundle,
             base_model="from scratch (encoder-decoder Transformer)",
             label_names=list(models),

@@ -133,6 +133,11 @@ class ResponseTransformer(nn.Module):
             batch_first=True, norm_first=True,
         )  # fmt: skip
         self.norm = nn.LayerNorm(config.hidden)
+        # small embeddings (scaled up on input): the shared output layer starts near uniform
+        nn.init.normal_(self.embedding.weight, 0.0, config.hidden**-0.5)
+        nn.init.normal_(self.position.weight, 0.0, 0.02)
+        with torch.no_grad():
+            self.embedding.weight[PAD_ID].zero_()
 
     def _embed(self, ids: torch.Tensor) -> torch.Tensor:
         positions = torch.arange(ids.shape[1], device=ids.device)

@@ -21,6 +21,7 @@ from mlworkers.ml.response_model import (
     save_model,
     train_tokenizer,
 )
+from tests.mlworkers.tiny_models import one_torch_thread
 
 TEN_PAIRS = [
     Pair(("hello there",), "hi how are you"),
@@ -34,7 +35,20 @@ TEN_PAIRS = [
     Pair(("why are you late",), "the bridge was closed"),
     Pair(("do you trust him",), "not for a second"),
 ]
-TINY = dict(layers=1, heads=2, hidden=32, ffn=64, dropout=0.0, max_context_tokens=16, max_response_tokens=10)
+TINY = {
+    "layers": 1,
+    "heads": 2,
+    "hidden": 32,
+    "ffn": 64,
+    "dropout": 0.0,
+    "max_context_tokens": 16,
+    "max_response_tokens": 10,
+}
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    yield from one_torch_thread()
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +62,9 @@ def test_pairs_of_a_dialogue_are_each_turn_after_the_first_with_the_turns_before
 
 def test_the_context_is_cut_from_the_left_and_the_target_ends_with_eos(tokenizer):
     config = ModelConfig(vocab_size=tokenizer.get_vocab_size(), max_context_tokens=3, max_response_tokens=4)
-    source, target = encode_pair(Pair(("hello there", "where were you"), "they burned in the garden"), tokenizer, config)
+    source, target = encode_pair(
+        Pair(("hello there", "where were you"), "they burned in the garden"), tokenizer, config
+    )
     assert source == tokenizer.encode("where were you").ids[-3:]
     assert len(target) == 4 and target[-1] == EOS_ID
 

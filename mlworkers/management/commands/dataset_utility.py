@@ -1,12 +1,10 @@
-"""python manage.py dataset_utility [--pretrain raw] [--finetune gold ...] [--test-sets pairs:FILE ...] [--no-wait] ...
+"""python manage.py dataset_utility [--pretrain raw] [--finetune gold,label:Joyful] [--test-sets pairs:FILE] [--no-wait] ...
 
 Queues the `dataset_utility` job (the EDOS paper's Table 7) for a worker on the `ml` queue and
-follows it. Every flag is a parameter of the job (`--max-epochs 3`, `--beam-size 8`, ...); a list
-parameter takes one value per flag (`--finetune gold --finetune label:Joyful`). The stored result
+follows it. Every flag is a parameter of the job (`--max-epochs 3`, `--beam-size 8`, ...); the dataset lists take commas
+(`--finetune gold,label:Joyful`). The stored result
 names the command that reproduces it.
 """
-
-import typing
 
 from django.core.management.base import BaseCommand
 
@@ -20,9 +18,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         for name, field in DatasetUtilityParameters.model_fields.items():
             flag = "--" + name.replace("_", "-")
-            listed = typing.get_origin(field.annotation) is list
             text = f"{field.title or name}: {field.description or ''} (default {field.default})"
-            parser.add_argument(flag, dest=name, action="append" if listed else "store", help=text)
+            parser.add_argument(flag, dest=name, help=text.replace("%", "%%"))
         parser.add_argument("--no-wait", action="store_true", help="queue the job and return")
 
     def handle(self, *args, **options) -> None:
