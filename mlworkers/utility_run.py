@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -198,7 +198,7 @@ class UtilityRun:
             for test in self.test_sets():
                 if (row, test) in done:
                     continue
-                self.progress(f"scoring {row} on {test}", self.p["max_epochs"] * self.stages - self.epochs_done)
+                self.progress(f"scoring {row} on {test}")
                 scores = rm.score(model, tokenizer, data[test]["test"], encode, beam, self.p["generate_limit"])
                 rows.append({"row": row, "test": test, **scores.rounded()})
                 scored_path.write_text(json.dumps(rows))
@@ -239,7 +239,7 @@ class ModelBundle:
 
 def _save_atomically(state: rm.TrainState, path: Path) -> None:
     partial = path.with_suffix(".partial")
-    torch.save(replace(state), partial)
+    torch.save(state, partial)
     partial.replace(path)
 
 
