@@ -145,21 +145,22 @@ def test_the_command_names_a_bad_parameter(db):
         call_command("dataset_utility", "--beam-size=0")
 
 
+def _stored_table_metrics():
+    return {
+        "table7": [
+            {"row": "pretrained", "test": "gold", "ppl": 81.25, "d1": 0.12, "d2": 0.3, "ses": 0.41, "pairs": 9},
+            {"row": "finetuned_gold", "test": "gold", "ppl": 42.5, "d1": 0.2, "d2": 0.5, "ses": 0.52, "pairs": 9},
+        ],
+        "test_sets": ["gold", "pairs:/data/p.jsonl"],
+        "command": "python manage.py dataset_utility --finetune gold",
+    }
+
+
 def _stored_table():
     return ModelVersion.objects.create(
-        kind=ModelVersion.RESPONSE,
-        name="table 7 run",
-        base_model="from scratch",
-        artifact_dir="models/99",
-        metrics={
-            "table7": [
-                {"row": "pretrained", "test": "gold", "ppl": 81.25, "d1": 0.12, "d2": 0.3, "ses": 0.41, "pairs": 9},
-                {"row": "finetuned_gold", "test": "gold", "ppl": 42.5, "d1": 0.2, "d2": 0.5, "ses": 0.52, "pairs": 9},
-            ],
-            "test_sets": ["gold", "pairs:/data/p.jsonl"],
-            "command": "python manage.py dataset_utility --finetune gold",
-        },
-    )
+        kind=ModelVersion.RESPONSE, name="table 7 run", base_model="from scratch", artifact_dir="models/99",
+        metrics=_stored_table_metrics(),
+    )  # fmt: skip
 
 
 def test_the_analysis_page_shows_the_stored_table_and_its_command(client, researcher, django_assert_max_num_queries):
@@ -185,3 +186,14 @@ def test_the_evaluation_page_leaves_the_response_models_out(client, researcher):
     client.force_login(researcher)
     page = client.get(reverse("annotation:analysis_evaluation")).content.decode()
     assert "table 7 run" not in page
+
+
+def test_the_page_table_has_a_column_group_per_test_set_and_a_gap_where_a_cell_is_missing():
+    from annotation.analysis.utility import utility_table
+
+    table = utility_table(_stored_table_metrics())
+    assert table.test_sets == ["gold", "pairs:/data/p.jsonl"]
+    assert [row.name for row in table.rows] == ["pretrained", "finetuned_gold"]
+    assert table.rows[0].cells[0] == {"ppl": 81.25, "d1": 0.12, "d2": 0.3, "ses": 0.41}
+    assert table.rows[0].cells[1] is None
+    assert utility_table({}) is None
