@@ -136,9 +136,12 @@ class UtilityRun:
     def datasets(self) -> dict[str, Splits]:
         wanted = dict.fromkeys([self.p["pretrain"], *self.finetune, *self.extra_tests])
         data = {name: dataset_pairs(name, self.p["max_pairs"]) for name in wanted}
-        for name in [self.p["pretrain"], *self.finetune]:
-            if not data[name]["train"] or not data[name]["validation"]:
-                raise JobCannotRun(f"dataset {name!r} has {split_summary(data[name])} pairs: nothing to train on")
+        for name in [*self.finetune, self.p["pretrain"]]:  # a curated set is the one likelier to be missing
+            train, validation = len(data[name]["train"]), len(data[name]["validation"])
+            if not train or not validation:
+                raise JobCannotRun(
+                    f"dataset {name!r} has {train} train and {validation} validation pairs: it needs both"
+                )
         for name in self.test_sets():
             if not data[name]["test"]:
                 raise JobCannotRun(f"dataset {name!r} has no test pairs")

@@ -197,3 +197,12 @@ def test_the_page_table_has_a_column_group_per_test_set_and_a_gap_where_a_cell_i
     assert table.rows[0].cells[0] == {"ppl": 81.25, "d1": 0.12, "d2": 0.3, "ses": 0.41}
     assert table.rows[0].cells[1] is None
     assert utility_table({}) is None
+
+
+def test_it_fails_naming_a_dataset_with_nothing_to_train_on(corpus):
+    job = _start(finetune="label:Nostalgic")
+    job.refresh_from_db()
+    assert (job.status, job.error) == (
+        JobRun.FAILED,
+        "dataset 'label:Nostalgic' has 0 train and 0 validation pairs: it needs both",
+    )
