@@ -25,6 +25,7 @@ from annotation.analysis.records import GOLD, KINDS, SILVER
 from annotation.analysis.sankey import first_labels, label_paths, sankey_figure, sankey_flows, standalone_html
 from annotation.analysis.skills import summarise as summarise_skills
 from annotation.analysis.statistics import dataset_statistics
+from annotation.analysis.utility import METRICS, utility_table
 from annotation.export.dialogues import DIALOGUE, TURN
 from annotation.export.jobs import exports_root
 from annotation.export.query import ExportError, ExportFilters, check_request
@@ -250,6 +251,17 @@ def analysis_evaluation(request: HttpRequest) -> HttpResponse:
     chart = _figure(confusion_figure(report)) if report and report.confusion else None
     context = {"versions": versions, "chosen": chosen, "report": report, "chart": chart}
     return render(request, "annotation/analysis/evaluation.html", context)
+
+
+@staff_member_required
+def analysis_utility(request: HttpRequest) -> HttpResponse:
+    """The dataset-utility table (Table 7) a `dataset_utility` job stored; the job runs from the Jobs page."""
+    versions = list(queries.utility_versions().only("pk", "name", "kind", "created_at", "metrics", "artifact_dir"))
+    chosen_id = request.GET.get("model_version")
+    chosen = next((v for v in versions if str(v.pk) == chosen_id), versions[0] if versions else None)
+    table = utility_table(chosen.metrics) if chosen else None
+    context = {"versions": versions, "chosen": chosen, "table": table, "metrics": METRICS}
+    return render(request, "annotation/analysis/utility.html", context)
 
 
 @staff_member_required

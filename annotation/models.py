@@ -233,6 +233,7 @@ class ModelVersion(models.Model):
     NLI = "nli"
     SUGGESTER = "suggester"
     ENCODER = "encoder"  # no weights of its own: the SBERT encoder's expansion calibration (metrics)
+    RESPONSE = "response"
     KIND_CHOICES = [
         (WEAK, "Weak sentence labeler"),
         (DIALOGUE, "Dialogue classifier"),
@@ -241,6 +242,7 @@ class ModelVersion(models.Model):
         (NLI, "NLI (contradiction) classifier"),
         (SUGGESTER, "Suggestion model (learned from gold)"),
         (ENCODER, "Sentence encoder (expansion calibration)"),
+        (RESPONSE, "Dialogue response models (dataset utility, Table 7)"),
     ]
 
     kind = models.CharField(max_length=16, choices=KIND_CHOICES)

@@ -16,7 +16,15 @@ from annotation.papers import (
     SELF_LABELS_PER_LABEL,
 )
 from jobs.registry import JobParameters, register
-from mlworkers import botstalk, bulk, demo, expansion_calibration, pipeline, suggestions  # noqa: F401  (demo_build)
+from mlworkers import (  # noqa: F401  (demo declares demo_build)
+    botstalk,
+    bulk,
+    dataset_utility,
+    demo,
+    expansion_calibration,
+    pipeline,
+    suggestions,
+)
 from mlworkers.ml.expansion_calibration import DEFAULT_PRECISION_MARGIN, MIN_MATCHES
 from mlworkers.ml.rounds import PAPER_SBERT_THRESHOLD, PAPER_SECOND_SBERT_THRESHOLD
 
@@ -296,3 +304,6 @@ register("skill_train", queue="ml", parameters=SkillTrainParameters, startable=T
 register("nli_train", queue="ml", parameters=NliTrainParameters, startable=True)(botstalk.nli_train)
 register("botstalk", queue="ml", parameters=BotsTalkParameters, startable=True)(botstalk.botstalk)
 register("skill_label", queue="ml", parameters=SkillLabelParameters, startable=True)(botstalk.skill_label)
+register("dataset_utility", queue="ml", parameters=dataset_utility.DatasetUtilityParameters, startable=True)(
+    dataset_utility.dataset_utility
+)

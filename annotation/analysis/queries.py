@@ -107,7 +107,13 @@ def example_turns(kind: str, wanted: ExampleFilter, model_version_id: int | None
 
 
 def evaluated_versions() -> QuerySet:
-    return ModelVersion.objects.exclude(metrics={}).order_by("-created_at", "-pk")
+    """Classifiers with evaluation metrics (the dialogue response models have their own page)."""
+    return ModelVersion.objects.exclude(metrics={}).exclude(kind=ModelVersion.RESPONSE).order_by("-created_at", "-pk")
+
+
+def utility_versions() -> QuerySet:
+    """The dialogue response models that carry a dataset-utility table, newest first."""
+    return ModelVersion.objects.filter(kind=ModelVersion.RESPONSE).order_by("-created_at", "-pk")
 
 
 def data_version() -> str:

@@ -19,6 +19,7 @@ PAGES = [
     ("annotation:analysis_gaps", []),
     ("annotation:analysis_examples", []),
     ("annotation:analysis_evaluation", []),
+    ("annotation:analysis_utility", []),
     ("annotation:analysis_exports", []),
 ]
 

@@ -123,6 +123,7 @@ def every_page_in_the_navigation_has_content(campaign, client, django_user_model
         "/corpus/analysis/examples/": ["confidence"],
         "/corpus/analysis/evaluation/": ["F1"],
         "/corpus/analysis/exports/": ["gold", "silver", "extended"],
+        "/corpus/analysis/dataset-utility/": ["Dataset utility", "finetuned_gold", "python manage.py dataset_utility"],
     }
     for url, expected in pages.items():
         response = client.get(url)

@@ -18,13 +18,15 @@ from tests.mlworkers.tiny_models import tiny_encoder_path
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 ORDER = ["weak_train", "weak_apply", "suggest_train", "rank_candidates", "gold_split", "calibrate_expansion", "sbert_expand",
-         "self_label_rounds", "bulk_annotate", "run_pipeline", "skill_train", "nli_train", "botstalk", "skill_label"]  # fmt: skip
+         "self_label_rounds", "bulk_annotate", "run_pipeline", "skill_train", "nli_train", "botstalk", "skill_label",
+         "dataset_utility"]  # fmt: skip
 CANNOT_RUN_ON_DEMO = {
     "suggest_train": "no crowd gold labels in the train split yet: the seed weak labeler stays the suggester",
     "calibrate_expansion": "the calibration needs crowd gold labels on at least two train or validation dialogues",
     "sbert_expand": "no crowd gold labels yet: aggregate a campaign first",
     "self_label_rounds": "the rounds need crowd gold labels in the train, validation and test splits",
     "bulk_annotate": "no dialogue classifier yet: run self_label_rounds first",
+    "dataset_utility": "dataset 'gold' has 0 train and 0 validation pairs: it needs both",
 }
 
 
