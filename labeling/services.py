@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from django.db import connection, transaction
-from django.db.models import Case, Exists, IntegerField, OuterRef, Subquery, Value, When
+from django.db.models import Case, Exists, IntegerField, Max, OuterRef, Subquery, Value, When
 from django.utils import timezone
 
 from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn
@@ -488,7 +488,7 @@ def save_response(
     """
     with _answering(assignment, item, assignment_locked) as assignment:
         label, text, method = _resolve_answer(item, label_name, new_label_text, method)
-        spent = _seconds(seconds_spent)
+        spent = _bounded_seconds(assignment, seconds_spent)
         # An update-or-create by hand (no savepoint): the assignment lock held here keeps every
         # other writer of this assignment's answers out until commit.
         response = hot_reads.response_to(assignment.pk, item.pk)
@@ -515,8 +515,8 @@ def save_pick(assignment_id: int, user_id: int, position: int, answer: str, *, s
     """
     from labeling import screens
 
-    if not connection.features.can_return_columns_from_insert:
-        return False  # SQLite before 3.35: no RETURNING to tell whether the row was written
+    if connection.vendor != "postgresql":
+        return False  # the statement bounds the seconds with PostgreSQL's date arithmetic
     route = hot_reads.route_of(assignment_id, user_id)
     if route is None or not route.uses_labels:
         return False
@@ -541,6 +541,7 @@ def save_pick(assignment_id: int, user_id: int, position: int, answer: str, *, s
         _empty_data(),
         _seconds(seconds_spent),
         now,
+        now,
     ]
     with connection.cursor() as cursor:
         cursor.execute(_pick_sql(), params)
@@ -557,14 +558,17 @@ def _pick_sql() -> str:
     lock = " FOR UPDATE OF a" if connection.features.has_select_for_update_of else ""
     response = quote(Response._meta.db_table)
     return (
-        f"WITH live AS (SELECT a.id FROM {quote(Assignment._meta.db_table)} a"
+        # `since`: the last answer received, or the acceptance (see _bounded_seconds)
+        f"WITH live AS (SELECT a.id, GREATEST(a.accepted_at, (SELECT MAX(r.answered_at) FROM {response} r"
+        f" WHERE r.assignment_id = a.id)) AS since FROM {quote(Assignment._meta.db_table)} a"
         f" JOIN {quote(Worker._meta.db_table)} w ON w.id = a.worker_id"
         f" WHERE a.id = %s AND a.accepted_at = %s AND w.user_id = %s AND a.hit_id = %s AND a.status = %s AND a.expires_at > %s{lock}),"
         f" picked AS (SELECT l.id FROM {quote(Label._meta.db_table)} l"
         " WHERE l.is_active AND LOWER(l.name) = %s ORDER BY l.id LIMIT 1)"
         f" INSERT INTO {response} (assignment_id, item_id, label_id, new_label_text, method, data, seconds_spent,"
         " answered_at)"
-        " SELECT live.id, %s, picked.id, '', %s, %s, %s, %s FROM live, picked WHERE true"
+        " SELECT live.id, %s, picked.id, '', %s, %s,"
+        " LEAST(%s, GREATEST(EXTRACT(EPOCH FROM (%s - live.since)), 0)), %s FROM live, picked WHERE true"
         " ON CONFLICT (assignment_id, item_id) DO UPDATE SET label_id = excluded.label_id,"
         " new_label_text = excluded.new_label_text, method = excluded.method,"
         f" seconds_spent = {response}.seconds_spent + excluded.seconds_spent, answered_at = excluded.answered_at"
@@ -605,7 +609,7 @@ def save_structured_response(
     """Record (or replace) a task type's own answer (`Response.data`, already checked by the
     type's clean_answer) to one screen of a live assignment; the same locking as save_response."""
     with _answering(assignment, item, assignment_locked) as assignment:
-        spent = _seconds(seconds_spent)
+        spent = _bounded_seconds(assignment, seconds_spent)
         response = Response.objects.filter(assignment=assignment, item=item).first()
         if response is None:
             return Response.objects.create(
@@ -641,8 +645,21 @@ def _seconds(seconds_spent: float) -> float:
     return min(max(float(seconds_spent), 0.0), 3600.0)
 
 
+def _bounded_seconds(assignment: Assignment, seconds_spent: float) -> float:
+    """The browser's seconds on a screen, never more than the server's own clock allows: the time
+    since this assignment's last answer was received (or since it was accepted). So the seconds
+    of all of an assignment's answers add up to at most the time it has been open, whatever the
+    page posts. Called under the assignment's row lock, so two answers cannot both count the
+    same interval."""
+    last = Response.objects.filter(assignment_id=assignment.pk).aggregate(last=Max("answered_at"))["last"]
+    since = max(assignment.accepted_at, last) if last else assignment.accepted_at
+    return min(_seconds(seconds_spent), max((timezone.now() - since).total_seconds(), 0.0))
+
+
 def _resolve_answer(item: HITItem, label_name: str | None, new_text: str, method: str) -> tuple[Label | None, str, str]:
     if method == Response.OTHER_NEW:
+        if any(ord(char) < 32 or ord(char) == 127 for char in new_text or ""):
+            raise SubmissionRefused("new_label_text: a new label cannot contain a NUL byte or other control character.")
         typed = " ".join((new_text or "").split())
         if not typed:
             raise SubmissionRefused("Type the new label, or pick one from the list.")

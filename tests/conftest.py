@@ -5,6 +5,9 @@ from pathlib import Path
 
 import pytest
 
+# shared fixtures that live beside the tests using them (the `clock` that moves timezone.now on)
+pytest_plugins = ["tests.labeling.clock"]
+
 EDOS_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "edos"
 EDOS_CSV = EDOS_DIR / "MTurk_groundtruth_labels_9K.csv"
 REPO_ROOT = Path(__file__).resolve().parents[1]
