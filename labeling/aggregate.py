@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import Label, TurnLabel
@@ -58,7 +59,8 @@ def load_answers(campaign: Campaign) -> list[CrowdAnswer]:
             "item__target_turn_id",
             "item__dialogue_id",
             "item__quiz_question__gold_label__name",
-            "assignment__worker_id",
+            # a platform landing's identity counts as the worker it was merged into
+            Coalesce("assignment__worker__merged_into_id", "assignment__worker_id"),
             "assignment_id",
             "label__name",
             "new_label_text",

@@ -17,8 +17,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Case, Exists, IntegerField, Max, OuterRef, Subquery, Value, When
+from django.db.models import (
+    Case,
+    DateTimeField,
+    Exists,
+    ExpressionWrapper,
+    IntegerField,
+    Max,
+    OuterRef,
+    Subquery,
+    Value,
+    When,
+)
 from django.utils import timezone
 
 from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn
@@ -28,7 +40,7 @@ from labeling import hot_reads, quiz_pool, seats
 from labeling.bundling import bundle_count, plan_bundles, top_choices
 from labeling.campaigns import campaign_labels, record_suggestion_model
 from labeling.hits import write_hits
-from labeling.models import HIT, Assignment, Campaign, HITItem, Response, Worker
+from labeling.models import HIT, Assignment, Campaign, HITItem, Publication, Response, Worker
 
 
 class SubmissionRefused(Exception):
@@ -412,10 +424,59 @@ def confirm_platform_submission(assignment: Assignment, *, confirmed_at: datetim
     )
     assignment.refresh_from_db(fields=["status", "platform_confirmed_at"])
     if updated:
+        _merge_proven_identity(assignment.worker)
+        # the quiz feedback shows from now on (see feedback_shown): its answers count as revealed
+        quiz_pool.record_reveals(wrong.question_id for wrong in quiz_result(assignment).wrong)
         return True
     if assignment.platform_confirmed_at is None:
         raise SubmissionRefused(f"Assignment {assignment.pk} is {assignment.status}; only submitted work is confirmed.")
     return False
+
+
+def _merge_proven_identity(identity: Worker) -> None:
+    """The platform confirmed work of this landing's identity: it is the platform id's worker.
+    Point it at the id's proven Worker (made now if it is the first), through which aggregation,
+    agreement and reports count it; its own account keeps its own pages (history, feedback)."""
+    if not identity.is_pending_identity:
+        return
+    proven, _ = Worker.objects.get_or_create(
+        platform=identity.platform,
+        external_id=identity.external_id,
+        landing_key="",
+        defaults={"signup_ip": identity.signup_ip, "signup_network": identity.signup_network},
+    )
+    Worker.objects.filter(pk=identity.pk, merged_into__isnull=True).update(merged_into=proven)
+    identity.merged_into = proven
+
+
+def feedback_shown(assignment: Assignment) -> bool:
+    """Whether the worker may see this submitted assignment's quiz score and answers: a site
+    worker's at once, a platform worker's only once the platform confirmed the submission (a
+    made-up worker id is never confirmed, so what it learns cannot pass to another seat)."""
+    if assignment.status not in Assignment.FINAL:
+        return False
+    return assignment.worker.platform == Worker.SITE or assignment.platform_confirmed_at is not None
+
+
+def free_unconfirmed_seats(campaign: Campaign, *, now: datetime | None = None) -> int:
+    """Expire submitted platform work of `campaign` that the platform does not know: submitted
+    more than PLATFORM_UNCONFIRMED_SEAT_HOURS ago, and a sync run at least that long after its
+    submission found no submission of the platform for it (real work is listed by the platform
+    from the moment it is accepted, so it is matched long before). Frees its seats well before
+    PLATFORM_UNMATCHED_EXPIRE_HOURS; a campaign never synced (a study made by hand) is left to
+    the researcher. Returns how many were expired."""
+    window = timedelta(hours=settings.PLATFORM_UNCONFIRMED_SEAT_HOURS)
+    now = now or timezone.now()
+    synced_later = Publication.objects.filter(
+        campaign_id=OuterRef("hit__campaign_id"),
+        platform=OuterRef("worker__platform"),
+        last_synced_at__gt=ExpressionWrapper(OuterRef("submitted_at") + window, output_field=DateTimeField()),
+    )
+    stale = Assignment.objects.pending_confirmation().filter(
+        Exists(synced_later), hit__campaign=campaign, platform_submission__isnull=True, submitted_at__lt=now - window
+    )
+    ids = list(stale.values_list("pk", flat=True))
+    return expire_unconfirmed(ids) if ids else 0
 
 
 def expire_unconfirmed(assignment_ids: list[int]) -> int:
@@ -750,7 +811,9 @@ def submit_assignment(assignment: Assignment) -> SubmissionResult:
         if updated != 1:
             raise SubmissionRefused("This HIT was already submitted or has expired.")
         # the feedback page shows these answers: each showing counts toward the item's retirement
-        quiz_pool.record_reveals(wrong.question_id for wrong in result.wrong)
+        # (a platform worker's only once the platform confirms it: confirm_platform_submission)
+        if current.worker.platform == Worker.SITE:
+            quiz_pool.record_reveals(wrong.question_id for wrong in result.wrong)
     # The caller's object now holds what the row holds (read under the lock, plus this update),
     # without reading it a third time.
     for model_field in Assignment._meta.concrete_fields:

@@ -571,11 +571,12 @@ def _redirect(request: HttpRequest, name: str, pk: int) -> HttpResponse:
 @login_required
 @require_GET
 def assignment_feedback(request: HttpRequest, pk: int) -> HttpResponse:
-    """After submission only: the quiz questions answered wrong, with the right label and why."""
+    """After submission only: the quiz questions answered wrong, with the right label and why; for
+    a crowd-platform worker only once the platform confirmed the submission (services.feedback_shown)."""
     assignment = _own_assignment(request, pk)
     if assignment.status not in Assignment.FINAL:
         return redirect("labeling:assignment_detail", pk=pk)
-    result = services.quiz_result(assignment)
+    result = services.quiz_result(assignment) if services.feedback_shown(assignment) else None
     return render(request, "labeling/feedback.html", {"assignment": assignment, "result": result})
 
 
