@@ -349,6 +349,10 @@ QUIZ_MAX_EXPOSURES = env_int("QUIZ_MAX_EXPOSURES", 3)
 QUIZ_RETIRE_AFTER_REVEALS = env_int("QUIZ_RETIRE_AFTER_REVEALS", 1)
 QUIZ_POOL_LOW = env_int("QUIZ_POOL_LOW", 100)
 QUIZ_DEMO_BANK = env_bool("QUIZ_DEMO_BANK", default=DEBUG)
+# Draw quiz items per seat: each of a HIT's seats gets its own quiz items at the same screens,
+# so what one worker learns from feedback answers nothing for another seat of that HIT. Takes
+# workers_per_hit times as many pool items per HIT (0: one set of quiz items per HIT, as before).
+QUIZ_ITEMS_PER_SEAT = env_bool("QUIZ_ITEMS_PER_SEAT", default=True)
 if QUIZ_MAX_EXPOSURES < 1 or QUIZ_RETIRE_AFTER_REVEALS < 1:
     raise ConfigError("QUIZ_MAX_EXPOSURES and QUIZ_RETIRE_AFTER_REVEALS must be at least 1")
 

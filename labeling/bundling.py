@@ -51,6 +51,15 @@ def plan_bundles(
     return bundles
 
 
+def quiz_sets_per_seat(quiz_set: Sequence, seats: int) -> list[list]:
+    """One HIT's drawn quiz items cut into `seats` equal sets, one per seat slot (1, 2, ...): no
+    two seats share an item. len(quiz_set) must be a multiple of `seats`."""
+    if seats < 1 or len(quiz_set) % seats:
+        raise ValueError(f"{len(quiz_set)} quiz items do not split into {seats} seats")
+    size = len(quiz_set) // seats
+    return [list(quiz_set[index * size : (index + 1) * size]) for index in range(seats)]
+
+
 def quiz_choices(ranked_names: Sequence[str], gold: str, fallback: Sequence[str]) -> list[str]:
     """A quiz dialogue's three choices, built like a work item's (its own suggestions, topped up
     from the fallback) with the known answer guaranteed among them: when the suggestions miss

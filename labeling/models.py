@@ -239,10 +239,13 @@ class HITItem(models.Model):
     # what an item of another task type holds (pairwise: both sides and which source is left);
     # read by the server only, never rendered as such
     payload = models.JSONField(default=dict, blank=True)
+    # 0: a screen every seat of the HIT sees (a work item); k >= 1: a quiz item only seat k sees,
+    # so no two seats of one HIT share a quiz item (what one learns in feedback helps no other)
+    seat = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
-        ordering = ["hit_id", "position"]
-        constraints = [models.UniqueConstraint(fields=["hit", "position"], name="hititem_unique_position")]
+        ordering = ["hit_id", "position", "seat"]
+        constraints = [models.UniqueConstraint(fields=["hit", "seat", "position"], name="hititem_unique_seat_position")]
 
     def __str__(self) -> str:
         return f"item {self.position} of HIT {self.hit_id}"
@@ -250,6 +253,11 @@ class HITItem(models.Model):
     @property
     def is_quiz(self) -> bool:
         return self.quiz_question_id is not None
+
+
+def seat_items_q(seat: int, prefix: str = "") -> models.Q:
+    """The HIT items one seat sees: the shared ones (seat 0) and its own quiz items."""
+    return models.Q(**{f"{prefix}seat__in": (0, seat)})
 
 
 def counted_assignment_q(prefix: str = "") -> models.Q:
@@ -316,6 +324,9 @@ class Assignment(models.Model):
     # the platform's own id of this work (MTurk assignmentId, Prolific SESSION_ID), bound at the
     # first landing: a later landing with another id cannot take the HIT over
     platform_assignment_id = models.CharField(max_length=64, blank=True)
+    # which of the HIT's seat slots this is: its quiz screens are the HIT's items of this seat
+    # (HITItem.seat); 0 on a HIT whose items all are shared. Chosen by the claim (labeling.seats)
+    seat = models.PositiveSmallIntegerField(default=0)
 
     objects = AssignmentQuerySet.as_manager()
 

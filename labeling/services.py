@@ -37,10 +37,10 @@ from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn
 from annotation.taxonomy import normalise_label_name
 from config import rows
 from labeling import hot_reads, quiz_pool, seats
-from labeling.bundling import bundle_count, plan_bundles, top_choices
+from labeling.bundling import bundle_count, plan_bundles, quiz_sets_per_seat, top_choices
 from labeling.campaigns import campaign_labels, record_suggestion_model
 from labeling.hits import write_hits
-from labeling.models import HIT, Assignment, Campaign, HITItem, Publication, Response, Worker
+from labeling.models import HIT, Assignment, Campaign, HITItem, Publication, Response, Worker, seat_items_q
 
 
 class SubmissionRefused(Exception):
@@ -74,20 +74,22 @@ def build_hits(
     rng = random.Random(seed)
     dialogues = list(dialogues)
     last_turns = _last_turns([d.pk for d in dialogues])
+    slots = campaign.workers_per_hit if settings.QUIZ_ITEMS_PER_SEAT else 1
     with transaction.atomic():
         # the quiz seats are reserved in the same transaction as the HITs: nothing is half-saved
         quiz_sets = quiz_pool.draw(
             bundle_count(len(dialogues), campaign.dialogues_per_hit),
-            campaign.quiz_per_hit,
+            campaign.quiz_per_hit * slots,
             campaign.workers_per_hit,
             rng=rng,
             exclude_dialogue_ids=[d.pk for d in dialogues],
         )
         quiz_by_id = {q.pk: q for quiz_set in quiz_sets for q in quiz_set}
         quiz_turns = _last_turns([q.dialogue_id for q in quiz_by_id.values() if q.dialogue_id is not None])
+        per_seat = [quiz_sets_per_seat(quiz_set, slots) for quiz_set in quiz_sets]
         bundles = plan_bundles(
             [d.pk for d in dialogues],
-            [[q.pk for q in quiz_set] for quiz_set in quiz_sets],
+            [[q.pk for q in seats_of_hit[0]] for seats_of_hit in per_seat],
             dialogues_per_hit=campaign.dialogues_per_hit,
             rng=rng,
         )
@@ -98,15 +100,25 @@ def build_hits(
             record_suggestion_model(campaign, suggester)
         fallback = campaign.fallback_choices
         screens = [
-            [_screen(planned, quiz_by_id, quiz_turns, last_turns, ranked, fallback) for planned in bundle]
-            for bundle in bundles
+            [_screen(planned, seats_of_hit, quiz_turns, last_turns, ranked, fallback) for planned in bundle]
+            for bundle, seats_of_hit in zip(bundles, per_seat, strict=True)
         ]
         return write_hits(campaign, screens)
 
 
-def _screen(planned, quiz_by_id, quiz_turns, last_turns, ranked, fallback) -> HITItem:
+def _screen(planned, seats_of_hit, quiz_turns, last_turns, ranked, fallback) -> HITItem | list[HITItem]:
+    """A work screen (one item every seat sees), or a quiz screen: with QUIZ_ITEMS_PER_SEAT one
+    item per seat slot at the same position, the planned (seat 1) item's place in each seat's set."""
     if planned.quiz_id is not None:
-        return quiz_pool.quiz_item(quiz_by_id[planned.quiz_id], quiz_turns, ranked, fallback)
+        index = [q.pk for q in seats_of_hit[0]].index(planned.quiz_id)
+        if len(seats_of_hit) == 1:
+            return quiz_pool.quiz_item(seats_of_hit[0][index], quiz_turns, ranked, fallback)
+        items = []
+        for slot, seat_set in enumerate(seats_of_hit, start=1):
+            item = quiz_pool.quiz_item(seat_set[index], quiz_turns, ranked, fallback)
+            item.seat = slot
+            items.append(item)
+        return items
     turn = last_turns[planned.dialogue_id]
     choices = _choices_for(turn, ranked.get(turn.pk, []), fallback)
     return HITItem(dialogue_id=planned.dialogue_id, target_turn=turn, choices=choices)
@@ -220,7 +232,10 @@ def claim_next_hit(
             return None
         minutes = hit.campaign.time_limit_minutes
         return Assignment.objects.create(
-            hit=hit, worker=locked_worker, expires_at=timezone.now() + timedelta(minutes=minutes)
+            hit=hit,
+            worker=locked_worker,
+            expires_at=timezone.now() + timedelta(minutes=minutes),
+            seat=seats.slot_for_new_seat(hit.pk),  # under the HIT's row lock, taken above
         )
 
 
@@ -581,7 +596,7 @@ def save_pick(assignment_id: int, user_id: int, position: int, answer: str, *, s
     route = hot_reads.route_of(assignment_id, user_id)
     if route is None or not route.uses_labels:
         return False
-    screen = screens.screens_of(route.hit).get(position)
+    screen = screens.screens_of(route.hit, route.seat).get(position)
     key = normalise_label_name(answer)
     if screen is None or not key or not key.isascii():  # SQLite's LOWER folds ASCII only
         return False
@@ -696,7 +711,7 @@ def _answering(assignment: Assignment, item: HITItem, assignment_locked: bool):
                 raise SubmissionRefused(reason)
         else:
             assignment = _lock_live(assignment)
-        if item.hit_id != assignment.hit_id:
+        if item.hit_id != assignment.hit_id or item.seat not in (0, assignment.seat):
             raise SubmissionRefused("That item is not part of this HIT.")
         yield assignment
 
@@ -789,7 +804,7 @@ def submit_assignment(assignment: Assignment) -> SubmissionResult:
         if Assignment.hit.is_cached(assignment):
             current.hit = assignment.hit  # what the quiz needs of it (items, task type) never changes
         unanswered = (
-            HITItem.objects.filter(hit_id=current.hit_id)
+            HITItem.objects.filter(seat_items_q(current.seat), hit_id=current.hit_id)
             .exclude(responses__assignment=current)
             .values_list("position", flat=True)
         )
@@ -837,7 +852,7 @@ def quiz_result(assignment: Assignment) -> SubmissionResult:
         )
     }
     quiz_items = (
-        HITItem.objects.filter(hit_id=assignment.hit_id, quiz_question__isnull=False)
+        HITItem.objects.filter(seat_items_q(assignment.seat), hit_id=assignment.hit_id, quiz_question__isnull=False)
         .select_related("quiz_question__gold_label")
         .order_by("position")
     )
@@ -869,7 +884,7 @@ def _typed_quiz_result(assignment: Assignment, task_type) -> SubmissionResult:
         r.item_id: r for r in Response.objects.filter(assignment=assignment, item__quiz_question__isnull=False)
     }
     quiz_items = (
-        HITItem.objects.filter(hit_id=assignment.hit_id, quiz_question__isnull=False)
+        HITItem.objects.filter(seat_items_q(assignment.seat), hit_id=assignment.hit_id, quiz_question__isnull=False)
         .select_related("quiz_question")
         .order_by("position")
     )

@@ -12,8 +12,17 @@ from django.utils import timezone
 
 from annotation.models import Label, TurnLabel
 from labeling.aggregate import aggregate_campaign
-from labeling.models import AggregatedLabel, Assignment, Publication, QuizQuestion, Response, Worker
+from labeling.models import (
+    AggregatedLabel,
+    Assignment,
+    Publication,
+    QuizQuestion,
+    Response,
+    Worker,
+    seat_items_q,
+)
 from labeling.reports import campaign_report
+from labeling.screens import screens_of
 from labeling.services import (
     SubmissionRefused,
     build_hits,
@@ -132,7 +141,7 @@ def test_a_made_up_ids_feedback_shows_no_quiz_answer(study):
     harvester = Client(REMOTE_ADDR="203.0.113.9")
     assignment = landed_assignment(land(harvester, study, worker="MADEUP1", session="JUNK1"))
     page = submit_through_page(harvester, assignment, wrong_quiz=1)
-    quiz = assignment.hit.items.get(quiz_question__isnull=False).quiz_question
+    quiz = assignment.hit.items.get(quiz_question__isnull=False, seat=assignment.seat).quiz_question
     assert 'id="quiz-pending"' in page and 'id="quiz-score"' not in page
     assert "the right answer is" not in page and EXPLANATION not in page
     home = harvester.get(reverse("labeling:worker_home")).content.decode()
@@ -147,7 +156,7 @@ def test_a_confirmed_platform_worker_sees_the_feedback_and_it_counts_as_a_reveal
     submit_through_page(browser, assignment, wrong_quiz=1)
     confirm_platform_submission(assignment)
     page = browser.get(reverse("labeling:assignment_feedback", args=[assignment.pk])).content.decode()
-    quiz = assignment.hit.items.get(quiz_question__isnull=False).quiz_question
+    quiz = assignment.hit.items.get(quiz_question__isnull=False, seat=assignment.seat).quiz_question
     assert 'id="quiz-score"' in page and quiz.gold_label.name in page and EXPLANATION in page
     quiz.refresh_from_db()
     assert quiz.reveals == 1
@@ -170,6 +179,48 @@ def test_a_seat_taken_by_work_never_confirmed_is_freed_within_hours(study, setti
     assert free_unconfirmed_seats(study) == 1
     assert Assignment.objects.get(pk=assignment.pk).status == Assignment.EXPIRED
     assert study.hits.get(pk=assignment.hit_id).seats_free == seats_before + 1
+
+
+def quiz_questions_of(assignment: Assignment) -> set[int]:
+    return set(
+        assignment.hit.items.filter(seat_items_q(assignment.seat), quiz_question__isnull=False).values_list(
+            "quiz_question_id", flat=True
+        )
+    )
+
+
+def test_no_two_seats_of_a_hit_share_a_quiz_item(study, annotators):
+    seats = [claim_next_hit(worker_for_user(user), study) for user in annotators]
+    assert len({a.hit_id for a in seats}) == 1 and sorted(a.seat for a in seats) == [1, 2, 3]
+    drawn = [quiz_questions_of(a) for a in seats]
+    assert all(len(questions) == 1 for questions in drawn)  # the paper's screens: 2 dialogues + 1 quiz
+    assert len(set.union(*drawn)) == 3  # three seats, three different quiz items
+    shared = {item.pk for item in seats[0].hit.items.filter(seat=0)}
+    assert all(len(screens_of(a.hit, a.seat)) == 3 for a in seats)
+    assert all(shared <= {s.item.pk for s in screens_of(a.hit, a.seat).values()} for a in seats)
+
+
+def test_a_made_up_ids_feedback_gives_a_second_seat_of_the_hit_no_quiz_answer(study):
+    first = Client(REMOTE_ADDR="203.0.113.9")
+    harvested = landed_assignment(land(first, study, worker="MADEUP1", session="JUNK1"))
+    submit_through_page(first, harvested, wrong_quiz=1)
+    # even were its work confirmed (a real worker passing answers on), what its feedback shows...
+    confirm_platform_submission(harvested)
+    page = first.get(reverse("labeling:assignment_feedback", args=[harvested.pk])).content.decode()
+    (shown,) = quiz_questions_of(harvested)
+    assert EXPLANATION in page and 'id="quiz-score"' in page
+    # ...is no quiz item of a second seat of the same HIT
+    second = landed_assignment(land(Client(REMOTE_ADDR="203.0.113.9"), study, worker="MADEUP2", session="JUNK2"))
+    assert second.hit_id == harvested.hit_id and second.seat != harvested.seat
+    assert shown not in quiz_questions_of(second) and quiz_questions_of(second)
+
+
+def test_a_seat_freed_by_expiry_gets_the_same_unrevealed_quiz_items(study, annotators):
+    first = claim_next_hit(worker_for_user(annotators[0]), study)
+    Assignment.objects.filter(pk=first.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    second = claim_next_hit(worker_for_user(annotators[1]), study)
+    # the expired holder was never shown an answer: its slot is given again, not a shared one
+    assert second.hit_id == first.hit_id and second.seat == first.seat
 
 
 # --- labels outside the campaign's set ----------------------------------------------------------
