@@ -734,7 +734,7 @@ def _bounded_seconds(assignment: Assignment, seconds_spent: float) -> float:
 
 def _resolve_answer(item: HITItem, label_name: str | None, new_text: str, method: str) -> tuple[Label | None, str, str]:
     if method == Response.OTHER_NEW:
-        if any(ord(char) < 32 or ord(char) == 127 for char in new_text or ""):
+        if any((ord(char) < 32 and char not in "\t\n\r") or ord(char) == 127 for char in new_text or ""):
             raise SubmissionRefused("new_label_text: a new label cannot contain a NUL byte or other control character.")
         typed = " ".join((new_text or "").split())
         if not typed:

@@ -113,6 +113,11 @@ def _quiz_demo_bank(settings):
     # Most tests build HITs with the built-in one-turn quiz bank; the pool's own tests
     # (tests/labeling/test_quiz_pool.py) switch it off.
     settings.QUIZ_DEMO_BANK = True
+    # Tests written before quiz items were drawn per seat read a HIT's screens by position
+    # (hit.items.get(position=...)), which per-seat quiz screens make ambiguous: they build HITs
+    # with one shared quiz set. The per-seat tests (test_identity_and_integrity.py, the claim
+    # and claim-concurrency tests) switch it on.
+    settings.QUIZ_ITEMS_PER_SEAT = False
 
 
 def seed_reference_data() -> None:

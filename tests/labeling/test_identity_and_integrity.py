@@ -47,6 +47,7 @@ def study(settings):
     """An open campaign of four HITs (two dialogues and one quiz screen each, three seats), its
     quiz items drawn from a secret pool of real dialogues."""
     settings.QUIZ_DEMO_BANK = False
+    settings.QUIZ_ITEMS_PER_SEAT = True
     settings.QUIZ_MAX_EXPOSURES = 3
     settings.QUIZ_RETIRE_AFTER_REVEALS = 1
     sad = Label.objects.get(name="Sad")
