@@ -199,6 +199,14 @@ def test_no_two_seats_of_a_hit_share_a_quiz_item(study, annotators):
     shared = {item.pk for item in seats[0].hit.items.filter(seat=0)}
     assert all(len(screens_of(a.hit, a.seat)) == 3 for a in seats)
     assert all(shared <= {s.item.pk for s in screens_of(a.hit, a.seat).values()} for a in seats)
+    # the pages serve each seat its own quiz dialogue at the same place
+    browser = Client()
+    browser.force_login(annotators[1])
+    quiz = seats[1].hit.items.get(seat=seats[1].seat)
+    other = seats[1].hit.items.get(seat=seats[0].seat)
+    page = browser.get(reverse("labeling:assignment_item", args=[seats[1].pk, quiz.position])).content.decode()
+    assert f"Dialog {quiz.position}/3" in page
+    assert quiz.quiz_question.text in page and other.quiz_question.text not in page
 
 
 def test_a_made_up_ids_feedback_gives_a_second_seat_of_the_hit_no_quiz_answer(study):
