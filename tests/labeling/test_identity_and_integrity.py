@@ -9,6 +9,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import escape
 
 from annotation.models import Label, TurnLabel
 from labeling.aggregate import aggregate_campaign
@@ -206,7 +207,7 @@ def test_no_two_seats_of_a_hit_share_a_quiz_item(study, annotators):
     other = seats[1].hit.items.get(seat=seats[0].seat)
     page = browser.get(reverse("labeling:assignment_item", args=[seats[1].pk, quiz.position])).content.decode()
     assert f"Dialog {quiz.position}/3" in page
-    assert quiz.quiz_question.text in page and other.quiz_question.text not in page
+    assert escape(quiz.quiz_question.text) in page and escape(other.quiz_question.text) not in page
 
 
 def test_a_made_up_ids_feedback_gives_a_second_seat_of_the_hit_no_quiz_answer(study):
