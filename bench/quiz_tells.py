@@ -183,7 +183,7 @@ def walk(campaign) -> tuple[list[dict], list[int]]:
         client.force_login(user)
         client.post(reverse("labeling:claim"), {"campaign": campaign.pk})
         assignment = Assignment.objects.select_related("hit").get(worker__user=user)
-        items = assignment.hit.items.values_list("position", "quiz_question_id")
+        items = assignment.hit.items.filter(seat__in=(0, assignment.seat)).values_list("position", "quiz_question_id")
         for position, quiz_id in sorted(items):
             started = time.perf_counter()
             html = client.get(reverse("labeling:assignment_item", args=[assignment.pk, position])).content.decode()
@@ -241,7 +241,9 @@ def synthetic(args, folder: str) -> float:
 
     rng = random.Random(args.seed)
     work_count = args.hits * 15
-    corpus = make_corpus(rng, work_count + (0 if args.demo_bank else args.hits * 5 + 20))
+    # with QUIZ_ITEMS_PER_SEAT each of a HIT's three seats draws its own five quiz items
+    quiz_needed = args.hits * 5 * (3 if settings.QUIZ_ITEMS_PER_SEAT else 1)
+    corpus = make_corpus(rng, work_count + (0 if args.demo_bank else quiz_needed + 20))
     settings.QUIZ_DEMO_BANK = args.demo_bank
     if not args.demo_bank:
         fill_pool(rng, corpus[work_count:])

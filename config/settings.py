@@ -193,6 +193,11 @@ X_FRAME_OPTIONS = "DENY"
 # Crowd-platform landings: new platform workers per client IP and per campaign in an hour.
 PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR = env_int("PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR", 10)
 PLATFORM_NEW_WORKERS_PER_CAMPAIGN_PER_HOUR = env_int("PLATFORM_NEW_WORKERS_PER_CAMPAIGN_PER_HOUR", 300)
+# the per-address cap counts an IPv6 address by its network of this many bits (one home or
+# phone gets a whole /64); IPv4 addresses count one by one
+PLATFORM_IPV6_PREFIX = env_int("PLATFORM_IPV6_PREFIX", 64)
+if not 1 <= PLATFORM_IPV6_PREFIX <= 128:
+    raise ConfigError(f"PLATFORM_IPV6_PREFIX must be between 1 and 128; got {PLATFORM_IPV6_PREFIX}")
 
 # --- Celery and jobs --------------------------------------------------------------------------
 # Every job runs in a Celery worker (`manage.py run_worker`), never in the request. With no
@@ -329,6 +334,9 @@ PLATFORM_MEASURED_MIN_HITS = env_int("PLATFORM_MEASURED_MIN_HITS", 3)
 PLATFORM_EXPECTED_BONUS_SHARE = env_float("PLATFORM_EXPECTED_BONUS_SHARE", 1.0)
 # pending platform work the platform never reported expires after this many hours
 PLATFORM_UNMATCHED_EXPIRE_HOURS = env_int("PLATFORM_UNMATCHED_EXPIRE_HOURS", 48)
+# submitted platform work that a sync run after it did not find on the platform (a made-up
+# worker id's) frees its seat after this many hours, at the next landing on its campaign
+PLATFORM_UNCONFIRMED_SEAT_HOURS = env_float("PLATFORM_UNCONFIRMED_SEAT_HOURS", 2.0)
 # platform calls: tries per call (throttling, connection errors) and the first backoff
 PLATFORM_RETRY_ATTEMPTS = env_int("PLATFORM_RETRY_ATTEMPTS", 4)
 PLATFORM_RETRY_BASE_SECONDS = env_float("PLATFORM_RETRY_BASE_SECONDS", 1.0)
@@ -354,6 +362,10 @@ QUIZ_MAX_EXPOSURES = env_int("QUIZ_MAX_EXPOSURES", 3)
 QUIZ_RETIRE_AFTER_REVEALS = env_int("QUIZ_RETIRE_AFTER_REVEALS", 1)
 QUIZ_POOL_LOW = env_int("QUIZ_POOL_LOW", 100)
 QUIZ_DEMO_BANK = env_bool("QUIZ_DEMO_BANK", default=False)
+# Draw quiz items per seat: each of a HIT's seats gets its own quiz items at the same screens,
+# so what one worker learns from feedback answers nothing for another seat of that HIT. Takes
+# workers_per_hit times as many pool items per HIT (0: one set of quiz items per HIT, as before).
+QUIZ_ITEMS_PER_SEAT = env_bool("QUIZ_ITEMS_PER_SEAT", default=True)
 if QUIZ_MAX_EXPOSURES < 1 or QUIZ_RETIRE_AFTER_REVEALS < 1:
     raise ConfigError("QUIZ_MAX_EXPOSURES and QUIZ_RETIRE_AFTER_REVEALS must be at least 1")
 

@@ -7,6 +7,9 @@ done in bulk so a campaign of ten thousand items takes seconds.
 
 Answers counted: those of submitted or approved assignments (not rejected, expired or live ones)
 of site workers, and of platform workers once the platform confirmed them, on dialogue items, pooled per target turn, so a tie-break HIT's answers join the first three.
+A taxonomy label outside the campaign's set (one a worker typed through "Other", e.g.
+"Disappointed" in an intents-only campaign) votes for nothing: it never becomes gold; it waits in
+the report's proposed-labels queue.
 """
 
 from collections import defaultdict
@@ -14,10 +17,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import Label, TurnLabel
 from labeling.aggregation import MajorityResult, known_label_index, majority_vote, normalise_answer
+from labeling.campaigns import campaign_labels
 from labeling.dawid_skene import DawidSkeneResult, dawid_skene
 from labeling.models import AggregatedLabel, Campaign, Response, counted_assignment_q
 
@@ -54,7 +59,8 @@ def load_answers(campaign: Campaign) -> list[CrowdAnswer]:
             "item__target_turn_id",
             "item__dialogue_id",
             "item__quiz_question__gold_label__name",
-            "assignment__worker_id",
+            # a platform landing's identity counts as the worker it was merged into
+            Coalesce("assignment__worker__merged_into_id", "assignment__worker_id"),
             "assignment_id",
             "label__name",
             "new_label_text",
@@ -74,6 +80,20 @@ def known_labels() -> dict[str, str]:
     return known_label_index(Label.objects.values_list("name", flat=True))
 
 
+def voting_labels(campaign: Campaign) -> set[str]:
+    """The taxonomy labels an answer of `campaign` may vote for: its label set, plus the labels a
+    researcher accepted from the crowd's proposals (kind "proposed", for every campaign)."""
+    offered = campaign_labels(campaign).values_list("name", flat=True)
+    accepted = Label.objects.filter(kind=Label.PROPOSED).values_list("name", flat=True)
+    return {*offered, *accepted}
+
+
+def campaign_votes(campaign: Campaign) -> dict[int, "TurnVotes"]:
+    """votes_by_turn over the campaign's counted answers, a label outside its set voting for nothing."""
+    known = known_labels()
+    return votes_by_turn(load_answers(campaign), known, outside=set(known.values()) - voting_labels(campaign))
+
+
 @dataclass
 class TurnVotes:
     dialogue_id: int
@@ -83,17 +103,25 @@ class TurnVotes:
         return majority_vote([answer for _, answer in self.answers])
 
 
-def votes_by_turn(answers: Iterable[CrowdAnswer], known: dict[str, str]) -> dict[int, TurnVotes]:
+def votes_by_turn(
+    answers: Iterable[CrowdAnswer], known: dict[str, str], *, outside: set[str] = frozenset()
+) -> dict[int, TurnVotes]:
     """Answers per turn, one per worker: a worker who meets the same turn again (in a tie-break
-    HIT, or a second campaign item) is counted once, with their first answer."""
+    HIT, or a second campaign item) is counted once, with their first answer. An answer naming
+    a label of `outside` (a taxonomy label not in the campaign's set, after normalise_answer) is
+    left out: it is a proposal for the report, never a vote. Typed text that names no label at
+    all votes as before (its majority is kept as text and is no label until one is accepted)."""
     by_turn: dict[int, TurnVotes] = {}
     counted: set[tuple[int, int]] = set()
     for answer in answers:
         if answer.quiz_gold is not None or answer.turn_id is None or (answer.turn_id, answer.worker_id) in counted:
             continue
+        text = normalise_answer(answer.text, known)
+        if text in outside:
+            continue
         counted.add((answer.turn_id, answer.worker_id))
         votes = by_turn.setdefault(answer.turn_id, TurnVotes(answer.dialogue_id, []))
-        votes.answers.append((answer.worker_id, normalise_answer(answer.text, known)))
+        votes.answers.append((answer.worker_id, text))
     return by_turn
 
 
@@ -104,8 +132,7 @@ def aggregate_campaign(campaign: Campaign) -> dict[str, int]:
     turns and the second finds the rows the first wrote, instead of both inserting them."""
     with transaction.atomic():
         Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
-        known = known_labels()
-        by_turn = votes_by_turn(load_answers(campaign), known)
+        by_turn = campaign_votes(campaign)
         majorities = {turn: votes.majority() for turn, votes in by_turn.items()}
         opinion = dawid_skene((t, worker, answer) for t, votes in by_turn.items() for worker, answer in votes.answers)
         labels = {label.name: label for label in Label.objects.all()}

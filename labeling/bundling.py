@@ -51,6 +51,15 @@ def plan_bundles(
     return bundles
 
 
+def quiz_sets_per_seat(quiz_set: Sequence, seats: int) -> list[list]:
+    """One HIT's drawn quiz items cut into `seats` equal sets, one per seat slot (1, 2, ...): no
+    two seats share an item. len(quiz_set) must be a multiple of `seats`."""
+    if seats < 1 or len(quiz_set) % seats:
+        raise ValueError(f"{len(quiz_set)} quiz items do not split into {seats} seats")
+    size = len(quiz_set) // seats
+    return [list(quiz_set[index * size : (index + 1) * size]) for index in range(seats)]
+
+
 def choice_order(choices: Sequence[str], key: bytes) -> list[str]:
     """The choices in the order one assignment sees them: a permutation keyed by a secret
     (an HMAC of the assignment and item), stable across reloads, unrelated to rank or answer."""

@@ -26,7 +26,8 @@ def write_hits(
 
     screens: per HIT, unsaved `HITItem`s that say what each screen shows (a dialogue and its
         target turn, or a quiz question; the frozen `choices`). Their `hit` and `position`
-        (from 1) are set here.
+        (from 1) are set here. A screen may be a list of items, one per seat slot (their `seat`
+        set: 1, 2, ...): a quiz screen whose item differs from seat to seat.
     kind: HIT.REGULAR or HIT.TIE_BREAK.
     required_workers: answers each HIT needs; default `campaign.workers_per_hit`.
 
@@ -64,9 +65,10 @@ def write_hits(
 def _placed(hits: list[HIT], screens: Sequence[Sequence[HITItem]]) -> list[HITItem]:
     items = []
     for hit, bundle in zip(hits, screens, strict=True):
-        for position, item in enumerate(bundle, start=1):
-            item.hit, item.position = hit, position
-            items.append(item)
+        for position, screen in enumerate(bundle, start=1):
+            for item in screen if isinstance(screen, list | tuple) else [screen]:
+                item.hit, item.position = hit, position
+                items.append(item)
     return items
 
 

@@ -125,6 +125,7 @@ class Route:
     # with the id, names this assignment even where a database hands an id out again after a
     # rollback (SQLite): a write that uses the route checks both
     accepted_at: datetime
+    seat: int = 0  # the assignment's seat slot: which quiz items its screens show
 
 
 MAX_ROUTES = 20_000  # a few MB per process: every annotator of a large campaign, twice over
@@ -140,7 +141,7 @@ def _remember_route(assignment: Assignment, user_id: int) -> None:
         uses_labels = task_types.of(assignment.hit.campaign).uses_labels
     except task_types.UnknownTaskType:
         uses_labels = False
-    route = Route(user_id, hit, uses_labels, assignment.accepted_at)
+    route = Route(user_id, hit, uses_labels, assignment.accepted_at, assignment.seat)
     with _routes_lock:
         _routes[assignment.pk] = route
         _routes.move_to_end(assignment.pk)

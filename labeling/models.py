@@ -26,14 +26,27 @@ class Worker(models.Model):
     country = models.CharField(max_length=64, blank=True)
     status = models.CharField(max_length=8, choices=STATUS_CHOICES, default=ACTIVE)
     created_at = models.DateTimeField(auto_now_add=True)
-    # where a platform worker first landed from: what the landing rate limits count
+    # where a platform worker first landed from: what the landing rate limits count (the address,
+    # and its block: an IPv6 address's /PLATFORM_IPV6_PREFIX network, an IPv4 address itself)
     signup_ip = models.GenericIPAddressField(null=True, blank=True)
+    signup_network = models.CharField(max_length=64, blank=True)
     signup_campaign = models.ForeignKey("Campaign", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    # A platform landing is a pending identity of its own: the platform's id of the work it came
+    # with (MTurk assignmentId, Prolific SESSION_ID) is its key, since the worker id alone proves
+    # nothing. "" for the proven worker of a platform id (and for site workers): the row that
+    # pending identities are merged into once the platform confirms their submission.
+    landing_key = models.CharField(max_length=64, blank=True)
+    merged_into = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="landings")
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["platform", "external_id"], name="worker_unique_platform_id")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["platform", "external_id", "landing_key"], name="worker_unique_platform_id_landing"
+            )
+        ]
         indexes = [
             models.Index(fields=["signup_ip", "created_at"]),
+            models.Index(fields=["signup_network", "created_at"]),
             models.Index(fields=["signup_campaign", "created_at"]),
         ]
 
@@ -43,6 +56,11 @@ class Worker(models.Model):
     @property
     def is_blocked(self) -> bool:
         return self.status == self.BLOCKED
+
+    @property
+    def is_pending_identity(self) -> bool:
+        """A platform landing not yet proven by a confirmed submission (see landing_key)."""
+        return bool(self.landing_key) and self.merged_into_id is None
 
 
 def new_entry_token() -> str:
@@ -231,10 +249,13 @@ class HITItem(models.Model):
     # what an item of another task type holds (pairwise: both sides and which source is left);
     # read by the server only, never rendered as such
     payload = models.JSONField(default=dict, blank=True)
+    # 0: a screen every seat of the HIT sees (a work item); k >= 1: a quiz item only seat k sees,
+    # so no two seats of one HIT share a quiz item (what one learns in feedback helps no other)
+    seat = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
-        ordering = ["hit_id", "position"]
-        constraints = [models.UniqueConstraint(fields=["hit", "position"], name="hititem_unique_position")]
+        ordering = ["hit_id", "position", "seat"]
+        constraints = [models.UniqueConstraint(fields=["hit", "seat", "position"], name="hititem_unique_seat_position")]
 
     def __str__(self) -> str:
         return f"item {self.position} of HIT {self.hit_id}"
@@ -242,6 +263,11 @@ class HITItem(models.Model):
     @property
     def is_quiz(self) -> bool:
         return self.quiz_question_id is not None
+
+
+def seat_items_q(seat: int, prefix: str = "") -> models.Q:
+    """The HIT items one seat sees: the shared ones (seat 0) and its own quiz items."""
+    return models.Q(**{f"{prefix}seat__in": (0, seat)})
 
 
 def counted_assignment_q(prefix: str = "") -> models.Q:
@@ -308,6 +334,9 @@ class Assignment(models.Model):
     # the platform's own id of this work (MTurk assignmentId, Prolific SESSION_ID), bound at the
     # first landing: a later landing with another id cannot take the HIT over
     platform_assignment_id = models.CharField(max_length=64, blank=True)
+    # which of the HIT's seat slots this is: its quiz screens are the HIT's items of this seat
+    # (HITItem.seat); 0 on a HIT whose items all are shared. Chosen by the claim (labeling.seats)
+    seat = models.PositiveSmallIntegerField(default=0)
 
     objects = AssignmentQuerySet.as_manager()
 

@@ -1,19 +1,25 @@
 """Where crowd-platform workers arrive (MTurk's ExternalQuestion, Prolific's study link) and how
 they hand their result back to the platform.
 
-A platform worker has no password here: the landing page gets or creates a Worker for the
-platform's worker id, ties it to a plain (never staff) site account, signs that account in and
-claims a HIT through labeling.services, so from then on the annotator pages serve them like anyone.
+A platform worker has no password here: each landing is a pending identity of its own (a Worker
+keyed by the platform's worker id AND the platform's id of this piece of work: MTurk
+assignmentId, Prolific SESSION_ID), tied to a plain (never staff) site account, signed in, and
+given a HIT through labeling.services, so from then on the annotator pages serve them like
+anyone. A landing never inherits another landing's account on the strength of the worker id
+alone: the identity is merged into the platform id's proven Worker only when the platform
+confirms the submission it made (labeling.services.confirm_platform_submission).
 
 Trust: MTurk's ExternalQuestion parameters (workerId, assignmentId, turkSubmitTo) and Prolific's
 (PROLIFIC_PID, STUDY_ID, SESSION_ID) are NOT signed. So:
 - every link carries the campaign's secret entry token (labeling.entry_tokens); without it a
   landing is a 403 and creates nothing (no user, no worker, no session);
-- new workers per client IP and per campaign and hour are capped (settings
-  PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR / _PER_CAMPAIGN_PER_HOUR): a 429, nothing created;
+- new identities per client address (an IPv6 address counted by its /PLATFORM_IPV6_PREFIX
+  network) and per campaign and hour are capped (settings PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR /
+  _PER_CAMPAIGN_PER_HOUR): a 429, nothing created;
 - a browser signed in as another account is never switched without a confirmation posted from our
   own page (CSRF-checked), so a forged link cannot sign a victim into the forger's worker;
-- a worker id only ever opens that worker's own platform account (never a site or staff one);
+- a worker id with a made-up assignment or session id opens an empty identity of its own,
+  never the history, completion codes or live HIT of the worker it names;
 - a platform worker's answers count only once the platform confirms the submission
   (labeling.services.confirm_platform_submission).
 """
@@ -33,7 +39,7 @@ from django.utils.html import format_html
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
-from config.client_ip import client_ip
+from config.client_ip import address_block, client_ip
 from config.pages import refusal
 from labeling import services
 from labeling.entry_tokens import TOKEN_PARAMETER, token_matches
@@ -251,8 +257,18 @@ def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
         return render(
             request, "labeling/platform/confirm_switch.html", {"landing": landing, "url": request.get_full_path()}
         )
+    if _platform_id_blocked(landing):
+        message = "Your worker id is blocked from taking HITs in this project. Please return the HIT."
+        return _problem(request, "Not allowed", message, status=403)
+    services.free_unconfirmed_seats(campaign)
     try:
-        worker = platform_worker(landing.platform, landing.worker_id, campaign=campaign, ip=client_ip(request))
+        worker = platform_worker(
+            landing.platform,
+            landing.worker_id,
+            landing_key=landing.external_assignment,
+            campaign=campaign,
+            ip=client_ip(request),
+        )
     except AccountConflict as conflict:
         return _problem(request, "Account problem", str(conflict), status=409)
     except SignupLimited as limited:
@@ -308,8 +324,17 @@ def _needs_confirmation(request: HttpRequest, landing: Landing) -> bool:
         return False
     if request.method == "POST" and request.POST.get("confirm") == "switch":
         return False
-    account = Worker.objects.filter(platform=landing.platform, external_id=landing.worker_id).values("user_id")
-    return request.user.pk not in {row["user_id"] for row in account}
+    # a browser signed in as another landing of the same platform id (the next HIT) switches
+    # freely: its work goes to that id either way, and only the platform's confirmation proves it
+    accounts = Worker.objects.filter(platform=landing.platform, external_id=landing.worker_id).values("user_id")
+    return request.user.pk not in {row["user_id"] for row in accounts}
+
+
+def _platform_id_blocked(landing: Landing) -> bool:
+    """Blocking a worker (any of its identities, or the proven one) blocks the platform id."""
+    return Worker.objects.filter(
+        platform=landing.platform, external_id=landing.worker_id, status=Worker.BLOCKED
+    ).exists()
 
 
 def _problem(request: HttpRequest, title: str, message: str, *, status: int) -> HttpResponse:
@@ -317,27 +342,41 @@ def _problem(request: HttpRequest, title: str, message: str, *, status: int) -> 
 
 
 def platform_worker(
-    platform: str, external_id: str, *, campaign: Campaign | None = None, ip: str | None = None
+    platform: str,
+    external_id: str,
+    *,
+    landing_key: str,
+    campaign: Campaign | None = None,
+    ip: str | None = None,
 ) -> Worker:
-    """The Worker for a platform id with its own site account, both created on first arrival.
+    """The pending identity of one landing (platform worker id + the platform's id of the work,
+    `landing_key`) with its own site account, both created on first arrival; the same landing
+    again (a reload, a second tab) gets the same one.
 
     The Worker row is locked while its account is created, so two tabs landing at once create
     one account. An existing account is reused only if it is this Worker's, active, not staff and
-    without a password (see _may_sign_in_from_platform). A new Worker counts toward the landing
+    without a password (see _may_sign_in_from_platform). A new identity counts toward the landing
     limits of `ip` and `campaign` (SignupLimited when one is reached; nothing is created).
     """
+    if not landing_key:
+        raise ValueError("landing_key: a platform landing needs the platform's id of the work")
     with transaction.atomic():
-        known = Worker.objects.filter(platform=platform, external_id=external_id).exists()
+        known = Worker.objects.filter(platform=platform, external_id=external_id, landing_key=landing_key).exists()
         if not known:
             _check_signup_limits(campaign, ip)
         worker, _ = Worker.objects.select_for_update().get_or_create(
             platform=platform,
             external_id=external_id,
-            defaults={"signup_ip": ip, "signup_campaign": campaign},
+            landing_key=landing_key,
+            defaults={
+                "signup_ip": ip,
+                "signup_network": address_block(ip, settings.PLATFORM_IPV6_PREFIX),
+                "signup_campaign": campaign,
+            },
         )
         # a blocked worker is refused by the caller; no account is made for them
         if worker.user_id is None and not worker.is_blocked:
-            worker.user = _new_account(f"{platform}-{external_id}")
+            worker.user = _new_account(f"{platform}-{external_id}-{landing_key}")
             worker.save(update_fields=["user"])
         user = worker.user
     if user is not None and not _may_sign_in_from_platform(user):
@@ -346,8 +385,9 @@ def platform_worker(
 
 
 def _check_signup_limits(campaign: Campaign | None, ip: str | None) -> None:
-    """Refuse a new worker past the hourly caps. The campaign row is locked first, so concurrent
-    landings on one campaign count one after another."""
+    """Refuse a new identity past the hourly caps. The campaign row is locked first, so
+    concurrent landings on one campaign count one after another. An address counts by its block
+    (config.client_ip.address_block): every IPv6 address of one /64 is one address."""
     since = timezone.now() - timedelta(hours=1)
     if campaign is not None:
         Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
@@ -356,7 +396,8 @@ def _check_signup_limits(campaign: Campaign | None, ip: str | None) -> None:
             raise SignupLimited(f"This study has taken {limit} new workers in the last hour; please try again later.")
     if ip is not None:
         limit = settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR
-        if Worker.objects.filter(signup_ip=ip, created_at__gte=since).count() >= limit:
+        block = address_block(ip, settings.PLATFORM_IPV6_PREFIX)
+        if Worker.objects.filter(signup_network=block, created_at__gte=since).count() >= limit:
             raise SignupLimited(f"{limit} new workers came from your address in the last hour; please try again later.")
 
 

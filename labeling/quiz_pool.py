@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Sum
+from django.db.models import F, Q, Sum
 from django.utils import timezone
 
 from annotation.models import Turn
@@ -155,10 +155,12 @@ def quiz_item(
 
 
 def seen_by(worker: Worker):
-    """Ids of the pool items on any HIT the worker ever held (a subquery for claims)."""
-    return HITItem.objects.filter(hit__assignments__worker=worker, quiz_question__dialogue__isnull=False).values(
-        "quiz_question_id"
-    )
+    """Ids of the pool items the worker was shown: on any HIT they held, the shared ones and
+    their own seat's (a subquery for claims)."""
+    own_seat = Q(seat=0) | Q(seat=F("hit__assignments__seat"))
+    return HITItem.objects.filter(
+        own_seat, hit__assignments__worker=worker, quiz_question__dialogue__isnull=False
+    ).values("quiz_question_id")
 
 
 def record_reveals(question_ids: Iterable[int]) -> None:

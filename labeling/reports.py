@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db.models import Count, Q, Sum
 
 from annotation.models import Label, Turn
-from labeling.aggregate import CrowdAnswer, known_labels, load_answers, votes_by_turn
+from labeling.aggregate import CrowdAnswer, known_labels, load_answers, votes_by_turn, voting_labels
 from labeling.aggregation import MajorityResult, majority_vote, normalise_answer
 from labeling.agreement import (
     agreement_with_majority,
@@ -35,10 +35,14 @@ EXAMPLES_PER_PROPOSAL = 3
 
 def campaign_report(campaign: Campaign) -> dict:
     known = known_labels()
+    voting = voting_labels(campaign)
     answers = load_answers(campaign)
     normalised = {id(a): normalise_answer(a.text, known) for a in answers}
     dialogue_answers = [a for a in answers if a.quiz_gold is None and a.turn_id is not None]
-    by_turn = {turn: [text for _, text in votes.answers] for turn, votes in votes_by_turn(answers, known).items()}
+    by_turn = {
+        turn: [text for _, text in votes.answers]
+        for turn, votes in votes_by_turn(answers, known, outside=set(known.values()) - voting).items()
+    }
     majorities = {turn: majority_vote(texts) for turn, texts in by_turn.items()}
     winners = {turn: result.label for turn, result in majorities.items()}
     table = rating_table(by_turn.values())
@@ -59,7 +63,7 @@ def campaign_report(campaign: Campaign) -> dict:
         "labels": _label_table(by_turn, majorities, per_label_kappa(table)),
         "confusion": _confusion(by_turn, winners),
         "workers": _worker_table(campaign, answers, normalised, winners),
-        "other_answers": _other_answers(dialogue_answers, normalised, known),
+        "other_answers": _other_answers(dialogue_answers, normalised, voting),
         "anchoring": _anchoring(answers, normalised, winners),
         "suggestions": _suggestions(campaign, dialogue_answers, normalised, known),
         "payments_due": _payments(campaign),
@@ -188,12 +192,12 @@ def _speed(answers: list[CrowdAnswer]) -> dict[int, dict]:
     }
 
 
-def _other_answers(dialogue_answers: list[CrowdAnswer], normalised, known: dict[str, str]) -> dict:
-    """Answers given through "Other", and the typed labels that are not labels yet (proposals)."""
+def _other_answers(dialogue_answers: list[CrowdAnswer], normalised, label_names: set[str]) -> dict:
+    """Answers given through "Other", and the typed labels that are not labels of the campaign
+    (proposals: a taxonomy label outside the campaign's set is one too, never a vote)."""
     through_other = [a for a in dialogue_answers if a.through_other]
     methods = Counter(a.method for a in dialogue_answers)
     proposals: dict[str, list[CrowdAnswer]] = defaultdict(list)
-    label_names = set(known.values())
     for a in through_other:
         if normalised[id(a)] not in label_names:
             proposals[normalised[id(a)]].append(a)

@@ -20,7 +20,7 @@ from datetime import datetime
 from django.utils.html import format_html_join
 
 from annotation.models import Turn
-from labeling.models import HIT, HITItem
+from labeling.models import HIT, HITItem, seat_items_q
 
 SCREENS_TTL_SECONDS = 300
 MAX_CACHED_HITS = 2000  # about 20 screens each: a few MB per process at most
@@ -44,21 +44,22 @@ class _Cached:
     expires_at: float
 
 
-_cache: OrderedDict[tuple[int, datetime], _Cached] = OrderedDict()
+_cache: OrderedDict[tuple[int, datetime, int], _Cached] = OrderedDict()
 _lock = threading.Lock()
 
 
-def screens_of(hit: HIT) -> dict[int, Screen]:
-    """The HIT's screens by position (1, 2, ...). Keyed with the HIT's creation time too, as a
+def screens_of(hit: HIT, seat: int = 0) -> dict[int, Screen]:
+    """The HIT's screens by position (1, 2, ...) as seat slot `seat` sees them (the shared items
+    and that seat's own quiz items; Assignment.seat). Keyed with the HIT's creation time too, as a
     database that reuses ids after a rollback could otherwise hand back another HIT's screens."""
-    key = (hit.pk, hit.created_at)
+    key = (hit.pk, hit.created_at, seat)
     now = time.monotonic()
     with _lock:
         cached = _cache.get(key)
         if cached is not None and cached.expires_at > now:
             _cache.move_to_end(key)
             return cached.screens
-    screens = _read_screens(hit.pk)
+    screens = _read_screens(hit.pk, seat)
     if screens:  # an empty HIT is never served for long; do not let it hide items added later
         with _lock:
             _cache[key] = _Cached(screens, now + SCREENS_TTL_SECONDS)
@@ -68,8 +69,10 @@ def screens_of(hit: HIT) -> dict[int, Screen]:
     return screens
 
 
-def _read_screens(hit_id: int) -> dict[int, Screen]:
-    items = list(HITItem.objects.filter(hit_id=hit_id).select_related("quiz_question").order_by("position"))
+def _read_screens(hit_id: int, seat: int) -> dict[int, Screen]:
+    items = list(
+        HITItem.objects.filter(seat_items_q(seat), hit_id=hit_id).select_related("quiz_question").order_by("position")
+    )
     dialogue_ids = [item.dialogue_id for item in items if item.dialogue_id is not None]
     turns_by_dialogue: dict[int, list[tuple[int, str]]] = {}
     rows = Turn.objects.filter(dialogue_id__in=dialogue_ids).order_by("dialogue_id", "position")

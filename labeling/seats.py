@@ -28,7 +28,7 @@ from django.db import transaction
 from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from labeling.models import HIT, Assignment
+from labeling.models import HIT, Assignment, HITItem
 
 # the statuses that hold a seat in the count (a lapsed accepted one too, until it is expired)
 SEAT_STATUSES = (Assignment.ACCEPTED, *Assignment.DONE)
@@ -38,6 +38,24 @@ def taken(hit_id: int) -> int:
     """Seats of one HIT held by status, counted from its assignments (index on hit, status). The
     caller holds the HIT's row lock (labeling.services)."""
     return Assignment.objects.filter(hit_id=hit_id, status__in=SEAT_STATUSES).count()
+
+
+def slot_for_new_seat(hit_id: int) -> int:
+    """The seat slot (HITItem.seat) a new assignment of the HIT takes, under the HIT's row lock:
+    the first slot no assignment holds or held, but for expired ones (an expired assignment never
+    saw feedback: it was never submitted, or its submission was never confirmed). 0 when the HIT
+    has no per-seat items. A seat added past the slots (a tie-break seat, a seat freed by a
+    rejection) takes the slot with the fewest holders: its quiz items were seen, never answered
+    in feedback, by the earlier holder only if that one was rejected after confirmation."""
+    slots = set(HITItem.objects.filter(hit_id=hit_id, seat__gt=0).values_list("seat", flat=True).distinct())
+    if not slots:
+        return 0
+    held = Counter(
+        Assignment.objects.filter(hit_id=hit_id, seat__in=slots)
+        .exclude(status=Assignment.EXPIRED)
+        .values_list("seat", flat=True)
+    )
+    return min(sorted(slots), key=lambda slot: held[slot])
 
 
 def free(hit_ids: Iterable[int]) -> None:

@@ -17,18 +17,30 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Case, Exists, IntegerField, OuterRef, Subquery, Value, When
+from django.db.models import (
+    Case,
+    DateTimeField,
+    Exists,
+    ExpressionWrapper,
+    IntegerField,
+    Max,
+    OuterRef,
+    Subquery,
+    Value,
+    When,
+)
 from django.utils import timezone
 
 from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn
 from annotation.taxonomy import normalise_label_name
 from config import rows
 from labeling import hot_reads, quiz_pool, seats
-from labeling.bundling import bundle_count, plan_bundles, top_choices
+from labeling.bundling import bundle_count, plan_bundles, quiz_sets_per_seat, top_choices
 from labeling.campaigns import campaign_labels, record_suggestion_model
 from labeling.hits import write_hits
-from labeling.models import HIT, Assignment, Campaign, HITItem, Response, Worker
+from labeling.models import HIT, Assignment, Campaign, HITItem, Publication, Response, Worker, seat_items_q
 
 
 class SubmissionRefused(Exception):
@@ -62,21 +74,24 @@ def build_hits(
     rng = random.Random(seed)
     dialogues = list(dialogues)
     last_turns = _last_turns([d.pk for d in dialogues])
+    slots = campaign.workers_per_hit if settings.QUIZ_ITEMS_PER_SEAT else 1
     with transaction.atomic():
         # the quiz seats are reserved in the same transaction as the HITs: nothing is half-saved
+        # per seat, an item is one seat's: it reserves one exposure, not one per worker of the HIT
         quiz_sets = quiz_pool.draw(
             bundle_count(len(dialogues), campaign.dialogues_per_hit),
-            campaign.quiz_per_hit,
-            campaign.workers_per_hit,
+            campaign.quiz_per_hit * slots,
+            1 if slots > 1 else campaign.workers_per_hit,
             rng=rng,
             exclude_dialogue_ids=[d.pk for d in dialogues],
             label_ids=campaign_labels(campaign).values_list("pk", flat=True),
         )
         quiz_by_id = {q.pk: q for quiz_set in quiz_sets for q in quiz_set}
         quiz_turns = _last_turns([q.dialogue_id for q in quiz_by_id.values() if q.dialogue_id is not None])
+        per_seat = [quiz_sets_per_seat(quiz_set, slots) for quiz_set in quiz_sets]
         bundles = plan_bundles(
             [d.pk for d in dialogues],
-            [[q.pk for q in quiz_set] for quiz_set in quiz_sets],
+            [[q.pk for q in seats_of_hit[0]] for seats_of_hit in per_seat],
             dialogues_per_hit=campaign.dialogues_per_hit,
             rng=rng,
         )
@@ -87,15 +102,25 @@ def build_hits(
             record_suggestion_model(campaign, suggester)
         fallback = campaign.fallback_choices
         screens = [
-            [_screen(planned, quiz_by_id, quiz_turns, last_turns, ranked, fallback) for planned in bundle]
-            for bundle in bundles
+            [_screen(planned, seats_of_hit, quiz_turns, last_turns, ranked, fallback) for planned in bundle]
+            for bundle, seats_of_hit in zip(bundles, per_seat, strict=True)
         ]
         return write_hits(campaign, screens)
 
 
-def _screen(planned, quiz_by_id, quiz_turns, last_turns, ranked, fallback) -> HITItem:
+def _screen(planned, seats_of_hit, quiz_turns, last_turns, ranked, fallback) -> HITItem | list[HITItem]:
+    """A work screen (one item every seat sees), or a quiz screen: with QUIZ_ITEMS_PER_SEAT one
+    item per seat slot at the same position, the planned (seat 1) item's place in each seat's set."""
     if planned.quiz_id is not None:
-        return quiz_pool.quiz_item(quiz_by_id[planned.quiz_id], quiz_turns, ranked, fallback)
+        index = [q.pk for q in seats_of_hit[0]].index(planned.quiz_id)
+        if len(seats_of_hit) == 1:
+            return quiz_pool.quiz_item(seats_of_hit[0][index], quiz_turns, ranked, fallback)
+        items = []
+        for slot, seat_set in enumerate(seats_of_hit, start=1):
+            item = quiz_pool.quiz_item(seat_set[index], quiz_turns, ranked, fallback)
+            item.seat = slot
+            items.append(item)
+        return items
     turn = last_turns[planned.dialogue_id]
     choices = _choices_for(turn, ranked.get(turn.pk, []), fallback)
     return HITItem(dialogue_id=planned.dialogue_id, target_turn=turn, choices=choices)
@@ -209,7 +234,10 @@ def claim_next_hit(
             return None
         minutes = hit.campaign.time_limit_minutes
         return Assignment.objects.create(
-            hit=hit, worker=locked_worker, expires_at=timezone.now() + timedelta(minutes=minutes)
+            hit=hit,
+            worker=locked_worker,
+            expires_at=timezone.now() + timedelta(minutes=minutes),
+            seat=seats.slot_for_new_seat(hit.pk),  # under the HIT's row lock, taken above
         )
 
 
@@ -413,10 +441,59 @@ def confirm_platform_submission(assignment: Assignment, *, confirmed_at: datetim
     )
     assignment.refresh_from_db(fields=["status", "platform_confirmed_at"])
     if updated:
+        _merge_proven_identity(assignment.worker)
+        # the quiz feedback shows from now on (see feedback_shown): its answers count as revealed
+        quiz_pool.record_reveals(wrong.question_id for wrong in quiz_result(assignment).wrong)
         return True
     if assignment.platform_confirmed_at is None:
         raise SubmissionRefused(f"Assignment {assignment.pk} is {assignment.status}; only submitted work is confirmed.")
     return False
+
+
+def _merge_proven_identity(identity: Worker) -> None:
+    """The platform confirmed work of this landing's identity: it is the platform id's worker.
+    Point it at the id's proven Worker (made now if it is the first), through which aggregation,
+    agreement and reports count it; its own account keeps its own pages (history, feedback)."""
+    if not identity.is_pending_identity:
+        return
+    proven, _ = Worker.objects.get_or_create(
+        platform=identity.platform,
+        external_id=identity.external_id,
+        landing_key="",
+        defaults={"signup_ip": identity.signup_ip, "signup_network": identity.signup_network},
+    )
+    Worker.objects.filter(pk=identity.pk, merged_into__isnull=True).update(merged_into=proven)
+    identity.merged_into = proven
+
+
+def feedback_shown(assignment: Assignment) -> bool:
+    """Whether the worker may see this submitted assignment's quiz score and answers: a site
+    worker's at once, a platform worker's only once the platform confirmed the submission (a
+    made-up worker id is never confirmed, so what it learns cannot pass to another seat)."""
+    if assignment.status not in Assignment.FINAL:
+        return False
+    return assignment.worker.platform == Worker.SITE or assignment.platform_confirmed_at is not None
+
+
+def free_unconfirmed_seats(campaign: Campaign, *, now: datetime | None = None) -> int:
+    """Expire submitted platform work of `campaign` that the platform does not know: submitted
+    more than PLATFORM_UNCONFIRMED_SEAT_HOURS ago, and a sync run at least that long after its
+    submission found no submission of the platform for it (real work is listed by the platform
+    from the moment it is accepted, so it is matched long before). Frees its seats well before
+    PLATFORM_UNMATCHED_EXPIRE_HOURS; a campaign never synced (a study made by hand) is left to
+    the researcher. Returns how many were expired."""
+    window = timedelta(hours=settings.PLATFORM_UNCONFIRMED_SEAT_HOURS)
+    now = now or timezone.now()
+    synced_later = Publication.objects.filter(
+        campaign_id=OuterRef("hit__campaign_id"),
+        platform=OuterRef("worker__platform"),
+        last_synced_at__gt=ExpressionWrapper(OuterRef("submitted_at") + window, output_field=DateTimeField()),
+    )
+    stale = Assignment.objects.pending_confirmation().filter(
+        Exists(synced_later), hit__campaign=campaign, platform_submission__isnull=True, submitted_at__lt=now - window
+    )
+    ids = list(stale.values_list("pk", flat=True))
+    return expire_unconfirmed(ids) if ids else 0
 
 
 def expire_unconfirmed(assignment_ids: list[int]) -> int:
@@ -489,7 +566,7 @@ def save_response(
     """
     with _answering(assignment, item, assignment_locked) as assignment:
         label, text, method = _resolve_answer(item, label_name, new_label_text, method)
-        spent = _seconds(seconds_spent)
+        spent = _bounded_seconds(assignment, seconds_spent)
         # An update-or-create by hand (no savepoint): the assignment lock held here keeps every
         # other writer of this assignment's answers out until commit.
         response = hot_reads.response_to(assignment.pk, item.pk)
@@ -516,12 +593,12 @@ def save_pick(assignment_id: int, user_id: int, position: int, answer: str, *, s
     """
     from labeling import screens
 
-    if not connection.features.can_return_columns_from_insert:
-        return False  # SQLite before 3.35: no RETURNING to tell whether the row was written
+    if connection.vendor != "postgresql":
+        return False  # the statement bounds the seconds with PostgreSQL's date arithmetic
     route = hot_reads.route_of(assignment_id, user_id)
     if route is None or not route.uses_labels:
         return False
-    screen = screens.screens_of(route.hit).get(position)
+    screen = screens.screens_of(route.hit, route.seat).get(position)
     key = normalise_label_name(answer)
     if screen is None or not key or not key.isascii():  # SQLite's LOWER folds ASCII only
         return False
@@ -542,6 +619,7 @@ def save_pick(assignment_id: int, user_id: int, position: int, answer: str, *, s
         _empty_data(),
         _seconds(seconds_spent),
         now,
+        now,
     ]
     with connection.cursor() as cursor:
         cursor.execute(_pick_sql(), params)
@@ -558,14 +636,17 @@ def _pick_sql() -> str:
     lock = " FOR UPDATE OF a" if connection.features.has_select_for_update_of else ""
     response = quote(Response._meta.db_table)
     return (
-        f"WITH live AS (SELECT a.id FROM {quote(Assignment._meta.db_table)} a"
+        # `since`: the last answer received, or the acceptance (see _bounded_seconds)
+        f"WITH live AS (SELECT a.id, GREATEST(a.accepted_at, (SELECT MAX(r.answered_at) FROM {response} r"
+        f" WHERE r.assignment_id = a.id)) AS since FROM {quote(Assignment._meta.db_table)} a"
         f" JOIN {quote(Worker._meta.db_table)} w ON w.id = a.worker_id"
         f" WHERE a.id = %s AND a.accepted_at = %s AND w.user_id = %s AND a.hit_id = %s AND a.status = %s AND a.expires_at > %s{lock}),"
         f" picked AS (SELECT l.id FROM {quote(Label._meta.db_table)} l"
         " WHERE l.is_active AND LOWER(l.name) = %s ORDER BY l.id LIMIT 1)"
         f" INSERT INTO {response} (assignment_id, item_id, label_id, new_label_text, method, data, seconds_spent,"
         " answered_at)"
-        " SELECT live.id, %s, picked.id, '', %s, %s, %s, %s FROM live, picked WHERE true"
+        " SELECT live.id, %s, picked.id, '', %s, %s,"
+        " LEAST(%s, GREATEST(EXTRACT(EPOCH FROM (%s - live.since)), 0)), %s FROM live, picked WHERE true"
         " ON CONFLICT (assignment_id, item_id) DO UPDATE SET label_id = excluded.label_id,"
         " new_label_text = excluded.new_label_text, method = excluded.method,"
         f" seconds_spent = {response}.seconds_spent + excluded.seconds_spent, answered_at = excluded.answered_at"
@@ -606,7 +687,7 @@ def save_structured_response(
     """Record (or replace) a task type's own answer (`Response.data`, already checked by the
     type's clean_answer) to one screen of a live assignment; the same locking as save_response."""
     with _answering(assignment, item, assignment_locked) as assignment:
-        spent = _seconds(seconds_spent)
+        spent = _bounded_seconds(assignment, seconds_spent)
         response = Response.objects.filter(assignment=assignment, item=item).first()
         if response is None:
             return Response.objects.create(
@@ -632,7 +713,7 @@ def _answering(assignment: Assignment, item: HITItem, assignment_locked: bool):
                 raise SubmissionRefused(reason)
         else:
             assignment = _lock_live(assignment)
-        if item.hit_id != assignment.hit_id:
+        if item.hit_id != assignment.hit_id or item.seat not in (0, assignment.seat):
             raise SubmissionRefused("That item is not part of this HIT.")
         yield assignment
 
@@ -642,8 +723,21 @@ def _seconds(seconds_spent: float) -> float:
     return min(max(float(seconds_spent), 0.0), 3600.0)
 
 
+def _bounded_seconds(assignment: Assignment, seconds_spent: float) -> float:
+    """The browser's seconds on a screen, never more than the server's own clock allows: the time
+    since this assignment's last answer was received (or since it was accepted). So the seconds
+    of all of an assignment's answers add up to at most the time it has been open, whatever the
+    page posts. Called under the assignment's row lock, so two answers cannot both count the
+    same interval."""
+    last = Response.objects.filter(assignment_id=assignment.pk).aggregate(last=Max("answered_at"))["last"]
+    since = max(assignment.accepted_at, last) if last else assignment.accepted_at
+    return min(_seconds(seconds_spent), max((timezone.now() - since).total_seconds(), 0.0))
+
+
 def _resolve_answer(item: HITItem, label_name: str | None, new_text: str, method: str) -> tuple[Label | None, str, str]:
     if method == Response.OTHER_NEW:
+        if any((ord(char) < 32 and char not in "\t\n\r") or ord(char) == 127 for char in new_text or ""):
+            raise SubmissionRefused("new_label_text: a new label cannot contain a NUL byte or other control character.")
         typed = " ".join((new_text or "").split())
         if not typed:
             raise SubmissionRefused("Type the new label, or pick one from the list.")
@@ -712,7 +806,7 @@ def submit_assignment(assignment: Assignment) -> SubmissionResult:
         if Assignment.hit.is_cached(assignment):
             current.hit = assignment.hit  # what the quiz needs of it (items, task type) never changes
         unanswered = (
-            HITItem.objects.filter(hit_id=current.hit_id)
+            HITItem.objects.filter(seat_items_q(current.seat), hit_id=current.hit_id)
             .exclude(responses__assignment=current)
             .values_list("position", flat=True)
         )
@@ -734,7 +828,9 @@ def submit_assignment(assignment: Assignment) -> SubmissionResult:
         if updated != 1:
             raise SubmissionRefused("This HIT was already submitted or has expired.")
         # the feedback page shows these answers: each showing counts toward the item's retirement
-        quiz_pool.record_reveals(wrong.question_id for wrong in result.wrong)
+        # (a platform worker's only once the platform confirms it: confirm_platform_submission)
+        if current.worker.platform == Worker.SITE:
+            quiz_pool.record_reveals(wrong.question_id for wrong in result.wrong)
     # The caller's object now holds what the row holds (read under the lock, plus this update),
     # without reading it a third time.
     for model_field in Assignment._meta.concrete_fields:
@@ -758,7 +854,7 @@ def quiz_result(assignment: Assignment) -> SubmissionResult:
         )
     }
     quiz_items = (
-        HITItem.objects.filter(hit_id=assignment.hit_id, quiz_question__isnull=False)
+        HITItem.objects.filter(seat_items_q(assignment.seat), hit_id=assignment.hit_id, quiz_question__isnull=False)
         .select_related("quiz_question__gold_label")
         .order_by("position")
     )
@@ -790,7 +886,7 @@ def _typed_quiz_result(assignment: Assignment, task_type) -> SubmissionResult:
         r.item_id: r for r in Response.objects.filter(assignment=assignment, item__quiz_question__isnull=False)
     }
     quiz_items = (
-        HITItem.objects.filter(hit_id=assignment.hit_id, quiz_question__isnull=False)
+        HITItem.objects.filter(seat_items_q(assignment.seat), hit_id=assignment.hit_id, quiz_question__isnull=False)
         .select_related("quiz_question")
         .order_by("position")
     )

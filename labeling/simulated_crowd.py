@@ -24,7 +24,7 @@ from django.db.models import Count, Q
 
 from annotation.demo_corpus.generator import normalised
 from labeling.campaigns import campaign_labels
-from labeling.models import HIT, Assignment, Campaign, HITItem, Response, Worker
+from labeling.models import HIT, Assignment, Campaign, HITItem, Response, Worker, seat_items_q
 from labeling.services import claim_next_hit, save_response, submit_assignment, worker_for_user
 from labeling.views import _choices_shown  # the order the page shows: the spammer clicks the first
 
@@ -161,7 +161,9 @@ def _next_free(
 def _answer_all(
     assignment: Assignment, profile: Profile, truth: dict[str, Truth], label_names: list[str], rng: random.Random
 ) -> int:
-    items = HITItem.objects.filter(hit_id=assignment.hit_id).select_related("target_turn", "quiz_question__gold_label")
+    items = HITItem.objects.filter(seat_items_q(assignment.seat), hit_id=assignment.hit_id).select_related(
+        "target_turn", "quiz_question__gold_label"
+    )
     # one commit for the HIT's answers (a person's autosaves commit one by one; SQLite pays for each)
     with transaction.atomic():
         for item in items.order_by("position"):

@@ -16,7 +16,7 @@ from django.db.models import Count, F
 
 from annotation.models import ModelVersion
 from labeling import quiz_pool
-from labeling.aggregate import known_labels, load_answers, votes_by_turn
+from labeling.aggregate import campaign_votes
 from labeling.bundling import bundle_count, plan_bundles
 from labeling.campaigns import campaign_labels
 from labeling.hits import write_hits
@@ -36,7 +36,7 @@ def items_needing_a_tie_break(campaign: Campaign) -> list[HITItem]:
     candidates = HITItem.objects.filter(hit__in=complete_hits, quiz_question__isnull=True).exclude(
         target_turn_id__in=already
     )
-    votes = votes_by_turn(load_answers(campaign), known_labels())
+    votes = campaign_votes(campaign)
     unresolved, seen = [], set()
     for item in candidates.order_by("hit__position", "position"):
         turn_votes = votes.get(item.target_turn_id)

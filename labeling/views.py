@@ -31,7 +31,7 @@ from config.pages import refusal
 from labeling import hot_reads, screens, services, task_types
 from labeling.bundling import choice_order
 from labeling.campaigns import campaign_labels
-from labeling.models import HIT, Assignment, Campaign, HITItem, Response
+from labeling.models import Assignment, Campaign, HITItem, Response
 from labeling.quality import clamped_seconds
 from labeling.services import SubmissionRefused
 from labeling.task_types.last_turn_label import NEW_LABEL
@@ -58,7 +58,7 @@ def _own_assignment_with_answers(request: HttpRequest, pk: int, positions: list[
     route = hot_reads.route_of(pk, request.user.pk)
     if route is None or not route.uses_labels:
         return _own_assignment(request, pk), None
-    hit_screens = screens.screens_of(route.hit)
+    hit_screens = screens.screens_of(route.hit, route.seat)
     item_ids = list(dict.fromkeys(hit_screens[p].item.pk for p in positions if p in hit_screens))
     assignment, stored = hot_reads.own_assignment_with_answers(pk, request.user.pk, item_ids)
     if assignment is None:
@@ -170,8 +170,8 @@ def _blurb(label: Label) -> str:
     )
 
 
-def _hit_size(hit: HIT) -> int:
-    return len(screens.screens_of(hit))
+def _hit_size(assignment: Assignment) -> int:
+    return len(screens.screens_of(assignment.hit, assignment.seat))
 
 
 @login_required
@@ -210,7 +210,7 @@ def assignment_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def _where_it_stands(assignment: Assignment) -> HttpResponse:
     """A live assignment's first open screen, or its review once every screen is answered."""
     answered = set(assignment.responses.values_list("item_id", flat=True))
-    hit_screens = screens.screens_of(assignment.hit)
+    hit_screens = screens.screens_of(assignment.hit, assignment.seat)
     first_open = next((p for p in sorted(hit_screens) if hit_screens[p].item.pk not in answered), None)
     if first_open is None:
         return redirect("labeling:assignment_review", pk=assignment.pk)
@@ -243,7 +243,7 @@ def assignment_item(request: HttpRequest, pk: int, position: int) -> HttpRespons
 
 def _item_at(assignment: Assignment, position: int) -> HITItem:
     """The item on one screen of the assignment's HIT (from the per-process screen cache)."""
-    screen = screens.screens_of(assignment.hit).get(position)
+    screen = screens.screens_of(assignment.hit, assignment.seat).get(position)
     if screen is None:
         raise Http404("No such item in this HIT")
     return screen.item
@@ -271,7 +271,7 @@ def _item_context(assignment: Assignment, item: HITItem, error: str, saved: tupl
     """What one screen shows. A quiz item is a real dialogue, rendered by the same code as work
     items, and carries nothing of its gold label or explanation."""
     blurbs = _cached_labels(assignment.hit.campaign_id).blurbs
-    screen = screens.screens_of(assignment.hit)[item.position]
+    screen = screens.screens_of(assignment.hit, assignment.seat)[item.position]
     saved_name, saved_text, saved_method = saved or (None, "", "")
     other_open = saved_method in (Response.OTHER_LIST, Response.OTHER_NEW)
     checked = "" if other_open else saved_name
@@ -279,7 +279,7 @@ def _item_context(assignment: Assignment, item: HITItem, error: str, saved: tupl
     return {
         "assignment": assignment,
         "position": item.position,
-        "total": _hit_size(assignment.hit),
+        "total": _hit_size(assignment),
         "turns_html": mark_safe(screen.turns_html),  # escaped by format_html_join in labeling.screens
         "item_url": item_url,
         "answer_url": answer_url,
@@ -339,7 +339,7 @@ def _render_typed_item(request: HttpRequest, assignment: Assignment, item: HITIt
     context = {
         "assignment": assignment,
         "position": item.position,
-        "total": _hit_size(assignment.hit),
+        "total": _hit_size(assignment),
         "item_url": reverse("labeling:assignment_item", args=[assignment.pk, item.position]),
         "answer_url": reverse("labeling:answer_item", args=[assignment.pk, item.position]),
         "task_template": task_type.template,
@@ -408,7 +408,7 @@ def answer_item(request: HttpRequest, pk: int, position: int) -> HttpResponse:
         if reason is not None:
             raise SubmissionRefused(reason)
         if stored is None:
-            neighbour = screens.screens_of(assignment.hit).get(target)
+            neighbour = screens.screens_of(assignment.hit, assignment.seat).get(target)
             stored = _stored_answers(assignment, [item.pk] + ([neighbour.item.pk] if neighbour else []))
         changed, answered = _compare_with_stored(request, stored.get(item.pk))
         if changed:
@@ -534,7 +534,7 @@ def assignment_review(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _review_context(assignment: Assignment) -> dict:
     answers = {r.item_id: r for r in assignment.responses.select_related("label")}
-    hit_screens = screens.screens_of(assignment.hit)
+    hit_screens = screens.screens_of(assignment.hit, assignment.seat)
     rows = [(position, answers.get(hit_screens[position].item.pk)) for position in sorted(hit_screens)]
     return {
         "assignment": assignment,
@@ -571,11 +571,12 @@ def _redirect(request: HttpRequest, name: str, pk: int) -> HttpResponse:
 @login_required
 @require_GET
 def assignment_feedback(request: HttpRequest, pk: int) -> HttpResponse:
-    """After submission only: the quiz questions answered wrong, with the right label and why."""
+    """After submission only: the quiz questions answered wrong, with the right label and why; for
+    a crowd-platform worker only once the platform confirmed the submission (services.feedback_shown)."""
     assignment = _own_assignment(request, pk)
     if assignment.status not in Assignment.FINAL:
         return redirect("labeling:assignment_detail", pk=pk)
-    result = services.quiz_result(assignment)
+    result = services.quiz_result(assignment) if services.feedback_shown(assignment) else None
     return render(request, "labeling/feedback.html", {"assignment": assignment, "result": result})
 
 

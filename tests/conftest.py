@@ -5,6 +5,9 @@ from pathlib import Path
 
 import pytest
 
+# shared fixtures that live beside the tests using them (the `clock` that moves timezone.now on)
+pytest_plugins = ["tests.labeling.clock"]
+
 EDOS_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "edos"
 EDOS_CSV = EDOS_DIR / "MTurk_groundtruth_labels_9K.csv"
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -110,6 +113,11 @@ def _quiz_demo_bank(settings):
     # Most tests build HITs with the built-in one-turn quiz bank; the pool's own tests
     # (tests/labeling/test_quiz_pool.py) switch it off.
     settings.QUIZ_DEMO_BANK = True
+    # Tests written before quiz items were drawn per seat read a HIT's screens by position
+    # (hit.items.get(position=...)), which per-seat quiz screens make ambiguous: they build HITs
+    # with one shared quiz set. The per-seat tests (test_identity_and_integrity.py, the claim
+    # and claim-concurrency tests) switch it on.
+    settings.QUIZ_ITEMS_PER_SEAT = False
 
 
 def seed_reference_data() -> None:

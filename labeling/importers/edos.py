@@ -146,7 +146,7 @@ def _hits_items_answers(campaign: Campaign, rows: list[EdosRow], turns: dict[str
     screens = [[_item(turns[row_content_hash(row)]) for row in chunk] for chunk in chunks]
     hits = write_hits(campaign, screens, required_workers=len(SYNTHETIC_WORKERS))
     workers = [
-        Worker.objects.get_or_create(platform=Worker.MTURK, external_id=external_id)[0]
+        Worker.objects.get_or_create(platform=Worker.MTURK, external_id=external_id, landing_key="")[0]
         for external_id in SYNTHETIC_WORKERS
     ]
     now = timezone.now()

@@ -93,9 +93,10 @@ def test_a_dialog_shows_its_target_turn_highlighted_and_examples_under_each_choi
         assert escape(label.example_1) in page
 
 
-def test_every_answer_is_saved_as_given_and_shown_again_on_reload(annotator, campaign):
+def test_every_answer_is_saved_as_given_and_shown_again_on_reload(annotator, campaign, clock):
     assignment = start_hit(annotator)
     item = assignment.hit.items.get(position=1)
+    clock.advance(10)
     response = answer(annotator, assignment, 1, answer=item.choices[1], seconds="3.5")
     assert response.status_code == 200 and "Saved" in response.content.decode()
     saved = Response.objects.get(assignment=assignment, item=item)
@@ -250,12 +251,14 @@ def test_home_is_not_n_plus_one_over_the_history(annotator, annotators, campaign
     assert page.count("Expired") == campaign.hits.count()
 
 
-def test_next_leaves_an_answer_the_autosave_already_stored_alone(annotator, campaign):
+def test_next_leaves_an_answer_the_autosave_already_stored_alone(annotator, campaign, clock):
     assignment = start_hit(annotator)
     item = assignment.hit.items.get(position=1)
+    clock.advance(10)
     answer(annotator, assignment, 1, answer=item.choices[0], seconds="2")
     answer(annotator, assignment, 1, go="next", answer=item.choices[0], seconds="5")
     assert Response.objects.get(assignment=assignment).seconds_spent == 2  # no second write
+    clock.advance(10)
     answer(annotator, assignment, 1, go="next", answer=item.choices[1], seconds="1")
     saved = Response.objects.get(assignment=assignment)
     assert (saved.label.name, saved.seconds_spent) == (item.choices[1], 3)
@@ -334,9 +337,10 @@ def test_an_autosave_on_an_expired_hit_is_refused_and_stores_nothing(annotator, 
 
 
 @pytest.mark.parametrize(("posted", "stored"), [("nan", 0.0), ("inf", 0.0), ("-4", 0.0), ("1e9", 600.0), ("x", 0.0)])
-def test_posted_seconds_are_clamped_by_the_server(annotator, campaign, posted, stored, settings):
+def test_posted_seconds_are_clamped_by_the_server(annotator, campaign, posted, stored, settings, clock):
     settings.SCREEN_SECONDS_CAP = 600.0
     assignment = start_hit(annotator)
     item = assignment.hit.items.get(position=1)
+    clock.advance(1200)  # the server's clock allows more than the cap
     assert answer(annotator, assignment, 1, answer=item.choices[0], seconds=posted).status_code == 200
     assert Response.objects.get(assignment=assignment, item=item).seconds_spent == stored

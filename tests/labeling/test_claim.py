@@ -22,6 +22,11 @@ from tests.labeling.hit_factory import (
 )
 
 
+@pytest.fixture(autouse=True)
+def _quiz_items_per_seat(settings):
+    settings.QUIZ_ITEMS_PER_SEAT = True  # every seat slot its own quiz items
+
+
 @pytest.fixture
 def campaign(db):
     campaign = open_campaign(dialogues_per_hit=2, quiz_per_hit=1, time_limit_minutes=30)

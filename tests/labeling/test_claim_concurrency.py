@@ -22,6 +22,11 @@ pytestmark = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def _quiz_items_per_seat(settings):
+    settings.QUIZ_ITEMS_PER_SEAT = True  # every seat slot its own quiz items, under the same claims
+
+
 def test_many_workers_claiming_and_submitting_at_once_fill_every_hit_exactly():
     campaign = open_campaign(dialogues_per_hit=3, quiz_per_hit=1, workers_per_hit=3)
     hits = build_hits(campaign, make_dialogues(12), seed=8)  # four HITs, twelve seats
@@ -43,6 +48,8 @@ def test_many_workers_claiming_and_submitting_at_once_fill_every_hit_exactly():
     for taken in results:
         assert len(taken) == len(set(taken))  # never twice on one HIT
     assert Response.objects.count() == 12 * 4  # every answer kept once
+    # racing claims took three different seat slots of every HIT
+    assert Counter(submitted.values_list("hit_id", "seat")) == {(hit.pk, seat): 1 for hit in hits for seat in (1, 2, 3)}
     assert sorted(h for taken in results for h in taken) == sorted(submitted.values_list("hit_id", flat=True))
 
 
@@ -55,6 +62,7 @@ def test_a_crowd_of_claimers_never_puts_more_than_three_on_a_hit():
     granted = [r for r in results if r is not None]
     assert len(granted) == 6
     assert Counter(a.hit_id for a in granted) == {hits[0].pk: 3, hits[1].pk: 3}
+    assert sorted((a.hit_id, a.seat) for a in granted) == [(hit.pk, seat) for hit in hits for seat in (1, 2, 3)]
     assert Assignment.objects.count() == 6
 
 

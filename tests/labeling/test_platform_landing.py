@@ -94,7 +94,8 @@ def test_landing_creates_the_worker_and_account_signs_in_and_claims(client, camp
     worker = Worker.objects.get(platform=Worker.MTURK, external_id="A1WORKER")
     assert assignment.worker == worker and assignment.hit.campaign == campaign
     user = worker.user
-    assert user.username == "mturk-A1WORKER"
+    assert user.username == "mturk-A1WORKER-3ASSIGN0001"  # one account per landing (worker and work id)
+    assert worker.landing_key == "3ASSIGN0001" and worker.is_pending_identity
     assert not user.has_usable_password() and not user.is_staff and not user.is_superuser
     assert client.session["_auth_user_id"] == str(user.pk)
     assert client.session["platform_return"] == {
@@ -116,11 +117,12 @@ def test_a_second_landing_reuses_the_worker_account_and_live_assignment(client, 
     assert Worker.objects.count() == 1 and get_user_model().objects.count() == 1
 
 
-def test_an_existing_worker_without_an_account_gets_one(client, campaign):
+def test_a_known_worker_id_lands_as_a_new_identity_not_as_the_known_worker(client, campaign):
     worker = Worker.objects.create(platform=Worker.MTURK, external_id="A1WORKER")
-    landed_assignment(client.get(mturk_url(campaign)))
+    assignment = landed_assignment(client.get(mturk_url(campaign)))
     worker.refresh_from_db()
-    assert worker.user.username == "mturk-A1WORKER"
+    assert worker.user is None and assignment.worker != worker
+    assert assignment.worker.user.username == "mturk-A1WORKER-3ASSIGN0001"
 
 
 def test_landing_inside_the_mturk_frame_offers_its_own_window(client, campaign):
@@ -184,11 +186,22 @@ def test_a_live_hit_of_another_campaign_must_be_finished_first(client, campaign)
     other = open_campaign(name="Day shift", dialogues_per_hit=2, quiz_per_hit=1)
     build_hits(other, make_dialogues(2, prefix="o"), seed=2)
     first = landed_assignment(client.get(mturk_url(other)))
-    response = client.get(mturk_url(campaign, assignmentId="3ASSIGN0002"))
+    # the same platform work again in a browser of its own: the identity's live HIT comes first
+    response = client.get(mturk_url(campaign))
     assert response.status_code == 409
     html = response.content.decode()
     assert "Day shift" in html and reverse("labeling:assignment_detail", args=[first.pk]) in html
     assert client.session["platform_return"]["external_assignment"] == "3ASSIGN0001"
+
+
+def test_another_platform_assignment_is_an_identity_of_its_own(client, campaign):
+    first = landed_assignment(client.get(mturk_url(campaign)))
+    # the next HIT in the same browser: no "switch accounts?" (same worker id), its own seat
+    response = client.get(mturk_url(campaign, assignmentId="3ASSIGN0002"))
+    assert response.status_code == 302
+    second = Assignment.objects.exclude(pk=first.pk).get()
+    assert second.worker != first.worker and second.platform_assignment_id == "3ASSIGN0002"
+    assert Assignment.objects.get(pk=first.pk).status == Assignment.ACCEPTED
 
 
 def test_a_campaign_that_is_not_open_says_so(client, campaign):
@@ -203,21 +216,21 @@ def test_a_worker_linked_to_a_staff_account_is_never_signed_in(client, campaign,
     researcher.is_staff = True
     researcher.set_unusable_password()  # staff rights alone must refuse it
     researcher.save()
-    Worker.objects.create(platform=Worker.MTURK, external_id="A1WORKER", user=researcher)
+    Worker.objects.create(platform=Worker.MTURK, external_id="A1WORKER", landing_key="3ASSIGN0001", user=researcher)
     response = client.get(mturk_url(campaign))
     assert response.status_code == 409
     assert "_auth_user_id" not in client.session and not Assignment.objects.exists()
 
 
 def test_a_worker_linked_to_a_password_account_is_never_signed_in(client, campaign, annotators):
-    Worker.objects.create(platform=Worker.MTURK, external_id="A1WORKER", user=annotators[0])
+    Worker.objects.create(platform=Worker.MTURK, external_id="A1WORKER", landing_key="3ASSIGN0001", user=annotators[0])
     response = client.get(mturk_url(campaign))
     assert response.status_code == 409
     assert "_auth_user_id" not in client.session and not Assignment.objects.exists()
 
 
 def test_a_taken_account_name_is_not_taken_over(client, campaign, django_user_model):
-    django_user_model.objects.create_user("mturk-A1WORKER", password="site-password")
+    django_user_model.objects.create_user("mturk-A1WORKER-3ASSIGN0001", password="site-password")
     response = client.get(mturk_url(campaign))
     assert response.status_code == 409
     assert "_auth_user_id" not in client.session
@@ -285,7 +298,7 @@ def test_prolific_landing_signs_in_claims_and_returns_the_code(client, campaign)
     assignment = landed_assignment(client.get(prolific_url(campaign)))
     worker = Worker.objects.get(platform=Worker.PROLIFIC)
     assert worker.external_id == "5f1e2d3c4b5a69788796a5b4"
-    assert worker.user.username == "prolific-5f1e2d3c4b5a69788796a5b4" and not worker.user.is_staff
+    assert worker.user.username == "prolific-5f1e2d3c4b5a69788796a5b4-X9" and not worker.user.is_staff
     assert client.session["platform_return"]["study"] == "S1"
     submit_it(assignment)
     assignment.refresh_from_db()
@@ -306,7 +319,10 @@ def test_the_same_id_on_two_platforms_is_two_workers(client, campaign):
     client.logout()
     client.get(mturk_url(campaign))
     assert Worker.objects.filter(external_id="A1WORKER").count() == 2
-    assert set(get_user_model().objects.values_list("username", flat=True)) == {"mturk-A1WORKER", "prolific-A1WORKER"}
+    assert set(get_user_model().objects.values_list("username", flat=True)) == {
+        "mturk-A1WORKER-3ASSIGN0001",
+        "prolific-A1WORKER-X9",
+    }
 
 
 # --- Concurrency (PostgreSQL) -------------------------------------------------------------------
@@ -318,9 +334,9 @@ def test_the_same_id_on_two_platforms_is_two_workers(client, campaign):
 @pytest.mark.parametrize("known_worker", [False, True], ids=["new-worker", "worker-without-account"])
 def test_tabs_landing_at_once_make_one_worker_and_one_account(known_worker):
     if known_worker:
-        Worker.objects.create(platform=Worker.MTURK, external_id="A1RACE")
-    results = run_together(6, lambda _index: platform_worker(Worker.MTURK, "A1RACE").user_id)
+        Worker.objects.create(platform=Worker.MTURK, external_id="A1RACE", landing_key="3AS")
+    results = run_together(6, lambda _index: platform_worker(Worker.MTURK, "A1RACE", landing_key="3AS").user_id)
     assert not [r for r in results if isinstance(r, Exception)], results
     assert len(set(results)) == 1
     assert Worker.objects.filter(external_id="A1RACE").count() == 1
-    assert get_user_model().objects.filter(username="mturk-A1RACE").count() == 1
+    assert get_user_model().objects.filter(username="mturk-A1RACE-3AS").count() == 1

@@ -163,7 +163,10 @@ def test_landings_racing_past_the_cap_create_no_more_than_it(settings):
     settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR = 3
     target = open_campaign()
     results = run_together(
-        8, lambda index: platform_worker(Worker.MTURK, f"RACE{index}", campaign=target, ip="203.0.113.7")
+        8,
+        lambda index: platform_worker(
+            Worker.MTURK, f"RACE{index}", landing_key="3AS", campaign=target, ip="203.0.113.7"
+        ),
     )
     assert sum(isinstance(result, Worker) for result in results) == 3, results
     assert Worker.objects.count() == 3 and get_user_model().objects.count() == 3
@@ -259,18 +262,20 @@ def test_the_hit_is_bound_to_the_platform_assignment_that_opened_it(campaign):
     assert assignment.platform_assignment_id == "3ASREAL"
     intruder = Client()  # knows the worker id and a link's token, not MTurk's assignment id
     response = intruder.get(mturk_url(campaign, assignmentId="3ASGUESS"))
-    assert response.status_code == 409
-    assert (
-        "sessionid" not in intruder.cookies
-        and not Session.objects.exclude(session_key=owner.cookies["sessionid"].value).exists()
-    )
+    # an identity of its own: never the owner's account, never the owner's HIT
+    taken = Assignment.objects.exclude(pk=assignment.pk).get()
+    assert response.status_code == 302 and taken.worker != assignment.worker
+    assert intruder.session["_auth_user_id"] != owner.session["_auth_user_id"]
     assert Client().get(mturk_url(campaign, assignmentId="3ASREAL")).status_code == 302  # the owner, again
+    assert Assignment.objects.count() == 2
 
 
 def test_a_prolific_hit_is_bound_to_its_session_id(campaign):
     assert Client().get(prolific_url(campaign, SESSION_ID="SESS1")).status_code == 302
     assert Assignment.objects.get().platform_assignment_id == "SESS1"
-    assert Client().get(prolific_url(campaign, SESSION_ID="SESS2")).status_code == 409
+    assert Client().get(prolific_url(campaign, SESSION_ID="SESS2")).status_code == 302
+    sessions = Assignment.objects.values_list("platform_assignment_id", "worker__landing_key")
+    assert sorted(sessions) == [("SESS1", "SESS1"), ("SESS2", "SESS2")]
 
 
 def test_a_client_cannot_dodge_the_ip_cap_with_a_forwarded_header(campaign, settings):

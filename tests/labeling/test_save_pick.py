@@ -43,28 +43,36 @@ def stored(assignment):
     )
 
 
-def test_a_pick_is_stored_as_the_full_path_stores_it(campaign, annotators):
+def test_a_pick_is_stored_as_the_full_path_stores_it(campaign, annotators, clock):
     fast, full = claim(annotators[0]), claim(annotators[1])
     assert fast.hit_id == full.hit_id  # same screens, so the two rows can be compared
     item = item_at(fast, 2)
+    clock.advance(10)
     pick = item.choices[1]
     assert save_pick(fast.pk, annotators[0].pk, 2, pick.upper(), seconds_spent=4)
     save_response(full, item, label_name=pick.upper(), method=Response.OTHER_LIST, seconds_spent=4)
     assert stored(fast) == stored(full) == [(item.pk, pick, "", Response.TOP3, 4.0)]
 
     # a second pick replaces the label and adds the seconds up, as save_response does
+    clock.advance(10)
     assert save_pick(fast.pk, annotators[0].pk, 2, item.choices[0], seconds_spent=2.5)
     save_response(full, item, label_name=item.choices[0], method=Response.OTHER_LIST, seconds_spent=2.5)
     assert stored(fast) == stored(full) == [(item.pk, item.choices[0], "", Response.TOP3, 6.5)]
     assert Response.objects.get(assignment=fast).data == {}
 
 
-def test_seconds_are_clamped_as_the_full_path_clamps_them(campaign, annotators):
-    assignment = claim(annotators[0])
-    item = item_at(assignment, 1)
-    assert save_pick(assignment.pk, annotators[0].pk, 1, item.choices[0], seconds_spent=-3)
-    assert save_pick(assignment.pk, annotators[0].pk, 1, item.choices[0], seconds_spent=1e9)
-    assert Response.objects.get(assignment=assignment).seconds_spent == 3600.0
+def test_seconds_are_clamped_as_the_full_path_clamps_them(campaign, annotators, clock):
+    fast, full = claim(annotators[0]), claim(annotators[1])
+    item = item_at(fast, 1)
+    clock.advance(30)
+    assert save_pick(fast.pk, annotators[0].pk, 1, item.choices[0], seconds_spent=-3)
+    save_response(full, item, label_name=item.choices[0], method=Response.TOP3, seconds_spent=-3)
+    clock.advance(20)
+    assert save_pick(fast.pk, annotators[0].pk, 1, item.choices[0], seconds_spent=1e9)
+    save_response(full, item, label_name=item.choices[0], method=Response.TOP3, seconds_spent=1e9)
+    # never more than the server saw pass since the last answer (20 s), whatever the page posts
+    for assignment in (fast, full):
+        assert Response.objects.get(assignment=assignment).seconds_spent == pytest.approx(20, abs=0.5)
 
 
 def test_it_writes_nothing_for_an_assignment_this_process_has_not_read(campaign, annotators):

@@ -36,9 +36,11 @@ def snapshot(assignment):
 # --- answers ------------------------------------------------------------------------------------
 
 
-def test_it_saves_one_answer_per_item_and_replaces_it_when_changed(assignment):
+def test_it_saves_one_answer_per_item_and_replaces_it_when_changed(assignment, clock):
     item = dialogue_item(assignment)
+    clock.advance(5)
     save_response(assignment, item, label_name=item.choices[0], method=Response.TOP3, seconds_spent=4)
+    clock.advance(5)
     save_response(assignment, item, label_name=item.choices[1], method=Response.TOP3, seconds_spent=2)
     response = Response.objects.get(assignment=assignment, item=item)
     assert response.label.name == item.choices[1]
