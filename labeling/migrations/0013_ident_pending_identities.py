@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labeling', '0011_hit_seats_free'),
+        ('labeling', '0012_plat_pay_floor'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -7,7 +7,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotation', '0005_suggest_model_version_suggests_since'),
-        ('labeling', '0012_ident_pending_identities'),
+        ('labeling', '0013_ident_pending_identities'),
     ]
 
     operations = [
