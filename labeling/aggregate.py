@@ -24,6 +24,7 @@ from annotation.models import Label, TurnLabel
 from labeling.aggregation import MajorityResult, known_label_index, majority_vote, normalise_answer
 from labeling.campaigns import campaign_labels
 from labeling.dawid_skene import DawidSkeneResult, dawid_skene
+from labeling.redundancy import FIXED
 from labeling.models import AggregatedLabel, Campaign, Response, counted_assignment_q
 
 _BATCH = 1000
@@ -137,7 +138,7 @@ def aggregate_campaign(campaign: Campaign) -> dict[str, int]:
         opinion = dawid_skene((t, worker, answer) for t, votes in by_turn.items() for worker, answer in votes.answers)
         labels = {label.name: label for label in Label.objects.all()}
         _write_aggregated(campaign, by_turn, majorities, opinion, labels)
-        turn_labels = _write_turn_labels(campaign, majorities, labels)
+        turn_labels = _write_turn_labels(campaign, majorities, labels, opinion)
     majority = sum(1 for result in majorities.values() if result.is_majority)
     return {
         "items": len(majorities),
@@ -145,6 +146,11 @@ def aggregate_campaign(campaign: Campaign) -> dict[str, int]:
         "unresolved": len(majorities) - majority,
         "turn_labels": turn_labels,
     }
+
+
+def answer_policy(campaign: Campaign) -> str:
+    """The redundancy policy (labeling.redundancy) that bought the campaign's answers."""
+    return FIXED
 
 
 def _write_aggregated(campaign, by_turn, majorities, opinion: DawidSkeneResult, labels) -> None:
@@ -201,10 +207,13 @@ _AGGREGATED_FIELDS = [
 ]
 
 
-def _write_turn_labels(campaign: Campaign, majorities: dict[int, MajorityResult], labels: dict[str, Label]) -> int:
+def _write_turn_labels(
+    campaign: Campaign, majorities: dict[int, MajorityResult], labels: dict[str, Label], opinion: DawidSkeneResult
+) -> int:
     """One crowd TurnLabel per turn whose majority is a label of the taxonomy (a typed answer that
     is not a label yet gets one once the label is accepted and the campaign aggregated again).
-    A turn keeps one crowd label: the last campaign aggregated over it wins."""
+    A turn keeps one crowd label: the last campaign aggregated over it wins. Its provenance carries
+    the gold's uncertainty: the answers it rests on, the Dawid-Skene posterior and the policy."""
     winners = {turn: labels[r.label] for turn, r in majorities.items() if r.label and r.label in labels}
     existing = {tl.turn_id: tl for tl in TurnLabel.objects.filter(source=TurnLabel.CROWD, turn_id__in=list(majorities))}
     to_create, to_update = [], []
@@ -215,6 +224,9 @@ def _write_turn_labels(campaign: Campaign, majorities: dict[int, MajorityResult]
             "votes": result.votes,
             "workers": result.answer_count,
             "agreement": result.agreement,
+            "answers": result.answer_count,
+            "posterior": opinion.posterior.get(turn_id, {}),
+            "policy": answer_policy(campaign),
         }
         row = existing.pop(turn_id, None)
         if row is None:

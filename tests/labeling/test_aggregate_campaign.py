@@ -46,12 +46,18 @@ def test_it_writes_crowd_turn_labels_with_provenance(answered):
     aggregate_campaign(campaign)
     crowd = TurnLabel.objects.get(turn=d[0].turns.get(position=1), source=TurnLabel.CROWD)
     assert crowd.label.name == "Angry"
+    posterior = crowd.provenance.pop("posterior")
     assert crowd.provenance == {
         "campaign": campaign.pk,
         "votes": {"Angry": 2, "Furious": 1},
         "workers": 3,
         "agreement": pytest.approx(2 / 3),
+        "answers": 3,
+        "policy": "fixed",
     }
+    # the gold carries its uncertainty: the Dawid-Skene posterior, most probable label first
+    assert next(iter(posterior)) == "Angry" and sum(posterior.values()) == pytest.approx(1.0, abs=0.01)
+    assert set(posterior) <= {"Angry", "Furious", "Sad", "Lonely", "Joyful", "Neutral", "Greeting"}
     assert not TurnLabel.objects.filter(turn__dialogue=d[1]).exists()
 
 
