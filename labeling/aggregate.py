@@ -24,8 +24,8 @@ from annotation.models import Label, TurnLabel
 from labeling.aggregation import MajorityResult, known_label_index, majority_vote, normalise_answer
 from labeling.campaigns import campaign_labels
 from labeling.dawid_skene import DawidSkeneResult, dawid_skene
-from labeling.redundancy import FIXED
 from labeling.models import AggregatedLabel, Campaign, Response, counted_assignment_q
+from labeling.redundancy import FIXED
 
 _BATCH = 1000
 _UPDATE_BATCH = 200  # bulk_update builds one CASE per field and batch: keep the batches small
