@@ -31,8 +31,17 @@ from django.db.models import Count, F
 from django.utils import timezone
 
 from labeling import hits, payments, services
-from labeling.aggregate import known_labels, load_answers, votes_by_turn
-from labeling.models import HIT, Assignment, Campaign, PlatformSubmission, Publication, Worker, counted_assignment_q
+from labeling.aggregate import campaign_votes
+from labeling.models import (
+    HIT,
+    Assignment,
+    Campaign,
+    PlatformSubmission,
+    Publication,
+    Worker,
+    counted_assignment_q,
+    seat_items_q,
+)
 from labeling.platforms import base, get_platform
 from labeling.platforms.base import CrowdPlatform, ExternalResult, PlatformError
 
@@ -68,6 +77,11 @@ def sync_publication(publication: Publication, platform: CrowdPlatform | None = 
     if not counts.get("errors"):
         changes["last_sync_error"] = ""
     Publication.objects.filter(pk=publication.pk).update(**changes)
+    # work this sync (or an earlier one) found no platform submission for frees its seat here too,
+    # not only at the next landing
+    freed = services.free_unconfirmed_seats(publication.campaign)
+    if freed:
+        counts["unconfirmed_freed"] = freed
     return counts
 
 
@@ -232,7 +246,7 @@ def _decision(campaign: Campaign, submission, result: ExternalResult, assignment
 
 
 def _approval_mark(campaign: Campaign, assignment: Assignment) -> int:
-    quiz_screens = assignment.hit.items.filter(quiz_question__isnull=False).count()
+    quiz_screens = assignment.hit.items.filter(seat_items_q(assignment.seat), quiz_question__isnull=False).count()
     return min(campaign.approval_quiz_mark, quiz_screens)
 
 
@@ -317,7 +331,7 @@ def hits_short_of_majority(campaign: Campaign) -> list[HIT]:
         .filter(done__gte=F("required_workers"))
         .order_by("position")
     )
-    votes = votes_by_turn(load_answers(campaign), known_labels())
+    votes = campaign_votes(campaign)  # a label outside the campaign's set votes for nothing
     short = []
     for hit in complete:
         turns = hit.items.filter(quiz_question__isnull=True, target_turn__isnull=False).values_list(
