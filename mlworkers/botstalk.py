@@ -182,10 +182,13 @@ def load_emotion_labeler(dialogue_model_version_id: int | None) -> tuple[Classif
     (None, "") when none is trained yet: the emotion agent then ranks like the others."""
     from mlworkers.registry import load_dialogue_classifier
 
+    versions = ModelVersion.objects.filter(kind=ModelVersion.DIALOGUE)
     if dialogue_model_version_id:
-        version = _newest(ModelVersion.DIALOGUE, dialogue_model_version_id)
+        version = versions.filter(pk=dialogue_model_version_id).first()
+        if version is None:
+            raise JobCannotRun(f"no dialogue model version {dialogue_model_version_id}")
     else:
-        version = ModelVersion.objects.filter(kind=ModelVersion.DIALOGUE).order_by("-created_at", "-pk").first()
+        version = versions.order_by("-created_at", "-pk").first()
         if version is None:
             return None, ""
     return ClassifierLabels(load_dialogue_classifier(version)), f"model version {version.pk} ({version.name})"
