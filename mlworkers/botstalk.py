@@ -23,6 +23,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
+from annotation.ingest.language import UNKNOWN as UNKNOWN_LANGUAGE
 from annotation.ingest.language import texts_language
 from annotation.ingest.records import dialogue_hash
 from annotation.models import Dialogue, ModelVersion, SkillContext, Turn, TurnSkill
@@ -197,14 +198,16 @@ def load_emotion_labeler(dialogue_model_version_id: int | None) -> tuple[Classif
 # --- the corpus the agents speak from ---------------------------------------------------------------------
 
 
-def corpus_pairs(max_gap: float = DEFAULT_MAX_GAP, limit: int = MAX_PAIRS) -> list[files.ResponsePair]:
+def corpus_pairs(
+    max_gap: float = DEFAULT_MAX_GAP, limit: int = MAX_PAIRS, language: str = ""
+) -> list[files.ResponsePair]:
     """The SubTle pairs of the subtitle dialogues' consecutive turns (`annotation.pairs.turn_pairs`),
-    dialogues in id order, at most `limit`."""
-    rows = (
-        Turn.objects.filter(dialogue__source=Dialogue.SUBTITLES)
-        .order_by("dialogue_id", "position")
-        .values_list("dialogue_id", "text", "start", "end")
-    )
+    dialogues in id order, at most `limit`; with a `language`, only its dialogues (and those whose
+    language is not known)."""
+    turns = Turn.objects.filter(dialogue__source=Dialogue.SUBTITLES)
+    if language and language != UNKNOWN_LANGUAGE:
+        turns = turns.filter(dialogue__language__in=[language, "", UNKNOWN_LANGUAGE])
+    rows = turns.order_by("dialogue_id", "position").values_list("dialogue_id", "text", "start", "end")
     pairs: list[files.ResponsePair] = []
     for _dialogue, turns in groupby(rows.iterator(chunk_size=5000), key=itemgetter(0)):
         for interaction, response in turn_pairs((text, start, end) for _d, text, start, end in turns):
@@ -214,8 +217,11 @@ def corpus_pairs(max_gap: float = DEFAULT_MAX_GAP, limit: int = MAX_PAIRS) -> li
     return pairs
 
 
-def candidate_pairs(candidates: str, pairs_file: str | None, max_pairs: int) -> list[files.ResponsePair]:
-    """What the agents speak from: nothing for "pool", else the pairs file when given, else the corpus."""
+def candidate_pairs(
+    candidates: str, pairs_file: str | None, max_pairs: int, language: str = ""
+) -> list[files.ResponsePair]:
+    """What the agents speak from: nothing for "pool", else the pairs file when given, else the
+    corpus's pairs in `language` (that of the skill contexts)."""
     if candidates == POOL:
         return []
     if pairs_file:
@@ -223,7 +229,7 @@ def candidate_pairs(candidates: str, pairs_file: str | None, max_pairs: int) -> 
             return files.read_response_pairs(pairs_file)[:max_pairs]
         except files.BotsTalkFileError as error:
             raise _file_error(error) from None
-    return corpus_pairs(limit=max_pairs)
+    return corpus_pairs(limit=max_pairs, language=language)
 
 
 # --- generation --------------------------------------------------------------------------------------------
@@ -258,7 +264,8 @@ def botstalk(
         specs = files.read_contexts(contexts or EXAMPLE_CONTEXTS, {u.skill for u in pool})
     except files.BotsTalkFileError as error:
         raise _file_error(error) from None
-    pairs = candidate_pairs(candidates, pairs_file, max_pairs)
+    language = texts_language([text for spec in specs for _kind, text in spec.premises()])
+    pairs = candidate_pairs(candidates, pairs_file, max_pairs, language)
     skill_version = _newest(ModelVersion.SKILL, skill_model_version_id)
     skills = load_skill_classifier(skill_version)
     nli, nli_name = load_moderator_nli(nli_model, nli_model_version_id)
@@ -280,6 +287,7 @@ def botstalk(
         "skills": sorted(agents),
         "candidates": speaking_from,
         "pairs": len(pairs),
+        "pairs_language": language if pairs and not pairs_file else "",
         "emotion_labeler": labeler_name,
         "skill_model_version": skill_version.pk,
         "nli": nli_name,

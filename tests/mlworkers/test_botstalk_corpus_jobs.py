@@ -76,6 +76,15 @@ def test_corpus_pairs_are_the_subtle_pairs_of_the_subtitle_dialogues_only(tiny_c
     assert botstalk_jobs.corpus_pairs(limit=2) == [ResponsePair(*pair) for pair in TINY_PAIRS[:2]]
 
 
+def test_corpus_pairs_keep_to_the_language_of_the_contexts(tiny_corpus):
+    Dialogue.objects.filter(pk=tiny_corpus[0].pk).update(language="fr")
+    Dialogue.objects.filter(pk=tiny_corpus[1].pk).update(language="en")
+    english = botstalk_jobs.corpus_pairs(language="en")
+    assert ResponsePair(*TINY_PAIRS[0]) not in english and ResponsePair(*TINY_PAIRS[2]) in english
+    assert len(english) == len(TINY_PAIRS) - 2  # the unknown-language dialogues stay
+    assert len(botstalk_jobs.corpus_pairs(language="und")) == len(TINY_PAIRS)
+
+
 def test_a_turn_after_a_long_pause_is_no_response(tiny_corpus):
     Turn.objects.filter(text="I knew you could do it.").update(start=30.0, end=31.0)
     assert ResponsePair(*TINY_PAIRS[2]) not in botstalk_jobs.corpus_pairs()
@@ -85,6 +94,7 @@ def test_the_job_speaks_from_the_corpus_and_says_so(files, tiny_corpus):
     job = run_botstalk(files)
     assert job.result["candidates"] == "corpus" and job.result["pairs"] == len(TINY_PAIRS)
     assert job.result["dialogues_stored"] == 2 and job.result["emotion_labeler"] == ""
+    assert job.result["pairs_language"] == "en"
     assert spoken() <= {response for _interaction, response in TINY_PAIRS}
 
 
