@@ -9,7 +9,8 @@ and a response found under several interactions keeps its best score.
 
 Ranking per skill, added to that similarity:
 - every agent: `context_weight` x cosine(response, the agent's own skill context), when the
-  dialogue's contexts give it one (persona and knowledge agents are ranked by this alone);
+  dialogue's contexts give it one (persona and knowledge agents are ranked by this alone); the
+  `finalists` best so far go on to the two model-based scores below (bounded cost per turn);
 - an emotion agent (a skill named in `emotion_skills`) with a labeler (the dialogue classifier):
   `label_weight` x P(target label | dialogue so far + candidate), the target being the label the
   classifier gives the agent's own context (or the dialogue so far when it has none);
@@ -50,6 +51,7 @@ class Labeler(Protocol):
 @dataclass
 class CorpusRanking:
     shortlist: int = 50  # pairs retrieved by interaction similarity before the skill ranking
+    finalists: int = 10  # of those, the best by similarity and context that the labeler and re-ranker judge
     context_weight: float = 0.5
     label_weight: float = 0.5
     rerank_weight: float = 0.5
@@ -123,11 +125,11 @@ class CorpusAgent:
         if not found:
             return []
         rows = [row for row, _score in found]
+        scores = np.asarray([score for _row, score in found], dtype=np.float64) + self.context_scores(rows, query)
+        best = np.argsort(-scores, kind="stable")[: max(k, self.ranking.finalists)]
+        rows, scores = [rows[i] for i in best], scores[best]
         texts = [self.corpus.responses[row] for row in rows]
-        scores = np.asarray([score for _row, score in found], dtype=np.float64)
-        scores += self.context_scores(rows, query)
-        scores += self.label_scores(texts, query)
-        scores += self.rerank_scores(texts, query)
+        scores += self.label_scores(texts, query) + self.rerank_scores(texts, query)
         order = np.argsort(-scores, kind="stable")[:k]
         return [(texts[i], float(scores[i])) for i in order]
 

@@ -196,3 +196,11 @@ def test_random_pairs_take_their_two_turns_from_two_dialogues():
     pairs = random_turn_pairs(dialogues, 50, seed=1)
     assert len(pairs) == 50 and pairs == random_turn_pairs(dialogues, 50, seed=1)
     assert all(first[0] != second[0] for first, second in pairs)
+
+
+def test_the_labeler_judges_only_the_finalists():
+    labeler = KeywordLabeler()
+    ranking = CorpusRanking(shortlist=10, finalists=2)
+    found = agent("empathy", ranking=ranking, labeler=labeler).candidates(query(["How was the exam?"]), 1, set())
+    assert len(found) == 1
+    assert len(labeler.seen) == 1 + 2  # the target (the dialogue so far), then two finalists
