@@ -4,6 +4,7 @@ from a corpus against the corpus's own dialogues and random pairs of its turns.
     .venv/bin/python bench/botstalk.py                        # alphas 0, 6, 1000 (pool), coherence on the demo corpus
     .venv/bin/python bench/botstalk.py --alpha 6 --edos       # and on EDOS dialogues (read in place)
     .venv/bin/python bench/botstalk.py --alpha 0 --alpha 3.5 --turns 8 --dialogues 60
+    .venv/bin/python bench/botstalk.py --coherence-only --corpus-size 600 --dialogues 20   # coherence alone
     .venv/bin/python bench/botstalk.py --database-url postgres://postgres@127.0.0.1:5432/bench_botstalk
 
 Everything runs in this process through `jobs.runtime.run_job`, in a dedicated bench database (a
@@ -48,6 +49,7 @@ MIN_RANDOM_PAIRS = 1000
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--alpha", type=float, action="append", help="repeatable; default 0, 6 and 1000")
+    parser.add_argument("--coherence-only", action="store_true", help="skip the pool runs at each alpha")
     parser.add_argument("--turns", type=int, default=6)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--dialogues", type=int, default=30, help="BotsTalk dialogues for the coherence figures")
@@ -240,7 +242,8 @@ def main() -> None:
     setup_django(args.database_url or f"sqlite:///{folder}/bench.sqlite3", f"{folder}/media")
     run("skill_train", {})
     print(f"  training accuracy of the NLI: {run('nli_train', {})['training_accuracy']}")
-    alpha_runs(args)
+    if not args.coherence_only:
+        alpha_runs(args)
     contexts = recombined_contexts(folder, args.dialogues, args.seed)
     measure = Measure()
     figures = demo_coherence(args, folder, contexts, measure)

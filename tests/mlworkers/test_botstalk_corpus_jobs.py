@@ -128,3 +128,12 @@ def test_the_emotion_agent_ranks_without_labels_until_a_dialogue_classifier_is_t
     assert botstalk_jobs.load_emotion_labeler(None) == (None, "")
     with pytest.raises(JobCannotRun, match="no dialogue model version 99"):
         botstalk_jobs.load_emotion_labeler(99)
+
+
+def test_the_command_chooses_the_candidates_and_says_where_they_came_from(files, tiny_corpus, capsys):
+    from django.core.management import call_command
+
+    call_command("botstalk", "--pools", files["pools"], "--contexts", files["contexts"], "--turns", "2")
+    assert "agents spoke from the corpus (6 pairs)" in capsys.readouterr().out
+    call_command("botstalk", "--pools", files["pools"], "--contexts", files["contexts"], "--candidates", "pool")
+    assert "agents spoke from the pool (0 pairs)" in capsys.readouterr().out
