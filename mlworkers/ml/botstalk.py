@@ -13,6 +13,10 @@ proposal unless another agent's proposal q has KL(p || q) < alpha, p the distrib
 previous response: then the closest such agent takes the mic (alpha 0 never passes: KL >= 0).
 A dialogue ends after `turns` turns, or earlier when the active agent has nothing left to say.
 
+Agents speak from the corpus's interaction-response pairs in `botstalk_corpus` (CorpusAgent); a
+SkillAgent here speaks from a hand-written pool, the fallback for an empty corpus. The loop gives
+either an AgentQuery and sees only its candidates.
+
 The interfaces the loop needs are Protocols, so tests can drive it with hand-made models.
 """
 
