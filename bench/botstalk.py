@@ -16,8 +16,8 @@ fresh SQLite file by default, never the project's) with models in a temporary ME
 3. coherence: the demo corpus (`annotation.demo_corpus`, `--corpus-size` dialogues) is ingested,
    then botstalk runs on `--dialogues` skill contexts recombined from the example ones, once
    speaking from the corpus's pairs and once from the hand-written pool. For each of those, the
-   corpus's English dialogues and as many random pairs of its turns as it has consecutive pairs
-   (at least 1,000), it prints the mean SBERT similarity of consecutive turns (the packaged
+   corpus's English dialogues (`--corpus-sample` of them at most) and as many random pairs of its turns as it has consecutive pairs
+   (at least 300), it prints the mean SBERT similarity of consecutive turns (the packaged
    MiniLM) and the share the moderator's NLI finds contradicting (`mlworkers.ml.coherence`);
 4. with `--edos`, the same with EDOS's dialogues (the crowd file, read in place, `--edos-dialogues`
    of them) as the corpus: their consecutive-turn pairs go to a pairs file in the temporary folder.
@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 DEFAULT_ALPHA = 6.0
 EDOS_CSV = ROOT.parent / "shared" / "data" / "edos" / "MTurk_groundtruth_labels_9K.csv"
 EXAMPLE_CONTEXTS = ROOT / "mlworkers" / "data" / "botstalk" / "contexts.jsonl"
-MIN_RANDOM_PAIRS = 1000
+MIN_RANDOM_PAIRS = 300
 
 
 def parse_args() -> argparse.Namespace:
@@ -52,6 +52,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--coherence-only", action="store_true", help="skip the pool runs at each alpha")
     parser.add_argument("--turns", type=int, default=6)
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--top-k", type=int, default=5, help="candidates per agent the moderator judges")
+    parser.add_argument("--corpus-sample", type=int, default=1000, help="corpus dialogues measured at most")
     parser.add_argument("--dialogues", type=int, default=30, help="BotsTalk dialogues for the coherence figures")
     parser.add_argument("--corpus-size", type=int, default=2400, help="demo corpus dialogues (the demo's own size)")
     parser.add_argument("--edos", action="store_true", help="coherence on EDOS dialogues too")
@@ -181,6 +183,10 @@ class Measure:
         return figures
 
 
+def sample(dialogues: list[list[str]], count: int, seed: int) -> list[list[str]]:
+    return dialogues if len(dialogues) <= count else random.Random(seed).sample(dialogues, count)
+
+
 def random_pairs(dialogues: list[list[str]], botstalk: dict, seed: int) -> list[list[str]]:
     from mlworkers.ml.coherence import random_turn_pairs
 
@@ -188,7 +194,8 @@ def random_pairs(dialogues: list[list[str]], botstalk: dict, seed: int) -> list[
 
 
 def generate(args, contexts: str, **parameters) -> list[list[str]]:
-    result = run("botstalk", {"contexts": contexts, "turns": args.turns, "seed": args.seed, **parameters})
+    chosen = {"contexts": contexts, "turns": args.turns, "seed": args.seed, "top_k": args.top_k}
+    result = run("botstalk", {**chosen, **parameters})
     print(
         f"  candidates {result['candidates']} ({result['pairs']} pairs), stored {result['dialogues_stored']}, "
         f"too short {result['too_short']}, refused_share {result['diagnostics']['refused_share']}"
@@ -203,7 +210,7 @@ def demo_coherence(args, folder: str, contexts: str, measure: Measure) -> dict:
     corpus = stored_dialogues()
     print(f"coherence on the demo corpus (NLI: {measure.nli_name}):")
     figures = {"botstalk": measure("botstalk (corpus)", spoken), "pool": measure("botstalk (pool)", pool)}
-    figures["corpus"] = measure("corpus dialogues", corpus)
+    figures["corpus"] = measure("corpus dialogues", sample(corpus, args.corpus_sample, args.seed))
     figures["random"] = measure("random turn pairs", random_pairs(corpus, figures["botstalk"], args.seed))
     for turns in spoken[:3]:
         print(f"  e.g. {json.dumps(turns)}")
@@ -232,7 +239,7 @@ def edos_coherence(args, folder: str, contexts: str, measure: Measure) -> None:
     spoken = generate(args, contexts, pairs_file=str(pairs_path), max_pairs=5_000_000)
     print(f"coherence on {len(dialogues)} EDOS dialogues:")
     botstalk = measure("botstalk (EDOS pairs)", spoken)
-    measure("EDOS dialogues", dialogues)
+    measure("EDOS dialogues", sample(dialogues, args.corpus_sample, args.seed))
     measure("random EDOS turn pairs", random_pairs(dialogues, botstalk, args.seed))
 
 
