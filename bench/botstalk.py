@@ -16,9 +16,10 @@ fresh SQLite file by default, never the project's) with models in a temporary ME
 3. coherence: the demo corpus (`annotation.demo_corpus`, `--corpus-size` dialogues) is ingested,
    then botstalk runs on `--dialogues` skill contexts recombined from the example ones, once
    speaking from the corpus's pairs and once from the hand-written pool. For each of those, the
-   corpus's English dialogues (`--corpus-sample` of them at most) and as many random pairs of its turns as it has consecutive pairs
-   (at least 300), it prints the mean SBERT similarity of consecutive turns (the packaged
-   MiniLM) and the share the moderator's NLI finds contradicting (`mlworkers.ml.coherence`);
+   corpus's English dialogues (`--corpus-sample` of them at most) and random pairs of its turns
+   (as many as BotsTalk's consecutive pairs, at least 300), it prints the mean SBERT similarity of
+   consecutive turns (the packaged MiniLM) and the share the moderator's NLI finds contradicting
+   (`mlworkers.ml.coherence`);
 4. with `--edos`, the same with EDOS's dialogues (the crowd file, read in place, `--edos-dialogues`
    of them) as the corpus: their consecutive-turn pairs go to a pairs file in the temporary folder.
 
