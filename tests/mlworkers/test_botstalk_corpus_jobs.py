@@ -137,3 +137,16 @@ def test_the_command_chooses_the_candidates_and_says_where_they_came_from(files,
     assert "agents spoke from the corpus (6 pairs)" in capsys.readouterr().out
     call_command("botstalk", "--pools", files["pools"], "--contexts", files["contexts"], "--candidates", "pool")
     assert "agents spoke from the pool (0 pairs)" in capsys.readouterr().out
+
+
+def test_the_emotion_agent_ranks_by_the_newest_dialogue_classifier(files, tiny_corpus):
+    from mlworkers.ml.dialogue_classifier import TrainConfig, build_classifier
+    from mlworkers.registry import register_model_version
+    from tests.mlworkers.tiny_models import tiny_encoder_path
+
+    classifier = build_classifier(["Joyful", "Sad"], TrainConfig(base_model=tiny_encoder_path(), device="cpu", seed=7))
+    version = register_model_version(ModelVersion.DIALOGUE, "tiny dialogue classifier", classifier, base_model="tiny")
+    job = run_botstalk(files)
+    assert job.result["emotion_labeler"] == f"model version {version.pk} (tiny dialogue classifier)"
+    assert job.result["candidates"] == "corpus" and job.result["dialogues_stored"] == 2
+    assert spoken() <= {response for _interaction, response in TINY_PAIRS}
