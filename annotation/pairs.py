@@ -103,6 +103,23 @@ def extract_pairs(cues: Iterable[Cue], file: str, max_gap: float = DEFAULT_MAX_G
             previous = unit
 
 
+def turn_pairs(
+    turns: Iterable[tuple[str, float | None, float | None]], max_gap: float = DEFAULT_MAX_GAP
+) -> Iterator[tuple[str, str]]:
+    """(interaction, response) for consecutive turns of one stored dialogue, (text, start, end) each,
+    under the rules for cues: both complete and the gap under `max_gap` (a turn without times
+    counts as adjacent). A stored turn is one speaker's text already: no dash is cut here."""
+    previous: Unit | None = None
+    previous_timed = False
+    for number, (text, start, end) in enumerate(turns, 1):
+        unit = Unit(" ".join(text.split()), False, number, start or 0.0, end or 0.0)
+        timed = start is not None and end is not None
+        close = not (timed and previous_timed) or (previous is not None and gap_under(previous, unit, max_gap))
+        if previous is not None and close and is_complete(previous) and is_complete(unit):
+            yield previous.text, unit.text
+        previous, previous_timed = unit, timed
+
+
 def _pair(first: Unit, second: Unit, file: str) -> Pair:
     return Pair(first.text, second.text, file, first.cue, second.cue, first.start, first.end, second.start, second.end)
 

@@ -5,13 +5,17 @@ over the skills a file names).
 
     skill_train   ModelVersion(kind skill) from utterances labeled with a skill (a pool file)
     nli_train     ModelVersion(kind nli) from premise/hypothesis/label pairs
-    botstalk      Dialogue(source botstalk) + Turn + SkillContext + TurnSkill(botstalk) per dialogue
+    botstalk      Dialogue(source botstalk) + Turn + SkillContext + TurnSkill(botstalk) per dialogue;
+                  the agents speak from the corpus's interaction-response pairs (`corpus_pairs`,
+                  or an `extract_pairs` file), from the hand-written pool only when there is none
     skill_label   TurnSkill(classifier) for every turn a skill classifier has not labeled yet
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +23,11 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
+from annotation.ingest.language import UNKNOWN as UNKNOWN_LANGUAGE
 from annotation.ingest.language import texts_language
 from annotation.ingest.records import dialogue_hash
 from annotation.models import Dialogue, ModelVersion, SkillContext, Turn, TurnSkill
+from annotation.pairs import DEFAULT_MAX_GAP, turn_pairs
 from jobs.models import JobRun
 from jobs.runtime import JobCannotRun, report_progress
 from mlworkers.ml import botstalk_files as files
@@ -32,6 +38,8 @@ EXAMPLE_POOL = DATA / "pool.jsonl"
 EXAMPLE_CONTEXTS = DATA / "contexts.jsonl"
 EXAMPLE_NLI_PAIRS = DATA / "nli_pairs.jsonl"
 SUBTITLES, ALL = "subtitles", "all"
+CORPUS, POOL = "corpus", "pool"
+MAX_PAIRS = 50_000
 
 
 def _newest(kind: str, pk: int | None) -> ModelVersion:
@@ -156,6 +164,74 @@ def load_moderator_nli(nli_model: str | None, nli_model_version_id: int | None):
     return load_nli(str(artifact_path(version)), device=device), f"model version {version.pk} ({version.name})"
 
 
+class ClassifierLabels:
+    """A dialogue-classifier ModelVersion as the emotion agent's Labeler: label probabilities for
+    the last turn of each dialogue."""
+
+    def __init__(self, classifier):
+        self.classifier, self.label_names = classifier, list(classifier.label_names)
+
+    def probabilities(self, dialogues):
+        from mlworkers.ml.dialogue_classifier import DialogueExample
+        from mlworkers.ml.inference import predict_examples
+
+        return predict_examples(self.classifier, [DialogueExample(list(turns)) for turns in dialogues])
+
+
+def load_emotion_labeler(dialogue_model_version_id: int | None) -> tuple[ClassifierLabels | None, str]:
+    """The dialogue classifier the emotion agent ranks by (the given id, else the newest), or
+    (None, "") when none is trained yet: the emotion agent then ranks like the others."""
+    from mlworkers.registry import load_dialogue_classifier
+
+    versions = ModelVersion.objects.filter(kind=ModelVersion.DIALOGUE)
+    if dialogue_model_version_id:
+        version = versions.filter(pk=dialogue_model_version_id).first()
+        if version is None:
+            raise JobCannotRun(f"no dialogue model version {dialogue_model_version_id}")
+    else:
+        version = versions.order_by("-created_at", "-pk").first()
+        if version is None:
+            return None, ""
+    return ClassifierLabels(load_dialogue_classifier(version)), f"model version {version.pk} ({version.name})"
+
+
+# --- the corpus the agents speak from ---------------------------------------------------------------------
+
+
+def corpus_pairs(
+    max_gap: float = DEFAULT_MAX_GAP, limit: int = MAX_PAIRS, language: str = ""
+) -> list[files.ResponsePair]:
+    """The SubTle pairs of the subtitle dialogues' consecutive turns (`annotation.pairs.turn_pairs`),
+    dialogues in id order, at most `limit`; with a `language`, only its dialogues (and those whose
+    language is not known)."""
+    turns = Turn.objects.filter(dialogue__source=Dialogue.SUBTITLES)
+    if language and language != UNKNOWN_LANGUAGE:
+        turns = turns.filter(dialogue__language__in=[language, "", UNKNOWN_LANGUAGE])
+    rows = turns.order_by("dialogue_id", "position").values_list("dialogue_id", "text", "start", "end")
+    pairs: list[files.ResponsePair] = []
+    for _dialogue, turns in groupby(rows.iterator(chunk_size=5000), key=itemgetter(0)):
+        for interaction, response in turn_pairs((text, start, end) for _d, text, start, end in turns):
+            pairs.append(files.ResponsePair(interaction, response))
+            if len(pairs) >= limit:
+                return pairs
+    return pairs
+
+
+def candidate_pairs(
+    candidates: str, pairs_file: str | None, max_pairs: int, language: str = ""
+) -> list[files.ResponsePair]:
+    """What the agents speak from: nothing for "pool", else the pairs file when given, else the
+    corpus's pairs in `language` (that of the skill contexts)."""
+    if candidates == POOL:
+        return []
+    if pairs_file:
+        try:
+            return files.read_response_pairs(pairs_file)[:max_pairs]
+        except files.BotsTalkFileError as error:
+            raise _file_error(error) from None
+    return corpus_pairs(limit=max_pairs, language=language)
+
+
 # --- generation --------------------------------------------------------------------------------------------
 
 
@@ -172,10 +248,15 @@ def botstalk(
     top_k: int = 5,
     nli_threshold: float = 0.5,
     seed: int = 13,
+    candidates: str = CORPUS,
+    pairs_file: str | None = None,
+    max_pairs: int = MAX_PAIRS,
+    dialogue_model_version_id: int | None = None,
 ) -> dict[str, Any]:
-    """Generate one dialogue per line of the contexts file into the corpus (source botstalk)."""
+    """Generate one dialogue per line of the contexts file into the corpus (source botstalk). The
+    agents, one per skill of the pool, speak from the corpus's pairs (or the pool when none)."""
     from mlworkers.ml import loading
-    from mlworkers.ml.botstalk import BotsTalk, BotsTalkConfig, build_agents
+    from mlworkers.ml.botstalk import BotsTalk, BotsTalkConfig
 
     pool_paths = files.split_paths(pools or str(EXAMPLE_POOL))
     try:
@@ -183,41 +264,66 @@ def botstalk(
         specs = files.read_contexts(contexts or EXAMPLE_CONTEXTS, {u.skill for u in pool})
     except files.BotsTalkFileError as error:
         raise _file_error(error) from None
+    language = texts_language([text for spec in specs for _kind, text in spec.premises()])
+    pairs = candidate_pairs(candidates, pairs_file, max_pairs, language)
     skill_version = _newest(ModelVersion.SKILL, skill_model_version_id)
     skills = load_skill_classifier(skill_version)
     nli, nli_name = load_moderator_nli(nli_model, nli_model_version_id)
-    report_progress(job, 0, len(specs), f"embedding {len(pool)} pool utterances")
+    labeler, labeler_name = load_emotion_labeler(dialogue_model_version_id) if pairs else (None, "")
+    report_progress(job, 0, len(specs), f"embedding {len(pairs) or len(pool)} {'pairs' if pairs else 'pool lines'}")
     try:
         bi_encoder = loading.load_sentence_transformer(encoder or settings.ENCODER_MODEL)
     except OSError as error:
         raise JobCannotRun(f"bi-encoder {encoder or settings.ENCODER_MODEL!r}: {error}") from None
-    agents = build_agents(pool, bi_encoder)
+    agents, speaking_from = _agents(pairs, pool, bi_encoder, labeler)
     config = BotsTalkConfig(alpha=alpha, turns=turns, top_k=top_k, nli_threshold=nli_threshold, seed=seed)
     talk = BotsTalk(agents, bi_encoder, nli, skills, config)
-    stored, duplicates, too_short = [], 0, 0
-    for index, spec in enumerate(specs):
-        generated = talk.generate(spec, index)
-        if len(generated) < 2:
-            too_short += 1
-        else:
-            dialogue = store_dialogue(job, index, spec, generated, skill_version, skills.skill_names)
-            if dialogue is None:
-                duplicates += 1
-            else:
-                stored.append(dialogue.pk)
-        report_progress(job, index + 1, len(specs), f"{len(stored)} dialogues stored")
+    stored, duplicates, too_short = _generate_all(job, talk, specs, skill_version, skills.skill_names)
     return {
         "dialogues_stored": len(stored),
         "dialogue_ids": stored[:1000],
         "duplicates_dropped": duplicates,
         "too_short": too_short,
         "skills": sorted(agents),
+        "candidates": speaking_from,
+        "pairs": len(pairs),
+        "pairs_language": language if pairs and not pairs_file else "",
+        "emotion_labeler": labeler_name,
         "skill_model_version": skill_version.pk,
         "nli": nli_name,
-        "ranker": next(iter(agents.values())).index.name,
+        "ranker": _ranker_name(agents),
         "parameters": asdict(config),
         "diagnostics": talk.diagnostics.summary(),
     }
+
+
+def _agents(pairs, pool, bi_encoder, labeler, reranker=None):
+    """Corpus agents over the pairs, else the pool's. `reranker` is the hook for a response
+    model's likelihood (none yet)."""
+    from mlworkers.ml.botstalk_corpus import choose_agents
+
+    return choose_agents(pairs, pool, bi_encoder, labeler=labeler, reranker=reranker)
+
+
+def _ranker_name(agents) -> str:
+    agent = next(iter(agents.values()))
+    return (agent.corpus.index if hasattr(agent, "corpus") else agent.index).name
+
+
+def _generate_all(job, talk, specs, skill_version, skill_names) -> tuple[list[int], int, int]:
+    stored, duplicates, too_short = [], 0, 0
+    for index, spec in enumerate(specs):
+        generated = talk.generate(spec, index)
+        if len(generated) < 2:
+            too_short += 1
+        else:
+            dialogue = store_dialogue(job, index, spec, generated, skill_version, skill_names)
+            if dialogue is None:
+                duplicates += 1
+            else:
+                stored.append(dialogue.pk)
+        report_progress(job, index + 1, len(specs), f"{len(stored)} dialogues stored")
+    return stored, duplicates, too_short
 
 
 def external_id(job: JobRun, index: int, spec: files.DialogueContexts) -> str:

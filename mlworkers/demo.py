@@ -2,8 +2,8 @@
 labeler, the quiz pool (whole dialogues with a known label, imported as a researcher would), the
 demo campaign, a simulated crowd on it, aggregation and payments, the gold split,
 a short self-labeling run (its rounds include the SBERT expansion), the suggestion model learned
-from the gold, bulk annotation, a small BotsTalk corpus (skill classifier, NLI, generation) with a
-pairwise campaign comparing it with the subtitles, and the exports.
+from the gold, bulk annotation, a small BotsTalk corpus (skill classifier, NLI, generation from the
+demo corpus's pairs) with a pairwise campaign comparing it with the subtitles, and the exports.
 
 Every step is its own JobRun, run in this worker one after another (queuing them would deadlock a
 worker of concurrency 1 waiting on itself), so the Jobs page shows each with its result. A step
@@ -110,8 +110,10 @@ def demo_build(job: JobRun, truth_path: str, campaign_name: str = DEMO_CAMPAIGN,
 
 def _botstalk(job: JobRun) -> dict[str, Any]:
     """The example skill pool and contexts (mlworkers/data/botstalk/): a skill classifier and an NLI
-    trained on them, one generation run, then a pairwise campaign (ACUTE-Eval) of its dialogues
-    against the subtitles, left open for the demo annotators."""
+    trained on them, one generation run whose agents speak from the demo corpus's own
+    interaction-response pairs (ingested before this job; the emotion agent ranks by the dialogue
+    classifier the rounds trained), then a pairwise campaign (ACUTE-Eval) of its dialogues against
+    the subtitles, left open for the demo annotators."""
     from labeling.campaigns import set_campaign_status
     from labeling.models import Campaign
     from labeling.task_types.pairwise import create_pairwise_campaign

@@ -262,6 +262,21 @@ class BotsTalkParameters(JobParameters):
     top_k: int = Field(5, ge=1, le=100, title="Candidates per agent", description="the moderator judges these")
     nli_threshold: float = Field(0.5, ge=0.0, le=1.0, title="Contradiction at", description="P(contradiction) at least")
     seed: int = Field(13, ge=0, le=2**31 - 1, title="Seed")
+    candidates: Literal["corpus", "pool"] = Field(
+        "corpus",
+        title="Agents speak from",
+        description="corpus: the responses of its interaction-response pairs (the pool when it has none); pool: the pool",
+    )
+    pairs_file: str | None = Field(
+        None,
+        max_length=500,
+        title="Pairs file",
+        description="an extract_pairs JSONL file on the server; empty: the pairs of the ingested subtitles",
+    )
+    max_pairs: int = Field(50_000, ge=1, le=5_000_000, title="Pairs at most")
+    dialogue_model_version_id: int | None = Field(
+        None, ge=1, title="Dialogue classifier id", description="the emotion agent's labels; empty: the newest, if any"
+    )
 
 
 class SkillLabelParameters(JobParameters):

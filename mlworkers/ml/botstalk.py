@@ -13,6 +13,10 @@ proposal unless another agent's proposal q has KL(p || q) < alpha, p the distrib
 previous response: then the closest such agent takes the mic (alpha 0 never passes: KL >= 0).
 A dialogue ends after `turns` turns, or earlier when the active agent has nothing left to say.
 
+Agents speak from the corpus's interaction-response pairs in `botstalk_corpus` (CorpusAgent); a
+SkillAgent here speaks from a hand-written pool, the fallback for an empty corpus. The loop gives
+either an AgentQuery and sees only its candidates.
+
 The interfaces the loop needs are Protocols, so tests can drive it with hand-made models.
 """
 
@@ -97,14 +101,32 @@ def ranker(vectors: np.ndarray, method: str = "auto"):
 
 
 @dataclass
+class AgentQuery:
+    """What an agent retrieves by, one per agent and turn. `vector` is the pool ranker's query (the
+    dialogue so far plus the agent's own context); a corpus agent reads the parts (botstalk_corpus)."""
+
+    vector: np.ndarray
+    turns: list[str]  # the dialogue so far, oldest first
+    recent: np.ndarray | None  # the turn vectors, weights halving going back; None before the first turn
+    context: np.ndarray | None  # the mean vector of the agent's own skill context; None when it has none
+    context_texts: list[str] = field(default_factory=list)
+
+
+class Agent(Protocol):
+    skill: str
+
+    def candidates(self, query: AgentQuery, k: int, exclude: set[str]) -> list[tuple[str, float]]: ...
+
+
+@dataclass
 class SkillAgent:
     skill: str
     texts: list[str]
     index: FaissTopK | TorchTopK
 
-    def candidates(self, query: np.ndarray, k: int, exclude: set[str]) -> list[tuple[str, float]]:
+    def candidates(self, query: AgentQuery, k: int, exclude: set[str]) -> list[tuple[str, float]]:
         """The k best pool texts for the query, best first, none of `exclude`."""
-        scores, rows = self.index.search(query[None, :], k + len(exclude))
+        scores, rows = self.index.search(query.vector[None, :], k + len(exclude))
         found = [(self.texts[r], float(s)) for s, r in zip(scores[0], rows[0], strict=True) if r >= 0]
         return [(text, score) for text, score in found if text not in exclude][:k]
 
@@ -218,7 +240,7 @@ class _Proposal:
 class BotsTalk:
     def __init__(
         self,
-        agents: dict[str, SkillAgent],
+        agents: dict[str, Agent],
         encoder: Encoder,
         nli: NLI,
         skills: SkillClassifier,
@@ -237,7 +259,7 @@ class BotsTalk:
         turns: list[GeneratedTurn] = []
         turn_vectors: list[np.ndarray] = []
         while len(turns) < self.config.turns:
-            proposals, refused = self._proposals(spec, context_vectors, turn_vectors, {t.text for t in turns})
+            proposals, refused = self._proposals(spec, context_vectors, turn_vectors, [t.text for t in turns])
             chosen, passed = self._choose(active, proposals, turns[-1] if turns else None)
             if chosen is None:
                 self.diagnostics.ended_early += 1
@@ -265,21 +287,35 @@ class BotsTalk:
         """Per context type, the mean vector of its texts."""
         return {kind: self._encode(texts).mean(axis=0) for kind, texts in spec.contexts.items()}
 
-    def _query(self, skill: str, context_vectors: dict[str, np.ndarray], turn_vectors: list[np.ndarray]):
-        query = np.zeros(next(iter(context_vectors.values())).shape, dtype=np.float64)
+    def _query(self, skill, spec, context_vectors, turn_vectors, texts: list[str]) -> AgentQuery:
+        recent = None
         if turn_vectors:
-            query += (decay_weights(len(turn_vectors))[:, None] * np.asarray(turn_vectors)).sum(axis=0)
+            recent = (decay_weights(len(turn_vectors))[:, None] * np.asarray(turn_vectors)).sum(axis=0)
+        vector = self._pool_query(skill, context_vectors, recent)
+        recent = None if recent is None else normalise_rows(recent[None, :].astype(np.float32))[0]
+        own = context_vectors.get(skill)
+        return AgentQuery(vector, list(texts), recent, own, list(spec.contexts.get(skill, [])))
+
+    def _pool_query(self, skill: str, context_vectors: dict[str, np.ndarray], recent: np.ndarray | None):
+        """The recent turns plus `context_weight` times the agent's own context (the context alone
+        before the first turn; all contexts when the agent has none), unit length."""
+        query = np.zeros(next(iter(context_vectors.values())).shape, dtype=np.float64)
+        if recent is not None:
+            query += recent
         own = context_vectors.get(skill)
         if own is not None:
-            query += (self.config.context_weight if turn_vectors else 1.0) * own
-        elif not turn_vectors:
+            query += (self.config.context_weight if recent is not None else 1.0) * own
+        elif recent is None:
             query += np.mean(list(context_vectors.values()), axis=0)
         return normalise_rows(query[None, :].astype(np.float32))[0]
 
-    def _proposals(self, spec, context_vectors, turn_vectors, used: set[str]) -> tuple[list[_Proposal], int]:
+    def _proposals(self, spec, context_vectors, turn_vectors, texts: list[str]) -> tuple[list[_Proposal], int]:
         """Each agent's best candidate that the moderator keeps, with its skill distribution."""
+        used = set(texts)
         ranked = {
-            skill: agent.candidates(self._query(skill, context_vectors, turn_vectors), self.config.top_k, used)
+            skill: agent.candidates(
+                self._query(skill, spec, context_vectors, turn_vectors, texts), self.config.top_k, used
+            )
             for skill, agent in self.agents.items()
         }
         flat = [(skill, text) for skill, found in ranked.items() for text, _score in found]

@@ -7,6 +7,8 @@ BotsTalkFileError naming the file and the line, before anything runs.
     contexts   {"id": "d1", "contexts": {"persona": ["I have two dogs."], "knowledge": "..."},
                 "start_skill": "persona"}            (start_skill optional)
     NLI pairs  {"premise": "I have two dogs.", "hypothesis": "I never had a pet.", "label": "contradiction"}
+    response pairs  {"interaction": "Where were you?", "response": "At the station."}
+                    (an `extract_pairs` output: its other fields are allowed and ignored)
 
 A pool file is also the training file of the skill classifier (utterances labeled with a skill).
 """
@@ -52,6 +54,21 @@ class NLIPair:
     premise: str
     hypothesis: str
     label: str
+
+
+@dataclass(frozen=True)
+class ResponsePair:
+    """An interaction and the response that followed it (a SubTle pair): a corpus agent's candidate."""
+
+    interaction: str
+    response: str
+
+
+# what `manage.py extract_pairs` writes besides the two texts (annotation.pairs.Pair)
+PAIR_FILE_FIELDS = {
+    "id", "file", "interaction_cue", "response_cue", "interaction_start", "interaction_end", "response_start",
+    "response_end",
+}  # fmt: skip
 
 
 @dataclass
@@ -162,6 +179,19 @@ def read_nli_pairs(path: str | Path) -> list[NLIPair]:
         raise BotsTalkFileError(f"{path}: no pair is labeled {CONTRADICTION!r}; the moderator needs that label")
     if len({p.label for p in pairs}) < 2:
         raise BotsTalkFileError(f"{path}: every pair has the same label; give contradictions and others")
+    return pairs
+
+
+def read_response_pairs(path: str | Path) -> list[ResponsePair]:
+    """Interaction-response pairs, e.g. the JSON Lines output of `manage.py extract_pairs`."""
+    allowed = {"interaction", "response"} | PAIR_FILE_FIELDS
+    reader = _Reader(Path(path), allowed=allowed, required={"interaction", "response"})
+    pairs = [
+        ResponsePair(reader.text(number, record, "interaction"), reader.text(number, record, "response"))
+        for number, record in reader.objects()
+    ]
+    if not pairs:
+        raise BotsTalkFileError(f"{path}: no pairs")
     return pairs
 
 

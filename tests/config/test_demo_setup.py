@@ -30,7 +30,7 @@ def counts():
 def test_demo_setup_builds_the_whole_loop_leaves_content_on_every_page_and_a_rerun_adds_nothing(
     demo, client, django_user_model
 ):
-    from annotation.models import Dialogue, ModelVersion, Prediction, SubtitleFile, TurnLabel
+    from annotation.models import Dialogue, ModelVersion, Prediction, SubtitleFile, Turn, TurnLabel
     from jobs.models import JobRun
     from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, PaymentEntry
 
@@ -53,6 +53,10 @@ def test_demo_setup_builds_the_whole_loop_leaves_content_on_every_page_and_a_rer
     assert {"gold_split", "self_label_rounds", "bulk_annotate", "export_dataset"} <= kinds
     assert {"suggest_train", "skill_train", "nli_train", "botstalk"} <= kinds
     assert Dialogue.objects.filter(source="botstalk").exists()
+    generation = JobRun.objects.filter(kind="botstalk", status=JobRun.SUCCEEDED).latest("pk").result
+    assert generation["candidates"] == "corpus" and generation["emotion_labeler"]  # the demo corpus's pairs
+    subtitle_texts = set(Turn.objects.filter(dialogue__source="").values_list("text", flat=True))
+    assert set(Turn.objects.filter(dialogue__source="botstalk").values_list("text", flat=True)) <= subtitle_texts
     pairwise = Campaign.objects.get(name="Demo: BotsTalk vs subtitles")
     assert pairwise.task_type == "pairwise" and pairwise.status == Campaign.OPEN and pairwise.hits.exists()
     assert not JobRun.objects.exclude(status=JobRun.SUCCEEDED).exists()

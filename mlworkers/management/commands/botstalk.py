@@ -1,7 +1,9 @@
-"""python manage.py botstalk [--pools FILE ...] [--contexts FILE] [--alpha 6.0] [--turns 6] [...] [--no-wait]
+"""python manage.py botstalk [--pools FILE ...] [--contexts FILE] [--alpha 6.0] [--turns 6] [--candidates corpus|pool]
+[--pairs-file FILE] [...] [--no-wait]
 
 Queues the `botstalk` job (queue `ml`) and follows it: one machine-made multi-skill dialogue per
-line of the contexts file goes into the corpus with source `botstalk`; prints the run's
+line of the contexts file goes into the corpus with source `botstalk`, its turns the responses of the
+corpus's interaction-response pairs (the pool's lines when it has none); prints the run's
 diagnostics (refusals per context type, KL between consecutive turns).
 """
 
@@ -32,6 +34,12 @@ class Command(BaseCommand):
             help="the moderator refuses a candidate that contradicts a premise with at least this probability",
         )
         parser.add_argument("--seed", type=int, default=13, help="seed of the dialogue generation")
+        parser.add_argument(
+            "--candidates", choices=["corpus", "pool"], default="corpus", help="agents speak from (default corpus)"
+        )
+        parser.add_argument("--pairs-file", help="an extract_pairs JSONL file; default the ingested corpus's pairs")
+        parser.add_argument("--max-pairs", type=int, default=50_000, help="corpus pairs read at most")
+        parser.add_argument("--dialogue-model-version", type=int, help="the emotion agent's classifier; default newest")
         parser.add_argument("--no-wait", action="store_true", help="queue the job and return")
 
     def handle(self, *args, **options) -> None:
@@ -47,9 +55,14 @@ class Command(BaseCommand):
             "top_k": options["top_k"],
             "nli_threshold": options["nli_threshold"],
             "seed": options["seed"],
+            "candidates": options["candidates"],
+            "pairs_file": options["pairs_file"],
+            "max_pairs": options["max_pairs"],
+            "dialogue_model_version_id": options["dialogue_model_version"],
         }
         job = queue_and_follow("botstalk", parameters, self.stdout, wait=not options["no_wait"])
         if job.is_finished:
             result = job.result
             self.stdout.write(self.style.SUCCESS(f"{result['dialogues_stored']} dialogues stored (source botstalk)"))
+            self.stdout.write(f"agents spoke from the {result['candidates']} ({result['pairs']} pairs)")
             self.stdout.write(json.dumps(result["diagnostics"], indent=2))
