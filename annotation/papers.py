@@ -99,11 +99,12 @@ PAPER_NUMBERS: tuple[PaperNumber, ...] = (
     ),
     PaperNumber(
         "SBERT_EXPANSION_THRESHOLD", SBERT_EXPANSION_THRESHOLD, "EDOS, dataset expansion and Table 5 (SBERT, cosine >= 0.92)",
-        "job `sbert_expand` `threshold`; job `self_label_rounds` `first_threshold` (round 2)",
+        "for the paper's encoder: job `self_label_rounds` with `recipe=paper` (round 2); an empty `threshold` of "
+        "`sbert_expand` / `first_threshold` when the encoder in use has no calibration (`calibrate_expansion`)",
     ),
     PaperNumber(
         "SBERT_SECOND_THRESHOLD", SBERT_SECOND_THRESHOLD, "EDOS Table 5 (round 4: SBERT from the self-labeled)",
-        "job `self_label_rounds` `second_threshold`",
+        "job `self_label_rounds` with `recipe=paper`; an empty `second_threshold` when the encoder has no calibration",
     ),
     PaperNumber(
         "SELF_LABELS_PER_LABEL", SELF_LABELS_PER_LABEL, "EDOS Table 5 (round 3: self-labeling)",
