@@ -270,7 +270,11 @@ def ranked_candidate_dialogues(
 
 
 def ranked_candidates(
-    version: ModelVersion, *, min_confidence: float = 0.9, per_label: int = 250, language: str = "en"
+    version: ModelVersion,
+    *,
+    min_confidence: float = PREFILTER_CONFIDENCE,
+    per_label: int = CANDIDATES_PER_LABEL,
+    language: str = "en",
 ) -> list[RankedCandidate]:
     """The crowd's candidates, ordered, each with its label and rank within the label.
 
