@@ -100,6 +100,8 @@ def start_worker(broker, tmp_path, settings):
             "DATABASE_URL": _test_database_url(), "DEBUG": "1", "MEDIA_ROOT": str(settings.MEDIA_ROOT),
             "ML_DEVICE": "cpu", "TEST_SLOW_CHUNK_SECONDS": str(slow_chunk_seconds), "OMP_NUM_THREADS": "1",
             "JOB_HEARTBEAT_SECONDS": "1", "JOB_STALE_SECONDS": "4", "JOB_SWEEP_SECONDS": "1",
+            # as in this process (tests/conftest.py): the test database has no quiz pool
+            "QUIZ_DEMO_BANK": "1", "QUIZ_ITEMS_PER_SEAT": "0",
         }  # fmt: skip
         env.pop("CELERY_RESULT_BACKEND", None)
         log = tmp_path / f"{name}.log"
