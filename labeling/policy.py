@@ -8,7 +8,7 @@ from django.db.models import Count
 
 from annotation.models import ModelVersion, Prediction
 from labeling.models import Campaign, HITItem, Response, counted_assignment_q
-from labeling.redundancy import MODEL_INFORMED, RedundancyPolicy
+from labeling.redundancy import MODEL_INFORMED, RedundancyPolicy, first_seats
 
 
 def policy_of(campaign: Campaign) -> RedundancyPolicy:
@@ -32,6 +32,20 @@ def model_tops(
         "turn_id", "label__name", "confidence"
     )
     return {turn_id: (label, confidence) for turn_id, label, confidence in found}
+
+
+def first_seat_groups(
+    campaign: Campaign, dialogues: list, last_turns: dict, suggester: ModelVersion | None = None
+) -> list[tuple[int, list]]:
+    """The dialogues, in their order, grouped by the seats their HITs start with: one group for
+    `fixed` and `until_agreement`; for `model_informed` the confident ones (one seat) first."""
+    policy = policy_of(campaign)
+    tops = model_tops(campaign, [turn.pk for turn in last_turns.values()], suggester)
+    groups: dict[int, list] = {}
+    for dialogue in dialogues:
+        confidence = tops.get(last_turns[dialogue.pk].pk, (None, None))[1]
+        groups.setdefault(first_seats(policy, confidence), []).append(dialogue)
+    return sorted(groups.items())
 
 
 def answers_bought(campaign: Campaign) -> dict:
