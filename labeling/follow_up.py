@@ -66,7 +66,13 @@ def items_needing_a_seat(campaign: Campaign) -> list[HITItem]:
     chosen: dict[int, HITItem] = {}
     for item in firsts.order_by("hit__position", "position"):
         chosen.setdefault(item.target_turn_id, item)
-    return list(chosen.values())
+    # items the same workers answered go together: a HIT is closed to everyone who met any of its
+    # items, so a mix of many earlier workers would leave too few who may take it
+    return sorted(chosen.values(), key=lambda item: _answered_by(votes.get(item.target_turn_id)))
+
+
+def _answered_by(votes) -> tuple[int, ...]:
+    return tuple(sorted(worker for worker, _ in votes.answers)) if votes else ()
 
 
 def _wants_a_seat(policy: RedundancyPolicy, held: TurnSeats, votes, top: tuple) -> bool:
