@@ -19,6 +19,7 @@ from django.db.models import Count, Q
 
 from labeling.aggregate import campaign_votes
 from labeling.models import HIT, Campaign, HITItem, counted_assignment_q
+from labeling.platforms.local import LOCAL_PREFIX
 from labeling.policy import model_tops, policy_of
 from labeling.redundancy import FIXED, RedundancyPolicy, settle
 from labeling.tiebreak import bundle_again, create_tiebreak_hits
@@ -53,15 +54,9 @@ def extra_seat_counts(hits: list[HIT]) -> dict[str, int]:
 def items_needing_a_seat(campaign: Campaign) -> list[HITItem]:
     """One item (its first screen) per turn that the policy leaves open, below the cap, with no
     HIT still waiting for answers."""
-    policy = policy_of(campaign)
-    seats = turn_seats(campaign)
     votes = campaign_votes(campaign)
-    tops = model_tops(campaign, list(seats))
-    wanted = {
-        turn
-        for turn, held in seats.items()
-        if not held.open and _wants_a_seat(policy, held, votes.get(turn), tops.get(turn, (None, None)))
-    }
+    seats = {turn: held.seats for turn, held in turn_seats(campaign).items() if not held.open}
+    wanted = unsettled_turns(campaign, seats, votes)
     firsts = HITItem.objects.filter(hit__campaign=campaign, quiz_question__isnull=True, target_turn_id__in=wanted)
     chosen: dict[int, HITItem] = {}
     for item in firsts.order_by("hit__position", "position"):
@@ -75,6 +70,18 @@ def _answered_by(votes) -> tuple[int, ...]:
     return tuple(sorted(worker for worker, _ in votes.answers)) if votes else ()
 
 
+def unsettled_turns(campaign: Campaign, seats: dict[int, int], votes=None) -> set[int]:
+    """The turns of `seats` (turn -> seats bought) that the policy leaves open below its cap."""
+    policy = policy_of(campaign)
+    votes = campaign_votes(campaign) if votes is None else votes
+    tops = model_tops(campaign, list(seats))
+    return {
+        turn
+        for turn, bought in seats.items()
+        if _wants_a_seat(policy, TurnSeats(bought, False), votes.get(turn), tops.get(turn, (None, None)))
+    }
+
+
 def _wants_a_seat(policy: RedundancyPolicy, held: TurnSeats, votes, top: tuple) -> bool:
     answers = [answer for _, answer in votes.answers] if votes else []
     if held.seats >= policy.cap:
@@ -82,12 +89,20 @@ def _wants_a_seat(policy: RedundancyPolicy, held: TurnSeats, votes, top: tuple) 
     return not settle(policy, answers, top[0], top[1]).done
 
 
+def on_a_platform(hit: HIT) -> bool:
+    """Published on MTurk or Prolific (the local platform's ids start with "local:")."""
+    return bool(hit.external_id) and not hit.external_id.startswith(LOCAL_PREFIX)
+
+
 def turn_seats(campaign: Campaign) -> dict[int, TurnSeats]:
-    """Per work turn of the campaign: the seats its HITs hold, and whether one is incomplete."""
+    """Per work turn of the campaign: the seats its HITs hold, and whether one is incomplete (or
+    published on a crowd platform)."""
     hits = HIT.objects.filter(campaign=campaign).annotate(
         done=Count("assignments", filter=counted_assignment_q("assignments__"), distinct=True)
     )
-    by_hit = {hit.pk: (hit.required_workers, hit.done < hit.required_workers) for hit in hits}
+    # a HIT published on a platform gets its extra places from sync (hits_short_of_majority), so its
+    # items count as open here: never a local follow-up beside a platform place
+    by_hit = {hit.pk: (hit.required_workers, hit.done < hit.required_workers or on_a_platform(hit)) for hit in hits}
     rows = HITItem.objects.filter(Q(hit__campaign=campaign), quiz_question__isnull=True, target_turn__isnull=False)
     seats: dict[int, TurnSeats] = {}
     for turn, hit in rows.values_list("target_turn_id", "hit_id").distinct():
