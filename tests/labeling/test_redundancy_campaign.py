@@ -8,7 +8,7 @@ from rest_framework.test import APIClient
 
 from labeling.models import Campaign
 from labeling.policy import answers_bought
-from labeling.redundancy import setting_errors
+from labeling.redundancy import RedundancyPolicy, first_seats, setting_errors
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 pytestmark = pytest.mark.django_db
@@ -40,6 +40,13 @@ def test_it_refuses_model_informed_without_a_threshold_in_the_pure_check():
     assert setting_errors("until_agreement", 3, None) == {}
     assert "redundancy_cap" in setting_errors("until_agreement", 1, None)
     assert "redundancy_policy" in setting_errors("majority_of_one", 3, None)
+
+
+def test_first_seats_follow_the_policy_and_the_models_confidence():
+    assert first_seats(RedundancyPolicy("fixed", workers=3)) == 3
+    assert first_seats(RedundancyPolicy("until_agreement")) == 2
+    informed = RedundancyPolicy("model_informed", threshold=0.9)
+    assert (first_seats(informed, 0.95), first_seats(informed, 0.89), first_seats(informed, None)) == (1, 2, 2)
 
 
 def test_it_refuses_model_informed_without_a_threshold_on_the_api(researcher):
