@@ -25,7 +25,8 @@ from labeling.aggregation import MajorityResult, known_label_index, majority_vot
 from labeling.campaigns import campaign_labels
 from labeling.dawid_skene import DawidSkeneResult, dawid_skene
 from labeling.models import AggregatedLabel, Campaign, Response, counted_assignment_q
-from labeling.redundancy import FIXED
+from labeling.policy import model_tops, policy_of
+from labeling.redundancy import MODEL_INFORMED, settle
 
 _BATCH = 1000
 _UPDATE_BATCH = 200  # bulk_update builds one CASE per field and batch: keep the batches small
@@ -135,6 +136,7 @@ def aggregate_campaign(campaign: Campaign) -> dict[str, int]:
         Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
         by_turn = campaign_votes(campaign)
         majorities = {turn: votes.majority() for turn, votes in by_turn.items()}
+        majorities.update(agreed_with_the_model(campaign, by_turn))
         opinion = dawid_skene((t, worker, answer) for t, votes in by_turn.items() for worker, answer in votes.answers)
         labels = {label.name: label for label in Label.objects.all()}
         _write_aggregated(campaign, by_turn, majorities, opinion, labels)
@@ -150,7 +152,23 @@ def aggregate_campaign(campaign: Campaign) -> dict[str, int]:
 
 def answer_policy(campaign: Campaign) -> str:
     """The redundancy policy (labeling.redundancy) that bought the campaign's answers."""
-    return FIXED
+    return campaign.redundancy_policy
+
+
+def agreed_with_the_model(campaign: Campaign, by_turn: dict[int, "TurnVotes"]) -> dict[int, MajorityResult]:
+    """model_informed: a turn whose one answer is the confident model's top label is settled with
+    that label (labeling.redundancy: reason "model_agrees"), though one answer is no majority."""
+    if campaign.redundancy_policy != MODEL_INFORMED:
+        return {}
+    single = {turn: [answer for _, answer in votes.answers] for turn, votes in by_turn.items()}
+    single = {turn: answers for turn, answers in single.items() if len(answers) == 1}
+    tops, policy = model_tops(campaign, list(single)), policy_of(campaign)
+    agreed = {}
+    for turn, answers in single.items():
+        state = settle(policy, answers, *tops.get(turn, (None, None)))
+        if state.reason == "model_agrees":
+            agreed[turn] = MajorityResult(state.gold, {state.gold: 1}, 1)
+    return agreed
 
 
 def _write_aggregated(campaign, by_turn, majorities, opinion: DawidSkeneResult, labels) -> None:

@@ -6,8 +6,10 @@ from django import forms
 from django.db.models import QuerySet
 
 from annotation.models import Dialogue, Label, TurnLabel
+from labeling import redundancy
 from labeling.campaigns import DEFAULT_FALLBACK_CHOICES
 from labeling.models import Campaign, HITItem
+from labeling.redundancy import FIXED, SUGGESTED_THRESHOLD
 
 RECENT, ALL = "recent", "all"
 
@@ -65,18 +67,29 @@ class CampaignForm(forms.ModelForm):
             "fallback_choices",
             "tie_breaking",
             "tie_break_workers",
+            "redundancy_policy",
+            "redundancy_cap",
+            "model_threshold",
             "currency",
             "approval_quiz_mark",
             "below_mark",
         ]
 
     # platform settings: optional in the form, the model's defaults when left empty
-    OPTIONAL = ("currency", "approval_quiz_mark", "below_mark", "estimated_minutes")
+    OPTIONAL = (
+        "currency",
+        "approval_quiz_mark",
+        "below_mark",
+        "estimated_minutes",
+        "redundancy_policy",
+        "redundancy_cap",
+    )
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         for name in self.OPTIONAL:
             self.fields[name].required = False
+        self.fields["model_threshold"].initial = SUGGESTED_THRESHOLD
 
     def clean_language(self) -> str:
         code = (self.cleaned_data.get("language") or "en").strip().lower()
@@ -102,7 +115,15 @@ class CampaignForm(forms.ModelForm):
         for field in ("dialogues_per_hit", "workers_per_hit", "tie_break_workers"):
             if cleaned.get(field) == 0:
                 self.add_error(field, "must be at least 1")
+        for field, message in self._redundancy_errors(cleaned).items():
+            if field not in self.errors:
+                self.add_error(field, message)
         return cleaned
+
+    @staticmethod
+    def _redundancy_errors(cleaned: dict) -> dict[str, str]:
+        policy = cleaned.get("redundancy_policy") or FIXED
+        return redundancy.setting_errors(policy, cleaned.get("redundancy_cap"), cleaned.get("model_threshold"))
 
     def campaign_settings(self) -> dict:
         """The campaign's fields for `create_campaign`, beside its name and label set."""

@@ -28,7 +28,7 @@ def write_hits(
         target turn, or a quiz question; the frozen `choices`). Their `hit` and `position`
         (from 1) are set here. A screen may be a list of items, one per seat slot (their `seat`
         set: 1, 2, ...): a quiz screen whose item differs from seat to seat.
-    kind: HIT.REGULAR or HIT.TIE_BREAK.
+    kind: HIT.REGULAR, HIT.TIE_BREAK or HIT.FOLLOW_UP (one more seat under a redundancy policy).
     required_workers: answers each HIT needs; default `campaign.workers_per_hit`.
 
     HITs are numbered after the campaign's last one. All or nothing, in one transaction that

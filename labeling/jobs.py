@@ -8,8 +8,8 @@ from jobs.registry import JobParameters, register
 from jobs.runtime import report_progress
 from labeling import task_types
 from labeling.aggregate import aggregate_campaign
+from labeling.follow_up import create_follow_up_hits, extra_seat_counts
 from labeling.models import Campaign
-from labeling.tiebreak import create_tiebreak_hits
 
 
 class AggregateCampaignParameters(JobParameters):
@@ -18,14 +18,14 @@ class AggregateCampaignParameters(JobParameters):
 
 @register("labeling.aggregate_campaign", parameters=AggregateCampaignParameters)
 def aggregate_campaign_job(job, campaign_id: int) -> dict:
-    """Aggregate with the campaign's task type; for a labeling campaign with tie-breaking on, open
-    the tie-break HITs that are due first."""
+    """Aggregate with the campaign's task type; for a labeling campaign, first open the extra seats
+    that are due: follow-up HITs under a redundancy policy, tie-break HITs under `fixed`."""
     campaign = Campaign.objects.get(pk=campaign_id)
     task_type = task_types.of(campaign)
     if not task_type.uses_labels:
         return {"campaign": campaign_id, "task_type": task_type.name, **task_type.aggregate(campaign)}
-    tiebreak_hits = create_tiebreak_hits(campaign)
-    return {"campaign": campaign_id, "tiebreak_hits": len(tiebreak_hits), **aggregate_campaign(campaign)}
+    extra = extra_seat_counts(create_follow_up_hits(campaign))
+    return {"campaign": campaign_id, **extra, **aggregate_campaign(campaign)}
 
 
 class PlatformSyncParameters(JobParameters):

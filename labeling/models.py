@@ -4,7 +4,7 @@ import secrets
 from decimal import Decimal
 
 from django.conf import settings
-from django.core.validators import MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 
@@ -70,6 +70,11 @@ def new_entry_token() -> str:
 
 # the task type of every campaign made before task types were data (labeling/task_types/)
 LAST_TURN_LABEL = "last_turn_label"
+REDUNDANCY_CHOICES = [
+    ("fixed", "Fixed: workers per HIT answers per item"),
+    ("until_agreement", "Until agreement: two answers, one more while no majority"),
+    ("model_informed", "Model-informed: one answer where the model is confident"),
+]
 CURRENCY_CHOICES = [("USD", "US dollar"), ("GBP", "Pound sterling"), ("EUR", "Euro")]
 
 
@@ -116,6 +121,20 @@ class Campaign(models.Model):
     )
     tie_breaking = models.BooleanField(default=False)
     tie_break_workers = models.PositiveSmallIntegerField(default=2, validators=[MinValueValidator(1)])
+    # how many answers an item gets (labeling.redundancy): `fixed` buys workers_per_hit per item;
+    # the others buy fewer first seats and one follow-up seat at a time until settled or the cap
+    redundancy_policy = models.CharField(max_length=16, choices=REDUNDANCY_CHOICES, default="fixed")
+    redundancy_cap = models.PositiveSmallIntegerField(
+        default=3,
+        validators=[MinValueValidator(2), MaxValueValidator(9)],
+        help_text="most answers an item may get under until_agreement / model_informed",
+    )
+    model_threshold = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="model_informed: the suggestion model's calibrated top probability for a single first seat",
+    )
     # sha256 of the crowd-results file a campaign was imported from, so a second import is refused
     source_sha256 = models.CharField(max_length=64, blank=True, db_index=True)
     status = models.CharField(max_length=8, choices=STATUS_CHOICES, default=DRAFT)
@@ -203,8 +222,9 @@ class QuizQuestion(models.Model):
 
 
 class HIT(models.Model):
-    REGULAR, TIE_BREAK = "regular", "tiebreak"
-    KIND_CHOICES = [(REGULAR, "Regular"), (TIE_BREAK, "Tie-break")]
+    REGULAR, TIE_BREAK, FOLLOW_UP = "regular", "tiebreak", "followup"
+    # follow-up: one more seat for items a redundancy policy has not settled yet
+    KIND_CHOICES = [(REGULAR, "Regular"), (TIE_BREAK, "Tie-break"), (FOLLOW_UP, "Follow-up")]
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="hits")
     position = models.PositiveIntegerField(default=0)

@@ -27,6 +27,29 @@ MODEL_INFORMED = "model_informed"
 POLICIES = (FIXED, UNTIL_AGREEMENT, MODEL_INFORMED)
 
 FIRST_SEATS_UNTIL_AGREEMENT = 2  # two answers before a majority can exist at all
+# the form's suggestion for model_informed: at 0.9 a calibrated model is wrong about one time in
+# ten, so one agreeing worker settles only items the model is rarely wrong about (the EDOS bench
+# picked 0.54 for its own data: a campaign's threshold is worth checking with bench/adaptive_replay)
+SUGGESTED_THRESHOLD = 0.9
+
+
+def setting_errors(name: str, cap: int | None, threshold: float | None) -> dict[str, str]:
+    """What is wrong with a campaign's redundancy settings, by field name (empty: nothing)."""
+    errors = {}
+    if name not in POLICIES:
+        errors["redundancy_policy"] = f"unknown policy {name!r}: choose one of {', '.join(POLICIES)}"
+    if cap is not None and cap < FIRST_SEATS_UNTIL_AGREEMENT:
+        errors["redundancy_cap"] = "the cap must be at least 2 answers"
+    if threshold is not None and not 0.0 <= threshold <= 1.0:
+        errors["model_threshold"] = "a probability between 0 and 1"
+    elif name == MODEL_INFORMED and threshold is None:
+        errors["model_threshold"] = "model_informed needs the model's top probability threshold (e.g. 0.9)"
+    return errors
+
+
+def first_seats(policy: "RedundancyPolicy", model_confidence: float | None = None) -> int:
+    """Answers an item is given before any follow-up: n, 2, or 1 where the model is trusted."""
+    return settle(policy, [], None, model_confidence).seats_wanted
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from annotation.models import Dialogue, Label
 from labeling.models import AggregatedLabel, Campaign
+from labeling.redundancy import FIXED, setting_errors
 
 
 class CampaignSerializer(serializers.ModelSerializer):
@@ -31,7 +32,8 @@ class CampaignSerializer(serializers.ModelSerializer):
         fields = [
             "id", "name", "description", "labels", "status", "dialogues_per_hit", "quiz_per_hit",
             "workers_per_hit", "reward", "bonus", "quiz_pass_mark", "time_limit_minutes", "estimated_minutes",
-            "fallback_choices", "tie_breaking", "tie_break_workers", "language", "currency", "approval_quiz_mark", "below_mark",
+            "fallback_choices", "tie_breaking", "tie_break_workers", "redundancy_policy", "redundancy_cap",
+            "model_threshold", "language", "currency", "approval_quiz_mark", "below_mark",
             "created_at", "hit_count", "dialogue_ids", "recent_dialogues", "task_type", "task_config",
             "suggestion_model",
         ]  # fmt: skip
@@ -51,6 +53,18 @@ class CampaignSerializer(serializers.ModelSerializer):
         if resolved and len(set(resolved)) != 3:
             raise serializers.ValidationError("give exactly three different labels")
         return resolved
+
+    def validate(self, data):
+        data = super().validate(data)
+        current = self.instance
+
+        def value(name, default=None):
+            return data[name] if name in data else getattr(current, name, default)
+
+        errors = setting_errors(value("redundancy_policy", FIXED), value("redundancy_cap"), value("model_threshold"))
+        if errors:
+            raise serializers.ValidationError(errors)
+        return data
 
     def validate_dialogue_ids(self, ids: list[int]) -> list[int]:
         found = set(Dialogue.objects.filter(pk__in=ids).values_list("pk", flat=True))

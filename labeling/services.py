@@ -41,6 +41,7 @@ from labeling.bundling import bundle_count, plan_bundles, quiz_sets_per_seat, to
 from labeling.campaigns import campaign_labels, record_suggestion_model
 from labeling.hits import write_hits
 from labeling.models import HIT, Assignment, Campaign, HITItem, Publication, Response, Worker, seat_items_q
+from labeling.policy import first_seat_groups
 
 
 class SubmissionRefused(Exception):
@@ -70,42 +71,56 @@ def build_hits(
     version; `suggester` overrides ModelVersion.objects.suggester()), else the campaign's fallback. A quiz
     dialogue (its known answer in the label set) gets its choices exactly the same way, its answer
     not forced among them (see quiz_pool.quiz_item); every screen's order is drawn per assignment.
+
+    Each HIT needs the campaign's redundancy policy's first seats (labeling.policy.first_seat_groups):
+    `fixed` workers_per_hit; `until_agreement` two; `model_informed` one for dialogues whose model
+    top probability reaches the threshold (bundled apart), two for the rest.
     """
     rng = random.Random(seed)
     dialogues = list(dialogues)
     last_turns = _last_turns([d.pk for d in dialogues])
-    slots = campaign.workers_per_hit if settings.QUIZ_ITEMS_PER_SEAT else 1
+    suggester = suggester or ModelVersion.objects.suggester()
+    groups = first_seat_groups(campaign, dialogues, last_turns, suggester)
     with transaction.atomic():
         # the quiz seats are reserved in the same transaction as the HITs: nothing is half-saved
-        # per seat, an item is one seat's: it reserves one exposure, not one per worker of the HIT
-        quiz_sets = quiz_pool.draw(
-            bundle_count(len(dialogues), campaign.dialogues_per_hit),
-            campaign.quiz_per_hit * slots,
-            1 if slots > 1 else campaign.workers_per_hit,
-            rng=rng,
-            exclude_dialogue_ids=[d.pk for d in dialogues],
-            label_ids=campaign_labels(campaign).values_list("pk", flat=True),
-        )
-        quiz_by_id = {q.pk: q for quiz_set in quiz_sets for q in quiz_set}
-        quiz_turns = _last_turns([q.dialogue_id for q in quiz_by_id.values() if q.dialogue_id is not None])
-        per_seat = [quiz_sets_per_seat(quiz_set, slots) for quiz_set in quiz_sets]
-        bundles = plan_bundles(
-            [d.pk for d in dialogues],
-            [[q.pk for q in seats_of_hit[0]] for seats_of_hit in per_seat],
-            dialogues_per_hit=campaign.dialogues_per_hit,
-            rng=rng,
-        )
-        turn_ids = [turn.pk for turn in [*last_turns.values(), *quiz_turns.values()]]
-        suggester = suggester or ModelVersion.objects.suggester()
-        ranked = _suggested_top_k(suggester, turn_ids, _label_set_names(campaign))
-        if suggester is not None and ranked:
-            record_suggestion_model(campaign, suggester)
-        fallback = campaign.fallback_choices
-        screens = [
-            [_screen(planned, seats_of_hit, quiz_turns, last_turns, ranked, fallback) for planned in bundle]
-            for bundle, seats_of_hit in zip(bundles, per_seat, strict=True)
+        return [
+            hit
+            for seats_wanted, group in groups
+            for hit in _build_group(campaign, group, last_turns, seats_wanted, rng, suggester)
         ]
-        return write_hits(campaign, screens)
+
+
+def _build_group(campaign, dialogues, last_turns, workers: int, rng, suggester) -> list[HIT]:
+    """build_hits for dialogues that all get `workers` first seats (see labeling.policy)."""
+    slots = workers if settings.QUIZ_ITEMS_PER_SEAT else 1
+    # per seat, an item is one seat's: it reserves one exposure, not one per worker of the HIT
+    quiz_sets = quiz_pool.draw(
+        bundle_count(len(dialogues), campaign.dialogues_per_hit),
+        campaign.quiz_per_hit * slots,
+        1 if slots > 1 else workers,
+        rng=rng,
+        exclude_dialogue_ids=[d.pk for d in dialogues],
+        label_ids=campaign_labels(campaign).values_list("pk", flat=True),
+    )
+    quiz_by_id = {q.pk: q for quiz_set in quiz_sets for q in quiz_set}
+    quiz_turns = _last_turns([q.dialogue_id for q in quiz_by_id.values() if q.dialogue_id is not None])
+    per_seat = [quiz_sets_per_seat(quiz_set, slots) for quiz_set in quiz_sets]
+    bundles = plan_bundles(
+        [d.pk for d in dialogues],
+        [[q.pk for q in seats_of_hit[0]] for seats_of_hit in per_seat],
+        dialogues_per_hit=campaign.dialogues_per_hit,
+        rng=rng,
+    )
+    turn_ids = [last_turns[d.pk].pk for d in dialogues] + [turn.pk for turn in quiz_turns.values()]
+    ranked = _suggested_top_k(suggester, turn_ids, _label_set_names(campaign))
+    if suggester is not None and ranked:
+        record_suggestion_model(campaign, suggester)
+    fallback = campaign.fallback_choices
+    screens = [
+        [_screen(planned, seats_of_hit, quiz_turns, last_turns, ranked, fallback) for planned in bundle]
+        for bundle, seats_of_hit in zip(bundles, per_seat, strict=True)
+    ]
+    return write_hits(campaign, screens, required_workers=workers)
 
 
 def _screen(planned, seats_of_hit, quiz_turns, last_turns, ranked, fallback) -> HITItem | list[HITItem]:

@@ -111,6 +111,7 @@ def simulate_campaign(
     report = CrowdReport(quiz_correct={profile.username: [] for profile in crowd})
     hits = list(campaign.hits.filter(kind=HIT.REGULAR).order_by("position", "pk"))
     targets = hits[: max(0, len(hits) - leave_open)]
+    targets += list(campaign.hits.filter(kind=HIT.FOLLOW_UP).order_by("position", "pk"))
     load = {worker.pk: 0 for _, worker in workers}
     for hit in _still_open(targets):
         report.hits += 1
@@ -125,6 +126,21 @@ def simulate_campaign(
             report.assignments += 1
             report.quiz_correct[profile.username].append(result.quiz_correct)
     return report
+
+
+def simulate_until_settled(campaign: Campaign, truth: dict[str, Truth], *, seed: int = 15) -> CrowdReport:
+    """Answer every HIT (none left open), then the follow-up HITs the campaign's redundancy policy
+    opens, round after round, until it opens none (at most the cap's rounds)."""
+    from labeling.follow_up import create_follow_up_hits
+
+    total = CrowdReport()
+    for round_ in range(campaign.redundancy_cap + 1):
+        report = simulate_campaign(campaign, truth, leave_open=0, seed=seed + round_)
+        total.hits, total.assignments = total.hits + report.hits, total.assignments + report.assignments
+        total.responses += report.responses
+        if not create_follow_up_hits(campaign, seed=seed + round_):
+            break
+    return total
 
 
 def _worker(profile: Profile) -> Worker:
@@ -150,7 +166,10 @@ def _next_free(
 ) -> tuple[Profile, Worker]:
     """A worker who never held this HIT, among the least busy so far, drawn at random: every
     HIT gets a different mix, so no pair of workers always agrees with itself."""
-    held = set(hit.assignments.values_list("worker_id", flat=True))
+    # never a worker who met one of its items before (a follow-up HIT's item was in an earlier HIT)
+    turns = HITItem.objects.filter(hit=hit, target_turn__isnull=False).values("target_turn_id")
+    held = set(Assignment.objects.filter(hit__items__target_turn_id__in=turns).values_list("worker_id", flat=True))
+    held |= set(hit.assignments.values_list("worker_id", flat=True))
     free = [(profile, worker) for profile, worker in workers if worker.pk not in held]
     if not free:
         raise RuntimeError(f"HIT {hit.pk} needs more simulated workers than the {len(workers)} there are")

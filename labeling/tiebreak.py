@@ -55,13 +55,24 @@ def create_tiebreak_hits(campaign: Campaign, *, seed: int | None = None) -> list
         items = items_needing_a_tie_break(campaign)
         if not items:
             return []
-        return _bundle(campaign, items, random.Random(seed))
+        return bundle_again(campaign, items, random.Random(seed))
 
 
-def _bundle(campaign: Campaign, items: list[HITItem], rng: random.Random) -> list[HIT]:
+def bundle_again(
+    campaign: Campaign,
+    items: list[HITItem],
+    rng: random.Random,
+    *,
+    kind: str = HIT.TIE_BREAK,
+    workers: int | None = None,
+) -> list[HIT]:
+    """New HITs of `kind` needing `workers` (default tie_break_workers) more workers for these
+    items, each screen as its first HIT showed it, with quiz items as in any HIT (labeling.follow_up
+    uses it for a redundancy policy's one more seat)."""
+    workers = campaign.tie_break_workers if workers is None else workers
     by_dialogue = {item.dialogue_id: item for item in items}
     hit_count = bundle_count(len(by_dialogue), campaign.dialogues_per_hit)
-    quiz_sets = _quiz_sets(campaign, hit_count, list(by_dialogue), rng)
+    quiz_sets = _quiz_sets(campaign, hit_count, list(by_dialogue), rng, workers)
     quiz = {q.pk: q for quiz_set in quiz_sets for q in quiz_set}
     last_turns = _last_turns([q.dialogue_id for q in quiz.values() if q.dialogue_id is not None])
     # quiz screens only: the tie-break's own dialogues keep the choices their first HIT offered
@@ -77,7 +88,7 @@ def _bundle(campaign: Campaign, items: list[HITItem], rng: random.Random) -> lis
     screens = [
         [_screen(planned, by_dialogue, quiz, last_turns, ranked, fallback) for planned in bundle] for bundle in bundles
     ]
-    return write_hits(campaign, screens, kind=HIT.TIE_BREAK, required_workers=campaign.tie_break_workers)
+    return write_hits(campaign, screens, kind=kind, required_workers=workers)
 
 
 def _screen(planned, by_dialogue, quiz, last_turns, ranked, fallback) -> HITItem:
@@ -86,14 +97,14 @@ def _screen(planned, by_dialogue, quiz, last_turns, ranked, fallback) -> HITItem
     return _copy(by_dialogue[planned.dialogue_id])
 
 
-def _quiz_sets(campaign: Campaign, hit_count: int, dialogue_ids: list[int], rng: random.Random):
+def _quiz_sets(campaign: Campaign, hit_count: int, dialogue_ids: list[int], rng: random.Random, workers: int):
     """Quiz items as in any HIT when the pool has enough, else none (a tie-break still runs)."""
     try:
         with transaction.atomic():  # a savepoint: a short pool reserves nothing
             return quiz_pool.draw(
                 hit_count,
                 campaign.quiz_per_hit,
-                campaign.tie_break_workers,
+                workers,
                 rng=rng,
                 exclude_dialogue_ids=dialogue_ids,
                 label_ids=campaign_labels(campaign).values_list("pk", flat=True),

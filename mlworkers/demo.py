@@ -83,6 +83,7 @@ def demo_build(job: JobRun, truth_path: str, campaign_name: str = DEMO_CAMPAIGN,
     stage(2, "aggregating")
     done["aggregate"] = _child(job, "labeling.aggregate_campaign", {"campaign_id": campaign.pk})
     done["payments"] = _payments(campaign)
+    done["policies"] = _policy_campaigns(Path(truth_path))
     stage(3, "gold split")
     done["gold_split"] = _child(job, "gold_split", {})
     # No separate sbert_expand step before the rounds: it would take the neighbours of the gold that
@@ -206,6 +207,43 @@ def _crowd(campaign, truth_path: Path, leave_open: int) -> dict[str, int]:
         raise JobCannotRun(f"{truth_path}: no such file (demo_setup writes it with the corpus)")
     report = simulate_campaign(campaign, read_truth(truth_path), leave_open=leave_open)
     return {"hits": report.hits, "assignments": report.assignments, "responses": report.responses}
+
+
+# two small campaigns beside the demo campaign (which keeps `fixed`), answered by the simulated
+# crowd round after round until their redundancy policy settles every item; no quiz screens (the
+# demo's quiz pool is sized for its own campaign). The demo's weak labeler is trained on a few
+# lines, so its probabilities are low: model_informed trusts it from 0.5 here, not the form's 0.9.
+POLICY_CAMPAIGNS = (
+    ("Demo: until agreement", {"redundancy_policy": "until_agreement"}),
+    ("Demo: model-informed", {"redundancy_policy": "model_informed", "model_threshold": 0.5}),
+)
+POLICY_DIALOGUES = 12
+
+
+def _policy_campaigns(truth_path: Path) -> dict[str, dict]:
+    from labeling.aggregate import aggregate_campaign
+    from labeling.campaigns import create_campaign, set_campaign_status
+    from labeling.forms import candidate_dialogues
+    from labeling.models import Campaign, QuizQuestion
+    from labeling.policy import answers_bought
+    from labeling.services import build_hits
+    from labeling.simulated_crowd import read_truth, simulate_until_settled
+
+    done = {}
+    for name, settings in POLICY_CAMPAIGNS:
+        campaign = Campaign.objects.filter(name=name).first()
+        if campaign is None:
+            quiz = QuizQuestion.objects.filter(dialogue__isnull=False).values("dialogue_id")
+            dialogues = list(candidate_dialogues("en").exclude(pk__in=quiz)[:POLICY_DIALOGUES])
+            if not dialogues:
+                continue
+            campaign = create_campaign(name, dialogues_per_hit=3, quiz_per_hit=0, **settings)
+            build_hits(campaign, dialogues, seed=15)
+            set_campaign_status(campaign, Campaign.OPEN)
+        simulate_until_settled(campaign, read_truth(truth_path))
+        aggregate_campaign(campaign)
+        done[name] = answers_bought(campaign)
+    return done
 
 
 def _payments(campaign) -> dict[str, int]:

@@ -30,7 +30,7 @@ from django.conf import settings
 from django.db.models import Count, F
 from django.utils import timezone
 
-from labeling import hits, payments, services
+from labeling import follow_up, hits, payments, services
 from labeling.aggregate import campaign_votes
 from labeling.models import (
     HIT,
@@ -44,6 +44,7 @@ from labeling.models import (
 )
 from labeling.platforms import base, get_platform
 from labeling.platforms.base import CrowdPlatform, ExternalResult, PlatformError
+from labeling.redundancy import FIXED
 
 LEASE = timedelta(minutes=15)
 # a researcher's decision on the page, carried out by the next sync
@@ -322,7 +323,10 @@ def _expire_unreported(publication: Publication) -> int:
 
 def hits_short_of_majority(campaign: Campaign) -> list[HIT]:
     """Published regular HITs whose every seat holds counted work, with a dialogue item whose
-    turn has no majority yet (2 of 3 ...), and room for one more worker."""
+    turn has no majority yet (2 of 3 ...), and room for one more worker. Under a redundancy
+    policy other than `fixed`: an item the policy leaves open (labeling.follow_up), below its cap."""
+    if campaign.redundancy_policy != FIXED:
+        return _hits_short_under_policy(campaign)
     cap = campaign.workers_per_hit + campaign.tie_break_workers
     complete = (
         HIT.objects.filter(campaign=campaign, kind=HIT.REGULAR, required_workers__lt=cap)
@@ -340,6 +344,32 @@ def hits_short_of_majority(campaign: Campaign) -> list[HIT]:
         if any(turn in votes and not votes[turn].majority().is_majority for turn in turns):
             short.append(hit)
     return short
+
+
+def _hits_short_under_policy(campaign: Campaign) -> list[HIT]:
+    # the local platform's HITs get follow-up HITs instead (labeling.follow_up)
+    complete = [hit for hit in _complete_published(campaign, campaign.redundancy_cap) if follow_up.on_a_platform(hit)]
+    turns_of = {
+        hit.pk: list(
+            hit.items.filter(quiz_question__isnull=True, target_turn__isnull=False).values_list(
+                "target_turn_id", flat=True
+            )
+        )
+        for hit in complete
+    }
+    seats = {turn: hit.required_workers for hit in complete for turn in turns_of[hit.pk]}
+    unsettled = follow_up.unsettled_turns(campaign, seats)
+    return [hit for hit in complete if unsettled.intersection(turns_of[hit.pk])]
+
+
+def _complete_published(campaign: Campaign, cap: int):
+    return (
+        HIT.objects.filter(campaign=campaign, kind=HIT.REGULAR, required_workers__lt=cap)
+        .exclude(external_id="")
+        .annotate(done=Count("assignments", filter=counted_assignment_q("assignments__")))
+        .filter(done__gte=F("required_workers"))
+        .order_by("position")
+    )
 
 
 def _add_places(platform: CrowdPlatform, publication: Publication, failures: list[str]) -> int:

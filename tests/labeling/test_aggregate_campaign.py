@@ -109,6 +109,7 @@ def test_the_aggregate_command_prints_its_counts(answered, capsys):
     call_command("aggregate_campaign", str(campaign.pk))
     assert json.loads(capsys.readouterr().out) == {
         "tiebreak_hits": 0,
+        "follow_up_hits": 0,
         "items": 4,
         "majority": 3,
         "unresolved": 1,

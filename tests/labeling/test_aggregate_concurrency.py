@@ -8,6 +8,7 @@ from django.db import connection
 
 from annotation.models import TurnLabel
 from labeling.aggregate import aggregate_campaign
+from labeling.follow_up import create_follow_up_hits
 from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, PaymentEntry
 from labeling.payments import record_payments
 from labeling.tiebreak import create_tiebreak_hits
@@ -44,6 +45,15 @@ def test_concurrent_tie_breaks_bundle_each_item_once(campaign):
     assert [r for r in results if isinstance(r, Exception)] == []
     assert HIT.objects.filter(campaign=campaign, kind=HIT.TIE_BREAK).count() == 1
     assert HIT.objects.get(kind=HIT.TIE_BREAK).items.count() == 3
+
+
+def test_concurrent_follow_up_runs_open_one_seat_per_unsettled_item(campaign):
+    Campaign.objects.filter(pk=campaign.pk).update(redundancy_policy="until_agreement", redundancy_cap=5)
+    results = run_together(4, lambda _index: create_follow_up_hits(Campaign.objects.get(pk=campaign.pk)))
+    assert [r for r in results if isinstance(r, Exception)] == []
+    follow_ups = HIT.objects.filter(campaign=campaign, kind=HIT.FOLLOW_UP)
+    assert follow_ups.count() == 1 and follow_ups.get().required_workers == 1
+    assert follow_ups.get().items.count() == 3  # the three items without a majority, once each
 
 
 def test_concurrent_payment_runs_pay_once(campaign):

@@ -400,3 +400,27 @@ def test_a_settled_hit_is_not_listed_again_and_the_dashboard_button_leaves_track
     assert mturk._unsettled_hit_ids(publication) == []  # every seat settled: no list call
     HIT.objects.filter(pk=hit.pk).update(required_workers=4)
     assert mturk._unsettled_hit_ids(publication) == [hit.external_id]  # a seat added: listed again
+
+
+def test_under_until_agreement_a_split_hit_gets_one_assignment_and_none_at_the_cap(stub):
+    campaign = draft_campaign(hits=0, status=Campaign.OPEN, redundancy_policy="until_agreement", redundancy_cap=3)
+    publication = Publication.objects.create(campaign=campaign, platform="mturk", status=Publication.ACTIVE)
+    workers = [Worker.objects.create(platform=Worker.MTURK, external_id=f"A{i}") for i in range(2)]
+    hit = make_answered_hit(campaign, workers, {make_dialogues(1, prefix="split")[0]: ["Sad", "Angry"]})
+    HIT.objects.filter(pk=hit.pk).update(external_id="3SPLITHIT000000000000000000000")
+    Assignment.objects.filter(hit=hit).update(platform_confirmed_at=NOW)
+    hit.refresh_from_db()
+    assert hits_short_of_majority(campaign) == [hit]
+    expect_list(stub, hit.external_id, listed(hit.external_id))
+    expect_get_hit(stub, hit.external_id, 2)
+    extra = {"HITId": hit.external_id, "NumberOfAdditionalAssignments": 1, "UniqueRequestToken": ANY}
+    stub.add_response("create_additional_assignments_for_hit", {}, extra)
+    assert sync_publication(publication)["places_added"] == 1
+    hit.refresh_from_db()
+    assert hit.required_workers == 3
+    # a third split answer: the cap (3) is reached, no fourth assignment is asked for
+    third = Worker.objects.create(platform=Worker.MTURK, external_id="A9")
+    Assignment.objects.create(
+        hit=hit, worker=third, status=Assignment.SUBMITTED, expires_at=NOW, platform_confirmed_at=NOW
+    )
+    assert hits_short_of_majority(campaign) == []

@@ -354,3 +354,28 @@ def test_a_sync_interrupted_midway_and_run_again_pays_no_one_twice_and_misses_no
     assert Assignment.objects.filter(status=Assignment.APPROVED).count() == 3
     assert PaymentEntry.objects.filter(paid_at__isnull=False).count() == 6  # 3 rewards + 3 bonuses
     assert payments.payments_due(campaign) == []
+
+
+def test_under_until_agreement_a_split_two_seat_hit_gets_one_more_place_and_an_agreeing_one_none(api):
+    from labeling.follow_up import create_follow_up_hits
+
+    campaign = draft_campaign(hits=0, currency="GBP", status=Campaign.OPEN, redundancy_policy="until_agreement")
+    publication = Publication.objects.create(
+        campaign=campaign, platform="prolific", external_id=STUDY, status=Publication.ACTIVE, places=4
+    )
+    workers = [Worker.objects.create(platform=Worker.PROLIFIC, external_id=f"P{i}") for i in range(4)]
+    split = make_answered_hit(campaign, workers[:2], {make_dialogues(1, prefix="split")[0]: ["Sad", "Angry"]})
+    agreed = make_answered_hit(campaign, workers[2:], {make_dialogues(1, prefix="agree")[0]: ["Sad", "Sad"]})
+    HIT.objects.filter(pk__in=[split.pk, agreed.pk]).update(external_id="study")
+    Assignment.objects.filter(hit__campaign=campaign).update(platform_confirmed_at="2026-11-23T12:00:00Z")
+    assert create_follow_up_hits(campaign) == []  # published: the extra seat is a platform place
+    expect_submissions(api)
+    api.patch(
+        f"{API}/studies/{STUDY}/",
+        json={"id": STUDY, "total_available_places": 5},
+        match=[AUTH, matchers.json_params_matcher({"total_available_places": 5})],
+    )
+    assert sync_publication(publication)["places_added"] == 1
+    split.refresh_from_db()
+    agreed.refresh_from_db()
+    assert (split.required_workers, agreed.required_workers) == (3, 2)

@@ -120,3 +120,43 @@ def test_the_command_refuses_a_closed_campaign_and_a_missing_truth_file(demo_cam
     set_campaign_status(campaign, "closed")
     with pytest.raises(CommandError, match="closed"):
         call_command("simulate_crowd", str(campaign.pk), "--truth", str(truth_path))
+
+
+@pytest.fixture
+def policy_campaign(db, tmp_path):
+    from annotation.demo_corpus.generator import TRUTH_FILE, generate, write_corpus
+    from annotation.ingestion import IngestOptions, ingest_paths
+    from annotation.models import Dialogue
+    from labeling.campaigns import create_campaign, set_campaign_status
+    from labeling.services import build_hits
+
+    write_corpus(generate(60, seed=4), tmp_path)
+    ingest_paths([tmp_path], IngestOptions())
+    campaign = create_campaign("Until", dialogues_per_hit=3, quiz_per_hit=1, redundancy_policy="until_agreement")
+    build_hits(campaign, Dialogue.objects.filter(language="en").order_by("pk")[:30], seed=1)
+    set_campaign_status(campaign, "open")
+    return campaign, tmp_path / TRUTH_FILE
+
+
+def test_the_crowd_answers_a_policy_campaign_until_every_item_is_settled(policy_campaign):
+    from django.db.models import Count
+
+    from labeling.follow_up import create_follow_up_hits, turn_seats
+    from labeling.models import HIT, Response
+    from labeling.policy import answers_bought
+    from labeling.simulated_crowd import read_truth, simulate_until_settled
+
+    campaign, truth_path = policy_campaign
+    simulate_until_settled(campaign, read_truth(truth_path))
+    assert HIT.objects.filter(campaign=campaign, kind=HIT.FOLLOW_UP).exists()
+    assert create_follow_up_hits(campaign) == []  # nothing left to settle
+    assert all(2 <= held.seats <= campaign.redundancy_cap and not held.open for held in turn_seats(campaign).values())
+    twice = (
+        Response.objects.filter(item__hit__campaign=campaign, item__target_turn__isnull=False)
+        .values("item__target_turn", "assignment__worker")
+        .annotate(n=Count("pk"))
+        .filter(n__gt=1)
+    )
+    assert not twice.exists()  # no worker answered an item twice
+    bought = answers_bought(campaign)
+    assert bought["items"] * 2 <= bought["answers"] < bought["fixed_answers"]

@@ -4,8 +4,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from labeling import task_types
 from labeling.aggregate import aggregate_campaign
+from labeling.follow_up import create_follow_up_hits, extra_seat_counts
 from labeling.models import Campaign
-from labeling.tiebreak import create_tiebreak_hits
 
 
 class Command(BaseCommand):
@@ -25,5 +25,5 @@ class Command(BaseCommand):
         if not task_type.uses_labels:  # e.g. pairwise: win rates per question, position bias
             self.stdout.write(json.dumps({"task_type": task_type.name, **task_type.aggregate(campaign)}))
             return
-        tiebreak_hits = create_tiebreak_hits(campaign)
-        self.stdout.write(json.dumps({"tiebreak_hits": len(tiebreak_hits), **aggregate_campaign(campaign)}))
+        extra = extra_seat_counts(create_follow_up_hits(campaign))
+        self.stdout.write(json.dumps({**extra, **aggregate_campaign(campaign)}))

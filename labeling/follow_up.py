@@ -1,0 +1,112 @@
+"""Follow-up seats: one more answer at a time for the items a campaign's redundancy policy has not
+settled yet (labeling.redundancy.settle), until settled or the cap.
+
+An item is looked at only once every HIT holding it is complete (its counted answers fill its
+seats), so it never sits in two open follow-up HITs; its follow-up HIT needs one worker and shows
+the screen its first HIT showed, with quiz items as in any HIT (labeling.tiebreak.bundle_again).
+A worker who answered the item before never gets it again: a claim skips any HIT with a turn the
+worker holds elsewhere (labeling.services.open_hits_for).
+
+Safe to call any number of times, and concurrently: the campaign row is locked, and an item
+with an incomplete HIT is skipped. Under `fixed` this is the tie-break (campaign.tie_breaking).
+"""
+
+import random
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import Count, Q
+
+from labeling.aggregate import campaign_votes
+from labeling.models import HIT, Campaign, HITItem, counted_assignment_q
+from labeling.platforms.local import LOCAL_PREFIX
+from labeling.policy import model_tops, policy_of
+from labeling.redundancy import FIXED, RedundancyPolicy, settle
+from labeling.tiebreak import bundle_again, create_tiebreak_hits
+
+
+@dataclass(frozen=True)
+class TurnSeats:
+    seats: int  # seats bought for the turn so far, over every HIT holding it
+    open: bool  # some HIT holding it still waits for answers
+
+
+def create_follow_up_hits(campaign: Campaign, *, seed: int | None = None) -> list[HIT]:
+    """The campaign's next seats: follow-up HITs under a policy, the tie-break under `fixed`."""
+    if campaign.redundancy_policy == FIXED:
+        return create_tiebreak_hits(campaign, seed=seed)
+    with transaction.atomic():
+        locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        items = items_needing_a_seat(locked)
+        if not items:
+            return []
+        return bundle_again(locked, items, random.Random(seed), kind=HIT.FOLLOW_UP, workers=1)
+
+
+def extra_seat_counts(hits: list[HIT]) -> dict[str, int]:
+    """What the aggregation job and command report of the HITs just opened."""
+    return {
+        "tiebreak_hits": sum(1 for hit in hits if hit.kind == HIT.TIE_BREAK),
+        "follow_up_hits": sum(1 for hit in hits if hit.kind == HIT.FOLLOW_UP),
+    }
+
+
+def items_needing_a_seat(campaign: Campaign) -> list[HITItem]:
+    """One item (its first screen) per turn that the policy leaves open, below the cap, with no
+    HIT still waiting for answers."""
+    votes = campaign_votes(campaign)
+    seats = {turn: held.seats for turn, held in turn_seats(campaign).items() if not held.open}
+    wanted = unsettled_turns(campaign, seats, votes)
+    firsts = HITItem.objects.filter(hit__campaign=campaign, quiz_question__isnull=True, target_turn_id__in=wanted)
+    chosen: dict[int, HITItem] = {}
+    for item in firsts.order_by("hit__position", "position"):
+        chosen.setdefault(item.target_turn_id, item)
+    # items the same workers answered go together: a HIT is closed to everyone who met any of its
+    # items, so a mix of many earlier workers would leave too few who may take it
+    return sorted(chosen.values(), key=lambda item: _answered_by(votes.get(item.target_turn_id)))
+
+
+def _answered_by(votes) -> tuple[int, ...]:
+    return tuple(sorted(worker for worker, _ in votes.answers)) if votes else ()
+
+
+def unsettled_turns(campaign: Campaign, seats: dict[int, int], votes=None) -> set[int]:
+    """The turns of `seats` (turn -> seats bought) that the policy leaves open below its cap."""
+    policy = policy_of(campaign)
+    votes = campaign_votes(campaign) if votes is None else votes
+    tops = model_tops(campaign, list(seats))
+    return {
+        turn
+        for turn, bought in seats.items()
+        if _wants_a_seat(policy, TurnSeats(bought, False), votes.get(turn), tops.get(turn, (None, None)))
+    }
+
+
+def _wants_a_seat(policy: RedundancyPolicy, held: TurnSeats, votes, top: tuple) -> bool:
+    answers = [answer for _, answer in votes.answers] if votes else []
+    if held.seats >= policy.cap:
+        return False  # out-of-set answers never vote, so the cap counts seats, not votes
+    return not settle(policy, answers, top[0], top[1]).done
+
+
+def on_a_platform(hit: HIT) -> bool:
+    """Published on MTurk or Prolific (the local platform's ids start with "local:")."""
+    return bool(hit.external_id) and not hit.external_id.startswith(LOCAL_PREFIX)
+
+
+def turn_seats(campaign: Campaign) -> dict[int, TurnSeats]:
+    """Per work turn of the campaign: the seats its HITs hold, and whether one is incomplete (or
+    published on a crowd platform)."""
+    hits = HIT.objects.filter(campaign=campaign).annotate(
+        done=Count("assignments", filter=counted_assignment_q("assignments__"), distinct=True)
+    )
+    # a HIT published on a platform gets its extra places from sync (hits_short_of_majority), so its
+    # items count as open here: never a local follow-up beside a platform place
+    by_hit = {hit.pk: (hit.required_workers, hit.done < hit.required_workers or on_a_platform(hit)) for hit in hits}
+    rows = HITItem.objects.filter(Q(hit__campaign=campaign), quiz_question__isnull=True, target_turn__isnull=False)
+    seats: dict[int, TurnSeats] = {}
+    for turn, hit in rows.values_list("target_turn_id", "hit_id").distinct():
+        required, incomplete = by_hit[hit]
+        before = seats.get(turn, TurnSeats(0, False))
+        seats[turn] = TurnSeats(before.seats + required, before.open or incomplete)
+    return seats
