@@ -6,8 +6,11 @@ shown exactly like a work item, so nothing on the page tells it apart; only the 
 - draw(): reserves `seats` exposures (the HIT's required workers) on each item it hands out, in
   the transaction that writes the HITs. Rows are locked (SKIP LOCKED on PostgreSQL) and the
   counter moves by a conditional UPDATE, so two builds at once never push an item past
-  QUIZ_MAX_EXPOSURES. With the default cap (3 = one HIT's seats) a quiz dialogue sits in one
-  HIT only, exactly like a work dialogue, so workers comparing notes across HITs see no repeats.
+  QUIZ_MAX_EXPOSURES. With the default cap (3 = one HIT's seats) a quiz dialogue shared by a
+  HIT's seats sits in one HIT only, exactly like a work dialogue. An item seen by one seat only
+  (per-seat quiz items, QUIZ_ITEMS_PER_SEAT, or one-worker HITs) reserves one exposure per use and
+  may sit in up to QUIZ_MAX_EXPOSURES different HITs, never twice in one: a pool a third the size
+  of the per-seat demand serves it.
 - seen_by(): quiz items a worker has been shown; a claim skips HITs holding one of them, so no
   worker sees a quiz item twice even when the cap lets an item into several HITs.
 - record_reveals(): an answer shown in feedback (after a HIT is submitted) counts as a reveal;
@@ -22,6 +25,7 @@ shown exactly like a work item, so nothing on the page tells it apart; only the 
 """
 
 import random
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -71,11 +75,58 @@ def draw(
         raise RuntimeError("quiz_pool.draw reserves seats: call it inside the transaction writing the HITs")
     needed = hit_count * per_hit
     usable = _usable(seats, None if label_ids is None else list(label_ids))
+    if seats == 1:  # an item is one seat's (per-seat quiz items, or one-worker HITs)
+        sets = _reserve_spread(usable, hit_count, per_hit, list(exclude_dialogue_ids))
+        if sets is None:
+            shortage = _shortage(usable, _distinct_needed(hit_count, per_hit), seats, label_ids is not None)
+            return _demo_sets(hit_count, per_hit, rng, shortage)
+        for quiz_set in sets:
+            rng.shuffle(quiz_set)
+        return sets
     taken = _reserve(usable, needed, seats, list(exclude_dialogue_ids))
     if taken is None:
         return _demo_sets(hit_count, per_hit, rng, _shortage(usable, needed, seats, label_ids is not None))
     rng.shuffle(taken)
     return [taken[index * per_hit : (index + 1) * per_hit] for index in range(hit_count)]
+
+
+def _distinct_needed(hit_count: int, per_hit: int) -> int:
+    """Items a spread draw needs at least: each may sit in up to QUIZ_MAX_EXPOSURES of the HITs."""
+    uses_per_item = max(1, min(settings.QUIZ_MAX_EXPOSURES, hit_count))
+    return max(per_hit, -(-hit_count * per_hit // uses_per_item))
+
+
+def _reserve_spread(
+    usable, hit_count: int, per_hit: int, exclude_dialogue_ids: list[int]
+) -> list[list[QuizQuestion]] | None:
+    """`per_hit` items for each HIT where each item is seen by one seat: an item may go into
+    several HITs (one exposure each, within QUIZ_MAX_EXPOSURES) but never twice into one, so no
+    two seats of a HIT share it. Its uses are dealt round-robin over the HITs, so an item's uses
+    (at most hit_count) land in distinct HITs. None when the pool is too small."""
+    cap = settings.QUIZ_MAX_EXPOSURES
+    needed = hit_count * per_hit
+    eligible = usable.exclude(dialogue_id__in=exclude_dialogue_ids)
+    locked = eligible.select_for_update(skip_locked=True, of=("self",)).order_by("?")
+    uses: list[QuizQuestion] = []
+    for question in locked.select_related("gold_label")[:needed]:
+        uses += [question] * min(cap - question.exposures, hit_count, needed - len(uses))
+        if len(uses) == needed:
+            break
+    if len(uses) < needed:
+        return None
+    counts = Counter(question.pk for question in uses)
+    for times in set(counts.values()):
+        ids = [pk for pk, count in counts.items() if count == times]
+        # conditional, as in _reserve: holds where row locks do not (SQLite)
+        updated = QuizQuestion.objects.filter(pk__in=ids, exposures__lte=cap - times, retired_at__isnull=True).update(
+            exposures=F("exposures") + times
+        )
+        if updated != len(ids):
+            raise PoolTooSmall("the quiz pool changed while these HITs were built; build them again")
+    QuizQuestion.objects.filter(pk__in=list(counts), exposures__gte=cap, retired_at__isnull=True).update(
+        retired_at=timezone.now()
+    )
+    return [uses[index::hit_count] for index in range(hit_count)]
 
 
 def _usable(seats: int, label_ids: list[int] | None):

@@ -353,3 +353,36 @@ def test_an_attacker_reading_the_pages_cannot_single_out_the_quiz_screens(annota
     assert any(slot != 0 for slot in gold_slots), gold_slots
     one_turn_rule = [f for f in quiz + work if f[0] == 1]
     assert not one_turn_rule  # the old tell (a one-turn "dialogue") is gone
+
+
+@pytest.mark.django_db
+def test_per_seat_quiz_items_spread_over_hits_within_the_cap_never_twice_in_one_hit(settings):
+    # per seat, a HIT of 3 seats x 1 quiz screen needs 3 items; 6 HITs need 18 uses, and a pool of 6
+    # serves them: each item sits in 3 different HITs (one exposure each), never in two seats of one
+    settings.QUIZ_ITEMS_PER_SEAT = True
+    make_pool(6)
+    campaign = open_campaign(dialogues_per_hit=1, quiz_per_hit=1)
+    hits = build_hits(campaign, make_dialogues(6, prefix="w"), seed=5)
+    assert len(hits) == 6
+    for hit in hits:
+        quiz = list(hit.items.filter(quiz_question__isnull=False).values_list("seat", "quiz_question_id"))
+        assert sorted(seat for seat, _ in quiz) == [1, 2, 3]
+        assert len({question for _, question in quiz}) == 3  # no two seats of a HIT share an item
+    assert list(pool_items().values_list("exposures", flat=True)) == [3] * 6
+    assert not QuizQuestion.objects.pool().exists()  # every item reached its cap and retired
+    with pytest.raises(quiz_pool.PoolTooSmall):
+        build_hits(campaign, make_dialogues(1, prefix="x"))
+    assert campaign.hits.count() == 6  # nothing half-saved
+
+
+@pytest.mark.django_db
+def test_a_per_seat_draw_never_puts_one_item_in_two_seats_of_a_hit_even_with_a_roomy_cap(settings):
+    settings.QUIZ_ITEMS_PER_SEAT = True
+    settings.QUIZ_MAX_EXPOSURES = 9
+    make_pool(4)
+    campaign = open_campaign(dialogues_per_hit=1, quiz_per_hit=1)
+    build_hits(campaign, make_dialogues(2, prefix="w"), seed=2)  # 6 uses from 4 items, caps of 9
+    for hit in campaign.hits.all():
+        questions = list(hit.items.filter(quiz_question__isnull=False).values_list("quiz_question_id", flat=True))
+        assert len(questions) == 3 and len(set(questions)) == 3
+    assert sum(pool_items().values_list("exposures", flat=True)) == 6
