@@ -70,6 +70,9 @@ ALLOWED = {
     # the trained segmenter's gap-feature bucket edges (0.3, 1, 2, 5 s): fixed by the saved models'
     # features, not the dialogue split
     ("annotation/ingest/svm_segmenter.py", "DIALOGUE_GAP_SECONDS"),
+    # the redundancy form's suggested model threshold for model_informed (our choice, not a paper's:
+    # the papers buy three answers for every dialogue)
+    ("labeling/redundancy.py", "SBERT_SECOND_THRESHOLD"),
 }
 
 
