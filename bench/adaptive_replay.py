@@ -175,7 +175,9 @@ def _model_policy(threshold: float) -> RedundancyPolicy:
 def simulate(
     policy: RedundancyPolicy, labels: list[str], weights: list[float], confidences: np.ndarray, seed: int, n: int
 ) -> float:
-    from labeling.simulated_crowd import DEFAULT_CROWD
+    """The demo's simulated workers (labeling.simulated_crowd: their profiles and choose_answer), each
+    shown the three suggestions in an order drawn per screen."""
+    from labeling.simulated_crowd import DEFAULT_CROWD, Truth, choose_answer
 
     rng = random.Random(seed)
     right = 0
@@ -185,21 +187,13 @@ def simulate(
         top = truth if rng.random() < confidence else rng.choice([label for label in labels if label != truth])
         suggestions = [top] + rng.sample([label for label in labels if label != top], 2)
         workers = rng.sample(DEFAULT_CROWD, len(DEFAULT_CROWD))
-        answers = [_answer(profile, truth, suggestions, labels, rng) for profile in workers]
+        answers = [choose_answer(profile, Truth(truth), rng.sample(suggestions, 3), labels, rng) for profile in workers]
         right += replay(policy, answers, top, confidence).gold == truth
     return right / n
 
 
-def _answer(profile, truth: str, suggestions: list[str], labels: list[str], rng: random.Random) -> str:
-    if profile.spammer:
-        return rng.sample(suggestions, 3)[0]
-    if rng.random() < profile.accuracy:
-        return truth
-    wrong = [label for label in suggestions if label != truth]
-    return rng.choice(wrong) if rng.random() < 0.7 else rng.choice(labels)
-
-
-def _setup_django() -> None:
+def setup_django() -> None:
+    """Django on a throw-away SQLite file: the simulated crowd's module imports the models."""
     import tempfile
 
     workdir = tempfile.mkdtemp(prefix="adaptive-replay-")
@@ -223,7 +217,7 @@ def main() -> None:
     if not args.file.exists():
         sys.exit(f"no crowd file at {args.file}")
     started = time.perf_counter()
-    _setup_django()
+    setup_django()
     items, rows = read_items(args.file)
     features = embed(rows, args.cache)
     scored, fold_of = cross_fit(features, items, args.folds, args.seed)

@@ -31,40 +31,31 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 DEFAULT_FILE = ROOT.parent / "shared" / "data" / "edos" / "MTurk_groundtruth_labels_9K.csv"
 
-from labeling.aggregation import majority_vote, normalise_answer
+from adaptive_replay import read_items, setup_django  # beside this file: the EDOS reading, Django's setup
+
+from labeling.aggregation import majority_vote
 from labeling.dawid_skene import dawid_skene
-from labeling.importers.edos_format import read_edos
 
 
 def edos_triples(path: Path) -> tuple[list[tuple[int, str, str]], dict[int, str]]:
-    rows = read_edos(path.read_text(encoding="utf-8"), str(path))
-    triples, majority = [], {}
-    for item, row in enumerate(rows):
-        answers = [normalise_answer(answer.text) for answer in row.answers]
-        triples += [(item, f"position-{position}", answer) for position, answer in enumerate(answers, 1)]
-        winner = majority_vote(answers).label
-        if winner:
-            majority[item] = winner
-    return triples, majority
+    items, _ = read_items(path)
+    triples = [(i, f"position-{p}", answer) for i, item in enumerate(items) for p, answer in enumerate(item.answers, 1)]
+    winners = {i: majority_vote(item.answers).label for i, item in enumerate(items)}
+    return triples, {i: label for i, label in winners.items() if label}
 
 
 def simulated_triples(labels: list[str], weights: list[float], items: int, seed: int):
-    from labeling.simulated_crowd import DEFAULT_CROWD
+    """The demo's simulated workers (labeling.simulated_crowd's profiles and choose_answer)."""
+    from labeling.simulated_crowd import DEFAULT_CROWD, Truth, choose_answer
 
     rng = random.Random(seed)
     triples, truth = [], {}
     for item in range(items):
         truth[item] = rng.choices(labels, weights)[0]
         suggestions = [truth[item]] + rng.sample([label for label in labels if label != truth[item]], 2)
-        rng.shuffle(suggestions)
         for profile in rng.sample(DEFAULT_CROWD, 3):
-            if profile.spammer:
-                answer = suggestions[0]
-            elif rng.random() < profile.accuracy:
-                answer = truth[item]
-            else:
-                answer = rng.choice([label for label in suggestions if label != truth[item]])
-            triples.append((item, profile.username, answer))
+            shown = rng.sample(suggestions, 3)
+            triples.append((item, profile.username, choose_answer(profile, Truth(truth[item]), shown, labels, rng)))
     return triples, truth
 
 
@@ -98,17 +89,6 @@ def _majority(triples):
     return {item: Counter(answers).most_common(1)[0][0] for item, answers in by_item.items()}
 
 
-def _setup_django() -> None:
-    import tempfile
-
-    os.environ["DATABASE_URL"] = f"sqlite:///{tempfile.mkdtemp(prefix='crowdkit-')}/bench.sqlite3"
-    os.environ.setdefault("SECRET_KEY", "bench-only")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-
-    django.setup()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--file", type=Path, default=DEFAULT_FILE)
@@ -117,7 +97,7 @@ def main() -> None:
     args = parser.parse_args()
     if not args.file.exists():
         sys.exit(f"no crowd file at {args.file}")
-    _setup_django()
+    setup_django()
     edos, majority = edos_triples(args.file)
     frequencies = Counter(majority.values())
     simulated, truth = simulated_triples(list(frequencies), list(frequencies.values()), args.sim_items, args.seed)
