@@ -4,7 +4,7 @@
 
 EDOS (`../shared/data/edos/MTurk_groundtruth_labels_9K.csv`, read in place): 10,245 dialogues, each
 with its three workers' answers in the order they were recorded. Each policy of
-`labeling.redundancy` buys those answers one at a time, in order, until it is done:
+`labeling.crowd.redundancy` buys those answers one at a time, in order, until it is done:
 - `fixed`: three answers (the paper);
 - `until_agreement`: two, a third only where the first two disagree (cap 3: EDOS has no more);
 - `model_informed`: one answer where the suggestion model's calibrated top probability reaches a
@@ -47,9 +47,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 DEFAULT_FILE = ROOT.parent / "shared" / "data" / "edos" / "MTurk_groundtruth_labels_9K.csv"
 
-from labeling.aggregation import majority_vote, normalise_answer
+from labeling.crowd.majority import majority_vote, normalise_answer
+from labeling.crowd.redundancy import RedundancyPolicy, replay
 from labeling.importers.edos_format import read_edos
-from labeling.redundancy import RedundancyPolicy, replay
 
 THRESHOLDS = [round(0.50 + 0.01 * step, 2) for step in range(50)]
 

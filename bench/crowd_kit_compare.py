@@ -33,8 +33,8 @@ DEFAULT_FILE = ROOT.parent / "shared" / "data" / "edos" / "MTurk_groundtruth_lab
 
 from adaptive_replay import read_items, setup_django  # beside this file: the EDOS reading, Django's setup
 
-from labeling.aggregation import majority_vote
-from labeling.dawid_skene import dawid_skene
+from labeling.crowd.dawid_skene import dawid_skene
+from labeling.crowd.majority import majority_vote
 
 
 def edos_triples(path: Path) -> tuple[list[tuple[int, str, str]], dict[int, str]]:

@@ -21,12 +21,12 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import Label, TurnLabel
-from labeling.aggregation import MajorityResult, known_label_index, majority_vote, normalise_answer
 from labeling.campaigns import campaign_labels
-from labeling.dawid_skene import DawidSkeneResult, dawid_skene
+from labeling.crowd.dawid_skene import DawidSkeneResult, dawid_skene
+from labeling.crowd.majority import MajorityResult, known_label_index, majority_vote, normalise_answer
+from labeling.crowd.redundancy import MODEL_INFORMED, settle
 from labeling.models import AggregatedLabel, Campaign, Response, counted_assignment_q
 from labeling.policy import model_tops, policy_of
-from labeling.redundancy import MODEL_INFORMED, settle
 
 _BATCH = 1000
 _UPDATE_BATCH = 200  # bulk_update builds one CASE per field and batch: keep the batches small
@@ -151,13 +151,13 @@ def aggregate_campaign(campaign: Campaign) -> dict[str, int]:
 
 
 def answer_policy(campaign: Campaign) -> str:
-    """The redundancy policy (labeling.redundancy) that bought the campaign's answers."""
+    """The redundancy policy (labeling.crowd.redundancy) that bought the campaign's answers."""
     return campaign.redundancy_policy
 
 
 def agreed_with_the_model(campaign: Campaign, by_turn: dict[int, "TurnVotes"]) -> dict[int, MajorityResult]:
     """model_informed: a turn whose one answer is the confident model's top label is settled with
-    that label (labeling.redundancy: reason "model_agrees"), though one answer is no majority."""
+    that label (labeling.crowd.redundancy: reason "model_agrees"), though one answer is no majority."""
     if campaign.redundancy_policy != MODEL_INFORMED:
         return {}
     single = {turn: [answer for _, answer in votes.answers] for turn, votes in by_turn.items()}

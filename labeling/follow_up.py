@@ -1,5 +1,5 @@
 """Follow-up seats: one more answer at a time for the items a campaign's redundancy policy has not
-settled yet (labeling.redundancy.settle), until settled or the cap.
+settled yet (labeling.crowd.redundancy.settle), until settled or the cap.
 
 An item is looked at only once every HIT holding it is complete (its counted answers fill its
 seats), so it never sits in two open follow-up HITs; its follow-up HIT needs one worker and shows
@@ -18,10 +18,10 @@ from django.db import transaction
 from django.db.models import Count, Q
 
 from labeling.aggregate import campaign_votes
+from labeling.crowd.redundancy import FIXED, RedundancyPolicy, settle
 from labeling.models import HIT, Campaign, HITItem, counted_assignment_q
 from labeling.platforms.local import LOCAL_PREFIX
 from labeling.policy import model_tops, policy_of
-from labeling.redundancy import FIXED, RedundancyPolicy, settle
 from labeling.tiebreak import bundle_again, create_tiebreak_hits
 
 

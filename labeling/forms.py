@@ -6,10 +6,10 @@ from django import forms
 from django.db.models import QuerySet
 
 from annotation.models import Dialogue, Label, TurnLabel
-from labeling import redundancy
 from labeling.campaigns import DEFAULT_FALLBACK_CHOICES
+from labeling.crowd import redundancy
+from labeling.crowd.redundancy import FIXED, SUGGESTED_THRESHOLD
 from labeling.models import Campaign, HITItem
-from labeling.redundancy import FIXED, SUGGESTED_THRESHOLD
 
 RECENT, ALL = "recent", "all"
 

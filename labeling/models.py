@@ -121,7 +121,7 @@ class Campaign(models.Model):
     )
     tie_breaking = models.BooleanField(default=False)
     tie_break_workers = models.PositiveSmallIntegerField(default=2, validators=[MinValueValidator(1)])
-    # how many answers an item gets (labeling.redundancy): `fixed` buys workers_per_hit per item;
+    # how many answers an item gets (labeling.crowd.redundancy): `fixed` buys workers_per_hit per item;
     # the others buy fewer first seats and one follow-up seat at a time until settled or the cap
     redundancy_policy = models.CharField(max_length=16, choices=REDUNDANCY_CHOICES, default="fixed")
     redundancy_cap = models.PositiveSmallIntegerField(
@@ -184,7 +184,7 @@ class QuizQuestionQuerySet(models.QuerySet):
 class QuizQuestion(models.Model):
     """A quiz item. In production a real dialogue of the corpus whose answer is known (unanimous
     crowd gold, or verified by a researcher), shown exactly like a work item; it lives only in the
-    database. The BUILTIN one-turn questions of labeling.quiz_bank serve tests only."""
+    database. The BUILTIN one-turn questions of labeling.crowd.quiz_bank serve tests only."""
 
     BUILTIN, IMPORTED, GENERATED = "builtin", "imported", "generated"
 

@@ -1,14 +1,14 @@
 """A campaign's redundancy policy in the shell: its settings as a `RedundancyPolicy`, the model's
 confidence per turn, and the answers bought against what `fixed` would have bought.
 
-The rules themselves are pure, in labeling.redundancy.
+The rules themselves are pure, in labeling.crowd.redundancy.
 """
 
 from django.db.models import Count
 
 from annotation.models import ModelVersion, Prediction
+from labeling.crowd.redundancy import MODEL_INFORMED, RedundancyPolicy, first_seats
 from labeling.models import Campaign, HITItem, Response, counted_assignment_q
-from labeling.redundancy import MODEL_INFORMED, RedundancyPolicy, first_seats
 
 
 def policy_of(campaign: Campaign) -> RedundancyPolicy:

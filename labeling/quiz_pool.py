@@ -19,7 +19,7 @@ shown exactly like a work item, so nothing on the page tells it apart; only the 
   choices are built exactly as a work screen's (quiz_item): the suggestion model's top 3 within
   the label set, else the fallback. The known answer is not forced among them; where it is
   missing the right answer is given through "Other", as on a work screen, and scores as right.
-- The built-in one-turn bank (labeling.quiz_bank) is public and tells itself apart by its single
+- The built-in one-turn bank (labeling.crowd.quiz_bank) is public and tells itself apart by its single
   turn: it serves tests and load benchmarks only, when QUIZ_DEMO_BANK is switched on (default
   off, the demo included: `demo_setup` imports a real pool). No counter applies to it.
 """
@@ -35,7 +35,7 @@ from django.db.models import F, Q, Sum
 from django.utils import timezone
 
 from annotation.models import Turn
-from labeling.bundling import top_choices
+from labeling.crowd.bundling import top_choices
 from labeling.models import HITItem, QuizQuestion, Worker
 
 

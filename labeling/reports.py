@@ -13,8 +13,7 @@ from django.db.models import Count, Q, Sum
 
 from annotation.models import Label, Turn
 from labeling.aggregate import CrowdAnswer, known_labels, load_answers, votes_by_turn, voting_labels
-from labeling.aggregation import MajorityResult, majority_vote, normalise_answer
-from labeling.agreement import (
+from labeling.crowd.agreement import (
     agreement_with_majority,
     fleiss_kappa,
     gwet_ac1,
@@ -26,9 +25,10 @@ from labeling.agreement import (
     top_confusions,
     unanimous_share,
 )
+from labeling.crowd.majority import MajorityResult, majority_vote, normalise_answer
+from labeling.crowd.speed import is_too_fast, median_seconds
 from labeling.models import HIT, Assignment, Campaign, HITItem, Worker
 from labeling.payments import format_due, payments_due
-from labeling.quality import is_too_fast, median_seconds
 
 EXAMPLES_PER_PROPOSAL = 3
 

@@ -3,8 +3,8 @@
 from rest_framework import serializers
 
 from annotation.models import Dialogue, Label
+from labeling.crowd.redundancy import FIXED, setting_errors
 from labeling.models import AggregatedLabel, Campaign
-from labeling.redundancy import FIXED, setting_errors
 
 
 class CampaignSerializer(serializers.ModelSerializer):

@@ -37,8 +37,8 @@ from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn
 from annotation.taxonomy import normalise_label_name
 from config import rows
 from labeling import hot_reads, quiz_pool, seats
-from labeling.bundling import bundle_count, plan_bundles, quiz_sets_per_seat, top_choices
 from labeling.campaigns import campaign_labels, record_suggestion_model
+from labeling.crowd.bundling import bundle_count, plan_bundles, quiz_sets_per_seat, top_choices
 from labeling.hits import write_hits
 from labeling.models import HIT, Assignment, Campaign, HITItem, Publication, Response, Worker, seat_items_q
 from labeling.policy import first_seat_groups
@@ -64,7 +64,7 @@ def build_hits(
 ) -> list[HIT]:
     """Bundle the dialogues, in the order given, into HITs of `campaign.dialogues_per_hit` dialogues
     plus `campaign.quiz_per_hit` quiz dialogues from the secret pool, shuffled (see
-    labeling.bundling and labeling.quiz_pool), and write them with `labeling.hits.write_hits`.
+    labeling.crowd.bundling and labeling.quiz_pool), and write them with `labeling.hits.write_hits`.
 
     Each dialogue's target is its last turn; its three choices are frozen now, best first: the
     suggestion model's top 3 among the campaign's label set (the campaign records which model

@@ -17,8 +17,8 @@ from django.db.models import Count, F
 from annotation.models import ModelVersion
 from labeling import quiz_pool
 from labeling.aggregate import campaign_votes
-from labeling.bundling import bundle_count, plan_bundles
 from labeling.campaigns import campaign_labels
+from labeling.crowd.bundling import bundle_count, plan_bundles
 from labeling.hits import write_hits
 from labeling.models import HIT, Campaign, HITItem, counted_assignment_q
 from labeling.quiz_pool import quiz_item

@@ -29,10 +29,10 @@ from annotation.models import Label
 from annotation.taxonomy import normalise_label_name
 from config.pages import refusal
 from labeling import hot_reads, screens, services, task_types
-from labeling.bundling import choice_order
 from labeling.campaigns import campaign_labels
+from labeling.crowd.bundling import choice_order
+from labeling.crowd.speed import clamped_seconds
 from labeling.models import Assignment, Campaign, HITItem, Response
-from labeling.quality import clamped_seconds
 from labeling.services import SubmissionRefused
 from labeling.task_types.last_turn_label import NEW_LABEL
 

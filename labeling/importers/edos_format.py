@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from annotation.export.cells import BadRecord, checked_records
 from annotation.ingest.records import dialogue_hash
 from annotation.taxonomy import LABEL_NAMES
-from labeling.aggregation import majority_vote, majority_vote_normalised, normalise_answer
-from labeling.agreement import fleiss_kappa, rating_table
+from labeling.crowd.agreement import fleiss_kappa, rating_table
+from labeling.crowd.majority import majority_vote, majority_vote_normalised, normalise_answer
 
 COLUMNS = (
     "Count",

@@ -1,6 +1,6 @@
 """Fill the secret quiz pool: whole corpus dialogues with a known answer, all or none.
 
-Two sources: a researcher's CSV (`dialogue,label[,explanation]`, see labeling.quiz_bank) naming
+Two sources: a researcher's CSV (`dialogue,label[,explanation]`, see labeling.crowd.quiz_bank) naming
 dialogues they verified, or a campaign's unanimous gold (every worker gave the same label).
 """
 
@@ -9,8 +9,8 @@ from pathlib import Path
 from django.db import transaction
 
 from annotation.models import Dialogue, Label, Turn
+from labeling.crowd.quiz_bank import PoolRow, QuizFileError, parse_quiz_csv
 from labeling.models import AggregatedLabel, QuizQuestion
-from labeling.quiz_bank import PoolRow, QuizFileError, parse_quiz_csv
 
 
 def import_quiz_file(path: Path) -> list[QuizQuestion]:

@@ -2,7 +2,7 @@ from django.db import migrations
 
 # Like the label seed, this reads the pure quiz bank module: the questions are data kept stable
 # on purpose, and a change to them deserves a migration of its own.
-from labeling.quiz_bank import BUILTIN_QUIZ
+from labeling.crowd.quiz_bank import BUILTIN_QUIZ
 
 
 def seed_quiz(apps, schema_editor):

@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from labeling import follow_up, hits, payments, services
 from labeling.aggregate import campaign_votes
+from labeling.crowd.redundancy import FIXED
 from labeling.models import (
     HIT,
     Assignment,
@@ -44,7 +45,6 @@ from labeling.models import (
 )
 from labeling.platforms import base, get_platform
 from labeling.platforms.base import CrowdPlatform, ExternalResult, PlatformError
-from labeling.redundancy import FIXED
 
 LEASE = timedelta(minutes=15)
 # a researcher's decision on the page, carried out by the next sync

@@ -7,7 +7,7 @@ screen (labeling/task_types/pairwise.html) shows both dialogues in full, turn te
 skill contexts, source names or ids. An answer is {question key: "left" | "right"} for every
 configured question. Aggregation un-shuffles each pick to its source and gives per question the
 win rate of source a with a Wilson 95 % interval, the position bias and the judges' agreement
-(labeling.win_rates). The export is one row per judgment.
+(labeling.crowd.win_rates). The export is one row per judgment.
 
 Sources: `subtitles` (the subtitle corpus, ingested or imported: `Dialogue.source` empty where the
 table has that field, else every dialogue), `movie:<id>`, `source:<name>` (dialogues whose
@@ -24,7 +24,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from annotation.models import Dialogue, Prediction, Turn, TurnLabel
-from labeling import pairing, win_rates
+from labeling.crowd import pairing, win_rates
 from labeling.hits import write_hits
 from labeling.models import Campaign, HITItem, QuizQuestion, Response, Worker, counted_assignment_q
 from labeling.task_types.base import AnswerRefused, ConfigRefused, Export, TaskType, export_records

@@ -72,7 +72,7 @@ ALLOWED = {
     ("annotation/ingest/svm_segmenter.py", "DIALOGUE_GAP_SECONDS"),
     # the redundancy form's suggested model threshold for model_informed (our choice, not a paper's:
     # the papers buy three answers for every dialogue)
-    ("labeling/redundancy.py", "SBERT_SECOND_THRESHOLD"),
+    ("labeling/crowd/redundancy.py", "SBERT_SECOND_THRESHOLD"),
 }
 
 

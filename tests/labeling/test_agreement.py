@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss_kappa
 
-from labeling.agreement import (
+from labeling.crowd.agreement import (
     agreement_with_majority,
     fleiss_kappa,
     observed_agreement,

@@ -4,7 +4,7 @@ from collections import Counter
 import pytest
 
 from annotation.models import Label, ModelVersion, Prediction
-from labeling.bundling import PlannedItem, bundle_count, plan_bundles, top_choices
+from labeling.crowd.bundling import PlannedItem, bundle_count, plan_bundles, top_choices
 from labeling.models import HIT, HITItem, QuizQuestion
 from labeling.services import build_hits
 from tests.labeling.hit_factory import FALLBACK, make_dialogues, open_campaign

@@ -3,8 +3,8 @@ down-weighted."""
 
 import pytest
 
-from labeling.aggregation import majority_vote
-from labeling.dawid_skene import dawid_skene
+from labeling.crowd.dawid_skene import dawid_skene
+from labeling.crowd.majority import majority_vote
 
 LABELS = ["A", "B", "C"]
 TRUTH = {item: LABELS[item % 3] for item in range(60)}
@@ -68,7 +68,7 @@ def test_no_answers_give_an_empty_result():
 
 
 def test_the_posterior_is_a_soft_label_that_sums_to_one_and_agrees_with_the_label():
-    from labeling.dawid_skene import dawid_skene
+    from labeling.crowd.dawid_skene import dawid_skene
 
     triples = [(1, "a", "Sad"), (1, "b", "Sad"), (1, "c", "Lonely"), (2, "a", "Joyful"), (2, "b", "Joyful")]
     triples += [(2, "c", "Joyful"), (3, "a", "Lonely"), (3, "b", "Lonely"), (3, "c", "Lonely")]

@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.ingest.records import dialogue_hash
 from annotation.models import Dialogue, Turn, TurnLabel
-from labeling.aggregation import majority_vote
+from labeling.crowd.majority import majority_vote
 from labeling.importers.edos_format import EdosFormatError, parse_answer, read_edos, row_content_hash, summarise
 from labeling.models import AggregatedLabel, Assignment, Campaign, HITItem, Response, Worker
 from labeling.reports import campaign_report

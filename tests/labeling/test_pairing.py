@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from labeling.pairing import (
+from labeling.crowd.pairing import (
     Pair,
     PairsRefused,
     degenerate,

@@ -3,7 +3,7 @@
 import pytest
 
 from annotation.taxonomy import LABEL_NAMES, TAXONOMY
-from labeling.quiz_bank import BUILTIN_QUIZ, check_bank
+from labeling.crowd.quiz_bank import BUILTIN_QUIZ, check_bank
 
 
 def test_the_bank_has_a_question_for_each_of_the_41_labels_with_valid_choices():

@@ -15,8 +15,8 @@ from django.urls import reverse
 
 from annotation.models import Label, ModelVersion, Prediction
 from labeling import quiz_pool
-from labeling.bundling import choice_order
 from labeling.campaigns import create_campaign
+from labeling.crowd.bundling import choice_order
 from labeling.models import AggregatedLabel, Assignment, Campaign, HITItem, QuizQuestion, Response, Worker
 from labeling.services import build_hits, claim_next_hit, save_response, submit_assignment
 from tests.conftest import REPO_ROOT

@@ -1,9 +1,9 @@
-"""Redundancy policies (labeling.redundancy): pure, no database."""
+"""Redundancy policies (labeling.crowd.redundancy): pure, no database."""
 
 import pytest
 
-from labeling.agreement import fleiss_kappa, gwet_ac1, majority_confusion, rating_table
-from labeling.redundancy import RedundancyPolicy, replay, settle
+from labeling.crowd.agreement import fleiss_kappa, gwet_ac1, majority_confusion, rating_table
+from labeling.crowd.redundancy import RedundancyPolicy, replay, settle
 
 FIXED = RedundancyPolicy("fixed", workers=3)
 UNTIL = RedundancyPolicy("until_agreement", cap=3)

@@ -6,9 +6,9 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from labeling.crowd.redundancy import RedundancyPolicy, first_seats, setting_errors
 from labeling.models import Campaign
 from labeling.policy import answers_bought
-from labeling.redundancy import RedundancyPolicy, first_seats, setting_errors
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 pytestmark = pytest.mark.django_db

@@ -7,14 +7,14 @@ from django.urls import reverse
 
 from annotation.models import Label
 from labeling import task_types
-from labeling.aggregation import majority_vote
 from labeling.campaigns import CampaignRefused, create_campaign, set_campaign_status
+from labeling.crowd.majority import majority_vote
+from labeling.crowd.win_rates import unshuffle, wilson_interval
 from labeling.hits import write_hits
 from labeling.models import LAST_TURN_LABEL, Assignment, Campaign, HITItem, QuizQuestion, Response, Worker
 from labeling.services import SubmissionRefused, build_hits, claim_next_hit, save_answer, submit_assignment
 from labeling.task_types import AnswerRefused, TaskType, export_records
 from labeling.task_types.pairwise import PAIRWISE, create_pairwise_campaign, dialogue_of
-from labeling.win_rates import unshuffle, wilson_interval
 from tests.labeling.hit_factory import make_dialogues
 
 # --- a third task type, written the way docs/tasks/index.md "Adding a task type" says ---------
@@ -204,7 +204,7 @@ def test_sides_are_recorded_per_item_and_mixed(db):
 
 
 def _rebuilt_sides(campaign):
-    from labeling.pairing import Pair, place
+    from labeling.crowd.pairing import Pair, place
 
     items = HITItem.objects.filter(hit__campaign=campaign).order_by("hit_id", "position")
     by_pair = {(dialogue_of(i.payload, "a"), dialogue_of(i.payload, "b")): i.payload["left_is"] for i in items}

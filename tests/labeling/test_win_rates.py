@@ -1,8 +1,8 @@
-"""Pairwise aggregation (labeling.win_rates), pure: win rates, Wilson intervals, agreement, bias."""
+"""Pairwise aggregation (labeling.crowd.win_rates), pure: win rates, Wilson intervals, agreement, bias."""
 
 import pytest
 
-from labeling.win_rates import (
+from labeling.crowd.win_rates import (
     Judgment,
     pairwise_agreement,
     pairwise_results,

@@ -1,6 +1,6 @@
 """Majority vote and the folding of typed "Other" answers: pure, no database."""
 
-from labeling.aggregation import (
+from labeling.crowd.majority import (
     known_label_index,
     majority_by_item,
     majority_rate,

@@ -19,7 +19,7 @@ and reports the answers it would have bought and the gold it would have given.
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from labeling.aggregation import majority_vote
+from labeling.crowd.majority import majority_vote
 
 FIXED = "fixed"
 UNTIL_AGREEMENT = "until_agreement"

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from labeling.quality import clamped_seconds, is_too_fast, median_seconds
+from labeling.crowd.speed import clamped_seconds, is_too_fast, median_seconds
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,10 @@
+"""The crowd's arithmetic, with no database: majority vote, agreement (Fleiss' kappa, Gwet's AC1),
+Dawid-Skene, speed flags, pairwise win rates, HIT bundling, pairing, the quiz bank reader and the
+redundancy policies.
+
+Every module here imports only the standard library, numpy and annotation's pure modules
+(`annotation.taxonomy`, `annotation.export.cells`); tests/jobs/test_import_directions.py keeps
+Django out. The Django shell around them (labeling/aggregate.py, reports.py, quiz_pool.py, the task
+types) reads the tables, calls these functions and stores what they return, as annotation/ingest/
+sits inside annotation/ingestion.py.
+"""
