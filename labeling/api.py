@@ -35,6 +35,7 @@ from labeling.serializers import (
     WorkerStatusSerializer,
 )
 from labeling.task_types.pairwise import create_pairwise_campaign
+from labeling.workers import set_blocked
 
 
 class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -157,8 +158,7 @@ class WorkerStatusView(APIView):
         serializer = WorkerStatusSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         blocked = serializer.validated_data["blocked"]
-        new_status = Worker.BLOCKED if blocked else Worker.ACTIVE
-        Worker.objects.filter(pk=worker.pk).update(status=new_status)
+        new_status = set_blocked(worker, blocked)
         return Response({"id": worker.pk, "blocked": blocked, "status": new_status})
 
 

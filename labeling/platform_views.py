@@ -4,10 +4,14 @@ they hand their result back to the platform.
 A platform worker has no password here: each landing is a pending identity of its own (a Worker
 keyed by the platform's worker id AND the platform's id of this piece of work: MTurk
 assignmentId, Prolific SESSION_ID), tied to a plain (never staff) site account, signed in, and
-given a HIT through labeling.services, so from then on the annotator pages serve them like
+given a HIT through labeling.landing, so from then on the annotator pages serve them like
 anyone. A landing never inherits another landing's account on the strength of the worker id
 alone: the identity is merged into the platform id's proven Worker only when the platform
 confirms the submission it made (labeling.services.confirm_platform_submission).
+
+This module reads the link, asks before switching accounts, signs in and renders; it writes and
+locks no row. The identities, their accounts and the landing caps are labeling.workers', the
+claim and its binding to the platform's id of the work labeling.landing's.
 
 Trust: MTurk's ExternalQuestion parameters (workerId, assignmentId, turkSubmitTo) and Prolific's
 (PROLIFIC_PID, STUDY_ID, SESSION_ID) are NOT signed. So:
@@ -15,7 +19,7 @@ Trust: MTurk's ExternalQuestion parameters (workerId, assignmentId, turkSubmitTo
   landing is a 403 and creates nothing (no user, no worker, no session);
 - new identities per client address (an IPv6 address counted by its /PLATFORM_IPV6_PREFIX
   network) and per campaign and hour are capped (settings PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR /
-  _PER_CAMPAIGN_PER_HOUR): a 429, nothing created;
+  _PER_CAMPAIGN_PER_HOUR, counted by labeling.workers): a 429, nothing created;
 - a browser signed in as another account is never switched without a confirmation posted from our
   own page (CSRF-checked), so a forged link cannot sign a victim into the forger's worker;
 - a worker id with a made-up assignment or session id opens an empty identity of its own,
@@ -25,24 +29,20 @@ Trust: MTurk's ExternalQuestion parameters (workerId, assignmentId, turkSubmitTo
 """
 
 import re
-from dataclasses import dataclass
-from datetime import timedelta
 
-from django.conf import settings
-from django.contrib.auth import get_user_model, login
-from django.db import IntegrityError, transaction
+from django.contrib.auth import login
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.html import format_html
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
-from config.client_ip import address_block, client_ip
+from config.client_ip import client_ip
 from config.pages import refusal
-from labeling import services
+from labeling import workers
 from labeling.entry_tokens import TOKEN_PARAMETER, token_matches
+from labeling.landing import Landing, LandingRefused, land
 from labeling.models import HIT, Assignment, Campaign, Publication, Worker
 from labeling.platforms.costs import money
 
@@ -63,10 +63,6 @@ PREVIEW_SAMPLE = {
     ],
     "choices": ["Nostalgic", "Surprised", "Sentimental"],
 }
-OPENED_ELSEWHERE = (
-    "This HIT is open under another platform assignment of your worker id. Go back to that one, "
-    "or accept this one again once it expired."
-)
 MODEL_BACKEND = "config.auth.ModelBackend"
 
 
@@ -76,28 +72,6 @@ class BadLanding(Exception):
 
 class BadToken(Exception):
     """The link's entry token is missing or not the campaign's."""
-
-
-class AccountConflict(Exception):
-    """The platform worker's site account cannot be used (taken name, staff or inactive account)."""
-
-
-class SignupLimited(Exception):
-    """Too many new workers from this address, or for this campaign, in the last hour."""
-
-
-@dataclass(frozen=True)
-class Landing:
-    platform: str  # Worker.MTURK or Worker.PROLIFIC
-    worker_id: str
-    campaign: Campaign
-    preview: bool
-    # what the return view needs to hand the result back (stored in the session as is)
-    return_info: dict
-    # the platform's id of this piece of work (MTurk assignmentId, Prolific SESSION_ID)
-    external_assignment: str = ""
-    # our HIT the platform offered (MTurk: the HIT whose hitId it sent), claimed first
-    prefer_hit_id: int | None = None
 
 
 # --- Entry points -------------------------------------------------------------------------------
@@ -257,29 +231,10 @@ def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
         return render(
             request, "labeling/platform/confirm_switch.html", {"landing": landing, "url": request.get_full_path()}
         )
-    if _platform_id_blocked(landing):
-        message = "Your worker id is blocked from taking HITs in this project. Please return the HIT."
-        return _problem(request, "Not allowed", message, status=403)
-    services.free_unconfirmed_seats(campaign)
     try:
-        worker = platform_worker(
-            landing.platform,
-            landing.worker_id,
-            landing_key=landing.external_assignment,
-            campaign=campaign,
-            ip=client_ip(request),
-        )
-    except AccountConflict as conflict:
-        return _problem(request, "Account problem", str(conflict), status=409)
-    except SignupLimited as limited:
-        return _problem(request, "Too many new workers", str(limited), status=429)
-    if worker.is_blocked:
-        message = "Your worker id is blocked from taking HITs in this project. Please return the HIT."
-        return _problem(request, "Not allowed", message, status=403)
-    assignment = services.claim_next_hit(worker, campaign, prefer_hit_id=landing.prefer_hit_id)
-    if assignment is not None and not _bound_to(assignment, landing):
-        # someone who knows the worker id but not the platform's assignment id: no sign-in
-        return _problem(request, "HIT opened elsewhere", OPENED_ELSEWHERE, status=409)
+        worker, assignment = land(landing, ip=client_ip(request))
+    except LandingRefused as refused:
+        return _problem(request, refused.title, refused.message, status=refused.status)
     # login() rotates the session key (and empties the session when another user was signed in),
     # so what the return view needs is stored after it.
     login(request, worker.user, backend=MODEL_BACKEND)
@@ -304,19 +259,6 @@ def _another_hit_open(request: HttpRequest, assignment: Assignment) -> HttpRespo
     return _problem(request, "Another HIT is open", message, status=409)
 
 
-def _bound_to(assignment: Assignment, landing: Landing) -> bool:
-    """Bind the assignment to the platform's id of the work at its first landing (one conditional
-    UPDATE, so two racing landings bind one id); True when it is bound to this landing's id.
-    A live HIT of another campaign is left alone: the caller sends the worker back to it."""
-    if assignment.hit.campaign_id != landing.campaign.pk:
-        return True
-    Assignment.objects.filter(pk=assignment.pk, platform_assignment_id="").update(
-        platform_assignment_id=landing.external_assignment
-    )
-    bound = Assignment.objects.filter(pk=assignment.pk).values_list("platform_assignment_id", flat=True).first()
-    return bound == landing.external_assignment
-
-
 def _needs_confirmation(request: HttpRequest, landing: Landing) -> bool:
     """A browser signed in as another account switches only after a confirmation it POSTs from
     our own page (CSRF-checked): a link alone never signs a victim into someone else's worker."""
@@ -326,95 +268,8 @@ def _needs_confirmation(request: HttpRequest, landing: Landing) -> bool:
         return False
     # a browser signed in as another landing of the same platform id (the next HIT) switches
     # freely: its work goes to that id either way, and only the platform's confirmation proves it
-    accounts = Worker.objects.filter(platform=landing.platform, external_id=landing.worker_id).values("user_id")
-    return request.user.pk not in {row["user_id"] for row in accounts}
-
-
-def _platform_id_blocked(landing: Landing) -> bool:
-    """Blocking a worker (any of its identities, or the proven one) blocks the platform id."""
-    return Worker.objects.filter(
-        platform=landing.platform, external_id=landing.worker_id, status=Worker.BLOCKED
-    ).exists()
+    return request.user.pk not in workers.accounts_of_platform_id(landing.platform, landing.worker_id)
 
 
 def _problem(request: HttpRequest, title: str, message: str, *, status: int) -> HttpResponse:
     return refusal(request, title, message, status=status)
-
-
-def platform_worker(
-    platform: str,
-    external_id: str,
-    *,
-    landing_key: str,
-    campaign: Campaign | None = None,
-    ip: str | None = None,
-) -> Worker:
-    """The pending identity of one landing (platform worker id + the platform's id of the work,
-    `landing_key`) with its own site account, both created on first arrival; the same landing
-    again (a reload, a second tab) gets the same one.
-
-    The Worker row is locked while its account is created, so two tabs landing at once create
-    one account. An existing account is reused only if it is this Worker's, active, not staff and
-    without a password (see _may_sign_in_from_platform). A new identity counts toward the landing
-    limits of `ip` and `campaign` (SignupLimited when one is reached; nothing is created).
-    """
-    if not landing_key:
-        raise ValueError("landing_key: a platform landing needs the platform's id of the work")
-    with transaction.atomic():
-        known = Worker.objects.filter(platform=platform, external_id=external_id, landing_key=landing_key).exists()
-        if not known:
-            _check_signup_limits(campaign, ip)
-        worker, _ = Worker.objects.select_for_update().get_or_create(
-            platform=platform,
-            external_id=external_id,
-            landing_key=landing_key,
-            defaults={
-                "signup_ip": ip,
-                "signup_network": address_block(ip, settings.PLATFORM_IPV6_PREFIX),
-                "signup_campaign": campaign,
-            },
-        )
-        # a blocked worker is refused by the caller; no account is made for them
-        if worker.user_id is None and not worker.is_blocked:
-            worker.user = _new_account(f"{platform}-{external_id}-{landing_key}")
-            worker.save(update_fields=["user"])
-        user = worker.user
-    if user is not None and not _may_sign_in_from_platform(user):
-        raise AccountConflict("This worker id is linked to an account that cannot sign in from a crowd platform.")
-    return worker
-
-
-def _check_signup_limits(campaign: Campaign | None, ip: str | None) -> None:
-    """Refuse a new identity past the hourly caps. The campaign row is locked first, so
-    concurrent landings on one campaign count one after another. An address counts by its block
-    (config.client_ip.address_block): every IPv6 address of one /64 is one address."""
-    since = timezone.now() - timedelta(hours=1)
-    if campaign is not None:
-        Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
-        limit = settings.PLATFORM_NEW_WORKERS_PER_CAMPAIGN_PER_HOUR
-        if Worker.objects.filter(signup_campaign=campaign, created_at__gte=since).count() >= limit:
-            raise SignupLimited(f"This study has taken {limit} new workers in the last hour; please try again later.")
-    if ip is not None:
-        limit = settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR
-        block = address_block(ip, settings.PLATFORM_IPV6_PREFIX)
-        if Worker.objects.filter(signup_network=block, created_at__gte=since).count() >= limit:
-            raise SignupLimited(f"{limit} new workers came from your address in the last hour; please try again later.")
-
-
-def _may_sign_in_from_platform(user) -> bool:
-    """Only an account made by a landing (no password, no staff rights) opens from an unsigned
-    platform id; a Worker linked by hand to a real site account must sign in with its password."""
-    return user.is_active and not (user.is_staff or user.is_superuser or user.has_usable_password())
-
-
-def _new_account(username: str):
-    User = get_user_model()
-    try:
-        with transaction.atomic():
-            user = User(username=username, is_staff=False, is_superuser=False)
-            user.set_unusable_password()
-            user.save()
-            return user
-    except IntegrityError:
-        # a site account of that name exists but belongs to no Worker of this id: never take it over
-        raise AccountConflict(f"The account name {username!r} is already taken on this site.") from None

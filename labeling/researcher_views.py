@@ -1,11 +1,15 @@
 """The researcher's pages (staff only): campaigns, their creation, and a dashboard per campaign.
 
 Views are thin: every state change is one named function (build_hits, aggregate via a job,
-accept_proposed_label, record_payments, block) that the API and commands call too.
+accept_proposed_label, record_payments, labeling.workers.set_blocked) that the API and commands
+call too. Every button that changes state goes through confirm_then_act (on one campaign:
+the campaign_action decorator): an action that cannot be undone asks first, then acts and goes
+back with a message. The views write and lock no row themselves.
 """
 
 import csv
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import wraps
 
 from django.conf import settings
@@ -37,6 +41,7 @@ from labeling.policy import answers_bought
 from labeling.report_plots import report_plots
 from labeling.reports import accept_proposed_label, campaign_report
 from labeling.task_types.pairwise import create_pairwise_campaign
+from labeling.workers import set_blocked
 
 
 def staff_required(view: Callable) -> Callable:
@@ -51,6 +56,74 @@ def staff_required(view: Callable) -> Callable:
         return view(request, *args, **kwargs)
 
     return wrapper
+
+
+# --- Confirm, then act: every button that changes state -----------------------------------------
+
+
+@dataclass(frozen=True)
+class Ask:
+    """What the confirmation page (config.pages) says before an action that cannot be undone."""
+
+    title: str
+    consequence: str
+    action: str  # the label of the button that does it
+
+
+class ActionRefused(Exception):
+    """The rules refuse the action: its message shows as an error and nothing changed."""
+
+
+def confirm_then_act(
+    request: HttpRequest,
+    act: Callable[[], str | HttpResponse],
+    *,
+    done_url: str,
+    ask: Ask | None = None,
+    cancel_url: str = "",
+) -> HttpResponse:
+    """A researcher's button. With `ask`, a POST that is not confirmed gets the confirmation page,
+    which posts the same fields again, confirmed (its cancel link: `cancel_url`, else `done_url`).
+    Otherwise `act` runs and the researcher goes to `done_url` with its message: the text it
+    returns as a success, an ActionRefused's as an error. An HttpResponse it returns (bad input)
+    is the answer as it is."""
+    if ask is not None and not confirmed(request):
+        return confirmation_page(
+            request, title=ask.title, consequence=ask.consequence, action=ask.action, cancel_url=cancel_url or done_url
+        )
+    try:
+        outcome = act()
+    except ActionRefused as refused:
+        messages.error(request, str(refused))
+    else:
+        if isinstance(outcome, HttpResponse):
+            return outcome
+        messages.success(request, outcome)
+    return redirect(done_url)
+
+
+def campaign_action(ask: Callable[[HttpRequest, Campaign], Ask | None] | None = None) -> Callable:
+    """The view of a staff-only POST on one campaign (URL argument `pk`; 404 when there is none)
+    that ends on the campaign's page, through confirm_then_act. The decorated
+    `act(request, campaign, **other_url_arguments)` does the action and returns its message;
+    `ask(request, campaign)`, when given, says what to confirm first (None: nothing, this time)."""
+
+    def decorate(act: Callable[..., str | HttpResponse]) -> Callable:
+        @staff_required
+        @require_POST
+        @wraps(act)
+        def view(request: HttpRequest, pk: int, **kwargs) -> HttpResponse:
+            campaign = get_object_or_404(Campaign, pk=pk)
+            return confirm_then_act(
+                request,
+                lambda: act(request, campaign, **kwargs),
+                done_url=reverse("labeling:campaign_detail", args=[campaign.pk]),
+                ask=ask(request, campaign) if ask is not None else None,
+            )
+
+        return view
+
+    return decorate
 
 
 @staff_required
@@ -189,50 +262,38 @@ def campaign_publish(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "labeling/researcher/publish.html", context, status=status)
 
 
-@staff_required
-@require_POST
-def campaign_sync(request: HttpRequest, pk: int) -> HttpResponse:
-    campaign = get_object_or_404(Campaign, pk=pk)
+@campaign_action()
+def campaign_sync(request: HttpRequest, campaign: Campaign) -> str:
     job = start_job("labeling.platform_sync", {"campaign_id": campaign.pk}, user=request.user)
-    messages.success(request, f"Sync queued as job {job.pk}.")
-    return redirect("labeling:campaign_detail", pk=campaign.pk)
+    return f"Sync queued as job {job.pk}."
 
 
-@staff_required
-@require_POST
-def platform_submission_decide(request: HttpRequest, pk: int, submission_id: int) -> HttpResponse:
+@campaign_action()
+def platform_submission_decide(request: HttpRequest, campaign: Campaign, submission_id: int) -> str:
     """Approve or reject flagged or unmatched platform work; the sync queued now carries it out."""
-    submission = get_object_or_404(PlatformSubmission, pk=submission_id, publication__campaign_id=pk)
+    submission = get_object_or_404(PlatformSubmission, pk=submission_id, publication__campaign=campaign)
     try:
         request_decision(submission, request.POST.get("action", ""))
     except ValueError as refusal:
-        messages.error(request, f"Not changed: {refusal}.")
-    else:
-        job = start_job("labeling.platform_sync", {"campaign_id": pk}, user=request.user)
-        messages.success(request, f"{submission.external_id}: sync job {job.pk} carries out the decision.")
-    return redirect("labeling:campaign_detail", pk=pk)
+        raise ActionRefused(f"Not changed: {refusal}.") from refusal
+    job = start_job("labeling.platform_sync", {"campaign_id": campaign.pk}, user=request.user)
+    return f"{submission.external_id}: sync job {job.pk} carries out the decision."
 
 
-@staff_required
-@require_POST
-def campaign_unsure_payment(request: HttpRequest, pk: int) -> HttpResponse:
+@campaign_action()
+def campaign_unsure_payment(request: HttpRequest, campaign: Campaign) -> str | HttpResponse:
     """After checking the platform: a bonus payment went out (paid) or not (pay it again)."""
-    campaign = get_object_or_404(Campaign, pk=pk)
     outcome = request.POST.get("outcome", "")
     if outcome not in ("paid", "unpaid"):
         return HttpResponseBadRequest("outcome: paid or unpaid")
     changed = resolve_unsure_payment(campaign, request.POST.get("reference", ""), paid=outcome == "paid")
-    messages.success(request, f"{changed} ledger entries marked {outcome}.")
-    return redirect("labeling:campaign_detail", pk=campaign.pk)
+    return f"{changed} ledger entries marked {outcome}."
 
 
-@staff_required
-@require_POST
-def campaign_platform_close(request: HttpRequest, pk: int) -> HttpResponse:
-    campaign = get_object_or_404(Campaign, pk=pk)
+@campaign_action()
+def campaign_platform_close(request: HttpRequest, campaign: Campaign) -> str:
     job = start_job("labeling.platform_close", {"campaign_id": campaign.pk}, user=request.user)
-    messages.success(request, f"Closing on the platform queued as job {job.pk}.")
-    return redirect("labeling:campaign_detail", pk=campaign.pk)
+    return f"Closing on the platform queued as job {job.pk}."
 
 
 @staff_required
@@ -245,92 +306,77 @@ def campaign_report_partial(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "labeling/researcher/partials/report.html", context)
 
 
-@staff_required
-@require_POST
-def campaign_aggregate(request: HttpRequest, pk: int) -> HttpResponse:
-    campaign = get_object_or_404(Campaign, pk=pk)
+@campaign_action()
+def campaign_aggregate(request: HttpRequest, campaign: Campaign) -> str:
     job = start_job("labeling.aggregate_campaign", {"campaign_id": campaign.pk}, user=request.user)
-    messages.success(request, f"Aggregation queued as job {job.pk}.")
-    return redirect("labeling:campaign_detail", pk=campaign.pk)
+    return f"Aggregation queued as job {job.pk}."
 
 
-@staff_required
-@require_POST
-def campaign_status(request: HttpRequest, pk: int) -> HttpResponse:
+def _closing(request: HttpRequest, campaign: Campaign) -> Ask | None:
+    """Only closing asks first: pausing is undone by opening again."""
+    if request.POST.get("status", "") != Campaign.CLOSED or campaign.status == Campaign.CLOSED:
+        return None
+    return Ask(
+        f"Close {campaign.name}?",
+        "A closed campaign never opens again: annotators can take no more of its HITs, and HITs in progress "
+        "can still be submitted until their time limit. Aggregating, approving and paying stay possible.",
+        "Close the campaign",
+    )
+
+
+@campaign_action(ask=_closing)
+def campaign_status(request: HttpRequest, campaign: Campaign) -> str:
     """Open, pause or close a campaign (annotators can claim HITs only while it is open)."""
-    campaign = get_object_or_404(Campaign, pk=pk)
-    status = request.POST.get("status", "")
-    if status == Campaign.CLOSED and campaign.status != Campaign.CLOSED and not confirmed(request):
-        return _confirm(
-            request,
-            campaign,
-            f"Close {campaign.name}?",
-            "A closed campaign never opens again: annotators can take no more of its HITs, and HITs in progress "
-            "can still be submitted until their time limit. Aggregating, approving and paying stay possible.",
-            "Close the campaign",
-        )
     try:
-        set_campaign_status(campaign, status)
+        set_campaign_status(campaign, request.POST.get("status", ""))
     except StatusChangeRefused as refusal:
-        messages.error(request, f"Status not changed: {refusal}.")
-    else:
-        messages.success(request, f"{campaign.name} is now {campaign.get_status_display().lower()}.")
-    return redirect("labeling:campaign_detail", pk=campaign.pk)
+        raise ActionRefused(f"Status not changed: {refusal}.") from refusal
+    return f"{campaign.name} is now {campaign.get_status_display().lower()}."
 
 
-@staff_required
-@require_POST
-def campaign_approve_submitted(request: HttpRequest, pk: int) -> HttpResponse:
-    campaign = get_object_or_404(Campaign, pk=pk)
-    if not confirmed(request):
-        return _confirm(
-            request,
-            campaign,
-            f"Approve the submitted HITs of {campaign.name}?",
-            "Approved work is owed its reward (and bonus), and no page turns it back into submitted work. "
-            "Blocked workers' submissions and platform work awaiting confirmation are left for review.",
-            "Approve submitted HITs",
-        )
+def _approving(request: HttpRequest, campaign: Campaign) -> Ask:
+    return Ask(
+        f"Approve the submitted HITs of {campaign.name}?",
+        "Approved work is owed its reward (and bonus), and no page turns it back into submitted work. "
+        "Blocked workers' submissions and platform work awaiting confirmation are left for review.",
+        "Approve submitted HITs",
+    )
+
+
+@campaign_action(ask=_approving)
+def campaign_approve_submitted(request: HttpRequest, campaign: Campaign) -> str:
     approved = approve_submitted(campaign)
-    messages.success(request, f"{approved} submitted HITs approved (blocked workers' work left for review).")
-    return redirect("labeling:campaign_detail", pk=campaign.pk)
+    return f"{approved} submitted HITs approved (blocked workers' work left for review)."
 
 
-@staff_required
-@require_POST
-def campaign_record_payments(request: HttpRequest, pk: int) -> HttpResponse:
-    campaign = get_object_or_404(Campaign, pk=pk)
-    if not confirmed(request):
-        return _confirm(
-            request,
-            campaign,
-            f"Record the payments of {campaign.name}?",
-            "Every approved HIT not yet in the ledger gets its reward and bonus entries, due until marked paid; "
-            "no page removes them.",
-            "Record payments",
-        )
+def _paying(request: HttpRequest, campaign: Campaign) -> Ask:
+    return Ask(
+        f"Record the payments of {campaign.name}?",
+        "Every approved HIT not yet in the ledger gets its reward and bonus entries, due until marked paid; "
+        "no page removes them.",
+        "Record payments",
+    )
+
+
+@campaign_action(ask=_paying)
+def campaign_record_payments(request: HttpRequest, campaign: Campaign) -> str:
     counts = record_payments(campaign)
-    messages.success(request, f"{counts['new_entries']} new ledger entries for {counts['approved']} approved HITs.")
-    return redirect("labeling:campaign_detail", pk=campaign.pk)
+    return f"{counts['new_entries']} new ledger entries for {counts['approved']} approved HITs."
 
 
-@staff_required
-@require_POST
-def campaign_rotate_token(request: HttpRequest, pk: int) -> HttpResponse:
+def _rotating(request: HttpRequest, campaign: Campaign) -> Ask:
+    return Ask(
+        f"Rotate the entry token of {campaign.name}?",
+        "Every platform link handed out before stops working (403) at once; the new links must be put on the platform.",
+        "Rotate the entry token",
+    )
+
+
+@campaign_action(ask=_rotating)
+def campaign_rotate_token(request: HttpRequest, campaign: Campaign) -> str:
     """A new entry token: every platform link handed out before answers 403 from now on."""
-    campaign = get_object_or_404(Campaign, pk=pk)
-    if not confirmed(request):
-        return _confirm(
-            request,
-            campaign,
-            f"Rotate the entry token of {campaign.name}?",
-            "Every platform link handed out before stops working (403) at once; the new links must be put on "
-            "the platform.",
-            "Rotate the entry token",
-        )
     rotate_entry_token(campaign)
-    messages.success(request, "New entry token: links handed out before no longer work. Update them on the platform.")
-    return redirect("labeling:campaign_detail", pk=campaign.pk)
+    return "New entry token: links handed out before no longer work. Update them on the platform."
 
 
 @staff_required
@@ -338,33 +384,35 @@ def campaign_rotate_token(request: HttpRequest, pk: int) -> HttpResponse:
 def worker_block(request: HttpRequest, pk: int) -> HttpResponse:
     """Block (or, with action=unblock, unblock) a worker; a blocked worker can claim no more HITs."""
     worker = get_object_or_404(Worker, pk=pk)
-    status = Worker.ACTIVE if request.POST.get("action") == "unblock" else Worker.BLOCKED
-    Worker.objects.filter(pk=worker.pk).update(status=status)
-    messages.success(request, f"Worker {worker.external_id} is now {status}.")
-    return _back(request)
+    blocked = request.POST.get("action") != "unblock"
+    return confirm_then_act(
+        request,
+        lambda: f"Worker {worker.external_id} is now {set_blocked(worker, blocked)}.",
+        done_url=_back_url(request),
+    )
 
 
 @staff_required
 @require_POST
 def label_accept(request: HttpRequest) -> HttpResponse:
     """Accept a label typed through "Other" into the taxonomy, as kind "proposed"."""
-    if not confirmed(request):
-        text = " ".join(request.POST.get("text", "").split())
-        return confirmation_page(
-            request,
-            title=f"Accept “{text[:80]}” as a label?",
-            consequence="It joins the taxonomy (kind “proposed”) for every campaign; labels are not removed "
-            "from these pages.",
-            action="Accept as label",
-            cancel_url=_back_url(request),
-        )
+    text = " ".join(request.POST.get("text", "").split())
+    ask = Ask(
+        f"Accept “{text[:80]}” as a label?",
+        "It joins the taxonomy (kind “proposed”) for every campaign; labels are not removed from these pages.",
+        "Accept as label",
+    )
+    return confirm_then_act(
+        request, lambda: _accept_label(request.POST.get("text", "")), done_url=_back_url(request), ask=ask
+    )
+
+
+def _accept_label(text: str) -> str:
     try:
-        label = accept_proposed_label(request.POST.get("text", ""))
+        label = accept_proposed_label(text)
     except ValueError as error:
-        messages.error(request, str(error))
-    else:
-        messages.success(request, f"{label.name} is a label ({label.get_kind_display()}). Aggregate again to use it.")
-    return _back(request)
+        raise ActionRefused(str(error)) from error
+    return f"{label.name} is a label ({label.get_kind_display()}). Aggregate again to use it."
 
 
 @staff_required
@@ -386,18 +434,9 @@ def campaign_labels_csv(request: HttpRequest, pk: int) -> HttpResponse:
     return response
 
 
-def _back(request: HttpRequest) -> HttpResponse:
-    return redirect(_back_url(request))
-
-
 def _back_url(request: HttpRequest) -> str:
     """The page the form was on, never another site."""
     target = request.POST.get("next", "")
     if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
         return target
     return reverse("labeling:campaign_list")
-
-
-def _confirm(request: HttpRequest, campaign: Campaign, title: str, consequence: str, action: str) -> HttpResponse:
-    cancel = reverse("labeling:campaign_detail", args=[campaign.pk])
-    return confirmation_page(request, title=title, consequence=consequence, action=action, cancel_url=cancel)

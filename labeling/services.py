@@ -36,7 +36,7 @@ from django.utils import timezone
 from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn
 from annotation.taxonomy import normalise_label_name
 from config import rows
-from labeling import hot_reads, quiz_pool, seats
+from labeling import hot_reads, quiz_pool, seats, workers
 from labeling.campaigns import campaign_labels, record_suggestion_model
 from labeling.crowd.bundling import bundle_count, plan_bundles, quiz_sets_per_seat, top_choices
 from labeling.hits import write_hits
@@ -176,18 +176,6 @@ def _choices_for(turn: Turn, ranked: list[str], fallback: list[str]) -> list[str
 
 
 # --- Workers and claims -------------------------------------------------------------------------
-
-
-def worker_for_user(user) -> Worker:
-    """The site Worker of a site account, created on first use."""
-    # every claim starts here: a read by SQL built once, the ORM only to create
-    worker = rows.fetch_one(Worker, "t.user_id = %s", [user.pk])
-    if worker is not None:
-        return worker
-    worker, _ = Worker.objects.get_or_create(
-        user=user, defaults={"platform": Worker.SITE, "external_id": user.get_username()}
-    )
-    return worker
 
 
 def expire_stale_assignments(now: datetime | None = None) -> int:
@@ -456,29 +444,13 @@ def confirm_platform_submission(assignment: Assignment, *, confirmed_at: datetim
     )
     assignment.refresh_from_db(fields=["status", "platform_confirmed_at"])
     if updated:
-        _merge_proven_identity(assignment.worker)
+        workers.merge_proven_identity(assignment.worker)
         # the quiz feedback shows from now on (see feedback_shown): its answers count as revealed
         quiz_pool.record_reveals(wrong.question_id for wrong in quiz_result(assignment).wrong)
         return True
     if assignment.platform_confirmed_at is None:
         raise SubmissionRefused(f"Assignment {assignment.pk} is {assignment.status}; only submitted work is confirmed.")
     return False
-
-
-def _merge_proven_identity(identity: Worker) -> None:
-    """The platform confirmed work of this landing's identity: it is the platform id's worker.
-    Point it at the id's proven Worker (made now if it is the first), through which aggregation,
-    agreement and reports count it; its own account keeps its own pages (history, feedback)."""
-    if not identity.is_pending_identity:
-        return
-    proven, _ = Worker.objects.get_or_create(
-        platform=identity.platform,
-        external_id=identity.external_id,
-        landing_key="",
-        defaults={"signup_ip": identity.signup_ip, "signup_network": identity.signup_network},
-    )
-    Worker.objects.filter(pk=identity.pk, merged_into__isnull=True).update(merged_into=proven)
-    identity.merged_into = proven
 
 
 def feedback_shown(assignment: Assignment) -> bool:

@@ -25,8 +25,9 @@ from django.db.models import Count, Q
 from annotation.demo_corpus.generator import normalised
 from labeling.campaigns import campaign_labels
 from labeling.models import HIT, Assignment, Campaign, HITItem, Response, Worker, seat_items_q
-from labeling.services import claim_next_hit, save_response, submit_assignment, worker_for_user
-from labeling.views import _choices_shown  # the order the page shows: the spammer clicks the first
+from labeling.services import claim_next_hit, save_response, submit_assignment
+from labeling.shown_choices import choices_shown  # the order the page shows: the spammer clicks the first
+from labeling.workers import worker_for_user
 
 AMBIGUOUS_SPLIT = 0.6  # a reliable worker's share for the writer's label on a two-label line
 
@@ -186,7 +187,7 @@ def _answer_all(
     # one commit for the HIT's answers (a person's autosaves commit one by one; SQLite pays for each)
     with transaction.atomic():
         for item in items.order_by("position"):
-            shown = _choices_shown(assignment, item)
+            shown = choices_shown(assignment, item)
             given = choose_answer(profile, _truth_of(item, truth), shown, label_names, rng)
             method = Response.TOP3 if given in item.choices else Response.OTHER_LIST
             seconds = rng.uniform(*profile.seconds)

@@ -6,8 +6,6 @@ templates/labeling/partials/; the same URLs serve whole pages to a reload or a b
 """
 
 import functools
-import hashlib
-import hmac
 import time
 from dataclasses import dataclass
 
@@ -28,12 +26,12 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.models import Label
 from annotation.taxonomy import normalise_label_name
 from config.pages import refusal
-from labeling import hot_reads, screens, services, task_types
+from labeling import hot_reads, screens, services, task_types, workers
 from labeling.campaigns import campaign_labels
-from labeling.crowd.bundling import choice_order
 from labeling.crowd.speed import clamped_seconds
 from labeling.models import Assignment, Campaign, HITItem, Response
 from labeling.services import SubmissionRefused
+from labeling.shown_choices import choices_shown
 from labeling.task_types.last_turn_label import NEW_LABEL
 
 
@@ -78,7 +76,7 @@ def _is_live(assignment: Assignment) -> bool:
 @login_required
 @require_GET
 def worker_home(request: HttpRequest) -> HttpResponse:
-    worker = services.worker_for_user(request.user)
+    worker = workers.worker_for_user(request.user)
     open_campaigns = Campaign.objects.filter(status=Campaign.OPEN).order_by("name")
     if request.GET.get("campaign", "").isdigit():
         # a crowd platform's link (labeling.platforms.hit_url) names the campaign to work on
@@ -177,7 +175,7 @@ def _hit_size(assignment: Assignment) -> int:
 @login_required
 @require_POST
 def claim(request: HttpRequest) -> HttpResponse:
-    worker = services.worker_for_user(request.user)
+    worker = workers.worker_for_user(request.user)
     campaign = None
     if request.POST.get("campaign"):
         campaign = get_object_or_404(Campaign, pk=request.POST["campaign"])
@@ -298,7 +296,7 @@ def _item_context(assignment: Assignment, item: HITItem, error: str, saved: tupl
                     name,
                     mark_safe(blurbs.get(normalise_label_name(name), "")),
                 )
-                for key, name in enumerate(_choices_shown(assignment, item), start=1)
+                for key, name in enumerate(choices_shown(assignment, item), start=1)
             ),
         ),
         "label_list": _label_list_html(saved_name if other_open else "", assignment.hit.campaign_id),
@@ -378,14 +376,6 @@ def _answer_typed(request: HttpRequest, assignment: Assignment, item: HITItem, g
             return render(request, "labeling/partials/save_status.html", {"message": "Saved"})
         return redirect("labeling:assignment_item", pk=assignment.pk, position=item.position)
     return _go_to(request, assignment, target)
-
-
-def _choices_shown(assignment: Assignment, item: HITItem) -> list[str]:
-    """The three choices in this assignment's own order (drawn from a secret per assignment and
-    item), the same rule for quiz and work screens: neither rank nor answer sets the order, and
-    workers who compare notes see different orders."""
-    key = hmac.new(settings.SECRET_KEY.encode(), f"choices:{assignment.pk}:{item.pk}".encode(), hashlib.sha256)
-    return choice_order(item.choices, key.digest())
 
 
 @login_required

@@ -36,6 +36,7 @@ from labeling.campaigns import create_campaign, set_campaign_status
 from labeling.hits import write_hits
 from labeling.importers.edos_format import EdosFormatError, EdosRow, read_edos, row_content_hash, summarise
 from labeling.models import Assignment, Campaign, HITItem, Response, Worker
+from labeling.workers import imported_workers
 
 ROWS_PER_HIT = DIALOGUES_PER_HIT  # the file lists the paper's HITs in order, one HIT's rows after another
 SYNTHETIC_WORKERS = ("edos-worker-1", "edos-worker-2", "edos-worker-3")
@@ -145,10 +146,7 @@ def _hits_items_answers(campaign: Campaign, rows: list[EdosRow], turns: dict[str
     chunks = [rows[start : start + ROWS_PER_HIT] for start in range(0, len(rows), ROWS_PER_HIT)]
     screens = [[_item(turns[row_content_hash(row)]) for row in chunk] for chunk in chunks]
     hits = write_hits(campaign, screens, required_workers=len(SYNTHETIC_WORKERS))
-    workers = [
-        Worker.objects.get_or_create(platform=Worker.MTURK, external_id=external_id, landing_key="")[0]
-        for external_id in SYNTHETIC_WORKERS
-    ]
+    workers = imported_workers(Worker.MTURK, SYNTHETIC_WORKERS)
     now = timezone.now()
     assignments, answers = {}, []
     for hit, chunk, items in zip(hits, chunks, screens, strict=True):

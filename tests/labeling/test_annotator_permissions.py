@@ -8,7 +8,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from labeling.models import Assignment, Response
-from labeling.services import build_hits, claim_next_hit, worker_for_user
+from labeling.services import build_hits, claim_next_hit
+from labeling.workers import worker_for_user
 from tests.labeling.hit_factory import (
     answer_everything,
     make_dialogues,

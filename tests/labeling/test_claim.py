@@ -13,8 +13,8 @@ from labeling.services import (
     open_hit_count,
     open_hits_for,
     submit_assignment,
-    worker_for_user,
 )
+from labeling.workers import worker_for_user
 from tests.labeling.hit_factory import (
     answer_everything,
     make_dialogues,

@@ -32,8 +32,8 @@ from labeling.services import (
     free_unconfirmed_seats,
     save_response,
     submit_assignment,
-    worker_for_user,
 )
+from labeling.workers import worker_for_user
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 from tests.labeling.platform_helpers import prolific_landing
 

@@ -1,4 +1,5 @@
-"""One writer per state change: campaigns, HITs, campaign status, answer states, label lookups.
+"""One writer per state change: campaigns, HITs, campaign status, answer states, label lookups,
+Worker rows (labeling.workers); and view modules that neither lock nor write rows themselves.
 
 The source-tree checks fail as soon as a second writer (or a second spelling of a state) appears
 outside the module that owns it; the behaviour tests pin what the one writer does.
@@ -24,7 +25,8 @@ from labeling.hits import write_hits
 from labeling.models import HIT, Assignment, Campaign, HITItem, Response, Worker
 from labeling.platforms import PlatformError, publish_campaign
 from labeling.platforms.local import LocalPlatform
-from labeling.services import SubmissionRefused, build_hits, claim_next_hit, save_response, worker_for_user
+from labeling.services import SubmissionRefused, build_hits, claim_next_hit, save_response
+from labeling.workers import worker_for_user
 from tests.conftest import REPO_ROOT
 from tests.labeling.hit_factory import make_dialogues
 
@@ -49,6 +51,35 @@ SINGLE_WRITERS = {
     # a HIT's free-seat count: moved by labeling.seats (and add_seat, with required_workers)
     r"\.update\(\s*seats_free=": {"labeling/seats.py"},
 }
+
+# Worker rows: created, merged and blocked by labeling.workers only (the patterns are checked
+# against planted examples below, so a second writer cannot slip past in another spelling)
+WORKER_BY_MANAGER = (  # any write through the manager, after any chain of calls (filter, select_for_update ...)
+    r"\bWorker\.objects(?:\s*\.\s*\w+\((?:[^()]|\([^()]*\))*\))*\s*\.\s*"
+    r"(?:create|bulk_create|get_or_create|update_or_create|update|bulk_update|delete)\("
+)
+WORKER_INSTANCE_SAVED = r"(?i)\b\w*worker\w*\.(?:save|delete)\("
+WORKER_WRITERS = {
+    WORKER_BY_MANAGER: {"labeling/workers.py"},
+    WORKER_INSTANCE_SAVED: {"labeling/workers.py"},
+    # a new row built by hand (Worker(pk=...) only names a row, as a compiled query's placeholder)
+    r"\bWorker\((?!models\.Model\)|pk=)": {"labeling/workers.py"},
+    # a worker blocked, merged or given an account on the instance
+    r"(?i)\b\w*worker\w*\.(?:status|user|user_id|landing_key)\s*=(?!=)": {"labeling/workers.py"},
+    r"\.merged_into(?:_id)?\s*=(?!=)": {"labeling/workers.py"},
+    r"\.status\s*=\s*Worker\.": {"labeling/workers.py"},
+}
+SINGLE_WRITERS.update(WORKER_WRITERS)
+
+# Views call services and render: no row lock and no row write is spelled in a view module.
+# (labeling/views.py's autosave still takes a lock through hot_reads.own_assignment(lock=True),
+# a call this check does not see: the annotator fast path's module owns that read.)
+VIEW_MODULES = ("labeling/views.py", "labeling/platform_views.py", "labeling/researcher_views.py", "labeling/api.py")
+ROW_LOCK = r"select_for_update\("
+ROW_WRITE = (
+    r"\.objects(?:\s*\.\s*\w+\((?:[^()]|\([^()]*\))*\))*\s*\.\s*"
+    r"(?:create|bulk_create|get_or_create|update_or_create|update|bulk_update|delete)\(|\.save\("
+)
 
 
 def _source_files():
@@ -75,6 +106,65 @@ def test_the_source_check_sees_the_writers_it_allows():
     texts = dict(_source_files())
     assert "HITItem.objects.bulk_create(" in texts["labeling/hits.py"]
     assert "Campaign.objects.create(" in texts["labeling/campaigns.py"]
+    for pattern in (WORKER_BY_MANAGER, WORKER_INSTANCE_SAVED):
+        assert re.search(pattern, texts["labeling/workers.py"]), pattern
+
+
+WORKER_WRITES_PLANTED = [
+    'Worker.objects.create(external_id="x")',
+    "Worker.objects.bulk_create([one, two])",
+    "Worker.objects.select_for_update().get_or_create(\n    platform=platform,\n    external_id=external_id,\n)",
+    "(\n    Worker.objects.filter(pk=worker.pk)\n    .update(status=Worker.BLOCKED)\n)",
+    "Worker.objects.filter(pk=identity.pk, merged_into__isnull=True).update(merged_into=proven)",
+    "Worker.objects.filter(external_id__in=ids).delete()",
+    'Worker(external_id="x", platform=Worker.MTURK).save()',
+    'worker.save(update_fields=["user"])',
+    "locked_worker.status = Worker.BLOCKED",
+    "assignment.worker.merged_into = proven",
+    "identity.merged_into_id = proven.pk",
+    "someone.status = Worker.ACTIVE",
+    "worker.user = account",
+    "Worker.objects.update_or_create(user=user)",
+]
+WORKER_READS_PLANTED = [
+    "Worker.objects.filter(platform=p, status=Worker.BLOCKED).exists()",
+    "Worker.objects.select_for_update().get(pk=worker.pk)",
+    "Worker.objects.filter(pk__in=ids).values_list('pk', 'external_id')",
+    "Worker.objects.in_bulk(list(per_worker))",
+    "query = open_hits_for(Worker(pk=self.WORKER), None, now=self.NOW)",
+    "class Worker(models.Model):",
+    "if worker.status == Worker.BLOCKED:",
+    ".exclude(worker__status=Worker.BLOCKED)",
+]
+
+
+@pytest.mark.parametrize("text", WORKER_WRITES_PLANTED)
+def test_the_worker_patterns_catch_every_spelling_of_a_worker_write(text):
+    assert any(re.search(pattern, text) for pattern in WORKER_WRITERS), text
+
+
+@pytest.mark.parametrize("text", WORKER_READS_PLANTED)
+def test_the_worker_patterns_leave_reads_and_locks_alone(text):
+    assert not any(re.search(pattern, text) for pattern in WORKER_WRITERS), text
+
+
+@pytest.mark.parametrize("module", VIEW_MODULES)
+def test_views_lock_and_write_no_rows_themselves(module):
+    text = dict(_source_files())[module]
+    spelled = [
+        f"{module}:{text.count(chr(10), 0, match.start()) + 1}: {match.group(0)}"
+        for pattern in (ROW_LOCK, ROW_WRITE)
+        for match in re.finditer(pattern, text)
+    ]
+    assert spelled == [], "a view calls a service to lock or write rows"
+
+
+def test_the_view_check_sees_writes_and_locks():
+    planted = "with transaction.atomic():\n    Campaign.objects.select_for_update().get(pk=pk)\n"
+    assert re.search(ROW_LOCK, planted)
+    for write in WORKER_WRITES_PLANTED[:6] + ["campaign.save()", "Assignment.objects.filter(pk=1).update(x=2)"]:
+        assert re.search(ROW_WRITE, write), write
+    assert not re.search(ROW_WRITE, "Assignment.objects.filter(pk=1).values_list('pk').first()")
 
 
 # --- Label.objects: one case rule ---------------------------------------------------------------

@@ -12,8 +12,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from labeling.models import Assignment, Campaign, Worker
-from labeling.platform_views import platform_worker
-from labeling.services import build_hits, claim_next_hit, submit_assignment, worker_for_user
+from labeling.services import build_hits, claim_next_hit, submit_assignment
+from labeling.workers import platform_worker, worker_for_user
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 from tests.threads import run_together
 

@@ -13,7 +13,8 @@ from django.utils import timezone
 from annotation.models import Label
 from labeling import hot_reads
 from labeling.models import Assignment, HITItem, Response
-from labeling.services import build_hits, claim_next_hit, save_pick, save_response, worker_for_user
+from labeling.services import build_hits, claim_next_hit, save_pick, save_response
+from labeling.workers import worker_for_user
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
 

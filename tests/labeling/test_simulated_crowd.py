@@ -53,8 +53,8 @@ def demo_campaign(db, tmp_path):
     return campaign, tmp_path / TRUTH_FILE
 
 
-# Each screen's choice order is drawn from the assignment's and the item's ids (labeling.views.
-# _choices_shown) and the spammer clicks the first choice, so its quiz score follows the ids: the ids
+# Each screen's choice order is drawn from the assignment's and the item's ids (labeling.shown_choices.
+# choices_shown) and the spammer clicks the first choice, so its quiz score follows the ids: the ids
 # start afresh here, or the score would depend on which tests ran before in this database (under
 # pytest-xdist, a different set each run).
 @pytest.mark.django_db(transaction=True, reset_sequences=True)

@@ -1,0 +1,182 @@
+"""The one writer of Worker rows: every worker is created, found, merged and blocked here.
+
+- A site account's worker (`worker_for_user`), made on first use.
+- A crowd-platform landing's pending identity (`platform_worker`): a Worker keyed by the
+  platform's worker id AND the platform's id of the work it came with (MTurk assignmentId,
+  Prolific SESSION_ID), since the unsigned worker id alone proves nothing. It gets a plain
+  (never staff) site account of its own, and new identities are capped per client address and
+  per campaign and hour (settings PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR / _PER_CAMPAIGN_PER_HOUR).
+- The platform id's proven worker (`merge_proven_identity`): a landing's identity points at it
+  once the platform confirms its submission; aggregation, agreement and reports count through it.
+- The proven workers of an imported results file (`imported_workers`).
+- Blocking and unblocking (`set_blocked`); a blocked worker claims no HIT, and blocking any
+  identity of a platform id blocks that id's landings (`platform_id_blocked`).
+
+`tests/labeling/test_one_writer.py` fails when another module writes Worker rows.
+"""
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from config import rows
+from config.client_ip import address_block
+from labeling.models import Campaign, Worker
+
+
+class AccountConflict(Exception):
+    """The platform worker's site account cannot be used (taken name, staff or inactive account)."""
+
+
+class SignupLimited(Exception):
+    """Too many new workers from this address, or for this campaign, in the last hour."""
+
+
+# --- Site workers -------------------------------------------------------------------------------
+
+
+def worker_for_user(user) -> Worker:
+    """The site Worker of a site account, created on first use."""
+    # every claim starts here: a read by SQL built once, the ORM only to create
+    worker = rows.fetch_one(Worker, "t.user_id = %s", [user.pk])
+    if worker is not None:
+        return worker
+    worker, _ = Worker.objects.get_or_create(
+        user=user, defaults={"platform": Worker.SITE, "external_id": user.get_username()}
+    )
+    return worker
+
+
+# --- Platform landings: pending identities ------------------------------------------------------
+
+
+def platform_worker(
+    platform: str,
+    external_id: str,
+    *,
+    landing_key: str,
+    campaign: Campaign | None = None,
+    ip: str | None = None,
+) -> Worker:
+    """The pending identity of one landing (platform worker id + the platform's id of the work,
+    `landing_key`) with its own site account, both created on first arrival; the same landing
+    again (a reload, a second tab) gets the same one.
+
+    The Worker row is locked while its account is created, so two tabs landing at once create
+    one account. An existing account is reused only if it is this Worker's, active, not staff and
+    without a password (see _may_sign_in_from_platform). A new identity counts toward the landing
+    limits of `ip` and `campaign` (SignupLimited when one is reached; nothing is created).
+    """
+    if not landing_key:
+        raise ValueError("landing_key: a platform landing needs the platform's id of the work")
+    with transaction.atomic():
+        known = Worker.objects.filter(platform=platform, external_id=external_id, landing_key=landing_key).exists()
+        if not known:
+            _check_signup_limits(campaign, ip)
+        worker, _ = Worker.objects.select_for_update().get_or_create(
+            platform=platform,
+            external_id=external_id,
+            landing_key=landing_key,
+            defaults={
+                "signup_ip": ip,
+                "signup_network": address_block(ip, settings.PLATFORM_IPV6_PREFIX),
+                "signup_campaign": campaign,
+            },
+        )
+        # a blocked worker is refused by the caller; no account is made for them
+        if worker.user_id is None and not worker.is_blocked:
+            worker.user = _new_account(f"{platform}-{external_id}-{landing_key}")
+            worker.save(update_fields=["user"])
+        user = worker.user
+    if user is not None and not _may_sign_in_from_platform(user):
+        raise AccountConflict("This worker id is linked to an account that cannot sign in from a crowd platform.")
+    return worker
+
+
+def _check_signup_limits(campaign: Campaign | None, ip: str | None) -> None:
+    """Refuse a new identity past the hourly caps. The campaign row is locked first, so
+    concurrent landings on one campaign count one after another. An address counts by its block
+    (config.client_ip.address_block): every IPv6 address of one /64 is one address."""
+    since = timezone.now() - timedelta(hours=1)
+    if campaign is not None:
+        Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
+        limit = settings.PLATFORM_NEW_WORKERS_PER_CAMPAIGN_PER_HOUR
+        if Worker.objects.filter(signup_campaign=campaign, created_at__gte=since).count() >= limit:
+            raise SignupLimited(f"This study has taken {limit} new workers in the last hour; please try again later.")
+    if ip is not None:
+        limit = settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR
+        block = address_block(ip, settings.PLATFORM_IPV6_PREFIX)
+        if Worker.objects.filter(signup_network=block, created_at__gte=since).count() >= limit:
+            raise SignupLimited(f"{limit} new workers came from your address in the last hour; please try again later.")
+
+
+def _may_sign_in_from_platform(user) -> bool:
+    """Only an account made by a landing (no password, no staff rights) opens from an unsigned
+    platform id; a Worker linked by hand to a real site account must sign in with its password."""
+    return user.is_active and not (user.is_staff or user.is_superuser or user.has_usable_password())
+
+
+def _new_account(username: str):
+    User = get_user_model()
+    try:
+        with transaction.atomic():
+            user = User(username=username, is_staff=False, is_superuser=False)
+            user.set_unusable_password()
+            user.save()
+            return user
+    except IntegrityError:
+        # a site account of that name exists but belongs to no Worker of this id: never take it over
+        raise AccountConflict(f"The account name {username!r} is already taken on this site.") from None
+
+
+def accounts_of_platform_id(platform: str, external_id: str) -> set[int | None]:
+    """The site accounts of every identity (landing or proven) of one platform worker id."""
+    return set(Worker.objects.filter(platform=platform, external_id=external_id).values_list("user_id", flat=True))
+
+
+def platform_id_blocked(platform: str, external_id: str) -> bool:
+    """Blocking a worker (any of its identities, or the proven one) blocks the platform id."""
+    return Worker.objects.filter(platform=platform, external_id=external_id, status=Worker.BLOCKED).exists()
+
+
+# --- Proven workers -----------------------------------------------------------------------------
+
+
+def merge_proven_identity(identity: Worker) -> None:
+    """The platform confirmed work of this landing's identity: it is the platform id's worker.
+    Point it at the id's proven Worker (made now if it is the first), through which aggregation,
+    agreement and reports count it; its own account keeps its own pages (history, feedback)."""
+    if not identity.is_pending_identity:
+        return
+    proven, _ = Worker.objects.get_or_create(
+        platform=identity.platform,
+        external_id=identity.external_id,
+        landing_key="",
+        defaults={"signup_ip": identity.signup_ip, "signup_network": identity.signup_network},
+    )
+    Worker.objects.filter(pk=identity.pk, merged_into__isnull=True).update(merged_into=proven)
+    identity.merged_into = proven
+
+
+def imported_workers(platform: str, external_ids: list[str] | tuple[str, ...]) -> list[Worker]:
+    """The proven workers of a platform's results file (no landing, no account), in the order of
+    `external_ids`, created on first import."""
+    return [
+        Worker.objects.get_or_create(platform=platform, external_id=external_id, landing_key="")[0]
+        for external_id in external_ids
+    ]
+
+
+# --- Blocking -----------------------------------------------------------------------------------
+
+
+def set_blocked(worker: Worker, blocked: bool) -> str:
+    """Block (a blocked worker claims no more HITs and its submissions wait for review) or unblock
+    the worker; returns its new status. The researcher pages and the API both call this."""
+    status = Worker.BLOCKED if blocked else Worker.ACTIVE
+    Worker.objects.filter(pk=worker.pk).update(status=status)
+    worker.status = status
+    return status
