@@ -1,12 +1,35 @@
 from django.contrib import admin
 
-from labeling import models
+from labeling import models, workers
 
 
 @admin.register(models.Worker)
 class WorkerAdmin(admin.ModelAdmin):
+    """Read-mostly: a worker row is written by labeling.workers only (the single-writer test), so
+    the admin adds none and blocks or unblocks through workers.set_blocked, as the pages and API do."""
+
     list_display = ["external_id", "platform", "country", "status"]
     list_filter = ["platform", "status"]
+    actions = ["block_workers", "unblock_workers"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.action(description="Block the selected workers")
+    def block_workers(self, request, queryset) -> None:
+        for worker in queryset:
+            workers.set_blocked(worker, True)
+
+    @admin.action(description="Unblock the selected workers")
+    def unblock_workers(self, request, queryset) -> None:
+        for worker in queryset:
+            workers.set_blocked(worker, False)
 
 
 @admin.register(models.Campaign)

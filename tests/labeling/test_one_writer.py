@@ -10,6 +10,7 @@ from datetime import timedelta
 from unittest import mock
 
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Label, ModelVersion, Prediction
@@ -350,3 +351,19 @@ def test_a_closed_campaign_is_not_published():
         publish_campaign(campaign, LocalPlatform(), "http://localhost")
     assert not HIT.objects.exclude(external_id="").exists()
     assert Campaign.objects.get(pk=campaign.pk).status == Campaign.CLOSED
+
+
+@pytest.mark.django_db
+def test_the_admin_shows_workers_and_blocks_them_through_the_one_writer(admin_client):
+    worker = Worker.objects.create(platform=Worker.SITE, external_id="admin-blocked")  # test setup
+    changelist = reverse("admin:labeling_worker_changelist")
+    assert admin_client.get(changelist).status_code == 200
+    assert admin_client.post(reverse("admin:labeling_worker_add"), {"external_id": "x"}).status_code == 403
+    edit = admin_client.post(reverse("admin:labeling_worker_change", args=[worker.pk]), {"status": "active"})
+    assert edit.status_code == 403
+    admin_client.post(changelist, {"action": "block_workers", "_selected_action": [worker.pk]})
+    worker.refresh_from_db()
+    assert worker.status == Worker.BLOCKED
+    admin_client.post(changelist, {"action": "unblock_workers", "_selected_action": [worker.pk]})
+    worker.refresh_from_db()
+    assert worker.status == Worker.ACTIVE
