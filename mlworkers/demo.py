@@ -169,7 +169,7 @@ def _quiz_pool(truth_path: Path, min_confidence: float, per_label: int) -> int:
     are left out: a quiz answer should not be a coin toss. Returns the pool items imported."""
     from labeling.importers.quiz import import_quiz_file
     from labeling.simulated_crowd import read_truth
-    from mlworkers.pipeline import ranked_candidates
+    from mlworkers.candidates import ranked_candidates
 
     if not truth_path.is_file():
         raise JobCannotRun(f"{truth_path}: no such file (demo_setup writes it with the corpus)")

@@ -127,7 +127,8 @@ def calibrate_expansion(
 ) -> dict[str, Any]:
     """Measures, for ENCODER_MODEL, the precision and coverage of nearest-gold label transfer across
     thresholds on held-out train/validation gold, stores the curve and proposes a threshold."""
-    from mlworkers.pipeline import DialogueVectors, NoGoldLabels, gold_labels, gold_split, turn_embedding_store
+    from mlworkers.expansion import DialogueVectors, turn_embedding_store
+    from mlworkers.gold import NoGoldLabels, gold_labels, gold_split
 
     gold_split(job)
     gold = gold_labels([TurnLabel.TRAIN, TurnLabel.VALIDATION])

@@ -1,6 +1,7 @@
 """The ML app's jobs and their typed parameters (found by jobs' autodiscovery at start-up).
 
-The functions live in `pipeline.py` and `bulk.py`; this module declares them to the registry with
+The functions live in the step modules (`weak_labeler.py`, `candidates.py`, `gold.py`, `expansion.py`,
+`rounds.py`, `pipeline.py`, `bulk.py`, ...); this module declares them to the registry with
 the bounds the Jobs page, the API and the OpenAPI schema all use.
 """
 
@@ -19,11 +20,16 @@ from jobs.registry import JobParameters, register
 from mlworkers import (  # noqa: F401  (demo declares demo_build)
     botstalk,
     bulk,
+    candidates,
     dataset_utility,
     demo,
+    expansion,
     expansion_calibration,
+    gold,
     pipeline,
+    rounds,
     suggestions,
+    weak_labeler,
 )
 from mlworkers.ml.expansion_calibration import DEFAULT_PRECISION_MARGIN, MIN_MATCHES
 from mlworkers.ml.rounds import PAPER_SBERT_THRESHOLD, PAPER_SECOND_SBERT_THRESHOLD
@@ -191,7 +197,7 @@ class RunPipelineParameters(JobParameters):
     )
     campaign_id: int | None = Field(None, ge=1, title="Campaign id")
     campaign_name: str | None = Field(
-        pipeline.DEFAULT_CAMPAIGN_NAME,
+        candidates.DEFAULT_CAMPAIGN_NAME,
         max_length=200,
         title="New campaign",
         description="the default gets the time it was made; a name already taken gets it too",
@@ -289,11 +295,11 @@ class SkillLabelParameters(JobParameters):
     batch_size: int = Field(128, ge=1, le=2048, title="Batch size")
 
 
-register("weak_train", queue="ml", parameters=WeakTrainParameters, startable=True)(pipeline.weak_train)
-register("weak_apply", queue="ml", parameters=WeakApplyParameters, startable=True)(pipeline.weak_apply)
+register("weak_train", queue="ml", parameters=WeakTrainParameters, startable=True)(weak_labeler.weak_train)
+register("weak_apply", queue="ml", parameters=WeakApplyParameters, startable=True)(weak_labeler.weak_apply)
 register("suggest_train", queue="ml", parameters=SuggestTrainParameters, startable=True)(suggestions.suggest_train)
-register("rank_candidates", parameters=RankCandidatesParameters, startable=True)(pipeline.rank_candidates)
-register("gold_split", parameters=GoldSplitParameters, startable=True)(pipeline.gold_split)
+register("rank_candidates", parameters=RankCandidatesParameters, startable=True)(candidates.rank_candidates)
+register("gold_split", parameters=GoldSplitParameters, startable=True)(gold.gold_split)
 register("calibrate_expansion", queue="ml", parameters=CalibrateExpansionParameters, startable=True)(
     expansion_calibration.calibrate_expansion
 )
@@ -303,7 +309,7 @@ register(
     parameters=SbertExpandParameters,
     startable=True,
     field_notes=lambda: expansion_calibration.threshold_notes({"threshold": PAPER_SBERT_THRESHOLD}),
-)(pipeline.sbert_expand)
+)(expansion.sbert_expand)
 register(
     "self_label_rounds",
     queue="ml",
@@ -312,7 +318,7 @@ register(
     field_notes=lambda: expansion_calibration.threshold_notes(
         {"first_threshold": PAPER_SBERT_THRESHOLD, "second_threshold": PAPER_SECOND_SBERT_THRESHOLD}
     ),
-)(pipeline.self_label_rounds)
+)(rounds.self_label_rounds)
 register("bulk_annotate", queue="ml", parameters=BulkAnnotateParameters, startable=True)(bulk.annotate_corpus)
 register("run_pipeline", queue="ml", parameters=RunPipelineParameters, startable=True)(pipeline.run_pipeline)
 register("skill_train", queue="ml", parameters=SkillTrainParameters, startable=True)(botstalk.skill_train)

@@ -9,15 +9,12 @@ from torch import nn
 from mlworkers.ml.dialogue_classifier import (
     DialogueExample,
     TrainConfig,
-    WeightAverage,
     build_classifier,
     evaluate,
-    parameter_groups,
-    soft_cross_entropy,
-    symmetric_kl,
     target_distributions,
     train,
 )
+from mlworkers.ml.training_step import WeightAverage, parameter_groups, soft_cross_entropy, symmetric_kl
 from tests.mlworkers import tiny_models
 from tests.mlworkers.tiny_models import TOY_DIALOGUES, TOY_LABELS, one_torch_thread
 

@@ -8,7 +8,7 @@ import pytest
 
 from annotation.models import Label, ModelVersion, Prediction
 from jobs import runtime as jobs
-from mlworkers import pipeline
+from mlworkers import candidates, expansion, rounds
 from mlworkers.expansion_calibration import expansion_threshold, rounds_thresholds
 from mlworkers.ml.dialogue_classifier import TrainConfig
 from mlworkers.ml.embeddings import decay_weights
@@ -21,7 +21,7 @@ def test_the_expansion_job_started_with_default_parameters_uses_0_92_for_an_unca
     # an empty threshold follows the encoder's calibration (issue 29); without one it is the paper's 0.92
     job = jobs.start_job("sbert_expand", {})
     assert job.parameters["threshold"] is None
-    assert inspect.signature(pipeline.sbert_expand).parameters["threshold"].default is None
+    assert inspect.signature(expansion.sbert_expand).parameters["threshold"].default is None
     chosen = expansion_threshold(job.parameters["threshold"])
     assert (chosen.value, chosen.source) == (0.92, "paper")
 
@@ -34,7 +34,7 @@ def test_the_rounds_job_started_with_default_parameters_uses_the_papers_threshol
     assert (first.value, second.value) == (0.92, 0.9)
     paper_first, paper_second = rounds_thresholds(None, None, paper=True)
     assert (paper_first.value, paper_second.value) == (0.92, 0.9)
-    defaults = inspect.signature(pipeline.self_label_rounds).parameters
+    defaults = inspect.signature(rounds.self_label_rounds).parameters
     assert [defaults[key].default for key in ("self_min_confidence", "self_per_label")] == [0.9, 100]
     config = RoundsConfig(label_names=["Joyful"])
     assert (config.first_threshold, config.second_threshold, config.self_per_label) == (0.92, 0.9, 100)
@@ -51,7 +51,7 @@ def test_a_candidate_at_exactly_0_9_is_kept_by_the_candidate_query_and_one_under
     label = Label.objects.get(name="Joyful")
     for dialogue, confidence in ((at, 0.9), (under, 0.8999)):
         Prediction.objects.create(turn=last_turn(dialogue), model_version=version, label=label, confidence=confidence)
-    dialogue_ids, _ = pipeline.ranked_candidate_dialogues(version)
+    dialogue_ids, _ = candidates.ranked_candidate_dialogues(version)
     assert dialogue_ids == [at.pk]
 
 

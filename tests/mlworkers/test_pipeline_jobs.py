@@ -16,7 +16,7 @@ from jobs.models import JobRun
 from jobs.registry import InvalidParameters
 from labeling.campaigns import create_campaign
 from labeling.models import AggregatedLabel, Campaign, HITItem
-from mlworkers import pipeline
+from mlworkers import gold, pipeline, rounds, weak_labeler
 from mlworkers.ml.sentence_classifier import read_labeled_sentences
 from mlworkers.registry import artifact_path
 from tests.mlworkers.pipeline_support import DIALOGUES, add_crowd_label, last_turn, make_corpus, run
@@ -32,7 +32,7 @@ def weak_version(db, ml_settings, small_seed, django_capture_on_commit_callbacks
 def test_weak_train_registers_a_weak_model_version_with_its_files(weak_version, small_seed):
     assert weak_version.kind == ModelVersion.WEAK
     assert len(weak_version.label_names) == 41
-    held_out = pipeline.held_out_sentences(read_labeled_sentences(small_seed, LABEL_NAMES))
+    held_out = weak_labeler.held_out_sentences(read_labeled_sentences(small_seed, LABEL_NAMES))
     assert weak_version.training_data == {
         "file": str(small_seed),
         "sentences": len(held_out["train"]),
@@ -50,8 +50,8 @@ def test_weak_train_registers_a_weak_model_version_with_its_files(weak_version, 
 def test_weak_train_refuses_an_empty_test_split_with_a_one_line_reason(
     db, ml_settings, tmp_path, django_capture_on_commit_callbacks
 ):
-    sentences = list(read_labeled_sentences(pipeline.WEAK_SEED, LABEL_NAMES))
-    held_out = pipeline.held_out_sentences(sentences)
+    sentences = list(read_labeled_sentences(weak_labeler.WEAK_SEED, LABEL_NAMES))
+    held_out = weak_labeler.held_out_sentences(sentences)
     path = tmp_path / "no_test.csv"
     with path.open("w", newline="") as handle:
         writer = csv.writer(handle)
@@ -107,8 +107,8 @@ def test_weak_apply_killed_midway_and_started_again_misses_and_doubles_nothing(
     weak_version, django_capture_on_commit_callbacks
 ):
     make_corpus()
-    real_loader = pipeline.load_weak_labeler_for
-    dying = mock.patch.object(pipeline, "load_weak_labeler_for", lambda v: DiesOnSecondChunk(real_loader(v)))
+    real_loader = weak_labeler.load_weak_labeler_for
+    dying = mock.patch.object(weak_labeler, "load_weak_labeler_for", lambda v: DiesOnSecondChunk(real_loader(v)))
     with dying, pytest.raises(RuntimeError, match="worker lost"):
         run("weak_apply", django_capture_on_commit_callbacks, model_version_id=weak_version.pk, chunk_size=5)
     job = JobRun.objects.get(kind="weak_apply")
@@ -181,15 +181,15 @@ def test_the_gold_split_is_the_stored_dialogue_split_and_never_changes_once_set(
     Dialogue.objects.filter(pk=dialogues[0].pk).update(split="")  # a row written without one
     for dialogue, (_, label) in zip(dialogues, DIALOGUES * 2, strict=True):
         add_crowd_label(dialogue, label)
-    result = pipeline.gold_split()
+    result = gold.gold_split()
     assert result["assigned"] == {split_for(dialogues[0].content_hash): 1}
     stored = dict(Dialogue.objects.values_list("pk", "split"))
     assert all(stored[d.pk] == split_for(d.content_hash) for d in dialogues)
     assert sum(result["gold_dialogues"].values()) == len(dialogues)
     Dialogue.objects.filter(pk=dialogues[1].pk).update(split="test")  # e.g. fixed by the migration
-    pipeline.gold_split()
+    gold.gold_split()
     assert Dialogue.objects.get(pk=dialogues[1].pk).split == "test"  # never recomputed
-    test_gold = pipeline.gold_labels(["test"])
+    test_gold = gold.gold_labels(["test"])
     assert last_turn(dialogues[1]).pk in test_gold
 
 
@@ -243,14 +243,14 @@ def test_self_label_rounds_report_four_rounds_for_both_models_and_register_them(
         votes={"Joyful": 1, "Content": 1, "Proud": 1}, answer_count=3,
     )  # fmt: skip
     reads, pooled = [], []
-    original_read = pipeline.DialoguePool.read
+    original_read = rounds.DialoguePool.read
 
     def spying_read(pool, keys):
         reads.append(len(keys))
         pooled.extend(keys)
         return original_read(pool, keys)
 
-    with mock.patch.object(pipeline.DialoguePool, "read", spying_read):
+    with mock.patch.object(rounds.DialoguePool, "read", spying_read):
         job = run("self_label_rounds", django_capture_on_commit_callbacks, epochs=1, chunk_size=2)
     assert job.status == JobRun.SUCCEEDED, job.error
     assert reads and max(reads) <= 2  # the unlabeled dialogues' texts are read two at a time

@@ -9,7 +9,7 @@ import pytest
 from annotation.models import Dialogue, TurnLabel
 from labeling.campaigns import create_campaign
 from labeling.models import AggregatedLabel
-from mlworkers import pipeline
+from mlworkers import gold, rounds
 from mlworkers.ml import dialogue_classifier as dc
 from mlworkers.ml import rounds as rounds_core
 from tests.mlworkers.pipeline_support import add_crowd_label, last_turn, make_corpus
@@ -44,30 +44,30 @@ def voted(db):
 
 def test_crowd_votes_expand_the_aggregated_counts_and_keep_only_label_names(voted):
     dialogues, _ = voted
-    votes = pipeline.crowd_votes([TurnLabel.TRAIN])
+    votes = gold.crowd_votes([TurnLabel.TRAIN])
     assert votes == {
         last_turn(dialogues[0]).pk: ("Excited", "Excited", "Joyful"),
         last_turn(dialogues[1]).pk: ("Content", "Joyful"),  # a tie: by name
     }
-    assert last_turn(dialogues[4]).pk in pipeline.crowd_votes([TurnLabel.VALIDATION])
+    assert last_turn(dialogues[4]).pk in gold.crowd_votes([TurnLabel.VALIDATION])
 
 
 def test_the_newest_aggregation_of_a_turn_gives_its_votes(voted):
     dialogues, _ = voted
     later = create_campaign("tie-break")
     _aggregated(later, dialogues[1], {"Content": 3})
-    assert pipeline.crowd_votes([TurnLabel.TRAIN])[last_turn(dialogues[1]).pk] == ("Content", "Content", "Content")
+    assert gold.crowd_votes([TurnLabel.TRAIN])[last_turn(dialogues[1]).pk] == ("Content", "Content", "Content")
 
 
 def test_no_majority_items_are_training_turns_without_crowd_gold(voted):
     dialogues, _ = voted
-    items = pipeline.no_majority_items(pipeline.crowd_votes([TurnLabel.TRAIN, TurnLabel.VALIDATION]))
+    items = gold.no_majority_items(gold.crowd_votes([TurnLabel.TRAIN, TurnLabel.VALIDATION]))
     assert [(item.key, item.label) for item in items] == [(last_turn(dialogues[1]).pk, None)]
     assert items[0].turns == tuple(t.text for t in dialogues[1].turns.order_by("position"))
 
 
 def _captured_training(recipe: str, votes, extra):
-    learner = pipeline.dialogue_classifier_learner(
+    learner = rounds.dialogue_classifier_learner(
         1, [rounds_core.Item(99, ("a", "b"), "Neutral")], recipe=recipe, votes=votes, no_majority=extra
     )
     with mock.patch.object(dc, "train", return_value="model") as train:
@@ -101,7 +101,7 @@ def test_the_paper_recipe_trains_on_the_majority_labels_alone(ml_settings):
 
 def test_an_unknown_recipe_is_refused_by_name(ml_settings):
     with pytest.raises(ValueError, match="recipe='fancy'"):
-        pipeline.dialogue_classifier_learner(1, [], recipe="fancy")
+        rounds.dialogue_classifier_learner(1, [], recipe="fancy")
 
 
 def test_the_rounds_job_refuses_an_unknown_recipe_naming_the_field(db):

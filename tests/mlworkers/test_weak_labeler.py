@@ -18,7 +18,7 @@ from mlworkers.ml.sentence_classifier import (
     top_k,
     train_weak_labeler,
 )
-from mlworkers.pipeline import WEAK_SEED
+from mlworkers.weak_labeler import WEAK_SEED
 from tests.mlworkers.tiny_models import write_tiny_encoder
 
 
