@@ -242,8 +242,8 @@ def not_yet_revealed(assignment: Assignment, question_ids: Iterable[int]) -> lis
     """The quiz questions among `question_ids` whose answer this assignment's feedback did not show
     yet (a qualification screen's was shown when checked): what a submission's feedback reveals."""
     ids = list(question_ids)
-    if not ids:
-        return ids
+    if not ids or (Assignment.hit.is_cached(assignment) and assignment.hit.kind != HIT.QUALIFICATION):
+        return ids  # a paid HIT shows no answer before its submission: no query
     shown = set(QuizCheck.objects.filter(assignment=assignment).values_list("item__quiz_question_id", flat=True))
     return [pk for pk in ids if pk not in shown]
 

@@ -261,3 +261,34 @@ def test_the_researcher_opens_quiz_seats_from_the_campaign_page(researcher, anno
     assert hit.required_workers == 3
     assert hit.items.filter(seat__in=[1, 2, 3]).count() == 3 * QUIZ_ITEMS_PER_HIT
     assert signed_in(annotators[0]).post(url, {"seats": "3"}).status_code == 403
+
+
+def test_with_htmx_the_check_replaces_the_screen_in_place(annotators):
+    make_pool(20)
+    campaign = quiz_campaign(seats=1)
+    client = signed_in(annotators[0])
+    quiz = claim(client, campaign)
+    url = reverse("labeling:answer_item", args=[quiz.pk, 1])
+    response = client.post(url, {"go": "next", "answer": GOLD}, HTTP_HX_REQUEST="true")
+    html = response.content.decode()
+    assert response.status_code == 200 and 'id="check-verdict" data-correct="1"' in html
+    assert response["HX-Push-Url"] == reverse("labeling:quiz_check", args=[quiz.pk, 1])
+    assert reverse("labeling:assignment_item", args=[quiz.pk, 2]) in html  # Next leads on
+    # another worker cannot read the check page
+    assert signed_in(annotators[1]).get(response["HX-Push-Url"]).status_code == 404
+
+
+def test_the_api_takes_the_qualification_settings_and_refuses_a_mark_above_the_items(researcher):
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_authenticate(researcher)
+    body = {"name": "q", "qualification_required": True, "qualification_items": 2, "qualification_mark": 3}
+    refused = client.post("/api/campaigns/", body, format="json")
+    assert refused.status_code == 400 and "qualification_mark" in refused.data
+    created = client.post("/api/campaigns/", {"name": "q", "qualification_required": True}, format="json")
+    assert created.status_code == 201
+    assert (created.data["qualification_items"], created.data["qualification_mark"]) == (
+        QUIZ_ITEMS_PER_HIT,
+        QUIZ_BONUS_MARK,
+    )
