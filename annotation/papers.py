@@ -129,7 +129,7 @@ PAPER_NUMBERS: tuple[PaperNumber, ...] = (
     ),
     PaperNumber(
         "QUIZ_ITEMS_PER_HIT", QUIZ_ITEMS_PER_HIT, "EDOS, crowd annotation (5 quiz dialogues a HIT)",
-        "a new campaign's `quiz_per_hit`",
+        "a new campaign's `quiz_per_hit`; its qualification quiz's `qualification_items`",
     ),
     PaperNumber(
         "WORKERS_PER_HIT", WORKERS_PER_HIT, "EDOS, crowd annotation (3 workers a dialogue, 2-of-3 majority)",
@@ -137,7 +137,8 @@ PAPER_NUMBERS: tuple[PaperNumber, ...] = (
     ),
     PaperNumber(
         "QUIZ_BONUS_MARK", QUIZ_BONUS_MARK, "EDOS, crowd annotation (bonus at 3 or more of the 5 quiz items right)",
-        "a new campaign's `quiz_pass_mark`: the bonus in the payments ledger",
+        "a new campaign's `quiz_pass_mark`: the bonus in the payments ledger; its qualification quiz's "
+        "`qualification_mark`",
     ),
 )  # fmt: skip
 

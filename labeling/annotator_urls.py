@@ -1,6 +1,6 @@
 from django.urls import path
 
-from labeling import views
+from labeling import qualification_views, views
 
 urlpatterns = [
     path("", views.worker_home, name="worker_home"),
@@ -9,6 +9,7 @@ urlpatterns = [
     path("assignments/<int:pk>/", views.assignment_detail, name="assignment_detail"),
     path("assignments/<int:pk>/items/<int:position>/", views.assignment_item, name="assignment_item"),
     path("assignments/<int:pk>/items/<int:position>/answer/", views.answer_item, name="answer_item"),
+    path("assignments/<int:pk>/items/<int:position>/check/", qualification_views.quiz_check, name="quiz_check"),
     path("assignments/<int:pk>/review/", views.assignment_review, name="assignment_review"),
     path("assignments/<int:pk>/submit/", views.submit, name="assignment_submit"),
     path("assignments/<int:pk>/feedback/", views.assignment_feedback, name="assignment_feedback"),

@@ -18,6 +18,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 
 from labeling.aggregate import campaign_votes
+from labeling.crowd.dawid_skene import dawid_skene
 from labeling.crowd.redundancy import FIXED, RedundancyPolicy, settle
 from labeling.models import HIT, Campaign, HITItem, counted_assignment_q
 from labeling.platforms.local import LOCAL_PREFIX
@@ -75,18 +76,28 @@ def unsettled_turns(campaign: Campaign, seats: dict[int, int], votes=None) -> se
     policy = policy_of(campaign)
     votes = campaign_votes(campaign) if votes is None else votes
     tops = model_tops(campaign, list(seats))
+    posteriors = posterior_maxima(votes) if policy.posterior_below is not None else {}
     return {
         turn
         for turn, bought in seats.items()
-        if _wants_a_seat(policy, TurnSeats(bought, False), votes.get(turn), tops.get(turn, (None, None)))
+        if _wants_a_seat(
+            policy, TurnSeats(bought, False), votes.get(turn), tops.get(turn, (None, None)), posteriors.get(turn)
+        )
     }
 
 
-def _wants_a_seat(policy: RedundancyPolicy, held: TurnSeats, votes, top: tuple) -> bool:
+def posterior_maxima(votes: dict) -> dict[int, float]:
+    """Per turn, the largest probability of its Dawid-Skene posterior over the campaign's votes so
+    far (every turn's answers together: each worker's confusion is learnt from all of them)."""
+    opinion = dawid_skene((turn, worker, answer) for turn, held in votes.items() for worker, answer in held.answers)
+    return {turn: max(dist.values()) for turn, dist in opinion.posterior.items() if dist}
+
+
+def _wants_a_seat(policy: RedundancyPolicy, held: TurnSeats, votes, top: tuple, posterior_max=None) -> bool:
     answers = [answer for _, answer in votes.answers] if votes else []
     if held.seats >= policy.cap:
         return False  # out-of-set answers never vote, so the cap counts seats, not votes
-    return not settle(policy, answers, top[0], top[1]).done
+    return not settle(policy, answers, top[0], top[1], posterior_max).done
 
 
 def on_a_platform(hit: HIT) -> bool:

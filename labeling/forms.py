@@ -7,11 +7,12 @@ from django.db.models import QuerySet
 
 from annotation.models import Dialogue, Label, TurnLabel
 from labeling.campaigns import DEFAULT_FALLBACK_CHOICES
-from labeling.crowd import redundancy
+from labeling.crowd import qualification, redundancy
 from labeling.crowd.redundancy import FIXED, SUGGESTED_THRESHOLD
 from labeling.models import Campaign, HITItem
 
 RECENT, ALL = "recent", "all"
+QUALIFICATION_FIELDS = ("qualification_items", "qualification_mark")
 
 
 def candidate_dialogues(language: str | None = None) -> QuerySet[Dialogue]:
@@ -70,6 +71,11 @@ class CampaignForm(forms.ModelForm):
             "redundancy_policy",
             "redundancy_cap",
             "model_threshold",
+            "posterior_below",
+            "qualification_required",
+            "qualification_items",
+            "qualification_mark",
+            "qualification_reward",
             "currency",
             "approval_quiz_mark",
             "below_mark",
@@ -83,6 +89,9 @@ class CampaignForm(forms.ModelForm):
         "estimated_minutes",
         "redundancy_policy",
         "redundancy_cap",
+        "qualification_items",
+        "qualification_mark",
+        "qualification_reward",
     )
 
     def __init__(self, *args, **kwargs) -> None:
@@ -123,7 +132,11 @@ class CampaignForm(forms.ModelForm):
     @staticmethod
     def _redundancy_errors(cleaned: dict) -> dict[str, str]:
         policy = cleaned.get("redundancy_policy") or FIXED
-        return redundancy.setting_errors(policy, cleaned.get("redundancy_cap"), cleaned.get("model_threshold"))
+        errors = redundancy.setting_errors(
+            policy, cleaned.get("redundancy_cap"), cleaned.get("model_threshold"), cleaned.get("posterior_below")
+        )
+        items, mark = (cleaned.get(name) or Campaign._meta.get_field(name).default for name in QUALIFICATION_FIELDS)
+        return errors | qualification.setting_errors(items, mark)
 
     def campaign_settings(self) -> dict:
         """The campaign's fields for `create_campaign`, beside its name and label set."""

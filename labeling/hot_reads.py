@@ -134,7 +134,8 @@ _routes_lock = threading.Lock()
 
 
 def _remember_route(assignment: Assignment, user_id: int) -> None:
-    hit = HIT(pk=assignment.hit.pk, created_at=assignment.hit.created_at)  # the screens cache's key only
+    # the screens cache's key, and the kind (a qualification screen's answer freezes once checked)
+    hit = HIT(pk=assignment.hit.pk, created_at=assignment.hit.created_at, kind=assignment.hit.kind)
     from labeling import task_types  # here: task types import the services, which import this
 
     try:

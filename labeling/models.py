@@ -135,6 +135,38 @@ class Campaign(models.Model):
         validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
         help_text="model_informed: the suggestion model's calibrated top probability for a single first seat",
     )
+    # until_agreement / model_informed: one more seat while the item's Dawid-Skene posterior
+    # (over the campaign's answers so far) is below this, still within the cap; null: off
+    posterior_below = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="one more answer while the item's Dawid-Skene posterior maximum is below this (empty: off)",
+    )
+    # the qualification step (labeling.qualification): a quiz-only HIT with feedback after each
+    # screen first; paid HITs only for workers who reached the mark (one attempt per campaign)
+    qualification_required = models.BooleanField(
+        default=False, help_text="workers take a qualification quiz first; only those who pass get paid HITs"
+    )
+    qualification_items = models.PositiveSmallIntegerField(
+        default=QUIZ_ITEMS_PER_HIT,
+        validators=[MinValueValidator(1), MaxValueValidator(50)],
+        help_text="quiz dialogues in the qualification quiz",
+    )
+    qualification_mark = models.PositiveSmallIntegerField(
+        default=QUIZ_BONUS_MARK,
+        validators=[MinValueValidator(1)],
+        help_text="quiz answers right to pass the qualification quiz",
+    )
+    # the platforms pay every HIT and study (Prolific checks its hourly minimum), so the quiz is
+    # paid this; its minutes are the paid HIT's estimate per screen times its screens
+    qualification_reward = models.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        default=Decimal("0.70"),
+        validators=[MinValueValidator(Decimal(0))],
+        help_text="what one qualification quiz pays (a separate HIT or study on a platform)",
+    )
     # sha256 of the crowd-results file a campaign was imported from, so a second import is refused
     source_sha256 = models.CharField(max_length=64, blank=True, db_index=True)
     status = models.CharField(max_length=8, choices=STATUS_CHOICES, default=DRAFT)
@@ -222,9 +254,15 @@ class QuizQuestion(models.Model):
 
 
 class HIT(models.Model):
-    REGULAR, TIE_BREAK, FOLLOW_UP = "regular", "tiebreak", "followup"
-    # follow-up: one more seat for items a redundancy policy has not settled yet
-    KIND_CHOICES = [(REGULAR, "Regular"), (TIE_BREAK, "Tie-break"), (FOLLOW_UP, "Follow-up")]
+    REGULAR, TIE_BREAK, FOLLOW_UP, QUALIFICATION = "regular", "tiebreak", "followup", "qualify"
+    # follow-up: one more seat for items a redundancy policy has not settled yet; qualification:
+    # quiz items only, one set per seat, feedback after each screen (labeling.qualification)
+    KIND_CHOICES = [
+        (REGULAR, "Regular"),
+        (TIE_BREAK, "Tie-break"),
+        (FOLLOW_UP, "Follow-up"),
+        (QUALIFICATION, "Qualification"),
+    ]
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="hits")
     position = models.PositiveIntegerField(default=0)
@@ -517,3 +555,66 @@ class PlatformSubmission(models.Model):
 
     def __str__(self) -> str:
         return f"{self.external_id} on {self.publication.platform} ({self.platform_status})"
+
+
+class QualificationResult(models.Model):
+    """One worker's qualification quiz in one campaign: its score and whether it passed. Written at
+    submission by labeling.qualification.record_result (one per worker identity and campaign);
+    `granted_at` is when sync told the platform (MTurk's qualification, Prolific's group)."""
+
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="qualification_results")
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="qualification_results")
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="qualification_result")
+    correct = models.PositiveSmallIntegerField()
+    total = models.PositiveSmallIntegerField()
+    passed = models.BooleanField()
+    taken_at = models.DateTimeField(auto_now_add=True)
+    granted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["worker", "campaign"], name="qualification_unique_worker_campaign")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.worker} {'passed' if self.passed else 'failed'} {self.campaign} ({self.correct}/{self.total})"
+
+
+class QuizCheck(models.Model):
+    """A qualification screen whose answer was checked and shown right or wrong with the known
+    answer: its answer can no longer change, and the reveal was counted (quiz_pool.record_reveals)."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="quiz_checks")
+    item = models.ForeignKey(HITItem, on_delete=models.CASCADE, related_name="quiz_checks")
+    correct = models.BooleanField()
+    checked_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["assignment", "item"], name="quizcheck_unique_item")]
+
+    def __str__(self) -> str:
+        return f"check of item {self.item_id} in assignment {self.assignment_id}"
+
+
+class PlatformQualification(models.Model):
+    """A campaign's qualification step on a crowd platform: MTurk's qualification type and the HIT
+    type of the quiz HIT; Prolific's participant group and the quiz study. Written by the
+    platform adapters with what the platform answered (labeling.platforms)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="platform_qualifications")
+    platform = models.CharField(max_length=16, choices=Publication.PLATFORM_CHOICES)
+    # MTurk QualificationTypeId, Prolific participant group id ("" until the platform answered)
+    external_id = models.CharField(max_length=128, blank=True)
+    # MTurk HIT type of the quiz HIT, Prolific quiz study id
+    quiz_external_id = models.CharField(max_length=128, blank=True)
+    # Prolific: the quiz study's completion code and places
+    completion_code = models.CharField(max_length=32, blank=True)
+    places = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=8, default=Publication.DRAFT)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "platform"], name="platform_qualification_unique")]
+
+    def __str__(self) -> str:
+        return f"qualification of {self.campaign} on {self.platform}"

@@ -28,6 +28,7 @@ from django.utils import timezone
 from labeling import seats
 from labeling.models import Assignment, Campaign, PaymentEntry, Publication, Worker
 from labeling.platforms.costs import money
+from labeling.qualification import reward_and_bonus
 
 
 class ReviewRefused(Exception):
@@ -80,11 +81,13 @@ def record_payments(campaign: Campaign) -> dict[str, int]:
     """Add the ledger entries owed for the campaign's approved assignments; returns how many were new."""
     approved = Assignment.objects.filter(hit__campaign=campaign, status=Assignment.APPROVED).counted()
     owed = []
-    for assignment in approved.only("pk", "worker_id", "quiz_correct"):
-        if campaign.reward > 0:
-            owed.append(_entry(assignment, PaymentEntry.REWARD, campaign.reward))
-        if campaign.bonus > 0 and (assignment.quiz_correct or 0) >= campaign.quiz_pass_mark:
-            owed.append(_entry(assignment, PaymentEntry.BONUS, campaign.bonus))
+    for assignment in approved.select_related("hit").only("pk", "worker_id", "quiz_correct", "hit__kind"):
+        # a qualification quiz pays its own reward and no bonus (labeling.qualification)
+        reward, bonus = reward_and_bonus(campaign, assignment.hit.kind)
+        if reward > 0:
+            owed.append(_entry(assignment, PaymentEntry.REWARD, reward))
+        if bonus > 0 and (assignment.quiz_correct or 0) >= campaign.quiz_pass_mark:
+            owed.append(_entry(assignment, PaymentEntry.BONUS, bonus))
     before = PaymentEntry.objects.filter(assignment__hit__campaign=campaign).count()
     # the unique (assignment, kind) constraint turns a repeat, or a concurrent run, into a no-op
     PaymentEntry.objects.bulk_create(owed, ignore_conflicts=True, batch_size=1000)

@@ -40,7 +40,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from config.client_ip import client_ip
 from config.pages import refusal
-from labeling import workers
+from labeling import qualification, workers
 from labeling.entry_tokens import TOKEN_PARAMETER, token_matches
 from labeling.landing import Landing, LandingRefused, land
 from labeling.models import HIT, Assignment, Campaign, Publication, Worker
@@ -140,6 +140,7 @@ def platform_return(request: HttpRequest, assignment_id: int) -> HttpResponse:
     # by hand on Prolific's site takes our per-assignment code
     study = Publication.objects.filter(campaign=assignment.hit.campaign_id, platform=Worker.PROLIFIC).first()
     context["code"] = study.completion_code if study and study.completion_code else assignment.completion_code
+    context["code"] = qualification.quiz_completion_code(assignment) or context["code"]  # the quiz's own study
     context["complete_url"] = PROLIFIC_COMPLETE_URL.format(code=context["code"])
     return render(request, "labeling/platform/return_prolific.html", context)
 

@@ -17,6 +17,7 @@ def policy_of(campaign: Campaign) -> RedundancyPolicy:
         workers=campaign.workers_per_hit,
         cap=campaign.redundancy_cap,
         threshold=campaign.model_threshold,
+        posterior_below=campaign.posterior_below,
     )
 
 

@@ -1,5 +1,6 @@
 from django.urls import path
 
+from labeling import qualification_views
 from labeling import researcher_views as views
 
 urlpatterns = [
@@ -17,6 +18,11 @@ urlpatterns = [
     path("campaigns/<int:pk>/labels.csv", views.campaign_labels_csv, name="campaign_labels_csv"),
     path("campaigns/<int:pk>/entry-token/", views.campaign_rotate_token, name="campaign_rotate_token"),
     path("campaigns/<int:pk>/publish/", views.campaign_publish, name="campaign_publish"),
+    path(
+        "campaigns/<int:pk>/qualification/",
+        qualification_views.open_qualification_seats,
+        name="campaign_qualification_seats",
+    ),
     path("campaigns/<int:pk>/sync/", views.campaign_sync, name="campaign_sync"),
     path("campaigns/<int:pk>/platform-close/", views.campaign_platform_close, name="campaign_platform_close"),
     path("campaigns/<int:pk>/bonus-check/", views.campaign_unsure_payment, name="campaign_unsure_payment"),

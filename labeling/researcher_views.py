@@ -38,6 +38,7 @@ from labeling.platforms.costs import money
 from labeling.platforms.summary import campaign_platforms
 from labeling.platforms.sync import request_decision
 from labeling.policy import answers_bought
+from labeling.qualification import campaign_summary
 from labeling.report_plots import report_plots
 from labeling.reports import accept_proposed_label, campaign_report
 from labeling.task_types.pairwise import create_pairwise_campaign
@@ -226,6 +227,7 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "platforms": campaign_platforms(campaign),
         "unpublished": not campaign.publications.exists(),
         "bought": answers_bought(campaign),
+        "qualification": campaign_summary(campaign),
     }
     return render(request, "labeling/researcher/campaign_detail.html", context)
 

@@ -19,25 +19,35 @@ opens, and by the EDOS import after it writes its own assignments). Both count u
 row lock, in a statement that starts after the lock is held, so they see every change committed
 by a writer that held the lock before them, and a writer still waiting for it moves the count
 after them.
+
+A qualification seat (labeling.qualification) whose holder was shown a known answer (a QuizCheck)
+holds its seat for good, whatever became of the assignment: its quiz items are spent, so the slot
+is never handed to another worker. An expiry or rejection still frees it in the count; the next
+claim's recount under the lock finds it held and writes the truth.
 """
 
 from collections import Counter
 from collections.abc import Iterable
 
 from django.db import transaction
-from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from labeling.models import HIT, Assignment, HITItem
+from labeling.models import HIT, Assignment, HITItem, QuizCheck
 
 # the statuses that hold a seat in the count (a lapsed accepted one too, until it is expired)
 SEAT_STATUSES = (Assignment.ACCEPTED, *Assignment.DONE)
 
 
+def _holds_a_seat() -> Q:
+    """By status, or for good once shown a known answer (a qualification seat, see above)."""
+    return Q(status__in=SEAT_STATUSES) | Q(Exists(QuizCheck.objects.filter(assignment=OuterRef("pk"))))
+
+
 def taken(hit_id: int) -> int:
     """Seats of one HIT held by status, counted from its assignments (index on hit, status). The
     caller holds the HIT's row lock (labeling.services)."""
-    return Assignment.objects.filter(hit_id=hit_id, status__in=SEAT_STATUSES).count()
+    return Assignment.objects.filter(_holds_a_seat(), hit_id=hit_id).count()
 
 
 def slot_for_new_seat(hit_id: int) -> int:
@@ -52,7 +62,7 @@ def slot_for_new_seat(hit_id: int) -> int:
         return 0
     held = Counter(
         Assignment.objects.filter(hit_id=hit_id, seat__in=slots)
-        .exclude(status=Assignment.EXPIRED)
+        .exclude(Q(status=Assignment.EXPIRED) & ~_holds_a_seat())
         .values_list("seat", flat=True)
     )
     return min(sorted(slots), key=lambda slot: held[slot])
@@ -78,10 +88,7 @@ def recount(hits=None) -> int:
     waits for a row lock would re-check that row but keep counting with its old snapshot).
     For repairs, not for claims."""
     held = (
-        Assignment.objects.filter(hit=OuterRef("pk"), status__in=SEAT_STATUSES)
-        .values("hit")
-        .annotate(n=Count("pk"))
-        .values("n")
+        Assignment.objects.filter(_holds_a_seat(), hit=OuterRef("pk")).values("hit").annotate(n=Count("pk")).values("n")
     )
     hits = HIT.objects.all() if hits is None else hits
     with transaction.atomic():

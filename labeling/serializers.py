@@ -3,8 +3,11 @@
 from rest_framework import serializers
 
 from annotation.models import Dialogue, Label
+from labeling.crowd.qualification import setting_errors as qualification_setting_errors
 from labeling.crowd.redundancy import FIXED, setting_errors
 from labeling.models import AggregatedLabel, Campaign
+
+QUALIFICATION_FIELDS = ("qualification_items", "qualification_mark")
 
 
 class CampaignSerializer(serializers.ModelSerializer):
@@ -33,7 +36,8 @@ class CampaignSerializer(serializers.ModelSerializer):
             "id", "name", "description", "labels", "status", "dialogues_per_hit", "quiz_per_hit",
             "workers_per_hit", "reward", "bonus", "quiz_pass_mark", "time_limit_minutes", "estimated_minutes",
             "fallback_choices", "tie_breaking", "tie_break_workers", "redundancy_policy", "redundancy_cap",
-            "model_threshold", "language", "currency", "approval_quiz_mark", "below_mark",
+            "model_threshold", "posterior_below", "qualification_required", "qualification_items",
+            "qualification_mark", "qualification_reward", "language", "currency", "approval_quiz_mark", "below_mark",
             "created_at", "hit_count", "dialogue_ids", "recent_dialogues", "task_type", "task_config",
             "suggestion_model",
         ]  # fmt: skip
@@ -61,7 +65,14 @@ class CampaignSerializer(serializers.ModelSerializer):
         def value(name, default=None):
             return data[name] if name in data else getattr(current, name, default)
 
-        errors = setting_errors(value("redundancy_policy", FIXED), value("redundancy_cap"), value("model_threshold"))
+        errors = setting_errors(
+            value("redundancy_policy", FIXED),
+            value("redundancy_cap"),
+            value("model_threshold"),
+            value("posterior_below"),
+        )
+        items, mark = (value(name, Campaign._meta.get_field(name).default) for name in QUALIFICATION_FIELDS)
+        errors |= qualification_setting_errors(items, mark)
         if errors:
             raise serializers.ValidationError(errors)
         return data

@@ -36,7 +36,7 @@ from django.utils import timezone
 from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn
 from annotation.taxonomy import normalise_label_name
 from config import rows
-from labeling import hot_reads, quiz_pool, seats, workers
+from labeling import hot_reads, qualification, quiz_pool, seats, workers
 from labeling.campaigns import campaign_labels, record_suggestion_model
 from labeling.crowd.bundling import bundle_count, plan_bundles, quiz_sets_per_seat, top_choices
 from labeling.hits import write_hits
@@ -264,6 +264,7 @@ def open_hits_for(worker: Worker, campaign: Campaign | None, *, now: datetime | 
         ~Exists(HITItem.objects.filter(hit=OuterRef("pk"), target_turn_id__in=held_turns)),
         # no quiz item twice
         ~Exists(HITItem.objects.filter(hit=OuterRef("pk"), quiz_question__in=quiz_pool.seen_by(worker))),
+        qualification.claimable_q(worker),  # a campaign's qualification quiz first, paid HITs after a pass
     ).order_by("campaign_id", "position", "pk")
 
 
@@ -446,7 +447,8 @@ def confirm_platform_submission(assignment: Assignment, *, confirmed_at: datetim
     if updated:
         workers.merge_proven_identity(assignment.worker)
         # the quiz feedback shows from now on (see feedback_shown): its answers count as revealed
-        quiz_pool.record_reveals(wrong.question_id for wrong in quiz_result(assignment).wrong)
+        wrong = (answer.question_id for answer in quiz_result(assignment).wrong)
+        quiz_pool.record_reveals(qualification.not_yet_revealed(assignment, wrong))
         return True
     if assignment.platform_confirmed_at is None:
         raise SubmissionRefused(f"Assignment {assignment.pk} is {assignment.status}; only submitted work is confirmed.")
@@ -583,8 +585,8 @@ def save_pick(assignment_id: int, user_id: int, position: int, answer: str, *, s
     if connection.vendor != "postgresql":
         return False  # the statement bounds the seconds with PostgreSQL's date arithmetic
     route = hot_reads.route_of(assignment_id, user_id)
-    if route is None or not route.uses_labels:
-        return False
+    if route is None or not route.uses_labels or route.hit.kind == HIT.QUALIFICATION:
+        return False  # a qualification screen's answer freezes once checked: the full path knows
     screen = screens.screens_of(route.hit, route.seat).get(position)
     key = normalise_label_name(answer)
     if screen is None or not key or not key.isascii():  # SQLite's LOWER folds ASCII only
@@ -702,6 +704,8 @@ def _answering(assignment: Assignment, item: HITItem, assignment_locked: bool):
             assignment = _lock_live(assignment)
         if item.hit_id != assignment.hit_id or item.seat not in (0, assignment.seat):
             raise SubmissionRefused("That item is not part of this HIT.")
+        if qualification.is_checked(assignment, item):
+            raise SubmissionRefused(qualification.CHECKED)
         yield assignment
 
 
@@ -814,10 +818,11 @@ def submit_assignment(assignment: Assignment) -> SubmissionResult:
         )
         if updated != 1:
             raise SubmissionRefused("This HIT was already submitted or has expired.")
+        qualification.record_result(current, result.quiz_correct, result.quiz_total)
         # the feedback page shows these answers: each showing counts toward the item's retirement
         # (a platform worker's only once the platform confirms it: confirm_platform_submission)
         if current.worker.platform == Worker.SITE:
-            quiz_pool.record_reveals(wrong.question_id for wrong in result.wrong)
+            quiz_pool.record_reveals(qualification.not_yet_revealed(current, (w.question_id for w in result.wrong)))
     # The caller's object now holds what the row holds (read under the lock, plus this update),
     # without reading it a third time.
     for model_field in Assignment._meta.concrete_fields:

@@ -26,7 +26,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.models import Label
 from annotation.taxonomy import normalise_label_name
 from config.pages import refusal
-from labeling import hot_reads, screens, services, task_types, workers
+from labeling import hot_reads, qualification, qualification_views, screens, services, task_types, workers
 from labeling.campaigns import campaign_labels
 from labeling.crowd.speed import clamped_seconds
 from labeling.models import Assignment, Campaign, HITItem, Response
@@ -82,6 +82,7 @@ def worker_home(request: HttpRequest) -> HttpResponse:
         # a crowd platform's link (labeling.platforms.hit_url) names the campaign to work on
         open_campaigns = open_campaigns.filter(pk=request.GET["campaign"])
     campaigns = [(campaign, services.open_hit_count(worker, campaign)) for campaign in open_campaigns]
+    qualification.annotate_statuses(worker, [campaign for campaign, _ in campaigns])
     context = {
         "worker": worker,
         "campaigns": campaigns,
@@ -412,6 +413,8 @@ def answer_item(request: HttpRequest, pk: int, position: int) -> HttpResponse:
         return render(request, "labeling/partials/save_status.html", {"message": "Saved"})
     if go == "stay":
         return redirect("labeling:assignment_item", pk=pk, position=position)
+    if go == "next" and qualification.is_qualification(assignment.hit):
+        return qualification_views.show_check(request, assignment, item)  # feedback after each screen
     return _go_to(request, assignment, target, stored)
 
 

@@ -7,7 +7,9 @@ arrived) and the suggestion model's calibrated top label, whether an item is don
 
 - `fixed`: n answers, whatever they say (the paper; today's campaigns);
 - `until_agreement`: two answers, then one more at a time while no label has a strict majority of
-  the answers so far, up to a cap;
+  the answers so far, up to a cap; with `posterior_below` set, also one more while the item's
+  Dawid-Skene posterior (over the campaign's answers so far, labeling.crowd.dawid_skene) has its
+  maximum below that setting, majority or not (a majority of two careless workers is doubtful);
 - `model_informed`: one answer first where the model's top probability reaches a threshold; an answer
   equal to the model's top label settles the item (worker and model agree); otherwise the item goes
   on as `until_agreement`.
@@ -33,9 +35,15 @@ FIRST_SEATS_UNTIL_AGREEMENT = 2  # two answers before a majority can exist at al
 SUGGESTED_THRESHOLD = 0.9
 
 
-def setting_errors(name: str, cap: int | None, threshold: float | None) -> dict[str, str]:
+def setting_errors(
+    name: str, cap: int | None, threshold: float | None, posterior_below: float | None = None
+) -> dict[str, str]:
     """What is wrong with a campaign's redundancy settings, by field name (empty: nothing)."""
     errors = {}
+    if posterior_below is not None and not 0.0 <= posterior_below <= 1.0:
+        errors["posterior_below"] = "a probability between 0 and 1"
+    elif posterior_below is not None and name == FIXED:
+        errors["posterior_below"] = "the posterior asks for more answers under until_agreement or model_informed only"
     if name not in POLICIES:
         errors["redundancy_policy"] = f"unknown policy {name!r}: choose one of {', '.join(POLICIES)}"
     if cap is not None and cap < FIRST_SEATS_UNTIL_AGREEMENT:
@@ -58,6 +66,9 @@ class RedundancyPolicy:
     workers: int = 3  # `fixed`: answers per item
     cap: int = 3  # `until_agreement` / `model_informed`: most answers an item may get
     threshold: float | None = None  # `model_informed`: the model's top probability for a single seat
+    # until_agreement (and model_informed past its first seat): one more seat while the item's
+    # Dawid-Skene posterior maximum is below this, within the cap; None: off
+    posterior_below: float | None = None
 
     def __post_init__(self) -> None:
         if self.name not in POLICIES:
@@ -66,6 +77,8 @@ class RedundancyPolicy:
             raise ValueError("workers must be at least 1 and cap at least 2")
         if self.name == MODEL_INFORMED and (self.threshold is None or not 0.0 <= self.threshold <= 1.0):
             raise ValueError("model_informed needs a threshold between 0 and 1")
+        if self.posterior_below is not None and not 0.0 <= self.posterior_below <= 1.0:
+            raise ValueError("posterior_below must be a probability between 0 and 1")
 
 
 @dataclass(frozen=True)
@@ -83,8 +96,11 @@ def settle(
     answers: Sequence[str],
     model_top: str | None = None,
     model_confidence: float | None = None,
+    posterior_max: float | None = None,
 ) -> Settled:
-    """Whether an item with `answers` (in arrival order, normalised) is done under `policy`."""
+    """Whether an item with `answers` (in arrival order, normalised) is done under `policy`.
+    posterior_max: the largest probability of the item's Dawid-Skene posterior (None: unknown,
+    the posterior rule then asks for nothing)."""
     if policy.name == FIXED:
         return _fixed(policy, answers)
     if policy.name == MODEL_INFORMED and _model_trusted(policy, model_confidence):
@@ -92,11 +108,16 @@ def settle(
             return Settled(False, None, 1, "open")
         if len(answers) == 1 and model_top is not None and answers[0] == model_top:
             return Settled(True, answers[0], 1, "model_agrees")
-    return _until_agreement(policy, answers)
+    return _until_agreement(policy, answers, posterior_max)
 
 
 def _model_trusted(policy: RedundancyPolicy, confidence: float | None) -> bool:
     return confidence is not None and policy.threshold is not None and confidence >= policy.threshold
+
+
+def _doubtful(policy: RedundancyPolicy, posterior_max: float | None) -> bool:
+    """The posterior rule: its maximum strictly below the setting (exactly at it is enough)."""
+    return policy.posterior_below is not None and posterior_max is not None and posterior_max < policy.posterior_below
 
 
 def _fixed(policy: RedundancyPolicy, answers: Sequence[str]) -> Settled:
@@ -105,10 +126,12 @@ def _fixed(policy: RedundancyPolicy, answers: Sequence[str]) -> Settled:
     return Settled(True, majority_vote(list(answers)).label, len(answers), "fixed")
 
 
-def _until_agreement(policy: RedundancyPolicy, answers: Sequence[str]) -> Settled:
+def _until_agreement(policy: RedundancyPolicy, answers: Sequence[str], posterior_max: float | None = None) -> Settled:
     if len(answers) < FIRST_SEATS_UNTIL_AGREEMENT:
         return Settled(False, None, FIRST_SEATS_UNTIL_AGREEMENT, "open")
     winner = majority_vote(list(answers)).label
+    if winner is not None and _doubtful(policy, posterior_max) and len(answers) < policy.cap:
+        return Settled(False, None, len(answers) + 1, "open")
     if winner is not None:
         return Settled(True, winner, len(answers), "majority")
     if len(answers) >= policy.cap:

@@ -10,7 +10,7 @@ from statistics import median
 
 from django.conf import settings
 
-from labeling.models import Assignment, Campaign
+from labeling.models import HIT, Assignment, Campaign
 from labeling.platforms.base import PlatformError
 from labeling.platforms.costs import CostPreview, HourlyPay
 
@@ -18,9 +18,11 @@ from labeling.platforms.costs import CostPreview, HourlyPay
 def measured_minutes(campaign: Campaign) -> Decimal | None:
     """The median minutes from accepting a HIT to submitting it, over the campaign's finished work;
     None until PLATFORM_MEASURED_MIN_HITS HITs were done."""
-    times = Assignment.objects.filter(
-        hit__campaign=campaign, status__in=Assignment.FINAL, submitted_at__isnull=False
-    ).values_list("accepted_at", "submitted_at")
+    times = (
+        Assignment.objects.filter(hit__campaign=campaign, status__in=Assignment.FINAL, submitted_at__isnull=False)
+        .exclude(hit__kind=HIT.QUALIFICATION)  # the quiz is timed against its own estimate
+        .values_list("accepted_at", "submitted_at")
+    )
     seconds = [(submitted - accepted).total_seconds() for accepted, submitted in times if submitted > accepted]
     if not seconds or len(seconds) < max(1, settings.PLATFORM_MEASURED_MIN_HITS):
         return None

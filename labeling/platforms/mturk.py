@@ -24,7 +24,7 @@ from xml.sax.saxutils import escape
 
 from django.conf import settings
 
-from labeling.models import HIT, Campaign, PaymentEntry, Publication
+from labeling.models import HIT, Campaign, PaymentEntry, PlatformQualification, Publication, QualificationResult
 from labeling.platforms import base, calls, checks
 from labeling.platforms.base import ExternalResult, PlatformError
 from labeling.platforms.costs import CostPreview, cost_preview
@@ -41,6 +41,8 @@ _STATUS = {"Submitted": base.SUBMITTED, "Approved": base.APPROVED, "Rejected": b
 # MTurk's answer to a UniqueRequestToken it has seen: the earlier request was done
 _ALREADY_DONE = re.compile(r"UniqueRequestToken|already (been )?(processed|exists|used)", re.IGNORECASE)
 _HIT_ID = re.compile(r"\b[A-Z0-9]{30}\b")
+# MTurk's answer to a CreateQualificationType whose name we used before (an earlier try's answer lost)
+_NAME_TAKEN = re.compile(r"already created a QualificationType|name must be unique", re.IGNORECASE)
 TOKEN_LENGTH = 64
 # MTurk honours a UniqueRequestToken for 24 hours; an hour's margin for clocks and slow calls
 TOKEN_TRUSTED_FOR = timedelta(hours=23)
@@ -83,9 +85,15 @@ def parse_answers(answer_xml: str) -> dict[str, str]:
     return answers
 
 
-def qualification_requirements() -> list[dict]:
+def qualification_requirements(quiz_qualification: str = "", *, passed: bool = True) -> list[dict]:
     """Worker locale (the paper's US, GB, CA, AU, NZ by default), approval rate, and, when
-    MTURK_BLOCK_QUALIFICATION_ID is set, the absence of our "blocked" qualification."""
+    MTURK_BLOCK_QUALIFICATION_ID is set, the absence of our "blocked" qualification.
+
+    quiz_qualification: a campaign's qualification type (labeling.qualification): its paid HIT type
+    requires it (`passed`: Comparator Exists), its quiz HIT type requires its absence (DoesNotExist,
+    so a qualified worker is not offered the quiz again). Hidden from workers who do not meet it
+    (DiscoverPreviewAndAccept). QualificationRequirement:
+    https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_QualificationRequirementDataStructureArticle.html"""
     guarded = "DiscoverPreviewAndAccept"
     requirements = [
         {
@@ -106,6 +114,14 @@ def qualification_requirements() -> list[dict]:
             {
                 "QualificationTypeId": settings.MTURK_BLOCK_QUALIFICATION_ID,
                 "Comparator": "DoesNotExist",
+                "ActionsGuarded": guarded,
+            }
+        )
+    if quiz_qualification:
+        requirements.append(
+            {
+                "QualificationTypeId": quiz_qualification,
+                "Comparator": "Exists" if passed else "DoesNotExist",
                 "ActionsGuarded": guarded,
             }
         )
@@ -171,8 +187,12 @@ class MTurkPlatform:
     # --- publishing ------------------------------------------------------------------------------
 
     def cost_preview(self, campaign: Campaign, base_url: str = "") -> CostPreview:
-        """The cost, the hourly rate against MTURK_MIN_HOURLY_RATE, and what refuses publishing."""
-        hits = list(campaign.hits.filter(external_id="").values_list("required_workers", flat=True))
+        """The cost, the hourly rate against MTURK_MIN_HOURLY_RATE, and what refuses publishing
+        (the qualification quiz's HIT is paid its own reward: its pay is checked on its own)."""
+        from labeling import qualification
+
+        unpublished = campaign.hits.filter(external_id="").exclude(kind=HIT.QUALIFICATION)
+        hits = list(unpublished.values_list("required_workers", flat=True))
         preview = cost_preview(
             seats=sum(hits),
             reward=campaign.reward,
@@ -186,6 +206,9 @@ class MTurkPlatform:
             [] if campaign.currency == "USD" else [f"MTurk pays in US dollars; the campaign is in {campaign.currency}"]
         )
         refusals += pay.refusals("MTurk", "MTURK_MIN_HOURLY_RATE") + checks.https_refusal(base_url, "MTurk")
+        refusals += qualification.pay_refusals(
+            campaign, settings.MTURK_MIN_HOURLY_RATE, "MTurk", "MTURK_MIN_HOURLY_RATE"
+        )
         return checks.with_checks(preview, pay, refusals)
 
     def publish(self, campaign: Campaign, base_url: str) -> int:
@@ -193,20 +216,22 @@ class MTurkPlatform:
 
         checks.refuse_unless_publishable(campaign, self.cost_preview(campaign, base_url))
         publication = publication_for(campaign, self.name, sandbox=self.sandbox)
+        quiz = self._qualification(campaign) if campaign.qualification_required else None
         if not publication.external_id:
-            answer = self._call("create_hit_type", **self._hit_type(campaign))
+            answer = self._call("create_hit_type", **self._hit_type(campaign, quiz.external_id if quiz else ""))
             Publication.objects.filter(pk=publication.pk).update(external_id=answer["HITTypeId"])
             publication.external_id = answer["HITTypeId"]
         elif _older_than_tokens(publication.created_at):
-            self._adopt_listed_hits(publication)
+            self._adopt_listed_hits(publication, quiz.quiz_external_id if quiz else "")
         published = 0
         for hit in campaign.hits.filter(external_id="").select_related("campaign").order_by("position"):
-            hit_id = self._create_hit(publication, hit, hit_url(base_url, hit))
+            hit_type = quiz.quiz_external_id if quiz and hit.kind == HIT.QUALIFICATION else publication.external_id
+            hit_id = self._create_hit(publication, hit, hit_url(base_url, hit), hit_type)
             HIT.objects.filter(pk=hit.pk, external_id="").update(external_id=hit_id)
             published += 1
         return published
 
-    def _hit_type(self, campaign: Campaign) -> dict:
+    def _hit_type(self, campaign: Campaign, quiz_qualification: str = "") -> dict:
         return {
             "Title": f"Label the emotion of short movie dialogues ({campaign.name})"[:128],
             "Description": "Read short dialogues from films and choose the emotion or intent of the last line.",
@@ -214,12 +239,98 @@ class MTurkPlatform:
             "Reward": f"{campaign.reward:.2f}",
             "AssignmentDurationInSeconds": campaign.time_limit_minutes * 60,
             "AutoApprovalDelayInSeconds": settings.MTURK_AUTO_APPROVAL_HOURS * 3600,
-            "QualificationRequirements": qualification_requirements(),
+            "QualificationRequirements": qualification_requirements(quiz_qualification),
         }
 
-    def _create_hit(self, publication: Publication, hit: HIT, url: str) -> str:
+    # --- the qualification step (labeling.qualification) --------------------------------------------
+
+    def _qualification(self, campaign: Campaign) -> PlatformQualification:
+        """The campaign's qualification type (which the paid HIT type requires and sync grants) and
+        the quiz HIT's own HIT type (without it), each created once and recorded at once."""
+        from labeling import qualification
+
+        setup = qualification.platform_setup(campaign, self.name)
+        if not setup.external_id:
+            setup.external_id = self._create_qualification_type(campaign)
+            PlatformQualification.objects.filter(pk=setup.pk).update(external_id=setup.external_id)
+        if not setup.quiz_external_id:
+            # CreateHITType answers an existing HIT type's id for the same values: safe to repeat
+            answer = self._call("create_hit_type", **self._quiz_hit_type(campaign, setup.external_id))
+            setup.quiz_external_id = answer["HITTypeId"]
+            PlatformQualification.objects.filter(pk=setup.pk).update(quiz_external_id=setup.quiz_external_id)
+        return setup
+
+    def _create_qualification_type(self, campaign: Campaign) -> str:
+        """CreateQualificationType; its name is unique per requester (the campaign's id and creation
+        time in it), so a repeat after a lost answer is refused by name and the type is looked up.
+        https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_CreateQualificationTypeOperation.html"""
         params = {
-            "HITTypeId": publication.external_id,
+            "Name": f"Dialogue emotion quiz passed: campaign {campaign.pk}.{campaign.created_at:%Y%m%d%H%M%S}",
+            "Keywords": settings.MTURK_KEYWORDS,
+            "Description": (
+                f"Passed the qualification quiz of the dialogue labeling campaign “{campaign.name}”; "
+                "it opens the campaign's paid HITs."
+            )[:2000],
+            "QualificationTypeStatus": "Active",
+        }
+        try:
+            return self._call("create_qualification_type", **params)["QualificationType"]["QualificationTypeId"]
+        except calls.PlatformCallError as error:
+            if not _NAME_TAKEN.search(error.detail):
+                raise
+            return self._find_qualification_type(params["Name"])
+
+    def _find_qualification_type(self, name: str) -> str:
+        """Our qualification type of this exact name.
+        https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_ListQualificationTypesOperation.html"""
+        token = None
+        while True:
+            page = self._call(
+                "list_qualification_types",
+                Query=name,
+                MustBeRequestable=False,
+                MustBeOwnedByCaller=True,
+                MaxResults=100,
+                **({"NextToken": token} if token else {}),
+            )
+            for found in page.get("QualificationTypes", []):
+                if found.get("Name") == name:
+                    return found["QualificationTypeId"]
+            token = page.get("NextToken")
+            if not token:
+                raise PlatformError(f"MTurk refused the qualification type name {name!r} but lists no type of it")
+
+    def _quiz_hit_type(self, campaign: Campaign, quiz_qualification: str) -> dict:
+        """The paid HIT type's settings (time limit, auto-approval) with the quiz's reward, words
+        and requirement: the qualification's absence."""
+        return {
+            **self._hit_type(campaign),
+            "Title": f"Qualification quiz: label the emotion of short movie dialogues ({campaign.name})"[:128],
+            "Description": (
+                "A short quiz of dialogues with known answers, each answer checked as you go; "
+                "workers who pass are offered the paid dialogue labeling HITs."
+            ),
+            "Reward": f"{campaign.qualification_reward:.2f}",
+            "QualificationRequirements": qualification_requirements(quiz_qualification, passed=False),
+        }
+
+    def grant_qualifications(self, publication: Publication, results: list[QualificationResult]) -> None:
+        """Give each passing worker the campaign's qualification (its value: the quiz score), with
+        MTurk's notification, so the paid HITs show for them. Associating again only sets the value.
+        https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_AssociateQualificationWithWorkerOperation.html"""
+        setup = PlatformQualification.objects.get(campaign_id=publication.campaign_id, platform=self.name)
+        for result in results:
+            self._call(
+                "associate_qualification_with_worker",
+                QualificationTypeId=setup.external_id,
+                WorkerId=result.worker.external_id,
+                IntegerValue=result.correct,
+                SendNotification=True,
+            )
+
+    def _create_hit(self, publication: Publication, hit: HIT, url: str, hit_type: str) -> str:
+        params = {
+            "HITTypeId": hit_type,
             "MaxAssignments": hit.required_workers,
             "LifetimeInSeconds": settings.MTURK_LIFETIME_HOURS * 3600,
             "Question": external_question(url),
@@ -235,7 +346,7 @@ class MTurkPlatform:
                 raise
             return found.group(0)
 
-    def _adopt_listed_hits(self, publication: Publication) -> int:
+    def _adopt_listed_hits(self, publication: Publication, quiz_hit_type: str = "") -> int:
         """HITs an earlier publish made whose answer was lost more than a token's life ago: found
         among the requester's HITs by HIT type and annotation and recorded, so none is made twice.
         ListHITs: https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_ListHITsOperation.html"""
@@ -249,7 +360,7 @@ class MTurkPlatform:
             for listed in page.get("HITs", []):
                 pk = (
                     wanted.get(listed.get("RequesterAnnotation", ""))
-                    if listed.get("HITTypeId") == publication.external_id
+                    if listed.get("HITTypeId") in (publication.external_id, quiz_hit_type or publication.external_id)
                     else None
                 )
                 if pk is not None:

@@ -30,7 +30,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from django.conf import settings
 
-from labeling.models import HIT, Campaign, PaymentEntry, Publication
+from labeling.models import HIT, Campaign, PaymentEntry, PlatformQualification, Publication, QualificationResult
 from labeling.platforms import base, calls, checks
 from labeling.platforms.base import ExternalResult, PlatformError
 from labeling.platforms.costs import CostPreview, cost_preview
@@ -56,6 +56,9 @@ STUDY_PAUSED = "PAUSED"
 # Prolific requires a rejection message of at least 100 characters and a category
 MIN_REJECTION_MESSAGE = 100
 REJECTION_CATEGORY = "LOW_EFFORT"
+# the participant-group filter of a study: only the group's members may take it
+# (https://docs.prolific.com/api-reference/filters; https://docs.prolific.com/api-reference/participant-groups)
+ALLOWLIST_FILTER = "participant_group_allowlist"
 REJECTION_TAIL = (
     " The known-answer dialogues in this task check careful reading; too few of them were answered as expected."
 )
@@ -88,6 +91,7 @@ class ProlificPlatform:
 
     def __init__(self, session=None) -> None:
         self._session = session
+        self._workspace = ""  # the project's workspace, once read
 
     @property
     def session(self):
@@ -119,6 +123,8 @@ class ProlificPlatform:
             fee_rate=Decimal(str(settings.PROLIFIC_FEE_RATE)),
             currency=campaign.currency,
         )
+        from labeling import qualification
+
         setting = f"PROLIFIC_MIN_HOURLY_RATE_{campaign.currency}"
         pay = checks.hourly_pay(campaign, getattr(settings, setting, None))
         refusals = (
@@ -126,6 +132,7 @@ class ProlificPlatform:
             if campaign.currency in ("GBP", "USD")
             else [f"Prolific pays in GBP or USD; the campaign is in {campaign.currency}"]
         )
+        refusals += qualification.pay_refusals(campaign, getattr(settings, setting, None), "Prolific", setting)
         return checks.with_checks(preview, pay, refusals + pay.refusals("Prolific", setting))
 
     def publish(self, campaign: Campaign, base_url: str) -> int:
@@ -139,15 +146,14 @@ class ProlificPlatform:
         if existing is None or existing.status == Publication.DRAFT:
             self._check_workspace_currency(campaign)
         publication = publication_for(campaign, self.name, completion_code=secrets.token_hex(4).upper())
+        url = platform_links(base_url, campaign)["prolific"]
+        quiz = self._qualification(campaign, url) if campaign.qualification_required else None
         places = _seats(campaign)
         if not publication.external_id:
-            study = self._request(
-                "create study",
-                "POST",
-                "/studies/",
-                repeatable=False,
-                json=self._study(campaign, platform_links(base_url, campaign)["prolific"], publication, places),
-            )
+            study = self._study(campaign, url, publication.completion_code, places)
+            if quiz is not None:  # only the quiz's passers, whom sync adds to the group
+                study["filters"] = [{"filter_id": ALLOWLIST_FILTER, "selected_values": [quiz.external_id]}]
+            study = self._request("create study", "POST", "/studies/", repeatable=False, json=study)
             Publication.objects.filter(pk=publication.pk).update(external_id=study["id"], places=places)
             publication.external_id, publication.places = study["id"], places
         if publication.status == Publication.DRAFT:
@@ -168,9 +174,7 @@ class ProlificPlatform:
         https://docs.prolific.com/api-reference/projects ("workspace")
         https://docs.prolific.com/api-reference/workspaces/get-workspace-balance ("currency_code")"""
         project = settings.PROLIFIC_PROJECT_ID
-        if not project:
-            raise PlatformError("PROLIFIC_PROJECT_ID is not set: name the Prolific project studies are created in")
-        workspace = self._request("get project", "GET", f"/projects/{project}/", repeatable=True).get("workspace", "")
+        workspace = self._workspace_id()
         path = f"/workspaces/{workspace}/balance/"
         currency = self._request("get workspace balance", "GET", path, repeatable=True).get("currency_code") or ""
         if currency.upper() != campaign.currency:
@@ -181,7 +185,17 @@ class ProlificPlatform:
                 "or PROLIFIC_PROJECT_ID to a project in a workspace of the campaign's currency"
             )
 
-    def _study(self, campaign: Campaign, url: str, publication: Publication, places: int) -> dict:
+    def _workspace_id(self) -> str:
+        """The workspace of PROLIFIC_PROJECT_ID (read once per adapter)."""
+        project = settings.PROLIFIC_PROJECT_ID
+        if not project:
+            raise PlatformError("PROLIFIC_PROJECT_ID is not set: name the Prolific project studies are created in")
+        if not self._workspace:
+            answer = self._request("get project", "GET", f"/projects/{project}/", repeatable=True)
+            self._workspace = answer.get("workspace", "")
+        return self._workspace
+
+    def _study(self, campaign: Campaign, url: str, completion_code: str, places: int) -> dict:
         # https://docs.prolific.com/api-reference/studies (create a study: project, reward in minor units)
         return {
             "project": settings.PROLIFIC_PROJECT_ID,
@@ -195,7 +209,7 @@ class ProlificPlatform:
             "prolific_id_option": "url_parameters",
             "completion_codes": [
                 {
-                    "code": publication.completion_code,
+                    "code": completion_code,
                     "code_type": "COMPLETED",
                     "actions": [{"action": "MANUALLY_REVIEW"}],
                 }
@@ -206,6 +220,77 @@ class ProlificPlatform:
             "reward": minor_units(campaign.reward),
             "device_compatibility": ["desktop"],
         }
+
+    # --- the qualification step (labeling.qualification) --------------------------------------------
+
+    def _qualification(self, campaign: Campaign, url: str) -> PlatformQualification:
+        """The participant group of the quiz's passers (which the paid study allowlists) and the quiz
+        study (without that filter), each created once and recorded at once; the study published."""
+        from labeling import qualification
+
+        setup = qualification.platform_setup(campaign, self.name)
+        if not setup.external_id:
+            setup.external_id = self._create_group(campaign)
+            PlatformQualification.objects.filter(pk=setup.pk).update(external_id=setup.external_id)
+        if not setup.completion_code:
+            setup.completion_code = secrets.token_hex(4).upper()
+            PlatformQualification.objects.filter(pk=setup.pk).update(completion_code=setup.completion_code)
+        if not setup.quiz_external_id:
+            places = _quiz_seats(campaign)
+            body = self._quiz_study(campaign, url, setup.completion_code, places)
+            study = self._request("create quiz study", "POST", "/studies/", repeatable=False, json=body)
+            setup.quiz_external_id, setup.places = study["id"], places
+            PlatformQualification.objects.filter(pk=setup.pk).update(quiz_external_id=study["id"], places=places)
+        elif _quiz_seats(campaign) > setup.places:  # seats opened since: more places (an absolute number)
+            places = _quiz_seats(campaign)
+            path = f"/studies/{setup.quiz_external_id}/"
+            self._request("set quiz places", "PATCH", path, repeatable=True, json={"total_available_places": places})
+            PlatformQualification.objects.filter(pk=setup.pk).update(places=places)
+        if setup.status == Publication.DRAFT:
+            path = f"/studies/{setup.quiz_external_id}/transition/"
+            self._request("publish quiz study", "POST", path, repeatable=True, json={"action": "PUBLISH"})
+            PlatformQualification.objects.filter(pk=setup.pk).update(status=Publication.ACTIVE)
+            setup.status = Publication.ACTIVE
+        return setup
+
+    def _create_group(self, campaign: Campaign) -> str:
+        """A participant group in the project's workspace. A lost answer may leave an empty group
+        behind (harmless); the id is recorded as soon as Prolific answers.
+        https://docs.prolific.com/api-reference/participant-groups/create-participant-group"""
+        body = {
+            "name": f"Quiz passed: campaign {campaign.pk} ({campaign.name})"[:120],
+            "workspace_id": self._workspace_id(),
+            "description": "Participants who passed this campaign's qualification quiz (added by our sync).",
+        }
+        group = self._request("create participant group", "POST", "/participant-groups/", repeatable=False, json=body)
+        return group["id"]
+
+    def _quiz_study(self, campaign: Campaign, url: str, completion_code: str, places: int) -> dict:
+        """The quiz as a study of its own: one place per seat of the qualification HITs, the quiz's
+        reward and minutes, and no participant-group filter."""
+        from labeling import qualification
+
+        minutes = qualification.minutes(campaign)
+        return {
+            **self._study(campaign, url, completion_code, places),
+            "name": f"Qualification quiz: {campaign.name}"[:120],
+            "internal_name": f"campaign {campaign.pk} qualification",
+            "description": (
+                "A short quiz of film dialogues with known answers, each answer checked as you go. "
+                "Participants who pass are invited to the paid labeling study."
+            ),
+            "estimated_completion_time": max(1, min(campaign.time_limit_minutes, minutes)),
+            "reward": minor_units(campaign.qualification_reward),
+        }
+
+    def grant_qualifications(self, publication: Publication, results: list[QualificationResult]) -> None:
+        """Add the passing participants to the group the paid study allowlists; members already
+        in it are ignored by Prolific, so a repeat is harmless.
+        https://docs.prolific.com/api-reference/participant-groups/add-to-participant-group"""
+        setup = PlatformQualification.objects.get(campaign_id=publication.campaign_id, platform=self.name)
+        ids = sorted({result.worker.external_id for result in results})
+        path = f"/participant-groups/{setup.external_id}/participants/"
+        self._request("add to participant group", "POST", path, repeatable=True, json={"participant_ids": ids})
 
     def _set_places(self, publication: Publication, places: int) -> None:
         # an absolute number: setting it twice is harmless
@@ -225,7 +310,13 @@ class ProlificPlatform:
     # --- sync --------------------------------------------------------------------------------------
 
     def fetch_results(self, publication: Publication) -> list[ExternalResult]:
-        results, path = [], f"/studies/{publication.external_id}/submissions/"
+        """The paid study's submissions and, when the campaign has one, the quiz study's."""
+        results = self._submissions(publication.external_id)
+        quiz = _quiz_study_id(publication)
+        return results + (self._submissions(quiz) if quiz else [])
+
+    def _submissions(self, study_id: str) -> list[ExternalResult]:
+        results, path = [], f"/studies/{study_id}/submissions/"
         while path:
             page = self._request("list submissions", "GET", path, repeatable=True)
             results += [self._result(row) for row in page.get("results", [])]
@@ -330,11 +421,23 @@ class ProlificPlatform:
         self._request("request return", "POST", path, repeatable=True, json={"request_return_reasons": [reason]})
 
     def close(self, publication: Publication) -> None:
-        path = f"/studies/{publication.external_id}/transition/"
-        self._request("stop study", "POST", path, repeatable=True, json={"action": "STOP"})
+        for study in filter(None, [publication.external_id, _quiz_study_id(publication)]):
+            path = f"/studies/{study}/transition/"
+            self._request("stop study", "POST", path, repeatable=True, json={"action": "STOP"})
 
 
 def _seats(campaign: Campaign, extra: dict[int, int] | None = None) -> int:
-    """Places the campaign needs: its HITs' required workers (`extra` overrides some HITs')."""
-    rows = campaign.hits.values_list("pk", "required_workers")
+    """Places the campaign needs: its paid HITs' required workers (`extra` overrides some HITs');
+    the qualification quiz is a study of its own."""
+    rows = campaign.hits.exclude(kind=HIT.QUALIFICATION).values_list("pk", "required_workers")
     return sum((extra or {}).get(pk, workers) for pk, workers in rows)
+
+
+def _quiz_seats(campaign: Campaign) -> int:
+    rows = campaign.hits.filter(kind=HIT.QUALIFICATION).values_list("required_workers", flat=True)
+    return sum(rows)
+
+
+def _quiz_study_id(publication: Publication) -> str:
+    setup = PlatformQualification.objects.filter(campaign_id=publication.campaign_id, platform=ProlificPlatform.name)
+    return setup.values_list("quiz_external_id", flat=True).first() or ""

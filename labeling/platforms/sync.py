@@ -15,7 +15,10 @@ One run:
 4. records the ledger, stamps rewards paid by the platform and pays due bonuses (each step
    recorded before and after its call: labeling.payments);
 5. adds a worker to complete HITs still short of a 2-of-3 majority (up to workers_per_hit +
-   tie_break_workers); a HIT the platform refuses more workers is noted and the rest go on.
+   tie_break_workers); a HIT the platform refuses more workers is noted and the rest go on;
+6. tells the platform who passed the campaign's qualification quiz, once their quiz submission
+   was confirmed (MTurk: our qualification type, which the paid HIT type requires; Prolific: the
+   participant group the paid study allowlists), and records it (labeling.qualification).
 
 Every step reads the state it changes, so running it again (after an interruption anywhere, or
 just again) converges: nothing is done twice and nothing is skipped. One run at a time per
@@ -30,7 +33,7 @@ from django.conf import settings
 from django.db.models import Count, F
 from django.utils import timezone
 
-from labeling import follow_up, hits, payments, services
+from labeling import follow_up, hits, payments, qualification, services
 from labeling.aggregate import campaign_votes
 from labeling.crowd.redundancy import FIXED
 from labeling.models import (
@@ -120,6 +123,7 @@ def _sync(publication: Publication, platform: CrowdPlatform) -> dict:
     payments.mark_rewards_paid(list(approved.exclude(assignment=None).values_list("assignment_id", flat=True)))
     counts["bonuses_paid"] = platform.pay_bonuses(publication, payments.bonuses_due(publication))
     counts["places_added"] = _add_places(platform, publication, failures)
+    counts["qualified"] = _grant_qualifications(platform, publication, failures)
     counts["errors"] = len(failures)
     _block(platform, publication)
     counts["fetched"] = len(results)
@@ -385,6 +389,21 @@ def _add_places(platform: CrowdPlatform, publication: Publication, failures: lis
             continue
         added += hits.add_seat(hit, hit.required_workers)
     return added
+
+
+def _grant_qualifications(platform: CrowdPlatform, publication: Publication, failures: list[str]) -> int:
+    """The platform's mark for every confirmed pass not granted yet; a refusal is noted and the
+    next sync tries again (granting again is harmless on both platforms)."""
+    grant = getattr(platform, "grant_qualifications", None)
+    due = qualification.grants_due(publication) if grant is not None else []
+    if not due:
+        return 0
+    try:
+        grant(publication, due)
+    except PlatformError as error:
+        failures.append(f"qualification: {error}")
+        return 0
+    return qualification.mark_granted(due)
 
 
 def _block(platform: CrowdPlatform, publication: Publication) -> None:

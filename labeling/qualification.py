@@ -1,0 +1,428 @@
+"""The qualification step: a quiz-only HIT first, paid HITs only for workers who reach the mark.
+
+A campaign with `qualification_required` gets one qualification HIT (`build_qualification_hit`,
+kind HIT.QUALIFICATION) of `qualification_items` quiz screens and one seat per worker it may
+qualify; each seat has its own quiz dialogues from the secret pool.
+
+- Items: feedback shows each screen's known answer at once, to workers a platform has not proven
+  yet, so a qualification item is spent: it is drawn only among items never shown, with every
+  exposure the cap allows reserved (quiz_pool.draw with QUIZ_MAX_EXPOSURES seats), so it retires at
+  once and is scored for no one else, ever. Each feedback counts as a reveal (record_reveals),
+  and a claim skips any HIT with an item the worker was shown (quiz_pool.seen_by), as for any quiz.
+- Feedback: after a screen is answered (Next), `check_screen` records a QuizCheck (right or wrong)
+  and the page shows the verdict and the known answer; from then on that answer cannot change
+  (`is_checked`, refused by labeling.services). Paid HITs keep their rules (feedback after
+  submission, a platform worker's only once confirmed).
+- Result: at submission `record_result` writes the worker's QualificationResult (score, passed:
+  labeling.crowd.qualification.passes against `qualification_mark`).
+- Gate (`claimable_q`, a filter of labeling.services.open_hits_for; `may_take_paid_work`): in such
+  a campaign a worker is offered its paid HITs only with a passing result, and the qualification
+  HIT only while they never held a seat on one (one attempt per worker and campaign: a retry
+  would come after the known answers were shown; an attempt left to expire is spent too). A
+  platform worker is one person across their landings (same platform and worker id), and their
+  pass counts once the platform confirmed the quiz's submission (what sync also waits for before
+  granting it on the platform: MTurk's qualification, Prolific's participant group).
+- Pay: the qualification HIT pays `qualification_reward`, no bonus (`reward_and_bonus`); its
+  minutes are the paid HIT's per screen (crowd.qualification.quiz_minutes), checked against the
+  platform's hourly minimum like the paid HIT's (`pay_refusals`).
+- History: every quiz answer a worker gave, in every campaign, right or wrong (`quiz_histories`),
+  shown per worker on the campaign dashboard (`dashboard_rows`).
+"""
+
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotation.models import ModelVersion
+from labeling import quiz_pool
+from labeling.campaigns import campaign_labels
+from labeling.crowd.qualification import QuizHistory, histories, passes, quiz_minutes
+from labeling.hits import write_hits
+from labeling.models import (
+    HIT,
+    Assignment,
+    Campaign,
+    HITItem,
+    PlatformQualification,
+    Publication,
+    QualificationResult,
+    QuizCheck,
+    Response,
+    Worker,
+    counted_assignment_q,
+)
+from labeling.platforms.costs import HourlyPay
+
+CHECKED = "This answer was checked against the known answer; it can no longer change."
+
+
+# --- Building the qualification HIT -------------------------------------------------------------
+
+
+def build_qualification_hit(campaign: Campaign, seats: int, *, seed: int | None = None) -> HIT:
+    """A qualification HIT of `seats` seats (workers who may take the quiz), each seat with its own
+    `campaign.qualification_items` spent quiz dialogues. Raises ValueError (PoolTooSmall among
+    them) saying why it cannot be built; nothing is saved then."""
+    from labeling import services, task_types
+
+    if not task_types.of(campaign).uses_labels:
+        raise ValueError(f"a {campaign.task_type} campaign has no label quiz to qualify workers with")
+    if seats < 1:
+        raise ValueError("seats: a qualification HIT needs at least one seat")
+    rng = random.Random(seed)
+    suggester = campaign.suggestion_model or ModelVersion.objects.suggester()
+    with transaction.atomic():
+        per_seat = _draw_spent(campaign, seats, rng)
+        questions = [question for seat_set in per_seat for question in seat_set]
+        turns = services._last_turns([q.dialogue_id for q in questions if q.dialogue_id is not None])
+        ranked = services._suggested_top_k(
+            suggester, [turn.pk for turn in turns.values()], services._label_set_names(campaign)
+        )
+        screens = [
+            [_seat_item(seat_set[index], slot, turns, ranked, campaign) for slot, seat_set in enumerate(per_seat, 1)]
+            for index in range(campaign.qualification_items)
+        ]
+        (hit,) = write_hits(campaign, [screens], kind=HIT.QUALIFICATION, required_workers=seats)
+    return hit
+
+
+def _draw_spent(campaign: Campaign, seats: int, rng: random.Random):
+    """Per seat, its quiz items: never shown before, all their exposures reserved (see the module)."""
+    try:
+        return quiz_pool.draw(
+            seats,
+            campaign.qualification_items,
+            settings.QUIZ_MAX_EXPOSURES,
+            rng=rng,
+            label_ids=campaign_labels(campaign).values_list("pk", flat=True),
+        )
+    except quiz_pool.PoolTooSmall as error:
+        raise quiz_pool.PoolTooSmall(
+            f"the qualification quiz takes quiz dialogues never shown before (each is spent by its feedback): {error}"
+        ) from error
+
+
+def _seat_item(question, slot: int, turns, ranked, campaign: Campaign) -> HITItem:
+    item = quiz_pool.quiz_item(question, turns, ranked, campaign.fallback_choices)
+    item.seat = slot
+    return item
+
+
+def qualification_hits(campaign: Campaign):
+    return HIT.objects.filter(campaign=campaign, kind=HIT.QUALIFICATION)
+
+
+def is_qualification(hit: HIT) -> bool:
+    return hit.kind == HIT.QUALIFICATION
+
+
+# --- The gate -----------------------------------------------------------------------------------
+
+
+def _same_person(worker_id) -> QuerySet[Worker]:
+    """The worker's rows: a platform worker's every landing (same platform and worker id); a site
+    worker's own row. By id only, so a claim's compiled SQL takes it as a parameter."""
+    me = Worker.objects.filter(pk=worker_id)
+    return Worker.objects.filter(
+        platform=Subquery(me.values("platform")[:1]), external_id=Subquery(me.values("external_id")[:1])
+    )
+
+
+def _passing(worker_id, campaign_ref) -> QuerySet[QualificationResult]:
+    """Passing results of the person in the campaign that count: a site worker's at once, a
+    platform worker's once the platform confirmed the quiz's submission."""
+    return QualificationResult.objects.filter(
+        Q(worker__platform=Worker.SITE) | Q(assignment__platform_confirmed_at__isnull=False),
+        campaign_id=campaign_ref,
+        passed=True,
+        worker__in=_same_person(worker_id),
+    )
+
+
+def _attempts(worker_id, campaign_ref) -> QuerySet[Assignment]:
+    """Seats the person ever took on the campaign's qualification HITs (one attempt each)."""
+    return Assignment.objects.filter(
+        hit__campaign_id=campaign_ref, hit__kind=HIT.QUALIFICATION, worker__in=_same_person(worker_id)
+    )
+
+
+def claimable_q(worker: Worker) -> Q:
+    """The HITs a worker may claim as far as the qualification goes (a filter on HIT): a campaign
+    without the step as before; with it, its paid HITs with a passing result, its qualification
+    HIT without an attempt. Only the worker's id enters the SQL."""
+    campaign = OuterRef("campaign_id")
+    paid = ~Q(kind=HIT.QUALIFICATION) & (
+        Q(campaign__qualification_required=False) | Q(Exists(_passing(worker.pk, campaign)))
+    )
+    quiz = Q(kind=HIT.QUALIFICATION, campaign__qualification_required=True) & ~Q(Exists(_attempts(worker.pk, campaign)))
+    return paid | quiz
+
+
+def may_take_paid_work(worker: Worker, campaign: Campaign) -> bool:
+    """Whether the worker may be offered the campaign's paid HITs."""
+    if not campaign.qualification_required:
+        return True
+    return _passing(worker.pk, campaign.pk).exists()
+
+
+@dataclass(frozen=True)
+class QualificationStatus:
+    """Where a worker stands with one campaign's qualification (for the worker's home page)."""
+
+    state: str  # "required", "taking", "pending", "passed", "failed", "expired"
+    result: QualificationResult | None = None
+    mark: int = 0
+
+
+def status_of(worker: Worker, campaign: Campaign) -> QualificationStatus | None:
+    """None for a campaign without the step."""
+    if not campaign.qualification_required:
+        return None
+    mark = campaign.qualification_mark
+    person = _same_person(worker.pk)
+    result = QualificationResult.objects.filter(campaign=campaign, worker__in=person).order_by("-passed").first()
+    if result is not None:
+        if not result.passed:
+            return QualificationStatus("failed", result, mark)
+        return QualificationStatus("passed" if may_take_paid_work(worker, campaign) else "pending", result, mark)
+    attempts = _attempts(worker.pk, campaign.pk)
+    if attempts.filter(status=Assignment.ACCEPTED).exists():
+        return QualificationStatus("taking", None, mark)
+    if attempts.exists():
+        return QualificationStatus("expired", None, mark)
+    return QualificationStatus("required", None, mark)
+
+
+def annotate_statuses(worker: Worker, campaigns: Iterable[Campaign]) -> None:
+    """Set `qualification_status` on each campaign (the worker's home page shows it)."""
+    for campaign in campaigns:
+        campaign.qualification_status = status_of(worker, campaign)
+
+
+# --- Feedback after each screen -----------------------------------------------------------------
+
+
+def is_checked(assignment: Assignment, item: HITItem) -> bool:
+    """Whether the answer to this screen was checked (its known answer shown): it cannot change."""
+    return item.quiz_question_id is not None and QuizCheck.objects.filter(assignment=assignment, item=item).exists()
+
+
+def check_screen(assignment: Assignment, item: HITItem) -> QuizCheck | None:
+    """Check the saved answer to one screen of a live qualification assignment against the known
+    answer, and count the reveal (once: a second check returns the first). None when the screen
+    is not a quiz screen of this assignment's qualification HIT, or has no answer yet."""
+    if item.hit_id != assignment.hit_id or item.seat not in (0, assignment.seat) or item.quiz_question_id is None:
+        return None
+    if not HIT.objects.filter(pk=item.hit_id, kind=HIT.QUALIFICATION).exists():
+        return None
+    existing = QuizCheck.objects.filter(assignment=assignment, item=item).first()
+    if existing is not None:
+        return existing
+    answer = Response.objects.filter(assignment=assignment, item=item).values_list("label_id", flat=True)
+    if not answer.exists():
+        return None
+    gold = item.quiz_question.gold_label_id
+    try:
+        with transaction.atomic():
+            check = QuizCheck.objects.create(assignment=assignment, item=item, correct=answer[0] == gold)
+            quiz_pool.record_reveals([item.quiz_question_id])
+    except IntegrityError:  # a double click: the other request checked it
+        return QuizCheck.objects.get(assignment=assignment, item=item)
+    return check
+
+
+def not_yet_revealed(assignment: Assignment, question_ids: Iterable[int]) -> list[int]:
+    """The quiz questions among `question_ids` whose answer this assignment's feedback did not show
+    yet (a qualification screen's was shown when checked): what a submission's feedback reveals."""
+    ids = list(question_ids)
+    if not ids or (Assignment.hit.is_cached(assignment) and assignment.hit.kind != HIT.QUALIFICATION):
+        return ids  # a paid HIT shows no answer before its submission: no query
+    shown = set(QuizCheck.objects.filter(assignment=assignment).values_list("item__quiz_question_id", flat=True))
+    return [pk for pk in ids if pk not in shown]
+
+
+# --- The result ---------------------------------------------------------------------------------
+
+
+def record_result(assignment: Assignment, correct: int, total: int) -> QualificationResult | None:
+    """The worker's result for a submitted qualification assignment (in the submission's
+    transaction); None for any other HIT. One per worker identity and campaign."""
+    hit = assignment.hit
+    if hit.kind != HIT.QUALIFICATION:
+        return None
+    campaign = hit.campaign
+    result, _ = QualificationResult.objects.get_or_create(
+        worker_id=assignment.worker_id,
+        campaign=campaign,
+        defaults={
+            "assignment": assignment,
+            "correct": correct,
+            "total": total,
+            "passed": passes(correct, total, campaign.qualification_mark),
+        },
+    )
+    return result
+
+
+def grants_due(publication: Publication) -> list[QualificationResult]:
+    """Passing, confirmed results of the publication's platform workers not yet granted there."""
+    return list(
+        QualificationResult.objects.filter(
+            campaign_id=publication.campaign_id,
+            passed=True,
+            granted_at__isnull=True,
+            worker__platform=publication.platform,
+            assignment__platform_confirmed_at__isnull=False,
+        )
+        .select_related("worker")
+        .order_by("pk")
+    )
+
+
+def mark_granted(results: Iterable[QualificationResult]) -> int:
+    ids = [result.pk for result in results]
+    return QualificationResult.objects.filter(pk__in=ids, granted_at__isnull=True).update(granted_at=timezone.now())
+
+
+# --- Pay ----------------------------------------------------------------------------------------
+
+
+def reward_and_bonus(campaign: Campaign, hit_kind: str) -> tuple[Decimal, Decimal]:
+    """What an approved assignment of a HIT of this kind earns: the qualification quiz its own
+    reward and no bonus; any other HIT the campaign's reward and bonus."""
+    if hit_kind == HIT.QUALIFICATION:
+        return campaign.qualification_reward, Decimal(0)
+    return campaign.reward, campaign.bonus
+
+
+def minutes(campaign: Campaign) -> int:
+    screens = campaign.dialogues_per_hit + campaign.quiz_per_hit
+    return quiz_minutes(campaign.estimated_minutes, screens, campaign.qualification_items)
+
+
+def hourly_pay(campaign: Campaign, minimum) -> HourlyPay:
+    """The quiz's hourly rate at its estimated minutes, against the platform's minimum."""
+    return HourlyPay(
+        currency=campaign.currency,
+        reward=campaign.qualification_reward,
+        estimated_minutes=minutes(campaign),
+        minimum=None if minimum is None else Decimal(str(minimum)).quantize(Decimal("0.01")),
+        measured_minutes=None,
+    )
+
+
+def pay_refusals(campaign: Campaign, minimum, platform: str, setting: str) -> list[str]:
+    """Why the qualification quiz cannot be published on `platform` (its pay, its HIT)."""
+    if not campaign.qualification_required:
+        return []
+    refusals = [
+        f"the qualification quiz: {reason}" for reason in hourly_pay(campaign, minimum).refusals(platform, setting)
+    ]
+    if not qualification_hits(campaign).exists():
+        refusals.append("the campaign requires a qualification quiz but has no qualification HIT yet: build it first")
+    return refusals
+
+
+# --- Platforms ----------------------------------------------------------------------------------
+
+
+def platform_setup(campaign: Campaign, platform: str) -> PlatformQualification:
+    """The campaign's qualification on `platform`, created on first use (what the adapters fill)."""
+    try:
+        with transaction.atomic():
+            setup, _ = PlatformQualification.objects.get_or_create(campaign=campaign, platform=platform)
+    except IntegrityError:  # two publishers at once: the other made it
+        setup = PlatformQualification.objects.get(campaign=campaign, platform=platform)
+    return setup
+
+
+def quiz_completion_code(assignment: Assignment) -> str:
+    """The Prolific quiz study's completion code for a qualification assignment, else ""."""
+    if assignment.hit.kind != HIT.QUALIFICATION:
+        return ""
+    setup = PlatformQualification.objects.filter(campaign_id=assignment.hit.campaign_id, platform=Worker.PROLIFIC)
+    return setup.values_list("completion_code", flat=True).first() or ""
+
+
+# --- History and the dashboard ------------------------------------------------------------------
+
+
+def _person():
+    return Coalesce("assignment__worker__merged_into_id", "assignment__worker_id")
+
+
+def quiz_histories(person_ids: Iterable[int]) -> dict[int, QuizHistory]:
+    """Every counted quiz answer of these workers (a platform worker's landings count as the worker
+    they were merged into), right or wrong, over every campaign: from the Response rows of quiz
+    items whose known answer is a label."""
+    ids = list(person_ids)
+    rows = (
+        Response.objects.filter(
+            counted_assignment_q("assignment__"),
+            Q(assignment__worker_id__in=ids) | Q(assignment__worker__merged_into_id__in=ids),
+            item__quiz_question__gold_label__isnull=False,
+        )
+        .annotate(person=_person(), right=Q(label_id=F("item__quiz_question__gold_label_id")))
+        .values_list("person", "item__hit__campaign_id", "right")
+    )
+    return histories(rows)
+
+
+def dashboard_rows(campaign: Campaign) -> list[dict]:
+    """Per worker who took any HIT of the campaign: their qualification result here (if the
+    campaign has the step) and their quiz history over every campaign."""
+    people = (
+        Assignment.objects.filter(hit__campaign=campaign)
+        .annotate(person=Coalesce("worker__merged_into_id", "worker_id"))
+        .values_list("person", flat=True)
+        .distinct()
+    )
+    workers = Worker.objects.in_bulk(list(people))
+    if not workers:
+        return []
+    found = quiz_histories(workers)
+    results = _results_by_person(campaign)
+    rows = [_row(worker, found.get(pk, QuizHistory()), results.get(pk)) for pk, worker in workers.items()]
+    return sorted(rows, key=lambda row: (row["worker"], row["id"]))
+
+
+def _results_by_person(campaign: Campaign) -> dict[int, QualificationResult]:
+    results = QualificationResult.objects.filter(campaign=campaign).annotate(
+        person=Coalesce("worker__merged_into_id", "worker_id")
+    )
+    return {result.person: result for result in results.order_by("passed")}
+
+
+def _row(worker: Worker, history: QuizHistory, result: QualificationResult | None) -> dict:
+    return {
+        "id": worker.pk,
+        "worker": worker.external_id,
+        "platform": worker.platform,
+        "result": result,
+        "right": history.overall.right,
+        "total": history.overall.total,
+        "accuracy": history.overall.accuracy,
+        "campaigns": history.campaigns,
+    }
+
+
+def campaign_summary(campaign: Campaign) -> dict:
+    """What the campaign page shows of the step: its settings' effect, the seats, who passed, and
+    every worker's quiz history."""
+    seats = qualification_hits(campaign).aggregate(seats=Sum("required_workers"), free=Sum("seats_free"))
+    results = QualificationResult.objects.filter(campaign=campaign)
+    return {
+        "seats": seats["seats"] or 0,
+        "free": seats["free"] or 0,
+        "passed": results.filter(passed=True).count(),
+        "failed": results.filter(passed=False).count(),
+        "minutes": minutes(campaign),
+        "rows": dashboard_rows(campaign),
+    }
