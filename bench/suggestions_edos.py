@@ -103,9 +103,9 @@ def _train_dialogue_classifier(epochs: int) -> None:
     split, validation choosing the epoch; registered like the rounds register theirs."""
     from annotation.models import ModelVersion, TurnLabel
     from mlworkers.pipeline import (
-        _dialogue_items,
         crowd_votes,
         dialogue_classifier_learner,
+        dialogue_items,
         gold_labels,
         no_majority_items,
     )
@@ -115,9 +115,9 @@ def _train_dialogue_classifier(epochs: int) -> None:
     train, validation = gold_labels([TurnLabel.TRAIN]), gold_labels([TurnLabel.VALIDATION])
     votes = crowd_votes([TurnLabel.TRAIN])
     learner = dialogue_classifier_learner(
-        epochs, _dialogue_items(list(validation), validation), votes=votes, no_majority=no_majority_items(votes)
+        epochs, dialogue_items(list(validation), validation), votes=votes, no_majority=no_majority_items(votes)
     )
-    clf = learner.train(_dialogue_items(list(train), train))
+    clf = learner.train(dialogue_items(list(train), train))
     register_model_version(ModelVersion.DIALOGUE, f"dialogue classifier ({epochs} epochs on gold train)", clf)
     print(f"dialogue classifier: {time.perf_counter() - started:.0f} s")
 

@@ -4,10 +4,10 @@ they hand their result back to the platform.
 A platform worker has no password here: each landing is a pending identity of its own (a Worker
 keyed by the platform's worker id AND the platform's id of this piece of work: MTurk
 assignmentId, Prolific SESSION_ID), tied to a plain (never staff) site account, signed in, and
-given a HIT through labeling.services, so from then on the annotator pages serve them like
+given a HIT through labeling.actions.claim, so from then on the annotator pages serve them like
 anyone. A landing never inherits another landing's account on the strength of the worker id
 alone: the identity is merged into the platform id's proven Worker only when the platform
-confirms the submission it made (labeling.services.confirm_platform_submission).
+confirms the submission it made (labeling.actions.submit.confirm_platform_submission).
 
 Trust: MTurk's ExternalQuestion parameters (workerId, assignmentId, turkSubmitTo) and Prolific's
 (PROLIFIC_PID, STUDY_ID, SESSION_ID) are NOT signed. So:
@@ -21,7 +21,7 @@ Trust: MTurk's ExternalQuestion parameters (workerId, assignmentId, turkSubmitTo
 - a worker id with a made-up assignment or session id opens an empty identity of its own,
   never the history, completion codes or live HIT of the worker it names;
 - a platform worker's answers count only once the platform confirms the submission
-  (labeling.services.confirm_platform_submission).
+  (labeling.actions.submit.confirm_platform_submission).
 """
 
 import re
@@ -41,7 +41,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from config.client_ip import address_block, client_ip
 from config.pages import refusal
-from labeling import services
+from labeling.actions import claim, submit
 from labeling.entry_tokens import TOKEN_PARAMETER, token_matches
 from labeling.models import HIT, Assignment, Campaign, Publication, Worker
 from labeling.platforms.costs import money
@@ -260,7 +260,7 @@ def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
     if _platform_id_blocked(landing):
         message = "Your worker id is blocked from taking HITs in this project. Please return the HIT."
         return _problem(request, "Not allowed", message, status=403)
-    services.free_unconfirmed_seats(campaign)
+    submit.free_unconfirmed_seats(campaign)
     try:
         worker = platform_worker(
             landing.platform,
@@ -276,7 +276,7 @@ def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
     if worker.is_blocked:
         message = "Your worker id is blocked from taking HITs in this project. Please return the HIT."
         return _problem(request, "Not allowed", message, status=403)
-    assignment = services.claim_next_hit(worker, campaign, prefer_hit_id=landing.prefer_hit_id)
+    assignment = claim.claim_next_hit(worker, campaign, prefer_hit_id=landing.prefer_hit_id)
     if assignment is not None and not _bound_to(assignment, landing):
         # someone who knows the worker id but not the platform's assignment id: no sign-in
         return _problem(request, "HIT opened elsewhere", OPENED_ELSEWHERE, status=409)

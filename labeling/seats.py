@@ -7,7 +7,7 @@ expired and frees the seat, in one transaction. (Counting by time instead let a 
 lapsed seat and the expiry free it again: the count drifted one too high.) Every service that takes
 or frees a seat moves the count in the transaction that changes the assignment, with an atomic
 `seats_free = seats_free +/- n` (the HIT row is locked by that UPDATE, so concurrent writers add
-up): claiming takes one (labeling.services.claim_next_hit); expiring a stale or unconfirmed
+up): claiming takes one (labeling.actions.claim.claim_next_hit); expiring a stale or unconfirmed
 assignment, rejecting done work, and adding a seat (labeling.hits.add_seat) free one.
 
 What keeps the count safe even when something bypasses these services (an admin edit, a test
@@ -36,7 +36,7 @@ SEAT_STATUSES = (Assignment.ACCEPTED, *Assignment.DONE)
 
 def taken(hit_id: int) -> int:
     """Seats of one HIT held by status, counted from its assignments (index on hit, status). The
-    caller holds the HIT's row lock (labeling.services)."""
+    caller holds the HIT's row lock (labeling.actions.claim)."""
     return Assignment.objects.filter(hit_id=hit_id, status__in=SEAT_STATUSES).count()
 
 
@@ -66,7 +66,7 @@ def free(hit_ids: Iterable[int]) -> None:
 
 
 def set_free(hit_id: int, count: int) -> None:
-    """Write the count a claim found under the HIT's row lock (labeling.services)."""
+    """Write the count a claim found under the HIT's row lock (labeling.actions.claim)."""
     HIT.objects.filter(pk=hit_id).update(seats_free=count)
 
 

@@ -60,7 +60,7 @@ def _progress(job: JobRun) -> Callable[[int, int, str], None]:
     return lambda done, total, message="": report_progress(job, done, total, message)
 
 
-def _label_rows(names: Iterable[str]) -> dict[str, Label]:
+def label_rows(names: Iterable[str]) -> dict[str, Label]:
     return Label.objects.by_names(names)
 
 
@@ -201,7 +201,7 @@ def weak_apply(
 
     version = _weak_version(model_version_id)
     labeler = load_weak_labeler_for(version)
-    labels = _label_rows(version.label_names)
+    labels = label_rows(version.label_names)
     total = Turn.objects.count()
     done = Prediction.objects.filter(model_version=version).count()
     report_progress(job, done, total, f"{done} of {total} turns already labeled")
@@ -338,8 +338,8 @@ def rank_candidates(
     """Rank the candidates in `language` (an existing campaign's own language wins) by the
     suggestion model's calibrated confidence (the given version, else the one suggesting now);
     with a campaign (id or a new name) build its HITs from them."""
+    from labeling.hits import build_hits
     from labeling.models import Campaign
-    from labeling.services import build_hits
 
     version = _suggestion_version(model_version_id)
     if campaign_id:
@@ -492,7 +492,7 @@ class DialogueVectors:
         return normalise_rows(out)
 
 
-def _dialogue_items(turn_ids: Sequence[int], labels: dict[int, str] | None = None) -> list[rounds_core.Item]:
+def dialogue_items(turn_ids: Sequence[int], labels: dict[int, str] | None = None) -> list[rounds_core.Item]:
     """Items for target turns: the dialogue's turns up to the target, chronological."""
     targets = dict(Turn.objects.filter(pk__in=list(turn_ids)).values_list("pk", "position"))
     dialogue_of = dict(Turn.objects.filter(pk__in=list(turn_ids)).values_list("pk", "dialogue_id"))
@@ -518,7 +518,7 @@ class DialoguePool:
         return self.target_turn_ids
 
     def read(self, keys: Sequence[int]) -> list[rounds_core.Item]:
-        return _dialogue_items([int(key) for key in keys])
+        return dialogue_items([int(key) for key in keys])
 
 
 def unlabeled_targets() -> list[int]:
@@ -573,12 +573,12 @@ def no_majority_items(votes: dict[int, tuple[str, ...]]) -> list[rounds_core.Ite
     in_train = set(
         Turn.objects.filter(pk__in=list(votes), dialogue__split=TurnLabel.TRAIN).values_list("pk", flat=True)
     )
-    return _dialogue_items(sorted(key for key in votes if key in in_train and key not in gold))
+    return dialogue_items(sorted(key for key in votes if key in in_train and key not in gold))
 
 
 def save_new_labels(new_labels: Sequence[rounds_core.NewLabel]) -> int:
     """TurnLabel rows for SBERT and self labels, all in one transaction (nothing half-saved)."""
-    labels = _label_rows({n.label for n in new_labels})
+    labels = label_rows({n.label for n in new_labels})
     dialogue_of = dict(
         Turn.objects.filter(pk__in={n.source_key for n in new_labels if n.source_key}).values_list("pk", "dialogue_id")
     )
@@ -738,7 +738,7 @@ def _self_label_rounds(
     # the workers' answers: soft targets for the gold, and the no-majority dialogues as extra training
     votes = crowd_votes([TurnLabel.TRAIN]) if recipe == "measured" else {}
     no_majority = no_majority_items(votes)
-    validation_items = _dialogue_items(list(validation_gold), validation_gold)
+    validation_items = dialogue_items(list(validation_gold), validation_gold)
     learners = [
         dialogue_classifier_learner(epochs, validation_items, lr, head_lr, recipe, votes, no_majority),
         fasttext_learner(),
@@ -752,9 +752,9 @@ def _self_label_rounds(
         self_min_confidence=self_min_confidence,
         chunk_size=int(chunk_size),
     )
-    test_items = _dialogue_items(list(test_gold), test_gold)
+    test_items = dialogue_items(list(test_gold), test_gold)
     outcome = rounds_core.run_rounds(
-        _dialogue_items(list(train_gold), train_gold),
+        dialogue_items(list(train_gold), train_gold),
         test_items,
         # a no-majority dialogue trains on its votes: it never takes an SBERT or self label as well
         DialoguePool(sorted(set(unlabeled_targets()) - {item.key for item in no_majority})),

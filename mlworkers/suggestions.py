@@ -31,11 +31,11 @@ from jobs.runtime import JobCannotRun, report_progress
 from mlworkers.pipeline import (
     DialogueVectors,
     NoGoldLabels,
-    _dialogue_items,
-    _label_rows,
+    dialogue_items,
     gold_labels,
     gold_split,
     headline,
+    label_rows,
     measured,
     turn_embedding_store,
 )
@@ -117,7 +117,7 @@ def _dialogue_predictor(version: ModelVersion) -> Callable[[Sequence[int]], np.n
     from mlworkers.ml import dialogue_classifier as dc
 
     clf = load_dialogue_classifier(version)
-    return lambda ids: dc.predict_proba(clf, [dc.DialogueExample(list(i.turns)) for i in _dialogue_items(list(ids))])
+    return lambda ids: dc.predict_proba(clf, [dc.DialogueExample(list(i.turns)) for i in dialogue_items(list(ids))])
 
 
 def _choose(candidates: dict, validation: dict[int, str], scores: dict) -> tuple[str, dict[str, dict[str, float]]]:
@@ -145,7 +145,7 @@ def write_last_turn_predictions(version: ModelVersion, predict: Callable, temper
     from mlworkers.ml.calibration import apply_temperature
     from mlworkers.ml.sentence_classifier import top_k
 
-    labels = _label_rows(LABEL_NAMES)
+    labels = label_rows(LABEL_NAMES)
     done = set(Prediction.objects.filter(model_version=version).values_list("turn_id", flat=True))
     pending = [pk for pk in last_turn_ids() if pk not in done]
     written = 0

@@ -7,8 +7,8 @@ from django.urls import reverse
 
 from annotation.models import Label
 from jobs.models import JobRun
+from labeling.actions.claim import worker_for_user
 from labeling.models import HIT, AggregatedLabel, Campaign, HITItem, Response, Worker
-from labeling.services import worker_for_user
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 pytestmark = pytest.mark.django_db
