@@ -275,7 +275,6 @@ def test_hits_made_by_a_publish_whose_token_expired_are_found_not_made_again(stu
 
 
 def test_a_hit_at_nine_assignments_is_not_extended_past_nine_and_the_sync_carries_on(stub, monkeypatch):
-    from labeling.platforms import sync
     from labeling.task_types.last_turn_label import follow_up
 
     campaign = draft_campaign(hits=0, status=Campaign.OPEN)
