@@ -97,7 +97,9 @@ class TaskType:
     screen_noun = "Item"  # the screen's heading: "Item 2/10"
     results_template = ""  # the researcher's results page; "" when the dashboard is all there is
     detail_template = ""  # links of the type's own on the campaign page ("" for none)
-    uses_labels = False  # the campaign's label set and fallback choices matter
+    # the campaign's label set and fallback choices matter: a fact about the type, for its own
+    # code; nothing outside labeling/task_types/ branches on it (tests/labeling/test_labeling_imports.py)
+    uses_labels = False
     unanswered_message = "Answer every question before going on."
     # Back with an answer the type refuses (an unfinished one): go back and leave it unsaved
     back_leaves_refused_answers = True
