@@ -117,8 +117,8 @@ def fill_database(annotators: int, hits: int, seed: int) -> list[str]:
 
     from annotation.models import Dialogue, Turn
     from labeling.campaigns import create_campaign, set_campaign_status
+    from labeling.hits import build_hits
     from labeling.models import Campaign
-    from labeling.services import build_hits
 
     call_command("migrate", verbosity=0)
     campaign = create_campaign("Load test", fallback_choices=["Neutral", "Joyful", "Sad"], time_limit_minutes=60)

@@ -30,12 +30,12 @@ POLICIES = ("fixed", "until_agreement")
 
 
 def run_policy(policy: str, dialogues: list, truth_path: Path) -> dict:
-    from labeling.aggregate import aggregate_campaign
     from labeling.campaigns import create_campaign, set_campaign_status
+    from labeling.hits import build_hits
     from labeling.models import HIT
     from labeling.policy import answers_bought
-    from labeling.services import build_hits
     from labeling.simulated_crowd import read_truth, simulate_until_settled
+    from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
 
     campaign = create_campaign(policy, dialogues_per_hit=3, quiz_per_hit=0, redundancy_policy=policy)
     build_hits(campaign, dialogues, seed=15)

@@ -236,8 +236,8 @@ def synthetic(args, folder: str) -> float:
     from django.conf import settings
 
     from labeling.campaigns import create_campaign, set_campaign_status
+    from labeling.hits import build_hits
     from labeling.models import Campaign
-    from labeling.services import build_hits
 
     rng = random.Random(args.seed)
     work_count = args.hits * 15

@@ -15,8 +15,15 @@ from rest_framework.views import APIView
 from annotation.models import Dialogue
 from jobs.runtime import start_job
 from labeling import task_types
-from labeling.campaigns import CampaignRefused, StatusChangeRefused, create_campaign, set_campaign_status
+from labeling.campaigns import (
+    CampaignRefused,
+    StatusChangeRefused,
+    create_campaign,
+    create_pairwise_campaign,
+    set_campaign_status,
+)
 from labeling.forms import candidate_dialogues
+from labeling.hits import build_hits
 from labeling.models import AggregatedLabel, Campaign, Worker
 from labeling.payments import approve_submitted, record_payments
 from labeling.reports import accept_proposed_label, campaign_report
@@ -34,7 +41,6 @@ from labeling.serializers import (
     WorkerStatsSerializer,
     WorkerStatusSerializer,
 )
-from labeling.task_types.pairwise import create_pairwise_campaign
 from labeling.workers import set_blocked
 
 
@@ -47,8 +53,6 @@ class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     def perform_create(self, serializer):
         """Create the campaign and bundle its dialogues into HITs, or nothing at all."""
-        from labeling.services import build_hits
-
         data = dict(serializer.validated_data)
         dialogue_ids = data.pop("dialogue_ids", None)
         recent = data.pop("recent_dialogues", None)

@@ -6,10 +6,10 @@ from django import forms
 from django.db.models import QuerySet
 
 from annotation.models import Dialogue, Label, TurnLabel
-from labeling.campaigns import DEFAULT_FALLBACK_CHOICES
 from labeling.crowd import qualification, redundancy
 from labeling.crowd.redundancy import FIXED, SUGGESTED_THRESHOLD
 from labeling.models import Campaign, HITItem
+from labeling.task_types.last_turn_label.label_set import DEFAULT_FALLBACK_CHOICES
 
 RECENT, ALL = "recent", "all"
 QUALIFICATION_FIELDS = ("qualification_items", "qualification_mark")
@@ -216,7 +216,7 @@ class PairwiseCampaignForm(forms.Form):
         return cleaned
 
     def campaign_arguments(self) -> dict:
-        """The keyword arguments of labeling.task_types.pairwise.create_pairwise_campaign."""
+        """The keyword arguments of labeling.campaigns.create_pairwise_campaign."""
         data = self.cleaned_data
         upload = self.files.get("pairs_csv")
         settings = ("description", "language", "dialogues_per_hit", "quiz_per_hit", "workers_per_hit", "reward")

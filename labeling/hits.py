@@ -1,18 +1,48 @@
-"""The one writer of HIT and HITItem rows.
+"""The one writer of HIT and HITItem rows, and `build_hits`, which asks a campaign's task type
+what its new HITs show and writes them.
 
-`build_hits` (new HITs from ranked dialogues), the tie-break (more workers for unresolved items),
-the crowd-results importer and the quiz pool all decide *what* goes on the screens; this writes
-the rows, so numbering, worker counts and the one transaction are the same on every path.
+A task type's `plan_screens` (new HITs from its source), the label type's tie-break and follow-up
+seats, and the crowd-results importer all decide *what* goes on the screens; this writes the rows,
+so numbering, worker counts and the one transaction are the same on every path.
 """
 
+import random
 from collections.abc import Sequence
 
 from django.db import transaction
 from django.db.models import F
 
+from labeling import task_types
 from labeling.models import HIT, Campaign, HITItem
 
 _BATCH = 2000
+
+
+def build_hits(campaign: Campaign, source, *, seed: int | str | None = None, **options) -> list[HIT]:
+    """New HITs for `campaign` from `source`, as its task type plans them (`plan_screens`, drawing
+    with `seed`), written in one transaction: nothing is half-saved, a quiz seat reserved for them
+    included. Returns the HITs.
+
+    source: what the type builds screens from (last_turn_label: dialogues, in the order given;
+        pairwise: its pairs and quiz dialogues). options: the type's own (last_turn_label:
+        `suggester`, the model version whose top 3 the screens offer).
+    """
+    rng = random.Random(seed)
+    with transaction.atomic():
+        plan = task_types.of(campaign).plan_screens(campaign, source, rng, **options)
+        hits = [
+            hit for workers, screens in plan.groups for hit in write_hits(campaign, screens, required_workers=workers)
+        ]
+        if plan.suggestion_model is not None:
+            record_suggestion_model(campaign, plan.suggestion_model)
+    return hits
+
+
+def record_suggestion_model(campaign: Campaign, version) -> Campaign:
+    """Remember the model version whose top 3 the campaign's HITs offer (the newest build wins)."""
+    Campaign.objects.filter(pk=campaign.pk).update(suggestion_model=version)
+    campaign.suggestion_model = version
+    return campaign
 
 
 def write_hits(

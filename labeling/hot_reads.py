@@ -116,12 +116,12 @@ def _assignment_from(row, user_id: int) -> Assignment:
 @dataclass(frozen=True)
 class Route:
     """What an assignment read once tells about later requests for it, and never changes: whose
-    it is, its HIT (the screens cache's key) and whether its campaign's task type picks labels. A hint only: a write
+    it is, its HIT (the screens cache's key) and its campaign's task type. A hint only: a write
     that uses it checks owner, HIT and state again in its own SQL."""
 
     user_id: int
     hit: HIT
-    uses_labels: bool  # the campaign's task type picks labels (last_turn_label's screens)
+    task_type: str  # the campaign's (a name in labeling.task_types' registry)
     # with the id, names this assignment even where a database hands an id out again after a
     # rollback (SQLite): a write that uses the route checks both
     accepted_at: datetime
@@ -136,13 +136,7 @@ _routes_lock = threading.Lock()
 def _remember_route(assignment: Assignment, user_id: int) -> None:
     # the screens cache's key, and the kind (a qualification screen's answer freezes once checked)
     hit = HIT(pk=assignment.hit.pk, created_at=assignment.hit.created_at, kind=assignment.hit.kind)
-    from labeling import task_types  # here: task types import the services, which import this
-
-    try:
-        uses_labels = task_types.of(assignment.hit.campaign).uses_labels
-    except task_types.UnknownTaskType:
-        uses_labels = False
-    route = Route(user_id, hit, uses_labels, assignment.accepted_at, assignment.seat)
+    route = Route(user_id, hit, assignment.hit.campaign.task_type, assignment.accepted_at, assignment.seat)
     with _routes_lock:
         _routes[assignment.pk] = route
         _routes.move_to_end(assignment.pk)

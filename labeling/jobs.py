@@ -7,8 +7,6 @@ from pydantic import Field
 from jobs.registry import JobParameters, register
 from jobs.runtime import report_progress
 from labeling import task_types
-from labeling.aggregate import aggregate_campaign
-from labeling.follow_up import create_follow_up_hits, extra_seat_counts
 from labeling.models import Campaign
 
 
@@ -18,14 +16,10 @@ class AggregateCampaignParameters(JobParameters):
 
 @register("labeling.aggregate_campaign", parameters=AggregateCampaignParameters)
 def aggregate_campaign_job(job, campaign_id: int) -> dict:
-    """Aggregate with the campaign's task type; for a labeling campaign, first open the extra seats
-    that are due: follow-up HITs under a redundancy policy, tie-break HITs under `fixed`."""
+    """Aggregate with the campaign's task type (a label campaign first opens the extra seats that
+    are due: follow-up HITs under a redundancy policy, tie-break HITs under `fixed`)."""
     campaign = Campaign.objects.get(pk=campaign_id)
-    task_type = task_types.of(campaign)
-    if not task_type.uses_labels:
-        return {"campaign": campaign_id, "task_type": task_type.name, **task_type.aggregate(campaign)}
-    extra = extra_seat_counts(create_follow_up_hits(campaign))
-    return {"campaign": campaign_id, **extra, **aggregate_campaign(campaign)}
+    return {"campaign": campaign_id, **task_types.of(campaign).aggregate(campaign)}
 
 
 class PlatformSyncParameters(JobParameters):

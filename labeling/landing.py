@@ -6,7 +6,8 @@ writes or locks is written or locked by the services called here.
 
 from dataclasses import dataclass
 
-from labeling import services, workers
+from labeling import workers
+from labeling.actions import claim, submit
 from labeling.models import Assignment, Campaign, Worker
 
 BLOCKED = "Your worker id is blocked from taking HITs in this project. Please return the HIT."
@@ -45,7 +46,7 @@ def land(landing: Landing, *, ip: str | None) -> tuple[Worker, Assignment | None
     to another platform assignment of the same worker id."""
     if workers.platform_id_blocked(landing.platform, landing.worker_id):
         raise LandingRefused("Not allowed", BLOCKED, status=403)
-    services.free_unconfirmed_seats(landing.campaign)
+    submit.free_unconfirmed_seats(landing.campaign)
     try:
         worker = workers.platform_worker(
             landing.platform,
@@ -60,7 +61,7 @@ def land(landing: Landing, *, ip: str | None) -> tuple[Worker, Assignment | None
         raise LandingRefused("Too many new workers", str(limited), status=429) from limited
     if worker.is_blocked:
         raise LandingRefused("Not allowed", BLOCKED, status=403)
-    assignment = services.claim_next_hit(worker, landing.campaign, prefer_hit_id=landing.prefer_hit_id)
+    assignment = claim.claim_next_hit(worker, landing.campaign, prefer_hit_id=landing.prefer_hit_id)
     if assignment is not None and not _bound_to(assignment, landing):
         # someone who knows the worker id but not the platform's assignment id: no sign-in
         raise LandingRefused("HIT opened elsewhere", OPENED_ELSEWHERE, status=409)

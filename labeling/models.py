@@ -386,7 +386,7 @@ class Assignment(models.Model):
     submitted_at = models.DateTimeField(null=True, blank=True)
     quiz_correct = models.PositiveSmallIntegerField(null=True, blank=True)
     completion_code = models.CharField(max_length=32, blank=True)
-    # set by labeling.services.confirm_platform_submission; null on a platform worker's done
+    # set by labeling.actions.submit.confirm_platform_submission; null on a platform worker's done
     # assignment means "pending": it holds its seat but counts toward nothing yet
     platform_confirmed_at = models.DateTimeField(null=True, blank=True)
     # the platform's own id of this work (MTurk assignmentId, Prolific SESSION_ID), bound at the

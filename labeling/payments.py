@@ -5,7 +5,7 @@ campaign's pass mark. Each owed amount is one PaymentEntry, unique per (assignme
 `record_payments` can run any number of times (or twice at once) and pays nothing more.
 Entries are "due" until `mark_paid` stamps them (after the money went out on the platform).
 A platform worker's submission is paid only once the platform confirmed it
-(labeling.services.confirm_platform_submission); until then it is "pending".
+(labeling.actions.submit.confirm_platform_submission); until then it is "pending".
 
 On a crowd platform the reward is paid by the platform when the work is approved
 (`mark_rewards_paid`), and bonuses by labeling.platforms.sync through the adapter, which records
@@ -27,7 +27,6 @@ from django.utils import timezone
 
 from labeling import seats
 from labeling.models import Assignment, Campaign, PaymentEntry, Publication, Worker
-from labeling.platforms.costs import money
 from labeling.qualification import reward_and_bonus
 
 
@@ -136,24 +135,6 @@ def mark_paid(campaign: Campaign) -> int:
     return PaymentEntry.objects.filter(assignment__hit__campaign=campaign, paid_at__isnull=True).update(
         paid_at=timezone.now()
     )
-
-
-def format_due(campaign: Campaign, due: list[WorkerDue]) -> dict:
-    """Payments due as money in the campaign's currency, for pages and reports."""
-    currency = campaign.currency
-    return {
-        "currency": currency,
-        "total": money(sum((d.total for d in due), Decimal(0)), currency),
-        "workers": [
-            {
-                "worker": d.worker,
-                "rewards": money(d.rewards, currency),
-                "bonuses": money(d.bonuses, currency),
-                "total": money(d.total, currency),
-            }
-            for d in due
-        ],
-    }
 
 
 # --- Platform payments: each step recorded before and after the call -----------------------------

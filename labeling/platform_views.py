@@ -7,7 +7,7 @@ assignmentId, Prolific SESSION_ID), tied to a plain (never staff) site account, 
 given a HIT through labeling.landing, so from then on the annotator pages serve them like
 anyone. A landing never inherits another landing's account on the strength of the worker id
 alone: the identity is merged into the platform id's proven Worker only when the platform
-confirms the submission it made (labeling.services.confirm_platform_submission).
+confirms the submission it made (labeling.actions.submit.confirm_platform_submission).
 
 This module reads the link, asks before switching accounts, signs in and renders; it writes and
 locks no row. The identities, their accounts and the landing caps are labeling.workers', the
@@ -25,7 +25,7 @@ Trust: MTurk's ExternalQuestion parameters (workerId, assignmentId, turkSubmitTo
 - a worker id with a made-up assignment or session id opens an empty identity of its own,
   never the history, completion codes or live HIT of the worker it names;
 - a platform worker's answers count only once the platform confirms the submission
-  (labeling.services.confirm_platform_submission).
+  (labeling.actions.submit.confirm_platform_submission).
 """
 
 import re

@@ -11,11 +11,11 @@ qualify; each seat has its own quiz dialogues from the secret pool.
   and a claim skips any HIT with an item the worker was shown (quiz_pool.seen_by), as for any quiz.
 - Feedback: after a screen is answered (Next), `check_screen` records a QuizCheck (right or wrong)
   and the page shows the verdict and the known answer; from then on that answer cannot change
-  (`is_checked`, refused by labeling.services). Paid HITs keep their rules (feedback after
+  (`is_checked`, refused by labeling.actions.answer). Paid HITs keep their rules (feedback after
   submission, a platform worker's only once confirmed).
 - Result: at submission `record_result` writes the worker's QualificationResult (score, passed:
   labeling.crowd.qualification.passes against `qualification_mark`).
-- Gate (`claimable_q`, a filter of labeling.services.open_hits_for; `may_take_paid_work`): in such
+- Gate (`claimable_q`, a filter of labeling.actions.claim.open_hits_for; `may_take_paid_work`): in such
   a campaign a worker is offered its paid HITs only with a passing result, and the qualification
   HIT only while they never held a seat on one (one attempt per worker and campaign: a retry
   would come after the known answers were shown; an attempt left to expire is spent too). A
@@ -41,8 +41,8 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import ModelVersion
-from labeling import quiz_pool
-from labeling.campaigns import campaign_labels
+from labeling import quiz_pool, task_types
+from labeling.label_sets import campaign_labels
 from labeling.crowd.qualification import QuizHistory, histories, passes, quiz_minutes
 from labeling.hits import write_hits
 from labeling.models import (
@@ -70,25 +70,14 @@ def build_qualification_hit(campaign: Campaign, seats: int, *, seed: int | None 
     """A qualification HIT of `seats` seats (workers who may take the quiz), each seat with its own
     `campaign.qualification_items` spent quiz dialogues. Raises ValueError (PoolTooSmall among
     them) saying why it cannot be built; nothing is saved then."""
-    from labeling import services, task_types
-
-    if not task_types.of(campaign).uses_labels:
-        raise ValueError(f"a {campaign.task_type} campaign has no label quiz to qualify workers with")
     if seats < 1:
         raise ValueError("seats: a qualification HIT needs at least one seat")
     rng = random.Random(seed)
     suggester = campaign.suggestion_model or ModelVersion.objects.suggester()
+    task_types.of(campaign).qualification_screens(campaign, [], suggester)  # a type without a quiz refuses here
     with transaction.atomic():
         per_seat = _draw_spent(campaign, seats, rng)
-        questions = [question for seat_set in per_seat for question in seat_set]
-        turns = services._last_turns([q.dialogue_id for q in questions if q.dialogue_id is not None])
-        ranked = services._suggested_top_k(
-            suggester, [turn.pk for turn in turns.values()], services._label_set_names(campaign)
-        )
-        screens = [
-            [_seat_item(seat_set[index], slot, turns, ranked, campaign) for slot, seat_set in enumerate(per_seat, 1)]
-            for index in range(campaign.qualification_items)
-        ]
+        screens = task_types.of(campaign).qualification_screens(campaign, per_seat, suggester)
         (hit,) = write_hits(campaign, [screens], kind=HIT.QUALIFICATION, required_workers=seats)
     return hit
 
@@ -107,12 +96,6 @@ def _draw_spent(campaign: Campaign, seats: int, rng: random.Random):
         raise quiz_pool.PoolTooSmall(
             f"the qualification quiz takes quiz dialogues never shown before (each is spent by its feedback): {error}"
         ) from error
-
-
-def _seat_item(question, slot: int, turns, ranked, campaign: Campaign) -> HITItem:
-    item = quiz_pool.quiz_item(question, turns, ranked, campaign.fallback_choices)
-    item.seat = slot
-    return item
 
 
 def qualification_hits(campaign: Campaign):

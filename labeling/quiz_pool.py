@@ -16,9 +16,10 @@ shown exactly like a work item, so nothing on the page tells it apart; only the 
 - record_reveals(): an answer shown in feedback (after a HIT is submitted) counts as a reveal;
   after QUIZ_RETIRE_AFTER_REVEALS of them the item retires, since workers share answers.
 - A campaign's quiz items come only from its label set (draw's `label_ids`), and their three
-  choices are built exactly as a work screen's (quiz_item): the suggestion model's top 3 within
-  the label set, else the fallback. The known answer is not forced among them; where it is
-  missing the right answer is given through "Other", as on a work screen, and scores as right.
+  choices are built exactly as a work screen's (the label task type's planning.quiz_item): the
+  suggestion model's top 3 within the label set, else the fallback. The known answer is not
+  forced among them; where it is missing the right answer is given through "Other", as on a work
+  screen, and scores as right.
 - The built-in one-turn bank (labeling.crowd.quiz_bank) is public and tells itself apart by its single
   turn: it serves tests and load benchmarks only, when QUIZ_DEMO_BANK is switched on (default
   off, the demo included: `demo_setup` imports a real pool). No counter applies to it.
@@ -26,7 +27,7 @@ shown exactly like a work item, so nothing on the page tells it apart; only the 
 
 import random
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -34,8 +35,6 @@ from django.db import transaction
 from django.db.models import F, Q, Sum
 from django.utils import timezone
 
-from annotation.models import Turn
-from labeling.crowd.bundling import top_choices
 from labeling.models import HITItem, QuizQuestion, Worker
 
 
@@ -174,35 +173,6 @@ def _demo_sets(hit_count: int, per_hit: int, rng: random.Random, shortage: str) 
     if len(bank) < per_hit:
         raise PoolTooSmall(f"{shortage} (the demo bank has only {len(bank)} questions)")
     return [rng.sample(bank, per_hit) for _ in range(hit_count)]
-
-
-def quiz_item(
-    question: QuizQuestion,
-    last_turns: dict[int, Turn],
-    ranked: dict[int, list[str]],
-    fallback: Sequence[str],
-) -> HITItem:
-    """The HIT screen of a quiz item (unsaved; `labeling.hits.write_hits` places it): its dialogue,
-    last turn and three choices exactly as a work item's (bundling.top_choices over the
-    suggestions within the label set, `ranked`, else `fallback`). The known answer is not added:
-    a choice set that always held it would tell the quiz apart (the one missing from the "Other"
-    list, or the one differing from the fallback three); where it is missing, the right answer
-    is given through "Other", as on a work screen."""
-    if question.dialogue_id is None:  # test bank: a one-turn text with fixed choices
-        return HITItem(quiz_question=question, choices=list(question.choices))
-    turn = last_turns[question.dialogue_id]
-    try:
-        choices = top_choices(ranked.get(turn.pk, []), fallback)
-    except ValueError as error:
-        raise ValueError(
-            f"quiz dialogue {question.dialogue_id}: {error}; give the campaign three fallback_choices"
-        ) from error
-    return HITItem(
-        dialogue_id=question.dialogue_id,
-        target_turn=turn,
-        quiz_question=question,
-        choices=choices,
-    )
 
 
 def seen_by(worker: Worker):

@@ -1,5 +1,6 @@
 """The campaign dashboard's charts, drawn from the report (labeling.reports.campaign_report):
-where the labels went, how much workers agree on each, and each worker's accuracy against speed."""
+where the labels went, how much workers agree on each, and each worker's accuracy against speed
+(a label campaign's figures; a campaign of another task type has none, and empty charts)."""
 
 from annotation.analysis.plots import BarChart, ScatterPlot, bar_chart, scatter_plot
 
@@ -7,7 +8,7 @@ MOST_LABELS = 25  # a phone-sized chart; the table below holds every label
 
 
 def report_plots(report: dict) -> dict[str, BarChart | ScatterPlot]:
-    labels = report["labels"]
+    labels = report.get("labels", [])
     by_majority = sorted((row for row in labels if row["majority"]), key=lambda row: (-row["majority"], row["label"]))
     agreement = sorted(
         (row for row in labels if row["majority_rate"] is not None), key=lambda row: (-row["items"], row["label"])
@@ -28,7 +29,7 @@ def report_plots(report: dict) -> dict[str, BarChart | ScatterPlot]:
             "agreement figure (red: too fast or blocked)",
             [
                 (row["worker"], row["median_seconds"], _accuracy(row), row["too_fast"] or row["status"] == "blocked")
-                for row in report["workers"]
+                for row in report.get("workers", [])
             ],
             x_title="median seconds per screen",
             y_title="accuracy",

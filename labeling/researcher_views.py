@@ -28,7 +28,13 @@ from annotation.export.cells import escape_cell
 from config.pages import confirmation_page, confirmed
 from jobs.runtime import start_job
 from labeling import quiz_pool, task_types
-from labeling.campaigns import CampaignRefused, StatusChangeRefused, create_campaign, set_campaign_status
+from labeling.campaigns import (
+    CampaignRefused,
+    StatusChangeRefused,
+    create_campaign,
+    create_pairwise_campaign,
+    set_campaign_status,
+)
 from labeling.entry_tokens import platform_links, rotate_entry_token
 from labeling.forms import CampaignForm, PairwiseCampaignForm
 from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, PlatformSubmission, Worker
@@ -41,7 +47,6 @@ from labeling.policy import answers_bought
 from labeling.qualification import campaign_summary
 from labeling.report_plots import report_plots
 from labeling.reports import accept_proposed_label, campaign_report
-from labeling.task_types.pairwise import create_pairwise_campaign
 from labeling.workers import set_blocked
 
 
@@ -157,7 +162,7 @@ def campaign_create(request: HttpRequest) -> HttpResponse:
 
 
 def _create_campaign(form: CampaignForm, user) -> tuple[Campaign, list[HIT]]:
-    from labeling.services import build_hits
+    from labeling.hits import build_hits
 
     data = form.cleaned_data
     with transaction.atomic():

@@ -7,7 +7,7 @@ expired and frees the seat, in one transaction. (Counting by time instead let a 
 lapsed seat and the expiry free it again: the count drifted one too high.) Every service that takes
 or frees a seat moves the count in the transaction that changes the assignment, with an atomic
 `seats_free = seats_free +/- n` (the HIT row is locked by that UPDATE, so concurrent writers add
-up): claiming takes one (labeling.services.claim_next_hit); expiring a stale or unconfirmed
+up): claiming takes one (labeling.actions.claim.claim_next_hit); expiring a stale or unconfirmed
 assignment, rejecting done work, and adding a seat (labeling.hits.add_seat) free one.
 
 What keeps the count safe even when something bypasses these services (an admin edit, a test
@@ -46,7 +46,7 @@ def _holds_a_seat() -> Q:
 
 def taken(hit_id: int) -> int:
     """Seats of one HIT held by status, counted from its assignments (index on hit, status). The
-    caller holds the HIT's row lock (labeling.services)."""
+    caller holds the HIT's row lock (labeling.actions.claim)."""
     return Assignment.objects.filter(_holds_a_seat(), hit_id=hit_id).count()
 
 
@@ -76,7 +76,7 @@ def free(hit_ids: Iterable[int]) -> None:
 
 
 def set_free(hit_id: int, count: int) -> None:
-    """Write the count a claim found under the HIT's row lock (labeling.services)."""
+    """Write the count a claim found under the HIT's row lock (labeling.actions.claim)."""
     HIT.objects.filter(pk=hit_id).update(seats_free=count)
 
 

@@ -23,10 +23,15 @@ from django.db import transaction
 from django.db.models import Count, Q
 
 from annotation.demo_corpus.generator import normalised
-from labeling.campaigns import campaign_labels
+from labeling.actions.answer import save_response
+from labeling.actions.claim import claim_next_hit
+from labeling.actions.submit import submit_assignment
+from labeling.label_sets import campaign_labels
 from labeling.models import HIT, Assignment, Campaign, HITItem, Response, Worker, seat_items_q
-from labeling.services import claim_next_hit, save_response, submit_assignment
-from labeling.shown_choices import choices_shown  # the order the page shows: the spammer clicks the first
+from labeling.task_types.last_turn_label.follow_up import create_follow_up_hits
+
+# the order the page shows: the spammer clicks the first
+from labeling.task_types.last_turn_label.screen import choices_shown
 from labeling.workers import worker_for_user
 
 AMBIGUOUS_SPLIT = 0.6  # a reliable worker's share for the writer's label on a two-label line
@@ -132,8 +137,6 @@ def simulate_campaign(
 def simulate_until_settled(campaign: Campaign, truth: dict[str, Truth], *, seed: int = 15) -> CrowdReport:
     """Answer every HIT (none left open), then the follow-up HITs the campaign's redundancy policy
     opens, round after round, until it opens none (at most the cap's rounds)."""
-    from labeling.follow_up import create_follow_up_hits
-
     total = CrowdReport()
     for round_ in range(campaign.redundancy_cap + 1):
         report = simulate_campaign(campaign, truth, leave_open=0, seed=seed + round_)

@@ -4,7 +4,7 @@ Reads the suggestion model's Predictions (prefilter: calibrated confidence >= 0.
 last turn), the corpus's turns (the readability vocabulary), the HITs and the quiz pool (dialogues
 already taken); ranks the candidates by readability (`annotation.readability`), the best N per
 label interleaved by rank, and with a campaign (an id, or a new name: `create_campaign`) writes its
-HITs through `labeling.services.build_hits`.
+HITs through `labeling.hits.build_hits`.
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def rank_candidates(
     suggestion model's calibrated confidence (the given version, else the one suggesting now);
     with a campaign (id or a new name) build its HITs from them."""
     from labeling.models import Campaign
-    from labeling.services import build_hits
+    from labeling.hits import build_hits
 
     version = _suggestion_version(model_version_id)
     if campaign_id:

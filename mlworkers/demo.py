@@ -115,9 +115,8 @@ def _botstalk(job: JobRun) -> dict[str, Any]:
     interaction-response pairs (ingested before this job; the emotion agent ranks by the dialogue
     classifier the rounds trained), then a pairwise campaign (ACUTE-Eval) of its dialogues against
     the subtitles, left open for the demo annotators."""
-    from labeling.campaigns import set_campaign_status
+    from labeling.campaigns import create_pairwise_campaign, set_campaign_status
     from labeling.models import Campaign
-    from labeling.task_types.pairwise import create_pairwise_campaign
 
     done: dict[str, Any] = {
         "skill_train": _child(job, "skill_train", {"name": "demo skill classifier"}),
@@ -221,13 +220,13 @@ POLICY_DIALOGUES = 12
 
 
 def _policy_campaigns(truth_path: Path) -> dict[str, dict]:
-    from labeling.aggregate import aggregate_campaign
     from labeling.campaigns import create_campaign, set_campaign_status
     from labeling.forms import candidate_dialogues
+    from labeling.hits import build_hits
     from labeling.models import Campaign, QuizQuestion
     from labeling.policy import answers_bought
-    from labeling.services import build_hits
     from labeling.simulated_crowd import read_truth, simulate_until_settled
+    from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
 
     done = {}
     for name, settings in POLICY_CAMPAIGNS:

@@ -4,7 +4,7 @@ redundancy policies.
 
 Every module here imports only the standard library, numpy and annotation's pure modules
 (`annotation.taxonomy`, `annotation.export.cells`); tests/jobs/test_import_directions.py keeps
-Django out. The Django shell around them (labeling/aggregate.py, reports.py, quiz_pool.py, the task
+Django out. The Django shell around them (the label task type's aggregation and report, quiz_pool.py, the task
 types) reads the tables, calls these functions and stores what they return, as annotation/ingest/
 sits inside annotation/ingestion.py.
 """

@@ -31,11 +31,11 @@ from annotation.models import Dialogue, Label, Turn
 from annotation.papers import DIALOGUES_PER_HIT
 from annotation.splits import split_for
 from labeling import seats
-from labeling.aggregate import aggregate_campaign, known_labels
 from labeling.campaigns import create_campaign, set_campaign_status
 from labeling.hits import write_hits
 from labeling.importers.edos_format import EdosFormatError, EdosRow, read_edos, row_content_hash, summarise
 from labeling.models import Assignment, Campaign, HITItem, Response, Worker
+from labeling.task_types.last_turn_label.aggregation import aggregate_campaign, known_labels
 from labeling.workers import imported_workers
 
 ROWS_PER_HIT = DIALOGUES_PER_HIT  # the file lists the paper's HITs in order, one HIT's rows after another

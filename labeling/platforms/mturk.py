@@ -212,7 +212,7 @@ class MTurkPlatform:
         return checks.with_checks(preview, pay, refusals)
 
     def publish(self, campaign: Campaign, base_url: str) -> int:
-        from labeling.platforms import hit_url, publication_for
+        from labeling.platforms.publications import hit_url, publication_for
 
         checks.refuse_unless_publishable(campaign, self.cost_preview(campaign, base_url))
         publication = publication_for(campaign, self.name, sandbox=self.sandbox)

@@ -139,7 +139,7 @@ class ProlificPlatform:
         """Create the study (once: its id is saved as soon as Prolific answers) and publish it.
         A study created by a try whose answer was lost stays an unpublished draft on Prolific."""
         from labeling.entry_tokens import platform_links
-        from labeling.platforms import publication_for
+        from labeling.platforms.publications import publication_for
 
         checks.refuse_unless_publishable(campaign, self.cost_preview(campaign, base_url))
         existing = campaign.publications.filter(platform=self.name).first()

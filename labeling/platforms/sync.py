@@ -14,8 +14,9 @@ One run:
 3. expires our pending work the platform never reported within PLATFORM_UNMATCHED_EXPIRE_HOURS;
 4. records the ledger, stamps rewards paid by the platform and pays due bonuses (each step
    recorded before and after its call: labeling.payments);
-5. adds a worker to complete HITs still short of a 2-of-3 majority (up to workers_per_hit +
-   tie_break_workers); a HIT the platform refuses more workers is noted and the rest go on;
+5. adds a worker to the complete HITs the campaign's task type says are short of answers (a label
+   campaign's: a turn short of a 2-of-3 majority, up to workers_per_hit + tie_break_workers); a
+   HIT the platform refuses more workers is noted and the rest go on;
 6. tells the platform who passed the campaign's qualification quiz, once their quiz submission
    was confirmed (MTurk: our qualification type, which the paid HIT type requires; Prolific: the
    participant group the paid study allowlists), and records it (labeling.qualification).
@@ -30,22 +31,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import Count, F
 from django.utils import timezone
 
-from labeling import follow_up, hits, payments, qualification, services
-from labeling.aggregate import campaign_votes
-from labeling.crowd.redundancy import FIXED
-from labeling.models import (
-    HIT,
-    Assignment,
-    Campaign,
-    PlatformSubmission,
-    Publication,
-    Worker,
-    counted_assignment_q,
-    seat_items_q,
-)
+from labeling import hits, payments, qualification, task_types
+from labeling.actions import claim, submit
+from labeling.models import Assignment, Campaign, PlatformSubmission, Publication, Worker, seat_items_q
 from labeling.platforms import base, get_platform
 from labeling.platforms.base import CrowdPlatform, ExternalResult, PlatformError
 
@@ -83,7 +73,7 @@ def sync_publication(publication: Publication, platform: CrowdPlatform | None = 
     Publication.objects.filter(pk=publication.pk).update(**changes)
     # work this sync (or an earlier one) found no platform submission for frees its seat here too,
     # not only at the next landing
-    freed = services.free_unconfirmed_seats(publication.campaign)
+    freed = submit.free_unconfirmed_seats(publication.campaign)
     if freed:
         counts["unconfirmed_freed"] = freed
     return counts
@@ -100,7 +90,7 @@ def _take_lease(publication: Publication) -> bool:
 def _sync(publication: Publication, platform: CrowdPlatform) -> dict:
     campaign = publication.campaign
     counts: Counter = Counter()
-    services.expire_stale_assignments()
+    claim.expire_stale_assignments()
     results = platform.fetch_results(publication)
     failures, newly_freed = [], 0
     for result in results:
@@ -198,7 +188,7 @@ def _settle(platform, publication, submission: PlatformSubmission, result: Exter
         return _request_return(platform, publication, submission, result)
     decision = _decision(publication.campaign, submission, result, assignment)
     if decision.action == "approve":
-        services.confirm_platform_submission(assignment)
+        submit.confirm_platform_submission(assignment)
         platform.approve(publication, result)
         _mirror_approval(assignment)
         _decide(submission, PlatformSubmission.APPROVED, note="")
@@ -211,7 +201,7 @@ def _settle(platform, publication, submission: PlatformSubmission, result: Exter
         return "rejected"
     if decision.action == "flag":
         if assignment is not None and assignment.is_done:
-            services.confirm_platform_submission(assignment)
+            submit.confirm_platform_submission(assignment)
         flagged = PlatformSubmission.UNMATCHED if assignment is None else PlatformSubmission.FLAGGED
         _decide(submission, flagged, note=decision.note[:255])
         return "flagged"
@@ -259,7 +249,7 @@ def _mirror_approval(assignment: Assignment | None) -> None:
     """The platform approved (and paid) the work: it counts, and is approved here too."""
     if assignment is None or not assignment.is_done:
         return
-    services.confirm_platform_submission(assignment)
+    submit.confirm_platform_submission(assignment)
     if assignment.status == Assignment.SUBMITTED:
         payments.approve_assignment(assignment)
 
@@ -322,58 +312,7 @@ def _expire_unreported(publication: Publication) -> int:
         )
         .values_list("pk", flat=True)
     )
-    return services.expire_unconfirmed(list(stale))
-
-
-def hits_short_of_majority(campaign: Campaign) -> list[HIT]:
-    """Published regular HITs whose every seat holds counted work, with a dialogue item whose
-    turn has no majority yet (2 of 3 ...), and room for one more worker. Under a redundancy
-    policy other than `fixed`: an item the policy leaves open (labeling.follow_up), below its cap."""
-    if campaign.redundancy_policy != FIXED:
-        return _hits_short_under_policy(campaign)
-    cap = campaign.workers_per_hit + campaign.tie_break_workers
-    complete = (
-        HIT.objects.filter(campaign=campaign, kind=HIT.REGULAR, required_workers__lt=cap)
-        .exclude(external_id="")
-        .annotate(done=Count("assignments", filter=counted_assignment_q("assignments__")))
-        .filter(done__gte=F("required_workers"))
-        .order_by("position")
-    )
-    votes = campaign_votes(campaign)  # a label outside the campaign's set votes for nothing
-    short = []
-    for hit in complete:
-        turns = hit.items.filter(quiz_question__isnull=True, target_turn__isnull=False).values_list(
-            "target_turn_id", flat=True
-        )
-        if any(turn in votes and not votes[turn].majority().is_majority for turn in turns):
-            short.append(hit)
-    return short
-
-
-def _hits_short_under_policy(campaign: Campaign) -> list[HIT]:
-    # the local platform's HITs get follow-up HITs instead (labeling.follow_up)
-    complete = [hit for hit in _complete_published(campaign, campaign.redundancy_cap) if follow_up.on_a_platform(hit)]
-    turns_of = {
-        hit.pk: list(
-            hit.items.filter(quiz_question__isnull=True, target_turn__isnull=False).values_list(
-                "target_turn_id", flat=True
-            )
-        )
-        for hit in complete
-    }
-    seats = {turn: hit.required_workers for hit in complete for turn in turns_of[hit.pk]}
-    unsettled = follow_up.unsettled_turns(campaign, seats)
-    return [hit for hit in complete if unsettled.intersection(turns_of[hit.pk])]
-
-
-def _complete_published(campaign: Campaign, cap: int):
-    return (
-        HIT.objects.filter(campaign=campaign, kind=HIT.REGULAR, required_workers__lt=cap)
-        .exclude(external_id="")
-        .annotate(done=Count("assignments", filter=counted_assignment_q("assignments__")))
-        .filter(done__gte=F("required_workers"))
-        .order_by("position")
-    )
+    return submit.expire_unconfirmed(list(stale))
 
 
 def _add_places(platform: CrowdPlatform, publication: Publication, failures: list[str]) -> int:
@@ -381,7 +320,8 @@ def _add_places(platform: CrowdPlatform, publication: Publication, failures: lis
     an interruption in between repeats the same request instead of skipping it. A HIT the platform
     refuses (MTurk: past 9 assignments for a HIT made with fewer than 10) keeps its seats; the rest go on."""
     added = 0
-    for hit in hits_short_of_majority(publication.campaign):
+    campaign = publication.campaign
+    for hit in task_types.of(campaign).hits_short_of_answers(campaign):
         try:
             platform.add_places(publication, hit, hit.required_workers + 1)
         except PlatformError as error:

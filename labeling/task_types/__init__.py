@@ -1,10 +1,23 @@
 """The registry of task types: a campaign's `task_type` names one of these.
 
-Adding a type: write its module (a TaskType subclass), its template, and one line below.
+A type is one package here (a TaskType subclass and its screen template) and one line in
+labeling/task_types/installed.py, which the labeling app imports when Django starts. Services,
+views, jobs and commands reach a type only through `of(campaign)` (or `get(name)`); a type imports
+none of them: it returns what is to be stored, and they store it.
 """
 
 from labeling.models import LAST_TURN_LABEL
-from labeling.task_types.base import AnswerRefused, ConfigRefused, Export, TaskType, export_records
+from labeling.task_types.base import (
+    AnswerRefused,
+    ConfigRefused,
+    Export,
+    LabelPick,
+    QuizScore,
+    ScreenPlan,
+    TaskType,
+    WrongQuizAnswer,
+    export_records,
+)
 
 _REGISTRY: dict[str, TaskType] = {}
 
@@ -47,14 +60,16 @@ __all__ = [
     "AnswerRefused",
     "ConfigRefused",
     "Export",
+    "LabelPick",
+    "QuizScore",
+    "ScreenPlan",
     "TaskType",
     "UnknownTaskType",
+    "WrongQuizAnswer",
+    "choices",
     "export_records",
+    "get",
+    "of",
+    "register",
+    "unregister",
 ]
-
-# --- the registered types: one line each -------------------------------------------------------
-from labeling.task_types.last_turn_label import LastTurnLabel  # noqa: E402
-from labeling.task_types.pairwise import Pairwise  # noqa: E402
-
-register(LastTurnLabel())
-register(Pairwise())

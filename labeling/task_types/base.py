@@ -1,19 +1,26 @@
-"""What every task type says about itself. A type is one subclass of TaskType, its screen
-template, and one `register(...)` line in labeling/task_types/__init__.py.
+"""What every task type says about itself. A type is one package under labeling/task_types/ (a
+subclass of TaskType and its screen template) and one `register(...)` line in
+labeling/task_types/installed.py.
 
-Everything else (campaigns, HITs, quiz seats, 3 workers per item, claiming, the time limit,
+Everything else (campaigns, HITs, quiz seats, workers per item, claiming, the time limit,
 submission, payments, platforms, the dashboard) is shared and knows a type only through this
-interface. Items keep what they show in `HITItem.payload` (the server's eyes only), answers
-in `Response.data`, quiz gold in `QuizQuestion.gold`.
+interface. A type plans, checks and computes; it stores nothing through a service and imports
+none: it returns what is to be written (screens, an answer) and the shell writes it. Items keep
+what they show in `HITItem.payload` (the server's eyes only), answers in `Response.data`, quiz
+gold in `QuizQuestion.gold`.
 """
 
 import csv
 import io
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from annotation.export.cells import escape_cell
+from labeling.models import HITItem, Response, seat_items_q
+
+# the form fields every screen posts besides the answer
+SCREEN_FIELDS = ("go", "seconds", "csrfmiddlewaretoken")
 
 
 class AnswerRefused(ValueError):
@@ -40,37 +47,145 @@ class Export:
     text: str
 
 
+@dataclass(frozen=True)
+class LabelPick:
+    """An answer stored as a label (`Response.label`, or the text of a new one): what a type that
+    picks labels returns from clean_answer. The answer action checks the label against the
+    screen's choices and the campaign's label set, under the assignment's lock."""
+
+    label_name: str | None
+    new_label_text: str
+    method: str
+
+
+@dataclass
+class ScreenPlan:
+    """New HITs as a type plans them, for labeling.hits.build_hits to write: per group of HITs that
+    start with the same seats (None: the campaign's workers_per_hit), each HIT's screens (as
+    labeling.hits.write_hits takes them); and the model whose suggestions they offer, if any."""
+
+    groups: list[tuple[int | None, list]] = field(default_factory=list)
+    suggestion_model: object | None = None
+
+
+@dataclass(frozen=True)
+class WrongQuizAnswer:
+    position: int
+    text: str
+    given: str
+    gold_label: str
+    explanation: str
+    question_id: int = 0
+
+
+@dataclass(frozen=True)
+class QuizScore:
+    correct: int
+    total: int
+    wrong: list[WrongQuizAnswer] = field(default_factory=list)
+
+
 class TaskType:
     """The contract of a task type (override what differs; the defaults suit a type whose answer
-    is a small dict saved as `Response.data`)."""
+    is a small dict saved as `Response.data`, shown by a template fragment)."""
 
     name = ""  # stored in Campaign.task_type
     title = ""  # shown to researchers
-    template = ""  # one screen's task area, rendered inside the shared HIT screen
+    template = ""  # one screen's task area, included in the shared screen's `answers` block
+    # the whole screen: the shared one, or a template of the type's that extends it and fills its blocks
+    screen_template = "labeling/partials/screen.html"
+    screen_noun = "Item"  # the screen's heading: "Item 2/10"
     results_template = ""  # the researcher's results page; "" when the dashboard is all there is
-    uses_labels = False  # the campaign's label set and fallback choices matter (last_turn_label)
+    detail_template = ""  # links of the type's own on the campaign page ("" for none)
+    # the campaign's label set and fallback choices matter: a fact about the type, for its own
+    # code; nothing outside labeling/task_types/ branches on it (tests/labeling/test_labeling_imports.py)
+    uses_labels = False
+    unanswered_message = "Answer every question before going on."
+    # Back with an answer the type refuses (an unfinished one): go back and leave it unsaved
+    back_leaves_refused_answers = True
+
+    # --- the campaign -------------------------------------------------------------------------
 
     def clean_config(self, config: Mapping) -> dict:
         """The campaign's `task_config`, checked and completed with defaults; raise ConfigRefused."""
         return dict(config or {})
+
+    def clean_label_set(self, labels: list, fallback_choices: list[str] | None) -> tuple[list, list[str]]:
+        """(the campaign's label set, its fallback choices) from what its creator gave."""
+        if labels or fallback_choices:
+            raise ConfigRefused("labels", f"a {self.name} campaign offers no labels")
+        return [], []
+
+    def prepare_campaign(self, arguments: dict, language: str) -> tuple[dict, object]:
+        """For labeling.campaigns.create_campaign_with_hits: take the type's own arguments out of
+        `arguments` (the rest are Campaign settings) and return (task_config, the source its
+        screens are planned from); raise ConfigRefused naming the argument."""
+        raise ConfigRefused("task_type", f"a {self.name} campaign is made with create_campaign and build_hits")
+
+    def plan_screens(self, campaign, source, rng, **options) -> ScreenPlan:
+        """The screens of new HITs from `source`, drawn with `rng` (random.Random). Runs inside the
+        transaction that writes them; it may reserve what they use (quiz items) in it."""
+        raise NotImplementedError
+
+    def qualification_screens(self, campaign, per_seat, suggester) -> list[list]:
+        """The screens of a qualification HIT (labeling.qualification): per seat its own quiz
+        questions (`per_seat`, one list a seat, all the same length), as one list of unsaved
+        HITItems a screen position, each item carrying its seat. A type with no quiz to qualify
+        workers with refuses (ValueError)."""
+        raise ValueError(f"a {self.name} campaign has no quiz to qualify workers with")
+
+    # --- one screen ---------------------------------------------------------------------------
+
+    def stored_answers(self, assignment_id: int, item_ids: list[int]) -> dict[int, object]:
+        """item id -> the stored answer as `screen` and `answer_changed` read it (None when there
+        is none), for every id asked for."""
+        stored: dict[int, object] = dict.fromkeys(item_ids)
+        rows = Response.objects.filter(assignment_id=assignment_id, item_id__in=item_ids)
+        stored.update(rows.values_list("item_id", "data"))
+        return stored
+
+    def read_with_answers(self, pk: int, user_id: int, item_ids: list[int]):
+        """(assignment, stored_answers) read at once where the type can (None: read them apart)."""
+        return None
+
+    def screen(self, assignment, item, saved) -> dict:
+        """The context of one screen of `assignment`, for screen_template and template."""
+        return self.screen_context(assignment.hit.campaign, item, saved or {})
 
     def screen_context(self, campaign, item, saved: Mapping) -> dict:
         """What one screen shows, for `template`, with `saved` (the stored Response.data, {} when
         none) filled in. Never the gold, never where a side came from."""
         raise NotImplementedError
 
-    def clean_answer(self, campaign, item, posted: Mapping[str, str]) -> dict:
-        """The answer posted on one screen as the dict to store; raise AnswerRefused."""
+    def answer_changed(self, posted: Mapping[str, str], saved) -> bool:
+        """Whether the posted form carries an answer to store (Next and Back carry the screen's
+        answer again; saving an unchanged one twice would double its writes)."""
+        return any(name not in SCREEN_FIELDS for name in posted)
+
+    def clean_answer(self, campaign, item, posted: Mapping[str, str]) -> dict | LabelPick:
+        """The answer posted on one screen as the dict to store (Response.data), or a LabelPick;
+        raise AnswerRefused."""
         raise NotImplementedError
 
-    def save_answer(self, assignment, item, posted: Mapping[str, str], *, seconds_spent=0.0, assignment_locked=False):
-        """Store the answer through labeling.services (the one writer of Response rows)."""
-        from labeling import services
+    # --- the quiz -----------------------------------------------------------------------------
 
-        answer = self.clean_answer(assignment.hit.campaign, item, posted)
-        return services.save_structured_response(
-            assignment, item, answer, seconds_spent=seconds_spent, assignment_locked=assignment_locked
-        )
+    def score_quiz(self, assignment) -> QuizScore:
+        """Score the quiz screens of an assignment from its saved answers (no side effects)."""
+        campaign = assignment.hit.campaign
+        answers = Response.objects.filter(assignment=assignment, item__quiz_question__isnull=False)
+        responses = {response.item_id: response for response in answers}
+        correct, wrong = 0, []
+        for item in quiz_items_of(assignment).select_related("quiz_question"):
+            response = responses.get(item.pk)
+            answer = response.data if response is not None else {}
+            if response is not None and self.quiz_correct(campaign, item, answer):
+                correct += 1
+                continue
+            given = self.describe_answer(campaign, item, answer)
+            gold = self.describe_gold(campaign, item)
+            question = item.quiz_question
+            wrong.append(WrongQuizAnswer(item.position, question.text, given, gold, question.explanation, question.pk))
+        return QuizScore(correct, correct + len(wrong), wrong)
 
     def quiz_correct(self, campaign, item, answer: Mapping) -> bool:
         """Whether `answer` (Response.data) to a quiz item matches its QuizQuestion.gold."""
@@ -82,9 +197,16 @@ class TaskType:
     def describe_gold(self, campaign, item) -> str:
         return ", ".join(f"{key}: {value}" for key, value in item.quiz_question.gold.items())
 
+    # --- results ------------------------------------------------------------------------------
+
     def aggregate(self, campaign) -> dict:
-        """Aggregate the counted answers (Assignment.objects.counted()); return a small summary."""
+        """Aggregate the counted answers (Assignment.objects.counted()), opening whatever more seats
+        the type wants first; return a small summary (the job's and the command's result)."""
         raise NotImplementedError
+
+    def hits_short_of_answers(self, campaign) -> list:
+        """Published HITs whose seats are all done that want one more worker on their platform."""
+        return []
 
     def summary(self, campaign) -> dict:
         """A small read-only summary of the results so far (the API's results; writes nothing)."""
@@ -94,9 +216,20 @@ class TaskType:
         """The context of `results_template`."""
         return {}
 
+    def report(self, campaign) -> dict:
+        """The type's sections of the campaign dashboard's report (labeling.reports)."""
+        return {}
+
     def export(self, campaign, fmt: str) -> Export:
         """The campaign's answers or aggregate as `fmt` ("csv" or "jsonl"); ValueError otherwise."""
         raise NotImplementedError
+
+
+def quiz_items_of(assignment):
+    """The quiz items an assignment's seat shows, in screen order."""
+    return HITItem.objects.filter(
+        seat_items_q(assignment.seat), hit_id=assignment.hit_id, quiz_question__isnull=False
+    ).order_by("position")
 
 
 def export_records(campaign, what: str, records: list[dict], fields: list[str], fmt: str) -> Export:

@@ -1,5 +1,5 @@
 // The HIT screen's keyboard and "Other" list. Answers themselves are posted by htmx attributes in
-// templates/labeling/partials/hit_item.html; this file only adds shortcuts, filtering and timing.
+// templates/labeling/partials/screen.html; this file only adds shortcuts, filtering and timing.
 (function () {
   "use strict";
   // htmx re-runs body scripts when it restores a page from history: install the handlers once.

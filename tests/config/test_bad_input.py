@@ -24,8 +24,9 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from labeling.actions.claim import claim_next_hit
+from labeling.hits import build_hits
 from labeling.models import Assignment, Worker
-from labeling.services import build_hits, claim_next_hit
 from labeling.workers import worker_for_user
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 

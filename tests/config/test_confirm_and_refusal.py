@@ -132,7 +132,8 @@ def test_a_hit_past_its_time_limit_gets_the_refusal_page_with_a_410(client, anno
 
     from django.utils import timezone
 
-    from labeling.services import build_hits, claim_next_hit
+    from labeling.actions.claim import claim_next_hit
+    from labeling.hits import build_hits
     from labeling.workers import worker_for_user
     from tests.labeling import hit_factory
 

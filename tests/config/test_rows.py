@@ -6,8 +6,9 @@ import pytest
 
 from config import rows
 from labeling import hot_reads
+from labeling.actions.claim import claim_next_hit
+from labeling.hits import build_hits
 from labeling.models import Assignment, Campaign, Worker
-from labeling.services import build_hits, claim_next_hit
 from labeling.workers import worker_for_user
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 

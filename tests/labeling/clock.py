@@ -1,5 +1,5 @@
 """A clock the test moves forward: the server bounds a screen's seconds by its own timestamps
-(labeling.services._bounded_seconds), so a test that posts "5 seconds" lets 5 seconds pass first."""
+(labeling.actions.answer._bounded_seconds), so a test that posts "5 seconds" lets 5 seconds pass first."""
 
 from datetime import timedelta
 

@@ -39,8 +39,8 @@ def open_campaign(**fields) -> Campaign:
 def answer_everything(assignment, *, wrong_quiz: int = 0) -> None:
     """Answer every screen of the assignment's seat with its first choice, except quiz screens:
     right, or (for the first `wrong_quiz` of them) a choice that is not the gold label."""
+    from labeling.actions.answer import save_response
     from labeling.models import Response, seat_items_q
-    from labeling.services import save_response
 
     wrong_left = wrong_quiz
     for item in assignment.hit.items.filter(seat_items_q(assignment.seat)).select_related("quiz_question__gold_label"):

@@ -6,9 +6,9 @@ from urllib.parse import urlencode
 import pytest
 from django.urls import reverse
 
+from labeling.hits import build_hits
 from labeling.models import Assignment, Campaign
 from labeling.platforms import calls
-from labeling.services import build_hits
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 
 SANDBOX = "https://workersandbox.mturk.com"

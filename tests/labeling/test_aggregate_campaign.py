@@ -3,8 +3,8 @@
 import pytest
 
 from annotation.models import Label, TurnLabel
-from labeling.aggregate import aggregate_campaign
 from labeling.models import AggregatedLabel, Assignment, Campaign
+from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 pytestmark = pytest.mark.django_db

@@ -7,11 +7,11 @@ import pytest
 from django.db import connection
 
 from annotation.models import TurnLabel
-from labeling.aggregate import aggregate_campaign
-from labeling.follow_up import create_follow_up_hits
 from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, PaymentEntry
 from labeling.payments import record_payments
-from labeling.tiebreak import create_tiebreak_hits
+from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
+from labeling.task_types.last_turn_label.follow_up import create_follow_up_hits
+from labeling.task_types.last_turn_label.tiebreak import create_tiebreak_hits
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 from tests.threads import run_together
 

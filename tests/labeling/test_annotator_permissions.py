@@ -7,8 +7,9 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from labeling.actions.claim import claim_next_hit
+from labeling.hits import build_hits
 from labeling.models import Assignment, Response
-from labeling.services import build_hits, claim_next_hit
 from labeling.workers import worker_for_user
 from tests.labeling.hit_factory import (
     answer_everything,

@@ -13,8 +13,8 @@ from django.utils import timezone
 from django.utils.html import escape
 
 from annotation.models import Label
+from labeling.hits import build_hits
 from labeling.models import Assignment, Response
-from labeling.services import build_hits
 from labeling.workers import worker_for_user
 from tests.labeling.hit_factory import (
     make_dialogues,

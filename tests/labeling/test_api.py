@@ -6,8 +6,8 @@ from rest_framework.test import APIClient
 
 from annotation.models import Label
 from jobs.models import JobRun
-from labeling.aggregate import aggregate_campaign
 from labeling.models import HIT, Campaign, Worker
+from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 pytestmark = pytest.mark.django_db

@@ -12,11 +12,12 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
-from labeling.aggregate import aggregate_campaign
+from labeling.actions.submit import submit_assignment
+from labeling.hits import build_hits
 from labeling.models import AggregatedLabel, Assignment, PaymentEntry, Worker
 from labeling.payments import approve_submitted, record_payments
 from labeling.reports import campaign_report
-from labeling.services import build_hits, submit_assignment
+from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 
 pytestmark = pytest.mark.django_db

@@ -5,15 +5,15 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from labeling.models import HIT, Assignment, Campaign, Worker
-from labeling.services import (
-    build_hits,
+from labeling.actions.claim import (
     claim_next_hit,
     expire_stale_assignments,
     open_hit_count,
     open_hits_for,
-    submit_assignment,
 )
+from labeling.actions.submit import submit_assignment
+from labeling.hits import build_hits
+from labeling.models import HIT, Assignment, Campaign, Worker
 from labeling.workers import worker_for_user
 from tests.labeling.hit_factory import (
     answer_everything,
@@ -145,12 +145,12 @@ def test_the_home_pages_count_is_open_hits_fors_count(campaign):
 
 
 def test_a_hit_found_full_once_locked_is_passed_over(campaign, monkeypatch):
-    from labeling import services
+    from labeling.actions import claim
 
     first = campaign.hits.get(position=1)
-    counted = services._seats_taken
+    counted = claim._seats_taken
     # what a claimer sees when another one filled the HIT between its query and its lock
-    monkeypatch.setattr(services, "_seats_taken", lambda hit: 3 if hit.pk == first.pk else counted(hit))
+    monkeypatch.setattr(claim, "_seats_taken", lambda hit: 3 if hit.pk == first.pk else counted(hit))
     (worker,) = workers(1)
     assert claim_next_hit(worker).hit.position == 2
     assert not Assignment.objects.filter(hit=first).exists()

@@ -9,8 +9,11 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from labeling.actions import SubmissionRefused
+from labeling.actions.claim import claim_next_hit
+from labeling.actions.submit import submit_assignment
+from labeling.hits import build_hits
 from labeling.models import HIT, Assignment, Response, Worker
-from labeling.services import SubmissionRefused, build_hits, claim_next_hit, submit_assignment
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 from tests.threads import run_together
 

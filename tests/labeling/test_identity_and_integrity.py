@@ -12,7 +12,11 @@ from django.utils import timezone
 from django.utils.html import escape
 
 from annotation.models import Label, TurnLabel
-from labeling.aggregate import aggregate_campaign
+from labeling.actions import SubmissionRefused
+from labeling.actions.answer import save_response
+from labeling.actions.claim import claim_next_hit
+from labeling.actions.submit import confirm_platform_submission, free_unconfirmed_seats, submit_assignment
+from labeling.hits import build_hits
 from labeling.models import (
     AggregatedLabel,
     Assignment,
@@ -24,15 +28,7 @@ from labeling.models import (
 )
 from labeling.reports import campaign_report
 from labeling.screens import screens_of
-from labeling.services import (
-    SubmissionRefused,
-    build_hits,
-    claim_next_hit,
-    confirm_platform_submission,
-    free_unconfirmed_seats,
-    save_response,
-    submit_assignment,
-)
+from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
 from labeling.workers import worker_for_user
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 from tests.labeling.platform_helpers import prolific_landing

@@ -15,18 +15,16 @@ from django.utils import timezone
 
 from annotation.models import Label, ModelVersion, Prediction
 from labeling import platforms
-from labeling.campaigns import (
-    DEFAULT_FALLBACK_CHOICES,
-    CampaignRefused,
-    campaign_labels,
-    create_campaign,
-    set_campaign_status,
-)
-from labeling.hits import write_hits
+from labeling.actions import SubmissionRefused
+from labeling.actions.answer import save_response
+from labeling.actions.claim import claim_next_hit
+from labeling.campaigns import CampaignRefused, create_campaign, set_campaign_status
+from labeling.hits import build_hits, write_hits
+from labeling.label_sets import campaign_labels
 from labeling.models import HIT, Assignment, Campaign, HITItem, Response, Worker
 from labeling.platforms import PlatformError, publish_campaign
 from labeling.platforms.local import LocalPlatform
-from labeling.services import SubmissionRefused, build_hits, claim_next_hit, save_response
+from labeling.task_types.last_turn_label.label_set import DEFAULT_FALLBACK_CHOICES
 from labeling.workers import worker_for_user
 from tests.conftest import REPO_ROOT
 from tests.labeling.hit_factory import make_dialogues
@@ -42,13 +40,15 @@ SINGLE_WRITERS = {
     r"\.update\(\s*status=Campaign\.": {"labeling/campaigns.py"},
     r"Assignment\.SUBMITTED,\s*Assignment\.APPROVED": {"labeling/models.py"},
     r"name__iexact": set(),
-    r"Publication\.objects\.(create|bulk_create|get_or_create|update_or_create)\(": {"labeling/platforms/__init__.py"},
+    r"Publication\.objects\.(create|bulk_create|get_or_create|update_or_create)\(": {
+        "labeling/platforms/publications.py"
+    },
     r"PlatformSubmission\.objects\.(create|bulk_create|get_or_create|update_or_create)\(": {
         "labeling/platforms/sync.py"
     },
     # the ledger's payment stamps and idempotency keys: labeling.payments only
     r"\.update\(\s*(paid_at|pay_started_at|request_token|platform_reference)=": {"labeling/payments.py"},
-    r"\.update\(\s*platform_confirmed_at=": {"labeling/services.py"},
+    r"\.update\(\s*platform_confirmed_at=": {"labeling/actions/submit.py"},
     # a HIT's free-seat count: moved by labeling.seats (and add_seat, with required_workers)
     r"\.update\(\s*seats_free=": {"labeling/seats.py"},
 }

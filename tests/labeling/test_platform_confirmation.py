@@ -5,11 +5,12 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
-from labeling.aggregate import aggregate_campaign
+from labeling.actions import SubmissionRefused
+from labeling.actions.submit import confirm_platform_submission
 from labeling.models import AggregatedLabel, Assignment, Campaign, PaymentEntry, Worker
 from labeling.payments import ReviewRefused, approve_assignment, approve_submitted, record_payments
 from labeling.reports import campaign_report
-from labeling.services import SubmissionRefused, confirm_platform_submission
+from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 pytestmark = pytest.mark.django_db

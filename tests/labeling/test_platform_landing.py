@@ -8,9 +8,10 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.urls import reverse
 
+from labeling.actions.submit import submit_assignment
+from labeling.hits import build_hits
 from labeling.models import Assignment, Campaign, Worker
 from labeling.platforms import hit_url
-from labeling.services import build_hits, submit_assignment
 from labeling.workers import platform_worker
 from tests.labeling.hit_factory import (
     answer_everything,
@@ -281,7 +282,7 @@ def test_another_workers_assignment_has_no_return(client, campaign):
 
 
 def test_a_site_assignment_has_no_platform_return(client, campaign, annotators):
-    from labeling.services import claim_next_hit
+    from labeling.actions.claim import claim_next_hit
     from labeling.workers import worker_for_user
 
     client.force_login(annotators[0])

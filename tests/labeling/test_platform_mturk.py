@@ -12,7 +12,8 @@ from django.urls import reverse
 from labeling import payments
 from labeling.models import HIT, Assignment, Campaign, PaymentEntry, PlatformSubmission, Publication, Worker
 from labeling.platforms import PlatformError, get_platform, hit_url, mturk, publish_campaign
-from labeling.platforms.sync import hits_short_of_majority, sync_publication
+from labeling.platforms.sync import sync_publication
+from labeling.task_types.last_turn_label.follow_up import hits_short_of_majority
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues
 from tests.labeling.platform_helpers import SANDBOX, draft_campaign, mturk_landing, slept, work_through_pages
 

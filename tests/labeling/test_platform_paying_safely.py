@@ -275,13 +275,13 @@ def test_hits_made_by_a_publish_whose_token_expired_are_found_not_made_again(stu
 
 
 def test_a_hit_at_nine_assignments_is_not_extended_past_nine_and_the_sync_carries_on(stub, monkeypatch):
-    from labeling.platforms import sync
+    from labeling.task_types.last_turn_label import follow_up
 
     campaign = draft_campaign(hits=0, status=Campaign.OPEN)
     publication = Publication.objects.create(campaign=campaign, platform="mturk", status=Publication.ACTIVE)
     three = short_hit(campaign)
     nine = HIT.objects.create(campaign=campaign, position=9, required_workers=9, external_id="3NINEHIT" + "0" * 22)
-    monkeypatch.setattr(sync, "hits_short_of_majority", lambda campaign: [nine, three])
+    monkeypatch.setattr(follow_up, "hits_short_of_majority", lambda campaign: [nine, three])
     monkeypatch.setattr(mturk, "_unsettled_hit_ids", lambda publication: [])
     expect_get_hit(stub, three.external_id, 3)
     stub.add_response(

@@ -357,7 +357,7 @@ def test_a_sync_interrupted_midway_and_run_again_pays_no_one_twice_and_misses_no
 
 
 def test_under_until_agreement_a_split_two_seat_hit_gets_one_more_place_and_an_agreeing_one_none(api):
-    from labeling.follow_up import create_follow_up_hits
+    from labeling.task_types.last_turn_label.follow_up import create_follow_up_hits
 
     campaign = draft_campaign(hits=0, currency="GBP", status=Campaign.OPEN, redundancy_policy="until_agreement")
     publication = Publication.objects.create(

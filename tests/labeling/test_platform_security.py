@@ -11,8 +11,10 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from labeling.actions.claim import claim_next_hit
+from labeling.actions.submit import submit_assignment
+from labeling.hits import build_hits
 from labeling.models import Assignment, Campaign, Worker
-from labeling.services import build_hits, claim_next_hit, submit_assignment
 from labeling.workers import platform_worker, worker_for_user
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 from tests.threads import run_together

@@ -15,7 +15,9 @@ from labeling import payments, qualification
 from labeling.crowd.qualification import passes, quiz_history, quiz_minutes
 from labeling.models import HIT, Assignment, QualificationResult, QuizCheck, QuizQuestion, Response
 from labeling.quiz_pool import PoolTooSmall
-from labeling.services import build_hits, claim_next_hit, submit_assignment
+from labeling.hits import build_hits
+from labeling.actions.claim import claim_next_hit
+from labeling.actions.submit import submit_assignment
 from labeling.workers import worker_for_user
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 

@@ -6,10 +6,11 @@ import pytest
 
 from annotation.models import Label, ModelVersion, Prediction
 from labeling import seats
-from labeling.aggregate import aggregate_campaign
-from labeling.follow_up import create_follow_up_hits
+from labeling.actions.claim import open_hits_for
+from labeling.hits import build_hits
 from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, HITItem
-from labeling.services import build_hits, open_hits_for
+from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
+from labeling.task_types.last_turn_label.follow_up import create_follow_up_hits
 from tests.labeling import hit_factory
 from tests.labeling.crowd_factories import answer, make_answered_hit, make_dialogues, make_workers
 

@@ -1,4 +1,4 @@
-"""The autosave's one-statement write (services.save_pick): it stores exactly what the full path
+"""The autosave's one-statement write (actions.answer.save_pick): it stores exactly what the full path
 (save_response) stores for a pick among the three choices, and writes nothing, leaving the
 full path to answer, whenever anything about the request is not that common case."""
 
@@ -12,8 +12,10 @@ from django.utils import timezone
 
 from annotation.models import Label
 from labeling import hot_reads
+from labeling.actions.answer import save_pick, save_response
+from labeling.actions.claim import claim_next_hit
+from labeling.hits import build_hits
 from labeling.models import Assignment, HITItem, Response
-from labeling.services import build_hits, claim_next_hit, save_pick, save_response
 from labeling.workers import worker_for_user
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
@@ -91,7 +93,7 @@ def test_another_users_request_writes_nothing_even_with_the_route_known(campaign
     route = hot_reads.route_of(assignment.pk, annotators[0].pk)
     with hot_reads._routes_lock:
         hot_reads._routes[assignment.pk] = hot_reads.Route(
-            annotators[1].pk, route.hit, route.uses_labels, route.accepted_at
+            annotators[1].pk, route.hit, route.task_type, route.accepted_at
         )
     assert not save_pick(assignment.pk, annotators[1].pk, 1, choice)
     assert stored(assignment) == []

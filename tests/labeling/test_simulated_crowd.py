@@ -43,7 +43,7 @@ def demo_campaign(db, tmp_path):
     from annotation.ingestion import IngestOptions, ingest_paths
     from annotation.models import Dialogue
     from labeling.campaigns import create_campaign, set_campaign_status
-    from labeling.services import build_hits
+    from labeling.hits import build_hits
 
     write_corpus(generate(200, seed=4), tmp_path)
     ingest_paths([tmp_path], IngestOptions())
@@ -53,15 +53,15 @@ def demo_campaign(db, tmp_path):
     return campaign, tmp_path / TRUTH_FILE
 
 
-# Each screen's choice order is drawn from the assignment's and the item's ids (labeling.shown_choices.
-# choices_shown) and the spammer clicks the first choice, so its quiz score follows the ids: the ids
+# Each screen's choice order is drawn from the assignment's and the item's ids (the label task
+# type's screen.choices_shown) and the spammer clicks the first choice, so its quiz score follows the ids: the ids
 # start afresh here, or the score would depend on which tests ran before in this database (under
 # pytest-xdist, a different set each run).
 @pytest.mark.django_db(transaction=True, reset_sequences=True)
 def test_the_crowd_answers_through_the_services_and_agreement_follows_reliability(demo_campaign, monkeypatch):
     from labeling import simulated_crowd
-    from labeling.aggregate import aggregate_campaign
     from labeling.models import HIT, AggregatedLabel, Assignment, Response
+    from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
 
     campaign, truth_path = demo_campaign
     saved = []
@@ -128,7 +128,7 @@ def policy_campaign(db, tmp_path):
     from annotation.ingestion import IngestOptions, ingest_paths
     from annotation.models import Dialogue
     from labeling.campaigns import create_campaign, set_campaign_status
-    from labeling.services import build_hits
+    from labeling.hits import build_hits
 
     write_corpus(generate(60, seed=4), tmp_path)
     ingest_paths([tmp_path], IngestOptions())
@@ -141,10 +141,10 @@ def policy_campaign(db, tmp_path):
 def test_the_crowd_answers_a_policy_campaign_until_every_item_is_settled(policy_campaign):
     from django.db.models import Count
 
-    from labeling.follow_up import create_follow_up_hits, turn_seats
     from labeling.models import HIT, Response
     from labeling.policy import answers_bought
     from labeling.simulated_crowd import read_truth, simulate_until_settled
+    from labeling.task_types.last_turn_label.follow_up import create_follow_up_hits, turn_seats
 
     campaign, truth_path = policy_campaign
     simulate_until_settled(campaign, read_truth(truth_path))

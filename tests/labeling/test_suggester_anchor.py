@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import ModelVersion
-from labeling.campaigns import record_suggestion_model
+from labeling.hits import record_suggestion_model
 from labeling.models import Campaign
 from labeling.reports import campaign_report
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers

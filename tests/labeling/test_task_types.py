@@ -7,14 +7,17 @@ from django.urls import reverse
 
 from annotation.models import Label
 from labeling import task_types
-from labeling.campaigns import CampaignRefused, create_campaign, set_campaign_status
+from labeling.actions import SubmissionRefused
+from labeling.actions.answer import save_answer
+from labeling.actions.claim import claim_next_hit
+from labeling.actions.submit import submit_assignment
+from labeling.campaigns import CampaignRefused, create_campaign, create_pairwise_campaign, set_campaign_status
 from labeling.crowd.majority import majority_vote
 from labeling.crowd.win_rates import unshuffle, wilson_interval
-from labeling.hits import write_hits
+from labeling.hits import build_hits, write_hits
 from labeling.models import LAST_TURN_LABEL, Assignment, Campaign, HITItem, QuizQuestion, Response, Worker
-from labeling.services import SubmissionRefused, build_hits, claim_next_hit, save_answer, submit_assignment
 from labeling.task_types import AnswerRefused, TaskType, export_records
-from labeling.task_types.pairwise import PAIRWISE, create_pairwise_campaign, dialogue_of
+from labeling.task_types.pairwise import PAIRWISE, dialogue_of
 from tests.labeling.hit_factory import make_dialogues
 
 # --- a third task type, written the way docs/tasks/index.md "Adding a task type" says ---------

@@ -2,9 +2,9 @@
 
 import pytest
 
-from labeling.aggregate import aggregate_campaign
 from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, HITItem
-from labeling.tiebreak import create_tiebreak_hits
+from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
+from labeling.task_types.last_turn_label.tiebreak import create_tiebreak_hits
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 pytestmark = pytest.mark.django_db

@@ -19,8 +19,8 @@ def corpus(tmp_path):
 
 
 def test_the_demo_runs_both_policies_until_settled_and_shows_the_answers_saved(corpus, client, researcher):
-    from labeling.follow_up import create_follow_up_hits
     from labeling.models import HIT, Campaign, Response
+    from labeling.task_types.last_turn_label.follow_up import create_follow_up_hits
     from mlworkers.demo import POLICY_CAMPAIGNS, _policy_campaigns
 
     done = _policy_campaigns(corpus)

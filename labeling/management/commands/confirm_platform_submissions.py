@@ -1,8 +1,9 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from labeling.actions import SubmissionRefused
+from labeling.actions.submit import confirm_platform_submission
 from labeling.models import Assignment
-from labeling.services import SubmissionRefused, confirm_platform_submission
 
 
 class Command(BaseCommand):

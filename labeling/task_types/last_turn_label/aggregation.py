@@ -1,9 +1,11 @@
 """Turn a campaign's answers into AggregatedLabel rows and crowd TurnLabels, idempotently.
 
-`aggregate_campaign(campaign)` is the one function the dashboard button, the API, the job, the
-management command and the EDOS importer call. Running it twice writes the same rows: it has
-update_or_create semantics (keyed by the unique (campaign, turn) and (turn, source) constraints),
-done in bulk so a campaign of ten thousand items takes seconds.
+`aggregate_campaign(campaign)` is the one function that writes them: the label type's `aggregate`
+(which the dashboard button, the job and the management command reach through
+labeling.task_types) calls it after opening the seats that are due, and the EDOS importer calls
+it. Running it twice writes the same rows: it has update_or_create semantics (keyed by the unique
+(campaign, turn) and (turn, source) constraints), done in bulk so a campaign of ten thousand items
+takes seconds.
 
 Answers counted: those of submitted or approved assignments (not rejected, expired or live ones)
 of site workers, and of platform workers once the platform confirmed them, on dialogue items, pooled per target turn, so a tie-break HIT's answers join the first three.
@@ -21,10 +23,10 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import Label, TurnLabel
-from labeling.campaigns import campaign_labels
 from labeling.crowd.dawid_skene import DawidSkeneResult, dawid_skene
 from labeling.crowd.majority import MajorityResult, known_label_index, majority_vote, normalise_answer
 from labeling.crowd.redundancy import MODEL_INFORMED, settle
+from labeling.label_sets import campaign_labels
 from labeling.models import AggregatedLabel, Campaign, Response, counted_assignment_q
 from labeling.policy import model_tops, policy_of
 

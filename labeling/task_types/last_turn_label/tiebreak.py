@@ -16,13 +16,13 @@ from django.db.models import Count, F
 
 from annotation.models import ModelVersion
 from labeling import quiz_pool
-from labeling.aggregate import campaign_votes
-from labeling.campaigns import campaign_labels
 from labeling.crowd.bundling import bundle_count, plan_bundles
 from labeling.hits import write_hits
+from labeling.label_sets import campaign_labels
 from labeling.models import HIT, Campaign, HITItem, counted_assignment_q
-from labeling.quiz_pool import quiz_item
-from labeling.services import _label_set_names, _last_turns, _suggested_top_k
+from labeling.task_types.last_turn_label.aggregation import campaign_votes
+from labeling.task_types.last_turn_label.label_set import label_set_names
+from labeling.task_types.last_turn_label.planning import last_turns, quiz_item, suggested_top_k
 
 
 def items_needing_a_tie_break(campaign: Campaign) -> list[HITItem]:
@@ -67,17 +67,17 @@ def bundle_again(
     workers: int | None = None,
 ) -> list[HIT]:
     """New HITs of `kind` needing `workers` (default tie_break_workers) more workers for these
-    items, each screen as its first HIT showed it, with quiz items as in any HIT (labeling.follow_up
-    uses it for a redundancy policy's one more seat)."""
+    items, each screen as its first HIT showed it, with quiz items as in any HIT (follow_up uses it
+    for a redundancy policy's one more seat)."""
     workers = campaign.tie_break_workers if workers is None else workers
     by_dialogue = {item.dialogue_id: item for item in items}
     hit_count = bundle_count(len(by_dialogue), campaign.dialogues_per_hit)
     quiz_sets = _quiz_sets(campaign, hit_count, list(by_dialogue), rng, workers)
     quiz = {q.pk: q for quiz_set in quiz_sets for q in quiz_set}
-    last_turns = _last_turns([q.dialogue_id for q in quiz.values() if q.dialogue_id is not None])
+    turns = last_turns([q.dialogue_id for q in quiz.values() if q.dialogue_id is not None])
     # quiz screens only: the tie-break's own dialogues keep the choices their first HIT offered
     suggester = campaign.suggestion_model or ModelVersion.objects.suggester()
-    ranked = _suggested_top_k(suggester, [turn.pk for turn in last_turns.values()], _label_set_names(campaign))
+    ranked = suggested_top_k(suggester, [turn.pk for turn in turns.values()], label_set_names(campaign))
     bundles = plan_bundles(
         list(by_dialogue),
         [[q.pk for q in quiz_set] for quiz_set in quiz_sets],
@@ -86,14 +86,14 @@ def bundle_again(
     )
     fallback = campaign.fallback_choices
     screens = [
-        [_screen(planned, by_dialogue, quiz, last_turns, ranked, fallback) for planned in bundle] for bundle in bundles
+        [_screen(planned, by_dialogue, quiz, turns, ranked, fallback) for planned in bundle] for bundle in bundles
     ]
     return write_hits(campaign, screens, kind=kind, required_workers=workers)
 
 
-def _screen(planned, by_dialogue, quiz, last_turns, ranked, fallback) -> HITItem:
+def _screen(planned, by_dialogue, quiz, turns, ranked, fallback) -> HITItem:
     if planned.quiz_id is not None:
-        return quiz_item(quiz[planned.quiz_id], last_turns, ranked, fallback)
+        return quiz_item(quiz[planned.quiz_id], turns, ranked, fallback)
     return _copy(by_dialogue[planned.dialogue_id])
 
 

@@ -3,27 +3,30 @@ settled yet (labeling.crowd.redundancy.settle), until settled or the cap.
 
 An item is looked at only once every HIT holding it is complete (its counted answers fill its
 seats), so it never sits in two open follow-up HITs; its follow-up HIT needs one worker and shows
-the screen its first HIT showed, with quiz items as in any HIT (labeling.tiebreak.bundle_again).
+the screen its first HIT showed, with quiz items as in any HIT (tiebreak.bundle_again).
 A worker who answered the item before never gets it again: a claim skips any HIT with a turn the
-worker holds elsewhere (labeling.services.open_hits_for).
+worker holds elsewhere (labeling.actions.claim.open_hits_for).
 
 Safe to call any number of times, and concurrently: the campaign row is locked, and an item
 with an incomplete HIT is skipped. Under `fixed` this is the tie-break (campaign.tie_breaking).
+
+A HIT published on a crowd platform gets its one more worker as one more place there instead
+(`hits_short_of_majority`, which the platform sync asks through the task type).
 """
 
 import random
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q
 
-from labeling.aggregate import campaign_votes
 from labeling.crowd.dawid_skene import dawid_skene
 from labeling.crowd.redundancy import FIXED, RedundancyPolicy, settle
 from labeling.models import HIT, Campaign, HITItem, counted_assignment_q
 from labeling.platforms.local import LOCAL_PREFIX
 from labeling.policy import model_tops, policy_of
-from labeling.tiebreak import bundle_again, create_tiebreak_hits
+from labeling.task_types.last_turn_label.aggregation import campaign_votes
+from labeling.task_types.last_turn_label.tiebreak import bundle_again, create_tiebreak_hits
 
 
 @dataclass(frozen=True)
@@ -121,3 +124,44 @@ def turn_seats(campaign: Campaign) -> dict[int, TurnSeats]:
         before = seats.get(turn, TurnSeats(0, False))
         seats[turn] = TurnSeats(before.seats + required, before.open or incomplete)
     return seats
+
+
+# --- published HITs: one more place on the platform instead of a follow-up HIT ---------------------
+
+
+def hits_short_of_majority(campaign: Campaign) -> list[HIT]:
+    """Published regular HITs whose every seat holds counted work, with a dialogue item whose
+    turn has no majority yet (2 of 3 ...), and room for one more worker. Under a redundancy
+    policy other than `fixed`: an item the policy leaves open, below its cap."""
+    if campaign.redundancy_policy != FIXED:
+        return _hits_short_under_policy(campaign)
+    votes = campaign_votes(campaign)  # a label outside the campaign's set votes for nothing
+    short = []
+    for hit in _complete_published(campaign, campaign.workers_per_hit + campaign.tie_break_workers):
+        if any(turn in votes and not votes[turn].majority().is_majority for turn in _work_turns(hit)):
+            short.append(hit)
+    return short
+
+
+def _hits_short_under_policy(campaign: Campaign) -> list[HIT]:
+    # the local platform's HITs get follow-up HITs instead
+    complete = [hit for hit in _complete_published(campaign, campaign.redundancy_cap) if on_a_platform(hit)]
+    turns_of = {hit.pk: _work_turns(hit) for hit in complete}
+    seats = {turn: hit.required_workers for hit in complete for turn in turns_of[hit.pk]}
+    unsettled = unsettled_turns(campaign, seats)
+    return [hit for hit in complete if unsettled.intersection(turns_of[hit.pk])]
+
+
+def _work_turns(hit: HIT) -> list[int]:
+    items = hit.items.filter(quiz_question__isnull=True, target_turn__isnull=False)
+    return list(items.values_list("target_turn_id", flat=True))
+
+
+def _complete_published(campaign: Campaign, cap: int):
+    return (
+        HIT.objects.filter(campaign=campaign, kind=HIT.REGULAR, required_workers__lt=cap)
+        .exclude(external_id="")
+        .annotate(done=Count("assignments", filter=counted_assignment_q("assignments__")))
+        .filter(done__gte=F("required_workers"))
+        .order_by("position")
+    )

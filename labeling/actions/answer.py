@@ -1,0 +1,274 @@
+"""Answering: record (or replace) the answer to one screen of a live assignment.
+
+`save_answer` hands the posted form to the campaign's task type and stores what it returns: a
+label pick through `save_response`, a dict through `save_structured_response`; `save_pick` is the
+autosave's one-statement write of one of a screen's three choices. Each holds the assignment's
+row lock while it writes, so answers and the submission queue behind one another.
+"""
+
+import functools
+from contextlib import contextmanager
+
+from django.db import connection, transaction
+from django.db.models import Max, Subquery
+from django.utils import timezone
+
+from annotation.models import Label
+from annotation.taxonomy import normalise_label_name
+from labeling import hot_reads, qualification, task_types
+from labeling.actions import SubmissionRefused, lock_live, refusal_reason
+from labeling.label_sets import campaign_labels
+from labeling.models import HIT, Assignment, HITItem, Response, Worker
+
+
+def save_response(
+    assignment: Assignment,
+    item: HITItem,
+    *,
+    label_name: str | None = None,
+    new_label_text: str = "",
+    method: str,
+    seconds_spent: float = 0,
+    assignment_locked: bool = False,
+) -> Response:
+    """Record (or replace) the answer to one screen of a live assignment.
+
+    assignment_locked: the caller read `assignment` with select_for_update inside the atomic
+    block this call runs in (the autosave view does, saving a second read of the row); the lock
+    is then taken as held and only the assignment's state is checked again.
+
+    Normalisation, so aggregation counts like with like:
+    - a label picked from the "Other" list that is one of the screen's three choices is stored
+      with method top3;
+    - an "Other: new" text equal to a label the screen accepts (one of its choices or of the
+      campaign's label set; Label.objects.by_name's rule) is stored as that label, with method
+      other-list (or top3 when it is one of the choices), and no text;
+    - a pick outside the choices and the campaign's label set is refused;
+    - any other new label is kept as text (new_label_text), label left empty.
+    seconds_spent adds up over visits to the same screen.
+    """
+    with _answering(assignment, item, assignment_locked) as assignment:
+        label, text, method = _resolve_answer(item, label_name, new_label_text, method)
+        spent = _bounded_seconds(assignment, seconds_spent)
+        # An update-or-create by hand (no savepoint): the assignment lock held here keeps every
+        # other writer of this assignment's answers out until commit.
+        response = hot_reads.response_to(assignment.pk, item.pk)
+        if response is None:
+            return Response.objects.create(
+                assignment=assignment, item=item, label=label, new_label_text=text, method=method, seconds_spent=spent
+            )
+        response.label, response.new_label_text, response.method = label, text, method
+        response.seconds_spent += spent
+        response.save(update_fields=["label", "new_label_text", "method", "seconds_spent", "answered_at"])
+        return response
+
+
+def save_pick(assignment_id: int, user_id: int, position: int, answer: str, *, seconds_spent: float = 0) -> bool:
+    """The autosave's common case, one of the screen's three choices picked, written in one SQL
+    statement; False when it was not written, and the caller then takes the full path
+    (save_answer), which writes what this leaves or says why it cannot.
+
+    Nothing is taken on trust from this process's caches (hot_reads.route_of, the screens): the
+    statement locks the assignment row (as save_response does, so a submission and an answer
+    queue behind one another) and writes only if it is the one the route names (id and accepted
+    time), `user_id`'s, on the route's HIT, live, and the label is active; otherwise nothing. What it writes is what save_response
+    writes for the same pick: the label, method top3, no text, seconds added up.
+    """
+    from labeling import screens
+
+    if connection.vendor != "postgresql":
+        return False  # the statement bounds the seconds with PostgreSQL's date arithmetic
+    route = hot_reads.route_of(assignment_id, user_id)
+    if route is None or route.hit.kind == HIT.QUALIFICATION:
+        # a qualification screen's answer freezes once checked: the full path knows; a screen of
+        # another task type has no label choices, so it never matches below
+        return False
+    screen = screens.screens_of(route.hit, route.seat).get(position)
+    key = normalise_label_name(answer)
+    if screen is None or not key or not key.isascii():  # SQLite's LOWER folds ASCII only
+        return False
+    if not _is_a_choice_name(key, screen.item):
+        return False  # a pick from the "Other" list, or nothing the screen shows: the full path judges it
+    moment = connection.ops.adapt_datetimefield_value  # as the ORM sends a datetime (SQLite: naive UTC text)
+    now = moment(timezone.now())
+    params = [
+        assignment_id,
+        moment(route.accepted_at),
+        user_id,
+        route.hit.pk,
+        Assignment.ACCEPTED,
+        now,
+        key,
+        screen.item.pk,
+        Response.TOP3,
+        _empty_data(),
+        _seconds(seconds_spent),
+        now,
+        now,
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(_pick_sql(), params)
+        return cursor.fetchone() is not None
+
+
+def _empty_data():
+    return Response._meta.get_field("data").get_db_prep_value({}, connection)
+
+
+@functools.cache
+def _pick_sql() -> str:
+    quote = connection.ops.quote_name
+    lock = " FOR UPDATE OF a" if connection.features.has_select_for_update_of else ""
+    response = quote(Response._meta.db_table)
+    return (
+        # `since`: the last answer received, or the acceptance (see _bounded_seconds)
+        f"WITH live AS (SELECT a.id, GREATEST(a.accepted_at, (SELECT MAX(r.answered_at) FROM {response} r"
+        f" WHERE r.assignment_id = a.id)) AS since FROM {quote(Assignment._meta.db_table)} a"
+        f" JOIN {quote(Worker._meta.db_table)} w ON w.id = a.worker_id"
+        f" WHERE a.id = %s AND a.accepted_at = %s AND w.user_id = %s AND a.hit_id = %s AND a.status = %s AND a.expires_at > %s{lock}),"
+        f" picked AS (SELECT l.id FROM {quote(Label._meta.db_table)} l"
+        " WHERE l.is_active AND LOWER(l.name) = %s ORDER BY l.id LIMIT 1)"
+        f" INSERT INTO {response} (assignment_id, item_id, label_id, new_label_text, method, data, seconds_spent,"
+        " answered_at)"
+        " SELECT live.id, %s, picked.id, '', %s, %s,"
+        " LEAST(%s, GREATEST(EXTRACT(EPOCH FROM (%s - live.since)), 0)), %s FROM live, picked WHERE true"
+        " ON CONFLICT (assignment_id, item_id) DO UPDATE SET label_id = excluded.label_id,"
+        " new_label_text = excluded.new_label_text, method = excluded.method,"
+        f" seconds_spent = {response}.seconds_spent + excluded.seconds_spent, answered_at = excluded.answered_at"
+        " RETURNING id"
+    )
+
+
+def save_answer(
+    assignment: Assignment,
+    item: HITItem,
+    posted,
+    *,
+    seconds_spent: float = 0,
+    assignment_locked: bool = False,
+) -> Response:
+    """Record the answer posted on one screen, whatever the campaign's task type: the type reads
+    `posted` (the form's fields) and returns the answer, stored here: a label pick through
+    save_response (which checks it against the screen's choices and the campaign's label set), a
+    dict through save_structured_response. Raises SubmissionRefused saying what is wrong."""
+    campaign = assignment.hit.campaign
+    try:
+        answer = task_types.of(campaign).clean_answer(campaign, item, posted)
+    except task_types.AnswerRefused as refused:
+        raise SubmissionRefused(refused.message) from refused
+    if isinstance(answer, task_types.LabelPick):
+        return save_response(
+            assignment,
+            item,
+            label_name=answer.label_name,
+            new_label_text=answer.new_label_text,
+            method=answer.method,
+            seconds_spent=seconds_spent,
+            assignment_locked=assignment_locked,
+        )
+    return save_structured_response(
+        assignment, item, answer, seconds_spent=seconds_spent, assignment_locked=assignment_locked
+    )
+
+
+def save_structured_response(
+    assignment: Assignment,
+    item: HITItem,
+    answer: dict,
+    *,
+    seconds_spent: float = 0,
+    assignment_locked: bool = False,
+) -> Response:
+    """Record (or replace) a task type's own answer (`Response.data`, already checked by the
+    type's clean_answer) to one screen of a live assignment; the same locking as save_response."""
+    with _answering(assignment, item, assignment_locked) as assignment:
+        spent = _bounded_seconds(assignment, seconds_spent)
+        response = Response.objects.filter(assignment=assignment, item=item).first()
+        if response is None:
+            return Response.objects.create(
+                assignment=assignment, item=item, data=answer, method=Response.STRUCTURED, seconds_spent=spent
+            )
+        response.data, response.method = answer, Response.STRUCTURED
+        response.seconds_spent += spent
+        response.save(update_fields=["data", "method", "seconds_spent", "answered_at"])
+        return response
+
+
+@contextmanager
+def _answering(assignment: Assignment, item: HITItem, assignment_locked: bool):
+    """The transaction one answer is written in: yields the assignment, live and row-locked (by the
+    caller when `assignment_locked`, else here), after checking the item is one of its HIT's."""
+    if assignment_locked and not transaction.get_connection().in_atomic_block:
+        raise ValueError("assignment_locked=True needs the caller's transaction that holds the row lock")
+    # No savepoint inside the caller's locking transaction: a refusal rolls all of it back anyway.
+    with transaction.atomic(savepoint=not assignment_locked):
+        if assignment_locked:
+            reason = refusal_reason(assignment)
+            if reason is not None:
+                raise SubmissionRefused(reason)
+        else:
+            assignment = lock_live(assignment)
+        if item.hit_id != assignment.hit_id or item.seat not in (0, assignment.seat):
+            raise SubmissionRefused("That item is not part of this HIT.")
+        if qualification.is_checked(assignment, item):
+            raise SubmissionRefused(qualification.CHECKED)
+        yield assignment
+
+
+def _seconds(seconds_spent: float) -> float:
+    """Seconds on a screen as stored: never negative, at most an hour a visit."""
+    return min(max(float(seconds_spent), 0.0), 3600.0)
+
+
+def _bounded_seconds(assignment: Assignment, seconds_spent: float) -> float:
+    """The browser's seconds on a screen, never more than the server's own clock allows: the time
+    since this assignment's last answer was received (or since it was accepted). So the seconds
+    of all of an assignment's answers add up to at most the time it has been open, whatever the
+    page posts. Called under the assignment's row lock, so two answers cannot both count the
+    same interval."""
+    last = Response.objects.filter(assignment_id=assignment.pk).aggregate(last=Max("answered_at"))["last"]
+    since = max(assignment.accepted_at, last) if last else assignment.accepted_at
+    return min(_seconds(seconds_spent), max((timezone.now() - since).total_seconds(), 0.0))
+
+
+def _resolve_answer(item: HITItem, label_name: str | None, new_text: str, method: str) -> tuple[Label | None, str, str]:
+    if method == Response.OTHER_NEW:
+        if any((ord(char) < 32 and char not in "\t\n\r") or ord(char) == 127 for char in new_text or ""):
+            raise SubmissionRefused("new_label_text: a new label cannot contain a NUL byte or other control character.")
+        typed = " ".join((new_text or "").split())
+        if not typed:
+            raise SubmissionRefused("Type the new label, or pick one from the list.")
+        if len(typed) > 64:
+            raise SubmissionRefused("A new label can be at most 64 characters long.")
+        existing = _label_named(typed, item)
+        if existing is None:
+            return None, typed, Response.OTHER_NEW
+        label_name, method = existing.name, Response.OTHER_LIST
+    elif method not in (Response.TOP3, Response.OTHER_LIST):
+        raise SubmissionRefused(f"Unknown answer method {method!r}.")
+    label = _label_named(label_name or "", item)
+    if label is None:
+        raise SubmissionRefused(f"There is no label called {label_name!r} in this campaign.")
+    in_choices = _is_a_choice(label, item)
+    if method == Response.TOP3 and not in_choices:
+        raise SubmissionRefused(f"{label.name!r} is not one of this item's three choices.")
+    return label, "", Response.TOP3 if in_choices else Response.OTHER_LIST
+
+
+def _label_named(name: str, item: HITItem) -> Label | None:
+    """The active label called `name` (Label.objects.by_name's rule) that this screen accepts:
+    one of its three choices, or a label of its campaign's label set."""
+    label = hot_reads.active_label_named(name)
+    if label is None or _is_a_choice(label, item):
+        return label
+    campaign_id = Subquery(HIT.objects.filter(pk=item.hit_id).values("campaign_id"))
+    return label if campaign_labels(campaign_id).filter(pk=label.pk).exists() else None
+
+
+def _is_a_choice(label: Label, item: HITItem) -> bool:
+    return _is_a_choice_name(label.name, item)
+
+
+def _is_a_choice_name(name: str, item: HITItem) -> bool:
+    """Whether `name` is one of the item's three choices (case and white space aside)."""
+    return normalise_label_name(name) in {normalise_label_name(c) for c in item.choices}

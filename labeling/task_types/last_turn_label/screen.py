@@ -1,0 +1,168 @@
+"""One label screen: the dialogue with its last turn highlighted, the three choices in the
+assignment's own order, and the "Other" list (the campaign's label set); and the answer it posts.
+
+The list and each choice's description are the bulk of every screen, so they are rendered once
+per process, campaign and cache period, and escaped when read; the turns come escaped from the
+per-process screens cache (labeling.screens). A quiz item is a real dialogue rendered by the same
+code as a work item, carrying nothing of its gold label or explanation.
+"""
+
+import hashlib
+import hmac
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db.models import Exists, OuterRef, Q
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+
+from annotation.models import Label
+from annotation.taxonomy import normalise_label_name
+from labeling import screens
+from labeling.crowd.bundling import choice_order
+from labeling.label_sets import campaign_labels
+from labeling.models import Response
+from labeling.task_types.base import AnswerRefused, LabelPick
+
+NEW_LABEL = "__new__"  # the "Other: a new label" radio's value
+LABELS_CACHE_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class LabelSet:
+    listed: list[Label]  # the "Other" list: the campaign's label set
+    html: str  # that list rendered
+    known: dict[str, Label]  # listed and every offered label, by folded name: a choice's description
+    blurbs: dict[str, str]  # by folded name: a choice's description and examples, rendered
+
+
+_labels_cache: dict[int, tuple[float, LabelSet]] = {}
+
+
+def screen_context(assignment, item, saved: tuple | None) -> dict:
+    """What one screen shows; `saved`: the stored answer (label name, new label text, method)."""
+    blurbs = cached_labels(assignment.hit.campaign_id).blurbs
+    hit_screens = screens.screens_of(assignment.hit, assignment.seat)
+    saved_name, saved_text, saved_method = saved or (None, "", "")
+    other_open = saved_method in (Response.OTHER_LIST, Response.OTHER_NEW)
+    checked = "" if other_open else saved_name
+    return {
+        "turns_html": mark_safe(hit_screens[item.position].turns_html),  # escaped in labeling.screens
+        # each choice with its key, description and examples (the blurb escaped when the label set
+        # was read), built here rather than by a template loop: a visible share of a screen's CPU
+        "choices_html": format_html_join(
+            "\n      ",
+            '<label class="choice">\n        <input type="radio" name="answer" value="{}" data-key="{}"{}>\n'
+            '        <span class="choice-name"><kbd>{}</kbd> {}</span>\n        {}\n      </label>',
+            (
+                (
+                    name,
+                    key,
+                    mark_safe(" checked") if name == checked else "",
+                    key,
+                    name,
+                    mark_safe(blurbs.get(normalise_label_name(name), "")),
+                )
+                for key, name in enumerate(choices_shown(assignment, item), start=1)
+            ),
+        ),
+        "label_list": _label_list_html(saved_name if other_open else "", assignment.hit.campaign_id),
+        "saved_name": saved_name or "",
+        "saved_text": saved_text,
+        "saved_method": saved_method,
+        "other_open": other_open,
+        "new_label": NEW_LABEL,
+    }
+
+
+def choices_shown(assignment, item) -> list[str]:
+    """The three choices in this assignment's own order (drawn from a secret per assignment and
+    item), the same rule for quiz and work screens: neither rank nor answer sets the order, and
+    workers who compare notes see different orders."""
+    key = hmac.new(settings.SECRET_KEY.encode(), f"choices:{assignment.pk}:{item.pk}".encode(), hashlib.sha256)
+    return choice_order(item.choices, key.digest())
+
+
+def _label_list_html(checked_name: str, campaign_id: int) -> str:
+    """The "Other" list: the campaign's label set, rendered once per campaign and cache period (it
+    is the bulk of every screen), with the saved answer's radio checked."""
+    html = cached_labels(campaign_id).html
+    if checked_name:
+        marker = format_html('value="{}">', checked_name)
+        html = html.replace(marker, marker[:-1] + " checked>", 1)
+    return mark_safe(html)  # built with format_html from escaped values only
+
+
+def cached_labels(campaign_id: int) -> LabelSet:
+    """The campaign's label set as its screens show it; one query per cache period."""
+    now = time.monotonic()
+    cached = _labels_cache.get(campaign_id)
+    if cached is None or cached[0] < now:
+        cached = _labels_cache[campaign_id] = (now + LABELS_CACHE_SECONDS, _read_label_set(campaign_id))
+    return cached[1]
+
+
+def _read_label_set(campaign_id: int) -> LabelSet:
+    offered = Label.objects.offered()
+    listed_ids = campaign_labels(campaign_id).values("pk")
+    rows = list(
+        Label.objects.filter(Q(pk__in=listed_ids) | Q(pk__in=offered.values("pk")))
+        .annotate(listed=Exists(listed_ids.filter(pk=OuterRef("pk"))))
+        .order_by("position", "name")
+    )
+    listed = [label for label in rows if label.listed]
+    html = format_html_join(
+        "\n",
+        '<li data-filter="{} {}"><label><input type="radio" name="answer" value="{}">'
+        ' <strong>{}</strong> <span class="muted">{}</span></label></li>',
+        ((lb.name.lower(), lb.description.lower(), lb.name, lb.name, lb.description) for lb in listed),
+    )
+    blurbs = {normalise_label_name(label.name): _blurb(label) for label in rows}
+    return LabelSet(listed, str(html), {normalise_label_name(label.name): label for label in rows}, blurbs)
+
+
+def _blurb(label: Label) -> str:
+    """What a suggested choice shows under its name: the label's description and examples."""
+    examples = format_html_join("", "<li>“{}”</li>", ((example,) for example in label.examples))
+    return str(
+        format_html(
+            '<span class="choice-description muted">{}</span>\n        <ul class="examples">{}</ul>',
+            label.description,
+            examples,
+        )
+    )
+
+
+# --- the answer posted ----------------------------------------------------------------------------
+
+
+def clean_answer(posted: Mapping[str, str]) -> LabelPick:
+    """The pick posted (a label name, or "Other: a new label" with its text); the answer action
+    checks it against the screen's choices and the campaign's label set. A list pick that is one
+    of the three choices is stored as top3 there."""
+    answer = posted.get("answer", "")
+    if not answer:
+        raise AnswerRefused("Choose a label (or Other) before going on.")
+    if answer == NEW_LABEL:
+        return LabelPick(None, posted.get("new_label", ""), Response.OTHER_NEW)
+    return LabelPick(answer, "", Response.OTHER_LIST)
+
+
+def answer_changed(posted: Mapping[str, str], stored: tuple | None) -> bool:
+    """Whether the posted answer differs from the stored one (label name, new label text, method).
+
+    Next and Back carry the answer the autosave stored a moment before; saving it again would
+    double every write, so an unchanged answer is left alone.
+    """
+    answer = posted.get("answer", "")
+    if not answer:
+        return False
+    if stored is None:
+        return True
+    name, text, method = stored
+    if answer == NEW_LABEL:
+        typed = " ".join(posted.get("new_label", "").split())
+        return not (method == Response.OTHER_NEW and text == typed)
+    return name != answer
