@@ -42,9 +42,9 @@ from django.utils import timezone
 
 from annotation.models import ModelVersion
 from labeling import quiz_pool, task_types
-from labeling.label_sets import campaign_labels
 from labeling.crowd.qualification import QuizHistory, histories, passes, quiz_minutes
 from labeling.hits import write_hits
+from labeling.label_sets import campaign_labels
 from labeling.models import (
     HIT,
     Assignment,

@@ -34,7 +34,7 @@ TYPE_VALUES = {"last_turn_label", "pairwise"}
 TYPE_CLASSES = {"LastTurnLabel", "Pairwise"}
 QUERY_METHODS = {"filter", "exclude", "get", "get_or_create", "update_or_create"}
 # Campaign.task_type's default and the quiz pool's rows are the label type's by the data model
-TYPE_TEST_ALLOWED = {Path("labeling/models.py")}
+TYPE_TEST_ALLOWED = {Path("labeling/models/campaign.py")}
 PRIVATE_SCOPE = ("labeling", "mlworkers")
 
 

@@ -34,11 +34,11 @@ SOURCE_DIRS = ("annotation", "labeling", "mlworkers", "jobs", "config", "bench",
 # pattern -> the only files allowed to hold it
 SINGLE_WRITERS = {
     r"Campaign\.objects\.(create|bulk_create|get_or_create|update_or_create)\(": {"labeling/campaigns.py"},
-    r"\bCampaign\(": {"labeling/models.py"},
+    r"\bCampaign\(": {"labeling/models/campaign.py"},
     r"\bHIT\.objects\.(create|bulk_create|get_or_create|update_or_create)\(": {"labeling/hits.py"},
     r"\bHITItem\.objects\.(create|bulk_create|get_or_create|update_or_create)\(": {"labeling/hits.py"},
     r"\.update\(\s*status=Campaign\.": {"labeling/campaigns.py"},
-    r"Assignment\.SUBMITTED,\s*Assignment\.APPROVED": {"labeling/models.py"},
+    r"Assignment\.SUBMITTED,\s*Assignment\.APPROVED": {"labeling/models/work.py"},
     r"name__iexact": set(),
     r"Publication\.objects\.(create|bulk_create|get_or_create|update_or_create)\(": {
         "labeling/platforms/publications.py"

@@ -1,0 +1,55 @@
+"""Who works: a crowd worker, a site account's or a platform id's (with its pending landings)."""
+
+from django.conf import settings
+from django.db import models
+
+
+class Worker(models.Model):
+    SITE, MTURK, PROLIFIC = "site", "mturk", "prolific"
+    PLATFORM_CHOICES = [(SITE, "This site"), (MTURK, "Amazon Mechanical Turk"), (PROLIFIC, "Prolific")]
+    ACTIVE, BLOCKED = "active", "blocked"
+    STATUS_CHOICES = [(ACTIVE, "Active"), (BLOCKED, "Blocked")]
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True, related_name="worker"
+    )
+    platform = models.CharField(max_length=16, choices=PLATFORM_CHOICES, default=SITE)
+    external_id = models.CharField(max_length=128, help_text="platform worker id, or the username")
+    country = models.CharField(max_length=64, blank=True)
+    status = models.CharField(max_length=8, choices=STATUS_CHOICES, default=ACTIVE)
+    created_at = models.DateTimeField(auto_now_add=True)
+    # where a platform worker first landed from: what the landing rate limits count (the address,
+    # and its block: an IPv6 address's /PLATFORM_IPV6_PREFIX network, an IPv4 address itself)
+    signup_ip = models.GenericIPAddressField(null=True, blank=True)
+    signup_network = models.CharField(max_length=64, blank=True)
+    signup_campaign = models.ForeignKey("Campaign", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    # A platform landing is a pending identity of its own: the platform's id of the work it came
+    # with (MTurk assignmentId, Prolific SESSION_ID) is its key, since the worker id alone proves
+    # nothing. "" for the proven worker of a platform id (and for site workers): the row that
+    # pending identities are merged into once the platform confirms their submission.
+    landing_key = models.CharField(max_length=64, blank=True)
+    merged_into = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="landings")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["platform", "external_id", "landing_key"], name="worker_unique_platform_id_landing"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["signup_ip", "created_at"]),
+            models.Index(fields=["signup_network", "created_at"]),
+            models.Index(fields=["signup_campaign", "created_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.external_id} ({self.platform})"
+
+    @property
+    def is_blocked(self) -> bool:
+        return self.status == self.BLOCKED
+
+    @property
+    def is_pending_identity(self) -> bool:
+        """A platform landing not yet proven by a confirmed submission (see landing_key)."""
+        return bool(self.landing_key) and self.merged_into_id is None
