@@ -58,7 +58,6 @@ from labeling.models import (
     Worker,
     counted_assignment_q,
 )
-from labeling.platforms.costs import HourlyPay
 
 CHECKED = "This answer was checked against the known answer; it can no longer change."
 
@@ -285,45 +284,7 @@ def reward_and_bonus(campaign: Campaign, hit_kind: str) -> tuple[Decimal, Decima
     return campaign.reward, campaign.bonus
 
 
-def minutes(campaign: Campaign) -> int:
-    screens = campaign.dialogues_per_hit + campaign.quiz_per_hit
-    return quiz_minutes(campaign.estimated_minutes, screens, campaign.qualification_items)
-
-
-def hourly_pay(campaign: Campaign, minimum) -> HourlyPay:
-    """The quiz's hourly rate at its estimated minutes, against the platform's minimum."""
-    return HourlyPay(
-        currency=campaign.currency,
-        reward=campaign.qualification_reward,
-        estimated_minutes=minutes(campaign),
-        minimum=None if minimum is None else Decimal(str(minimum)).quantize(Decimal("0.01")),
-        measured_minutes=None,
-    )
-
-
-def pay_refusals(campaign: Campaign, minimum, platform: str, setting: str) -> list[str]:
-    """Why the qualification quiz cannot be published on `platform` (its pay, its HIT)."""
-    if not campaign.qualification_required:
-        return []
-    refusals = [
-        f"the qualification quiz: {reason}" for reason in hourly_pay(campaign, minimum).refusals(platform, setting)
-    ]
-    if not qualification_hits(campaign).exists():
-        refusals.append("the campaign requires a qualification quiz but has no qualification HIT yet: build it first")
-    return refusals
-
-
 # --- Platforms ----------------------------------------------------------------------------------
-
-
-def platform_setup(campaign: Campaign, platform: str) -> PlatformQualification:
-    """The campaign's qualification on `platform`, created on first use (what the adapters fill)."""
-    try:
-        with transaction.atomic():
-            setup, _ = PlatformQualification.objects.get_or_create(campaign=campaign, platform=platform)
-    except IntegrityError:  # two publishers at once: the other made it
-        setup = PlatformQualification.objects.get(campaign=campaign, platform=platform)
-    return setup
 
 
 def quiz_completion_code(assignment: Assignment) -> str:
@@ -406,6 +367,8 @@ def campaign_summary(campaign: Campaign) -> dict:
         "free": seats["free"] or 0,
         "passed": results.filter(passed=True).count(),
         "failed": results.filter(passed=False).count(),
-        "minutes": minutes(campaign),
+        "minutes": quiz_minutes(
+            campaign.estimated_minutes, campaign.dialogues_per_hit + campaign.quiz_per_hit, campaign.qualification_items
+        ),
         "rows": dashboard_rows(campaign),
     }

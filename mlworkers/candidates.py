@@ -121,8 +121,8 @@ def rank_candidates(
     """Rank the candidates in `language` (an existing campaign's own language wins) by the
     suggestion model's calibrated confidence (the given version, else the one suggesting now);
     with a campaign (id or a new name) build its HITs from them."""
-    from labeling.models import Campaign
     from labeling.hits import build_hits
+    from labeling.models import Campaign
 
     version = _suggestion_version(model_version_id)
     if campaign_id:

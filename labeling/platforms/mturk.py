@@ -25,7 +25,7 @@ from xml.sax.saxutils import escape
 from django.conf import settings
 
 from labeling.models import HIT, Campaign, PaymentEntry, PlatformQualification, Publication, QualificationResult
-from labeling.platforms import base, calls, checks
+from labeling.platforms import base, calls, checks, qualification
 from labeling.platforms.base import ExternalResult, PlatformError
 from labeling.platforms.costs import CostPreview, cost_preview
 
@@ -189,8 +189,6 @@ class MTurkPlatform:
     def cost_preview(self, campaign: Campaign, base_url: str = "") -> CostPreview:
         """The cost, the hourly rate against MTURK_MIN_HOURLY_RATE, and what refuses publishing
         (the qualification quiz's HIT is paid its own reward: its pay is checked on its own)."""
-        from labeling import qualification
-
         unpublished = campaign.hits.filter(external_id="").exclude(kind=HIT.QUALIFICATION)
         hits = list(unpublished.values_list("required_workers", flat=True))
         preview = cost_preview(
@@ -247,8 +245,6 @@ class MTurkPlatform:
     def _qualification(self, campaign: Campaign) -> PlatformQualification:
         """The campaign's qualification type (which the paid HIT type requires and sync grants) and
         the quiz HIT's own HIT type (without it), each created once and recorded at once."""
-        from labeling import qualification
-
         setup = qualification.platform_setup(campaign, self.name)
         if not setup.external_id:
             setup.external_id = self._create_qualification_type(campaign)

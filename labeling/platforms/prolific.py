@@ -31,7 +31,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from django.conf import settings
 
 from labeling.models import HIT, Campaign, PaymentEntry, PlatformQualification, Publication, QualificationResult
-from labeling.platforms import base, calls, checks
+from labeling.platforms import base, calls, checks, qualification
 from labeling.platforms.base import ExternalResult, PlatformError
 from labeling.platforms.costs import CostPreview, cost_preview
 
@@ -123,8 +123,6 @@ class ProlificPlatform:
             fee_rate=Decimal(str(settings.PROLIFIC_FEE_RATE)),
             currency=campaign.currency,
         )
-        from labeling import qualification
-
         setting = f"PROLIFIC_MIN_HOURLY_RATE_{campaign.currency}"
         pay = checks.hourly_pay(campaign, getattr(settings, setting, None))
         refusals = (
@@ -226,8 +224,6 @@ class ProlificPlatform:
     def _qualification(self, campaign: Campaign, url: str) -> PlatformQualification:
         """The participant group of the quiz's passers (which the paid study allowlists) and the quiz
         study (without that filter), each created once and recorded at once; the study published."""
-        from labeling import qualification
-
         setup = qualification.platform_setup(campaign, self.name)
         if not setup.external_id:
             setup.external_id = self._create_group(campaign)
@@ -268,8 +264,6 @@ class ProlificPlatform:
     def _quiz_study(self, campaign: Campaign, url: str, completion_code: str, places: int) -> dict:
         """The quiz as a study of its own: one place per seat of the qualification HITs, the quiz's
         reward and minutes, and no participant-group filter."""
-        from labeling import qualification
-
         minutes = qualification.minutes(campaign)
         return {
             **self._study(campaign, url, completion_code, places),
