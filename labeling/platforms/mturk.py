@@ -24,25 +24,21 @@ from xml.sax.saxutils import escape
 
 from django.conf import settings
 
-from labeling.models import HIT, Campaign, PaymentEntry, PlatformQualification, Publication, QualificationResult
+from labeling.models import HIT, Campaign, PaymentEntry, Publication
 from labeling.platforms import base, calls, checks, qualification
 from labeling.platforms.base import ExternalResult, PlatformError
 from labeling.platforms.costs import CostPreview, cost_preview
+from labeling.platforms.mturk_qualifications import MTurkQualifications, qualification_requirements
 
 SANDBOX_ENDPOINT = "https://mturk-requester-sandbox.us-east-1.amazonaws.com"
 REGION = "us-east-1"
 FRAME_HEIGHT = 800
 WORKER_SITE = {True: "https://workersandbox.mturk.com", False: "https://worker.mturk.com"}
-# MTurk's system qualification types
-LOCALE_QUALIFICATION = "00000000000000000071"
-APPROVAL_RATE_QUALIFICATION = "000000000000000000L0"
 _ANSWER_NS = "{http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/2005-10-01/QuestionFormAnswers.xsd}"
 _STATUS = {"Submitted": base.SUBMITTED, "Approved": base.APPROVED, "Rejected": base.REJECTED}
 # MTurk's answer to a UniqueRequestToken it has seen: the earlier request was done
 _ALREADY_DONE = re.compile(r"UniqueRequestToken|already (been )?(processed|exists|used)", re.IGNORECASE)
 _HIT_ID = re.compile(r"\b[A-Z0-9]{30}\b")
-# MTurk's answer to a CreateQualificationType whose name we used before (an earlier try's answer lost)
-_NAME_TAKEN = re.compile(r"already created a QualificationType|name must be unique", re.IGNORECASE)
 TOKEN_LENGTH = 64
 # MTurk honours a UniqueRequestToken for 24 hours; an hour's margin for clocks and slow calls
 TOKEN_TRUSTED_FOR = timedelta(hours=23)
@@ -85,49 +81,6 @@ def parse_answers(answer_xml: str) -> dict[str, str]:
     return answers
 
 
-def qualification_requirements(quiz_qualification: str = "", *, passed: bool = True) -> list[dict]:
-    """Worker locale (the paper's US, GB, CA, AU, NZ by default), approval rate, and, when
-    MTURK_BLOCK_QUALIFICATION_ID is set, the absence of our "blocked" qualification.
-
-    quiz_qualification: a campaign's qualification type (labeling.qualification): its paid HIT type
-    requires it (`passed`: Comparator Exists), its quiz HIT type requires its absence (DoesNotExist,
-    so a qualified worker is not offered the quiz again). Hidden from workers who do not meet it
-    (DiscoverPreviewAndAccept). QualificationRequirement:
-    https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_QualificationRequirementDataStructureArticle.html"""
-    guarded = "DiscoverPreviewAndAccept"
-    requirements = [
-        {
-            "QualificationTypeId": LOCALE_QUALIFICATION,
-            "Comparator": "In",
-            "LocaleValues": [{"Country": country} for country in settings.MTURK_LOCALES],
-            "ActionsGuarded": guarded,
-        },
-        {
-            "QualificationTypeId": APPROVAL_RATE_QUALIFICATION,
-            "Comparator": "GreaterThanOrEqualTo",
-            "IntegerValues": [settings.MTURK_MIN_APPROVAL_RATE],
-            "ActionsGuarded": guarded,
-        },
-    ]
-    if settings.MTURK_BLOCK_QUALIFICATION_ID:
-        requirements.append(
-            {
-                "QualificationTypeId": settings.MTURK_BLOCK_QUALIFICATION_ID,
-                "Comparator": "DoesNotExist",
-                "ActionsGuarded": guarded,
-            }
-        )
-    if quiz_qualification:
-        requirements.append(
-            {
-                "QualificationTypeId": quiz_qualification,
-                "Comparator": "Exists" if passed else "DoesNotExist",
-                "ActionsGuarded": guarded,
-            }
-        )
-    return requirements
-
-
 def fee_rate(max_assignments: int) -> Decimal:
     """MTurk's commission: MTURK_FEE_RATE, or MTURK_FEE_RATE_10_PLUS for HITs of 10+ assignments."""
     rate = settings.MTURK_FEE_RATE_10_PLUS if max_assignments >= 10 else settings.MTURK_FEE_RATE
@@ -167,7 +120,7 @@ def _token(*parts: object) -> str:
     return "-".join(str(part) for part in parts)[:TOKEN_LENGTH]
 
 
-class MTurkPlatform:
+class MTurkPlatform(MTurkQualifications):
     name = "mturk"
 
     def __init__(self, client=None, *, sandbox: bool | None = None) -> None:
@@ -239,90 +192,6 @@ class MTurkPlatform:
             "AutoApprovalDelayInSeconds": settings.MTURK_AUTO_APPROVAL_HOURS * 3600,
             "QualificationRequirements": qualification_requirements(quiz_qualification),
         }
-
-    # --- the qualification step (labeling.qualification) --------------------------------------------
-
-    def _qualification(self, campaign: Campaign) -> PlatformQualification:
-        """The campaign's qualification type (which the paid HIT type requires and sync grants) and
-        the quiz HIT's own HIT type (without it), each created once and recorded at once."""
-        setup = qualification.platform_setup(campaign, self.name)
-        if not setup.external_id:
-            setup.external_id = self._create_qualification_type(campaign)
-            PlatformQualification.objects.filter(pk=setup.pk).update(external_id=setup.external_id)
-        if not setup.quiz_external_id:
-            # CreateHITType answers an existing HIT type's id for the same values: safe to repeat
-            answer = self._call("create_hit_type", **self._quiz_hit_type(campaign, setup.external_id))
-            setup.quiz_external_id = answer["HITTypeId"]
-            PlatformQualification.objects.filter(pk=setup.pk).update(quiz_external_id=setup.quiz_external_id)
-        return setup
-
-    def _create_qualification_type(self, campaign: Campaign) -> str:
-        """CreateQualificationType; its name is unique per requester (the campaign's id and creation
-        time in it), so a repeat after a lost answer is refused by name and the type is looked up.
-        https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_CreateQualificationTypeOperation.html"""
-        params = {
-            "Name": f"Dialogue emotion quiz passed: campaign {campaign.pk}.{campaign.created_at:%Y%m%d%H%M%S}",
-            "Keywords": settings.MTURK_KEYWORDS,
-            "Description": (
-                f"Passed the qualification quiz of the dialogue labeling campaign “{campaign.name}”; "
-                "it opens the campaign's paid HITs."
-            )[:2000],
-            "QualificationTypeStatus": "Active",
-        }
-        try:
-            return self._call("create_qualification_type", **params)["QualificationType"]["QualificationTypeId"]
-        except calls.PlatformCallError as error:
-            if not _NAME_TAKEN.search(error.detail):
-                raise
-            return self._find_qualification_type(params["Name"])
-
-    def _find_qualification_type(self, name: str) -> str:
-        """Our qualification type of this exact name.
-        https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_ListQualificationTypesOperation.html"""
-        token = None
-        while True:
-            page = self._call(
-                "list_qualification_types",
-                Query=name,
-                MustBeRequestable=False,
-                MustBeOwnedByCaller=True,
-                MaxResults=100,
-                **({"NextToken": token} if token else {}),
-            )
-            for found in page.get("QualificationTypes", []):
-                if found.get("Name") == name:
-                    return found["QualificationTypeId"]
-            token = page.get("NextToken")
-            if not token:
-                raise PlatformError(f"MTurk refused the qualification type name {name!r} but lists no type of it")
-
-    def _quiz_hit_type(self, campaign: Campaign, quiz_qualification: str) -> dict:
-        """The paid HIT type's settings (time limit, auto-approval) with the quiz's reward, words
-        and requirement: the qualification's absence."""
-        return {
-            **self._hit_type(campaign),
-            "Title": f"Qualification quiz: label the emotion of short movie dialogues ({campaign.name})"[:128],
-            "Description": (
-                "A short quiz of dialogues with known answers, each answer checked as you go; "
-                "workers who pass are offered the paid dialogue labeling HITs."
-            ),
-            "Reward": f"{campaign.qualification_reward:.2f}",
-            "QualificationRequirements": qualification_requirements(quiz_qualification, passed=False),
-        }
-
-    def grant_qualifications(self, publication: Publication, results: list[QualificationResult]) -> None:
-        """Give each passing worker the campaign's qualification (its value: the quiz score), with
-        MTurk's notification, so the paid HITs show for them. Associating again only sets the value.
-        https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_AssociateQualificationWithWorkerOperation.html"""
-        setup = PlatformQualification.objects.get(campaign_id=publication.campaign_id, platform=self.name)
-        for result in results:
-            self._call(
-                "associate_qualification_with_worker",
-                QualificationTypeId=setup.external_id,
-                WorkerId=result.worker.external_id,
-                IntegerValue=result.correct,
-                SendNotification=True,
-            )
 
     def _create_hit(self, publication: Publication, hit: HIT, url: str, hit_type: str) -> str:
         params = {
