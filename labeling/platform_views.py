@@ -67,7 +67,6 @@ OPENED_ELSEWHERE = (
     "This HIT is open under another platform assignment of your worker id. Go back to that one, "
     "or accept this one again once it expired."
 )
-MODEL_BACKEND = "config.auth.ModelBackend"
 
 
 class BadLanding(Exception):
@@ -282,7 +281,7 @@ def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
         return _problem(request, "HIT opened elsewhere", OPENED_ELSEWHERE, status=409)
     # login() rotates the session key (and empties the session when another user was signed in),
     # so what the return view needs is stored after it.
-    login(request, worker.user, backend=MODEL_BACKEND)
+    login(request, worker.user, backend=settings.MODEL_BACKEND)
     if assignment is None:
         message = "Every HIT of this campaign is taken or already done by you. Please return the HIT. Thank you!"
         return _problem(request, "No HIT left", message, status=409)

@@ -9,16 +9,15 @@ conditional UPDATE accepted -> submitted, so a double click submits once. SQLite
 but serialises writers, and the unique (hit, worker) constraint still refuses a duplicate.
 """
 
-import functools
 import random
 import secrets
 from collections.abc import Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import (
     Case,
     DateTimeField,
@@ -35,8 +34,7 @@ from django.utils import timezone
 
 from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn
 from annotation.taxonomy import normalise_label_name
-from config import rows
-from labeling import hot_reads, quiz_pool, seats
+from labeling import fast_path, hot_reads, quiz_pool, seats
 from labeling.campaigns import campaign_labels, record_suggestion_model
 from labeling.crowd.bundling import bundle_count, plan_bundles, quiz_sets_per_seat, top_choices
 from labeling.hits import write_hits
@@ -180,8 +178,8 @@ def _choices_for(turn: Turn, ranked: list[str], fallback: list[str]) -> list[str
 
 def worker_for_user(user) -> Worker:
     """The site Worker of a site account, created on first use."""
-    # every claim starts here: a read by SQL built once, the ORM only to create
-    worker = rows.fetch_one(Worker, "t.user_id = %s", [user.pk])
+    # every claim starts here (with the fast path on, a read by SQL built once)
+    worker = fast_path.worker_of(user.pk) if fast_path.enabled() else Worker.objects.filter(user=user).first()
     if worker is not None:
         return worker
     worker, _ = Worker.objects.get_or_create(
@@ -295,8 +293,8 @@ def _lock_hit_with_free_seat(worker: Worker, campaign: Campaign | None, prefer_h
     of its lock: a claimer that waits then holds no HIT lock, so two claimers cannot deadlock.
     A HIT found full gets its true count written after that rollback.
     """
-    if prefer_hit_id is None:
-        # the common claim: the search compiled once per process (ClaimSearch)
+    if prefer_hit_id is None and fast_path.enabled():
+        # the common claim: the search compiled once per process (fast_path.ClaimSearch)
         try:
             with transaction.atomic():
                 hit = _CLAIM_SEARCH.first(worker, campaign, skip_locked=True) or _CLAIM_SEARCH.first(
@@ -327,8 +325,8 @@ def _take_seat(hit: HIT) -> bool:
 def _lock_hit_with_free_seat_by_orm(
     worker: Worker, campaign: Campaign | None, prefer_hit_id: int | None, checked: list[int]
 ) -> HIT | None:
-    """The same search through the ORM, for a platform's preferred HIT and after a HIT turned
-    out full (rare: each try is compiled anew)."""
+    """The search through the ORM: every claim with the fast path off; with it on, a platform's
+    preferred HIT and the search after a HIT turned out full."""
     candidates = open_hits_for(worker, campaign)
     if prefer_hit_id is not None:
         first = Case(When(pk=prefer_hit_id, then=Value(0)), default=Value(1), output_field=IntegerField())
@@ -356,86 +354,15 @@ def _seats_taken(hit: HIT) -> int:
     return seats.taken(hit.pk)
 
 
-class ClaimSearch:
-    """open_hits_for's first HIT, locked (FOR UPDATE OF the HIT, SKIP LOCKED or waiting), with
-    its campaign: the ORM query compiled once per process and shape, for a stand-in worker,
-    campaign and time whose parameters each claim replaces with its own. The conditions stay
-    written once, in open_hits_for; only the compiling (most of a claim's CPU) is saved."""
-
-    WORKER, CAMPAIGN = -7_000_001, -7_000_002  # ids no row has: where they land in the parameters
-    NOW = datetime(2001, 2, 3, 4, 5, 6, 789, tzinfo=UTC)
-
-    def __init__(self) -> None:
-        self._compiled: dict[tuple, tuple[str, list]] = {}
-
-    def first(self, worker: Worker, campaign: Campaign | None, *, skip_locked: bool) -> HIT | None:
-        sql, params = self._sql(campaign is not None, skip_locked)
-        with connection.cursor() as cursor:
-            cursor.execute(sql, self._params(params, worker, campaign))
-            row = cursor.fetchone()
-        if row is None:
-            return None
-        size = len(rows.fields(HIT))  # select_related: the HIT's columns, then the campaign's
-        hit = rows.build(HIT, row[:size])
-        hit.campaign = rows.build(Campaign, row[size:])
-        return hit
-
-    def count(self, worker: Worker, campaign: Campaign | None) -> int:
-        """open_hits_for(worker, campaign).count(): what the home page shows per campaign."""
-        key = ("count", campaign is not None)
-        if key not in self._compiled:
-            sql, params = self._query(campaign is not None).order_by().values("pk").query.sql_with_params()
-            self._compiled[key] = (f"SELECT COUNT(*) FROM ({sql}) open_hits", list(params))
-        sql, params = self._compiled[key]
-        with connection.cursor() as cursor:
-            cursor.execute(sql, self._params(params, worker, campaign))
-            return cursor.fetchone()[0]
-
-    def _params(self, params: list, worker: Worker, campaign: Campaign | None) -> list:
-        values = {
-            self.WORKER: worker.pk,
-            self.CAMPAIGN: campaign.pk if campaign is not None else None,
-            self._stand_in_now(): connection.ops.adapt_datetimefield_value(timezone.now()),
-        }
-        return [values.get(param, param) if _hashable(param) else param for param in params]
-
-    def _query(self, with_campaign: bool):
-        query = open_hits_for(Worker(pk=self.WORKER), None, now=self.NOW)
-        if with_campaign:  # what open_hits_for(worker, campaign) adds
-            query = query.filter(campaign_id=self.CAMPAIGN)
-        return query
-
-    def _stand_in_now(self):
-        return connection.ops.adapt_datetimefield_value(self.NOW)
-
-    def _sql(self, with_campaign: bool, skip_locked: bool) -> tuple[str, list]:
-        key = (with_campaign, skip_locked)
-        if key not in self._compiled:
-            query = (
-                self._query(with_campaign)
-                .select_related("campaign")
-                .select_for_update(skip_locked=skip_locked, of=("self",))[:1]
-            )
-            sql, params = query.query.sql_with_params()  # inside the claim's transaction
-            self._compiled[key] = (sql, list(params))
-        return self._compiled[key]
-
-
-def _hashable(value) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
-
-
-_CLAIM_SEARCH = ClaimSearch()
+_CLAIM_SEARCH = fast_path.ClaimSearch(open_hits_for)
 
 
 def open_hit_count(worker: Worker, campaign: Campaign | None) -> int:
-    """How many HITs the worker may claim (of `campaign`, when given): open_hits_for's count,
-    by SQL compiled once per process (the home page asks it for every open campaign)."""
-    return _CLAIM_SEARCH.count(worker, campaign)
+    """How many HITs the worker may claim (of `campaign`, when given): open_hits_for's count
+    (the home page asks it for every open campaign; with the fast path on, by SQL compiled once)."""
+    if fast_path.enabled():
+        return _CLAIM_SEARCH.count(worker, campaign)
+    return open_hits_for(worker, campaign).count()
 
 
 def confirm_platform_submission(assignment: Assignment, *, confirmed_at: datetime | None = None) -> bool:
@@ -596,77 +523,12 @@ def save_response(
 
 
 def save_pick(assignment_id: int, user_id: int, position: int, answer: str, *, seconds_spent: float = 0) -> bool:
-    """The autosave's common case, one of the screen's three choices picked, written in one SQL
-    statement; False when it was not written, and the caller then takes the full path
-    (save_answer), which writes what this leaves or says why it cannot.
-
-    Nothing is taken on trust from this process's caches (hot_reads.route_of, the screens): the
-    statement locks the assignment row (as save_response does, so a submission and an answer
-    queue behind one another) and writes only if it is the one the route names (id and accepted
-    time), `user_id`'s, on the route's HIT, live, and the label is active; otherwise nothing. What it writes is what save_response
-    writes for the same pick: the label, method top3, no text, seconds added up.
-    """
-    from labeling import screens
-
-    if connection.vendor != "postgresql":
-        return False  # the statement bounds the seconds with PostgreSQL's date arithmetic
-    route = hot_reads.route_of(assignment_id, user_id)
-    if route is None or not route.uses_labels:
+    """The autosave's common case (one of the screen's three choices) written by the fast path's
+    one statement (labeling.fast_path.save_pick); False when it was not written, always with
+    ANNOTATOR_FAST_PATH off: the caller then takes the full path (save_answer)."""
+    if not fast_path.enabled():
         return False
-    screen = screens.screens_of(route.hit, route.seat).get(position)
-    key = normalise_label_name(answer)
-    if screen is None or not key or not key.isascii():  # SQLite's LOWER folds ASCII only
-        return False
-    if not _is_a_choice_name(key, screen.item):
-        return False  # a pick from the "Other" list, or nothing the screen shows: the full path judges it
-    moment = connection.ops.adapt_datetimefield_value  # as the ORM sends a datetime (SQLite: naive UTC text)
-    now = moment(timezone.now())
-    params = [
-        assignment_id,
-        moment(route.accepted_at),
-        user_id,
-        route.hit.pk,
-        Assignment.ACCEPTED,
-        now,
-        key,
-        screen.item.pk,
-        Response.TOP3,
-        _empty_data(),
-        _seconds(seconds_spent),
-        now,
-        now,
-    ]
-    with connection.cursor() as cursor:
-        cursor.execute(_pick_sql(), params)
-        return cursor.fetchone() is not None
-
-
-def _empty_data():
-    return Response._meta.get_field("data").get_db_prep_value({}, connection)
-
-
-@functools.cache
-def _pick_sql() -> str:
-    quote = connection.ops.quote_name
-    lock = " FOR UPDATE OF a" if connection.features.has_select_for_update_of else ""
-    response = quote(Response._meta.db_table)
-    return (
-        # `since`: the last answer received, or the acceptance (see _bounded_seconds)
-        f"WITH live AS (SELECT a.id, GREATEST(a.accepted_at, (SELECT MAX(r.answered_at) FROM {response} r"
-        f" WHERE r.assignment_id = a.id)) AS since FROM {quote(Assignment._meta.db_table)} a"
-        f" JOIN {quote(Worker._meta.db_table)} w ON w.id = a.worker_id"
-        f" WHERE a.id = %s AND a.accepted_at = %s AND w.user_id = %s AND a.hit_id = %s AND a.status = %s AND a.expires_at > %s{lock}),"
-        f" picked AS (SELECT l.id FROM {quote(Label._meta.db_table)} l"
-        " WHERE l.is_active AND LOWER(l.name) = %s ORDER BY l.id LIMIT 1)"
-        f" INSERT INTO {response} (assignment_id, item_id, label_id, new_label_text, method, data, seconds_spent,"
-        " answered_at)"
-        " SELECT live.id, %s, picked.id, '', %s, %s,"
-        " LEAST(%s, GREATEST(EXTRACT(EPOCH FROM (%s - live.since)), 0)), %s FROM live, picked WHERE true"
-        " ON CONFLICT (assignment_id, item_id) DO UPDATE SET label_id = excluded.label_id,"
-        " new_label_text = excluded.new_label_text, method = excluded.method,"
-        f" seconds_spent = {response}.seconds_spent + excluded.seconds_spent, answered_at = excluded.answered_at"
-        " RETURNING id"
-    )
+    return fast_path.save_pick(assignment_id, user_id, position, answer, _seconds(seconds_spent))
 
 
 def save_answer(

@@ -427,9 +427,10 @@ def answer_item(request: HttpRequest, pk: int, position: int) -> HttpResponse:
 
 def _autosave(request: HttpRequest, pk: int, position: int) -> HttpResponse:
     """The autosave (go=stay with an answer): the browser sends it when the answer changes, so it
-    is saved outright. The common case (one of the three choices, on an assignment this process
-    served before) is one SQL statement (services.save_pick); anything else reads the assignment
-    once, locked, for both the ownership check and the save. Saving replaces the stored answer."""
+    is saved outright. With the annotator fast path on, the common case (one of the three
+    choices, on an assignment this process served before) is one SQL statement
+    (services.save_pick); anything else, and everything with it off, reads the assignment once,
+    locked, for both the ownership check and the save. Saving replaces the stored answer."""
     seconds = clamped_seconds(request.POST.get("seconds", 0), settings.SCREEN_SECONDS_CAP)
     if services.save_pick(pk, request.user.pk, position, request.POST.get("answer", ""), seconds_spent=seconds):
         return _saved(request, pk, position)
