@@ -1,6 +1,7 @@
 """ANNOTATOR_FAST_PATH: with it off nothing of the annotator fast path runs (labeling.fast_path,
 config.rows, its session store and auth backend), and a whole HIT is claimed, autosaved, answered
-and submitted through Django's own session store, auth backend and the ORM alone."""
+and submitted through Django's own session store, auth backend and the ORM alone. Hand-written
+SQL in labeling/ and config/ lives in the fast path only."""
 
 import os
 import re
@@ -91,3 +92,19 @@ def test_with_it_off_a_whole_hit_runs_through_the_orm_alone(fast_path_off, clien
     # the autosave and Next of each screen store one answer, once
     assert sorted(saved.values_list("item_id", "label__name")) == sorted((i.pk, i.choices[1]) for i in items)
     assert Assignment.objects.get(pk=assignment.pk).status == Assignment.SUBMITTED
+
+
+# hand-written SQL: a cursor, or a table name quoted by hand to put into one
+HAND_WRITTEN_SQL = re.compile(r"\.cursor\(|connection\.ops\.quote_name|\.raw\(|RawSQL\(")
+# where it may be: the fast path (with config/rows.py, the helper of its config side) and /healthz's SELECT 1
+FENCE = {"labeling/fast_path.py", "config/rows.py", "config/views.py"}
+
+
+def test_hand_written_sql_in_labeling_and_config_lives_in_the_fast_path_only():
+    sources = [*(REPO_ROOT / "labeling").rglob("*.py"), *(REPO_ROOT / "config").rglob("*.py")]
+    found = {
+        path.relative_to(REPO_ROOT).as_posix()
+        for path in sources
+        if "migrations" not in path.parts and HAND_WRITTEN_SQL.search(path.read_text(encoding="utf-8"))
+    }
+    assert found == FENCE
