@@ -35,10 +35,19 @@ demo: install
 # resource carry an xdist_group mark and run on one worker). `make test PYTEST_XDIST=` runs it serially.
 # Tests marked `alone` (the real-worker tests) run afterwards with nothing beside them; exit status 5
 # is pytest's "nothing selected" (PYTEST_ARGS naming other tests).
+# The annotator's tests run a second time with the fast path off (ANNOTATOR_FAST_PATH=0: the ORM
+# alone), so both paths stay right; skipped when PYTEST_ARGS names tests of its own.
 PYTEST_XDIST ?= -n auto --dist loadgroup
+ANNOTATOR_TESTS = tests/labeling/test_claim.py tests/labeling/test_claim_concurrency.py \
+	tests/labeling/test_annotator_views.py tests/labeling/test_annotator_permissions.py \
+	tests/labeling/test_save_pick.py tests/labeling/test_submit.py tests/labeling/test_attacker_walkthrough.py \
+	tests/labeling/test_identity_and_integrity.py tests/labeling/test_one_writer.py \
+	tests/labeling/test_fast_path_switch.py tests/labeling/test_platform_landing.py \
+	tests/labeling/test_qualification.py tests/labeling/test_task_types.py
 
 test: install browser-deps docs-check
 	$(BIN)/python -m pytest $(PYTEST_XDIST) -m "not alone" $(PYTEST_ARGS)
+	[ -n "$(PYTEST_ARGS)" ] || ANNOTATOR_FAST_PATH=0 $(BIN)/python -m pytest $(PYTEST_XDIST) -m "not alone" $(ANNOTATOR_TESTS)
 	$(BIN)/python -m pytest -m alone $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 # Debian's chromium for the browser test (a test tool's own browser download cannot work offline).

@@ -28,6 +28,14 @@ Ends with one line:
     annotators=N p95_ms=<the worst kind's p95> claim_p95_ms= screen_p95_ms= autosave_p95_ms=
     next_p95_ms= submit_p95_ms= submits_per_s= lost= doubled=
 
+--compare-fast-path measures the annotator fast path (ANNOTATOR_FAST_PATH, labeling/fast_path.py)
+on against off in one run: --rounds rounds (default 2) of off then on, each on a fresh database
+filled alike (same seed, same annotators) and a fresh gunicorn with the setting in its
+environment. It prints every run as above, the p95s of each round side by side, and ends with
+    annotators=N rounds=R off_p95_ms= on_p95_ms= fast_path_p95_ratio=<off / on, worst kind, pooled>
+    claim_ratio= screen_ratio= autosave_ratio= next_ratio= submit_ratio= round_ratios= lost= doubled=
+A ratio, not an absolute time: only runs minutes apart on one machine compare.
+
 Building blocks other benches reuse (bench/labeling_chaos.py): recreate_database, setup_django,
 fill_database, hits_needed, gunicorn_env, start_gunicorn, Browser, Tally, annotate,
 run_annotators, check_database, percentile.
@@ -108,8 +116,10 @@ def check_hits_serve(annotators: int, hits: int) -> str | None:
     return None
 
 
-def fill_database(annotators: int, hits: int, seed: int) -> list[str]:
-    """Migrate, build the campaign, and return one session key per annotator."""
+def fill_database(annotators: int, hits: int, seed: int, *, auth_backend: str | None = None) -> list[str]:
+    """Migrate, build the campaign, and return one session key per annotator, signed in with
+    `auth_backend` (default: the settings' MODEL_BACKEND; the server's settings must list it)."""
+    from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.contrib.sessions.backends.db import SessionStore
     from django.core.management import call_command
@@ -146,7 +156,7 @@ def fill_database(annotators: int, hits: int, seed: int) -> list[str]:
         store.update(
             {
                 "_auth_user_id": str(user.pk),
-                "_auth_user_backend": "config.auth.ModelBackend",
+                "_auth_user_backend": auth_backend or settings.MODEL_BACKEND,
                 "_auth_user_hash": user.get_session_auth_hash(),
             }
         )
@@ -446,6 +456,146 @@ def gunicorn_env(database_url: str, secret_key: str) -> dict:
     }
 
 
+@dataclass
+class Run:
+    """One run of the annotators against a fresh gunicorn: what they saw and what it cost."""
+
+    tally: Tally
+    elapsed: float
+    checks: dict
+    server_cpu: float
+    database_cpu: float
+    client_cpu: float
+    env: dict
+
+    def p95(self) -> dict[str, float]:
+        return {kind: percentile(self.tally.of(kind), 0.95) for kind in KINDS}
+
+
+def run_once(args, secret_key: str, *, extra_env: dict | None = None, auth_backend: str | None = None) -> Run:
+    """Fill a fresh database, start gunicorn (with `extra_env` in its environment), run the
+    annotators and check the database. Django must be set up (setup_django) already."""
+    from django.db import connections
+
+    connections.close_all()  # the database is dropped under this process's own connection
+    recreate_database(args.database_url)
+    sessions = fill_database(args.annotators, args.hits, args.seed, auth_backend=auth_backend)
+    env = gunicorn_env(args.database_url, secret_key) | (extra_env or {})
+    server = start_gunicorn(args.port, args.workers, args.threads, args.worker_class, env)
+    time.sleep(3)  # let every gunicorn worker finish importing the project before counting CPU
+    client_cpu_before = resource.getrusage(resource.RUSAGE_SELF)
+    server_cpu_before = worker_cpu_seconds(server.pid)
+    try:
+        ramp = args.think if args.ramp is None else args.ramp
+        tally, elapsed = run_annotators(
+            args.port, sessions, args.think, args.duration, args.seed, not args.no_autosave, ramp
+        )
+        server_cpu = sum(worker_cpu_seconds(server.pid).values()) - sum(server_cpu_before.values())
+        database_cpu = postgres_backend_cpu_seconds()
+    finally:
+        client_cpu = _cpu_seconds(resource.getrusage(resource.RUSAGE_SELF)) - _cpu_seconds(client_cpu_before)
+        server.terminate()
+        server.wait(timeout=30)
+    return Run(tally, elapsed, check_database(tally), server_cpu, database_cpu, client_cpu, env)
+
+
+def report(args, run: Run) -> None:
+    """Every figure of one run, ending with its key=value line."""
+    tally, elapsed, checks, env = run.tally, run.elapsed, run.checks, run.env
+    print(
+        f"annotators={args.annotators} hits={args.hits} think={args.think}s gunicorn={args.worker_class} {args.workers} workers"
+        f"{f' x {args.threads} threads' if args.worker_class == 'gthread' else ''} "
+        f"DB_CONN_MAX_AGE={env['DB_CONN_MAX_AGE']} REDIS_URL={'set' if env.get('REDIS_URL') else 'unset'}"
+        f"{f' ANNOTATOR_FAST_PATH={env[FAST_PATH]}' if FAST_PATH in env else ''}"
+    )
+    print(
+        f"elapsed {elapsed:.1f} s, {len(tally.next_ms)} next-item requests, {len(tally.submit_ms)} submits; "
+        f"annotators served {len(tally.served)} of {args.annotators}"
+    )
+    for kind in KINDS:
+        values = tally.of(kind)
+        print(
+            f"{kind:>9}: {len(values):6d} requests  p50 {percentile(values, 0.5):7.1f} ms  "
+            f"p95 {percentile(values, 0.95):7.1f} ms  max {max(values, default=0):7.1f} ms"
+        )
+    print_by_phase(tally)
+    requests = sum(len(tally.of(kind)) for kind in KINDS)
+    total_cpu = run.server_cpu + run.database_cpu + run.client_cpu
+    print(
+        f"CPU per request: gunicorn workers {run.server_cpu / max(requests, 1) * 1000:.1f} ms, "
+        f"PostgreSQL backends {run.database_cpu / max(requests, 1) * 1000:.1f} ms, "
+        f"client {run.client_cpu / max(requests, 1) * 1000:.1f} ms "
+        f"(client share {run.client_cpu / max(total_cpu, 1e-9) * 100:.0f}%; "
+        f"{total_cpu / elapsed:.2f} of {os.cpu_count()} cores busy with the bench; "
+        f"load average now {os.getloadavg()[0]:.1f})"
+    )
+    screens = max(len(tally.sent), 1)
+    print(
+        f"CPU per answered screen (every request of the run / answers sent): gunicorn "
+        f"{run.server_cpu / screens * 1000:.1f} ms, PostgreSQL {run.database_cpu / screens * 1000:.1f} ms"
+    )
+    print(f"answers sent {len(tally.sent)}; checks: {checks}")
+    every_hit_full = checks["hits_with_exactly_3"] == checks["hits"]
+    print(f"every HIT has exactly 3 submitted assignments: {'yes' if every_hit_full else 'NO'}")
+    if tally.turned_away:
+        print(f"annotators that got no HIT at all: {len(tally.turned_away)} (the campaign ran out)")
+    for error in tally.errors[:10]:
+        print("error:", error)
+    p95 = run.p95()
+    print(
+        f"annotators={args.annotators} p95_ms={_worst(p95):.1f} "
+        + " ".join(f"{kind}_p95_ms={p95[kind]:.1f}" for kind in KINDS)
+        + f" submits_per_s={len(tally.submitted) / elapsed:.2f} lost={checks['lost']} doubled={checks['doubled']}"
+    )
+
+
+def _worst(p95: dict[str, float]) -> float:
+    return max(p95.values(), key=lambda value: -1 if math.isnan(value) else value)
+
+
+# --- Fast path on against off, in one run ---------------------------------------------------------
+
+FAST_PATH = "ANNOTATOR_FAST_PATH"
+# the backend each mode's settings sign in with (config/settings.py MODEL_BACKEND): a session
+# names it, and Django ignores a session whose backend the settings do not list
+BACKENDS = {"0": "django.contrib.auth.backends.ModelBackend", "1": "config.auth.ModelBackend"}
+
+
+def compare_fast_path(args, secret_key: str) -> None:
+    """`--rounds` rounds of fast path off then on, each a fresh database filled alike and a fresh
+    gunicorn with ANNOTATOR_FAST_PATH in its environment; then the off/on ratio of the p95s."""
+    runs: dict[str, list[Run]] = {"0": [], "1": []}
+    for round_number in range(1, args.rounds + 1):
+        for mode in ("0", "1"):
+            print(f"--- round {round_number} of {args.rounds}, {FAST_PATH}={mode}, load average {_load()}", flush=True)
+            run = run_once(args, secret_key, extra_env={FAST_PATH: mode}, auth_backend=BACKENDS[mode])
+            report(args, run)
+            runs[mode].append(run)
+    print("--- fast path on against off (p95 ms; ratio = off / on, above 1: the fast path is faster)")
+    for index in range(args.rounds):
+        off, on = runs["0"][index].p95(), runs["1"][index].p95()
+        cells = " ".join(f"{kind} {off[kind]:.1f}/{on[kind]:.1f}" for kind in KINDS)
+        print(f"round {index + 1}: off/on {cells}; worst kind {_worst(off) / _worst(on):.2f}x")
+    pooled = {
+        mode: {kind: percentile([v for r in runs[mode] for v in r.tally.of(kind)], 0.95) for kind in KINDS}
+        for mode in runs
+    }
+    ratios = {kind: pooled["0"][kind] / pooled["1"][kind] for kind in KINDS}
+    per_round = [_worst(off.p95()) / _worst(on.p95()) for off, on in zip(runs["0"], runs["1"], strict=True)]
+    checks = [run.checks for mode in runs for run in runs[mode]]
+    print(
+        f"annotators={args.annotators} rounds={args.rounds} off_p95_ms={_worst(pooled['0']):.1f} "
+        f"on_p95_ms={_worst(pooled['1']):.1f} fast_path_p95_ratio={_worst(pooled['0']) / _worst(pooled['1']):.2f} "
+        + " ".join(f"{kind}_ratio={ratios[kind]:.2f}" for kind in KINDS)
+        + f" round_ratios={','.join(f'{r:.2f}' for r in per_round)}"
+        + f" lost={sum(c['lost'] for c in checks)} doubled={sum(c['doubled'] for c in checks)}"
+    )
+
+
+def _load() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--annotators", type=int, default=100)
@@ -477,6 +627,12 @@ def main() -> None:
         "--no-autosave", action="store_true", help="skip the autosave POST a browser sends when a choice is picked"
     )
     parser.add_argument("--database-url", default=DEFAULT_DATABASE_URL)
+    parser.add_argument(
+        "--compare-fast-path",
+        action="store_true",
+        help=f"run --rounds rounds of {FAST_PATH}=0 then =1 (fresh database and gunicorn each) and print their p95 ratio",
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of off and on for --compare-fast-path")
     args = parser.parse_args()
     if urllib.parse.urlsplit(args.database_url).hostname not in ("127.0.0.1", "localhost"):
         parser.error("the bench only talks to a database on 127.0.0.1")
@@ -492,70 +648,10 @@ def main() -> None:
     secret_key = "bench-only-secret-key-" + "x" * 32
     recreate_database(args.database_url)
     setup_django(args.database_url, secret_key)
-    sessions = fill_database(args.annotators, args.hits, args.seed)
-    env = gunicorn_env(args.database_url, secret_key)
-    server = start_gunicorn(args.port, args.workers, args.threads, args.worker_class, env)
-    time.sleep(3)  # let every gunicorn worker finish importing the project before counting CPU
-    client_cpu_before = resource.getrusage(resource.RUSAGE_SELF)
-    server_cpu_before = worker_cpu_seconds(server.pid)
-    try:
-        ramp = args.think if args.ramp is None else args.ramp
-        tally, elapsed = run_annotators(
-            args.port, sessions, args.think, args.duration, args.seed, not args.no_autosave, ramp
-        )
-        server_cpu = sum(worker_cpu_seconds(server.pid).values()) - sum(server_cpu_before.values())
-        database_cpu = postgres_backend_cpu_seconds()
-    finally:
-        client_cpu = _cpu_seconds(resource.getrusage(resource.RUSAGE_SELF)) - _cpu_seconds(client_cpu_before)
-        server.terminate()
-        server.wait(timeout=30)
-    checks = check_database(tally)
-
-    print(
-        f"annotators={args.annotators} hits={args.hits} think={args.think}s gunicorn={args.worker_class} {args.workers} workers"
-        f"{f' x {args.threads} threads' if args.worker_class == 'gthread' else ''} "
-        f"DB_CONN_MAX_AGE={env['DB_CONN_MAX_AGE']} REDIS_URL={'set' if env.get('REDIS_URL') else 'unset'}"
-    )
-    print(
-        f"elapsed {elapsed:.1f} s, {len(tally.next_ms)} next-item requests, {len(tally.submit_ms)} submits; "
-        f"annotators served {len(tally.served)} of {args.annotators}"
-    )
-    for kind in KINDS:
-        values = tally.of(kind)
-        print(
-            f"{kind:>9}: {len(values):6d} requests  p50 {percentile(values, 0.5):7.1f} ms  "
-            f"p95 {percentile(values, 0.95):7.1f} ms  max {max(values, default=0):7.1f} ms"
-        )
-    print_by_phase(tally)
-    requests = sum(len(tally.of(kind)) for kind in KINDS)
-    total_cpu = server_cpu + database_cpu + client_cpu
-    print(
-        f"CPU per request: gunicorn workers {server_cpu / max(requests, 1) * 1000:.1f} ms, "
-        f"PostgreSQL backends {database_cpu / max(requests, 1) * 1000:.1f} ms, "
-        f"client {client_cpu / max(requests, 1) * 1000:.1f} ms "
-        f"(client share {client_cpu / max(total_cpu, 1e-9) * 100:.0f}%; "
-        f"{total_cpu / elapsed:.2f} of {os.cpu_count()} cores busy with the bench; "
-        f"load average now {os.getloadavg()[0]:.1f})"
-    )
-    screens = max(len(tally.sent), 1)
-    print(
-        f"CPU per answered screen (every request of the run / answers sent): gunicorn "
-        f"{server_cpu / screens * 1000:.1f} ms, PostgreSQL {database_cpu / screens * 1000:.1f} ms"
-    )
-    print(f"answers sent {len(tally.sent)}; checks: {checks}")
-    every_hit_full = checks["hits_with_exactly_3"] == checks["hits"]
-    print(f"every HIT has exactly 3 submitted assignments: {'yes' if every_hit_full else 'NO'}")
-    if tally.turned_away:
-        print(f"annotators that got no HIT at all: {len(tally.turned_away)} (the campaign ran out)")
-    for error in tally.errors[:10]:
-        print("error:", error)
-    p95 = {kind: percentile(tally.of(kind), 0.95) for kind in KINDS}
-    worst = max(p95.values(), key=lambda value: -1 if math.isnan(value) else value)
-    print(
-        f"annotators={args.annotators} p95_ms={worst:.1f} "
-        + " ".join(f"{kind}_p95_ms={p95[kind]:.1f}" for kind in KINDS)
-        + f" submits_per_s={len(tally.submitted) / elapsed:.2f} lost={checks['lost']} doubled={checks['doubled']}"
-    )
+    if args.compare_fast_path:
+        compare_fast_path(args, secret_key)
+    else:
+        report(args, run_once(args, secret_key))
 
 
 if __name__ == "__main__":

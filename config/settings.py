@@ -152,17 +152,24 @@ MEDIA_URL = "media/"
 # everywhere. A per-process cache in front of sessions (cached_db over LocMemCache) kept a
 # logged-out session alive in the processes that had cached it.
 REDIS_URL = env_url("REDIS_URL", default=None, schemes=("redis", "rediss", "unix"))
+# The annotator's fast path: hand-written SQL built once per process (labeling/fast_path.py, with
+# config/rows.py, config/auth.py and config/sessions/). Off: Django's own session store and auth
+# backend and plain ORM queries, and nothing of the fast path runs.
+ANNOTATOR_FAST_PATH = env_bool("ANNOTATOR_FAST_PATH", default=True)
+_SESSIONS = "config.sessions" if ANNOTATOR_FAST_PATH else "django.contrib.sessions.backends"
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
-    SESSION_ENGINE = "config.sessions.cached_db"  # the cache is shared: safe
+    SESSION_ENGINE = f"{_SESSIONS}.cached_db"  # the cache is shared: safe
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-    SESSION_ENGINE = "config.sessions.db"
+    SESSION_ENGINE = f"{_SESSIONS}.db"
 
 # django-axes: a username from one IP address is locked after LOGIN_FAILURE_LIMIT failed logins
 # for LOGIN_LOCKOUT_MINUTES; `manage.py axes_reset_username NAME` unlocks it at once.
-# config.auth.ModelBackend: Django's, reading the signed-in user with SQL compiled once
-AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "config.auth.ModelBackend"]
+# The backend a password or a platform landing signs in with (labeling.platform_views names it):
+# Django's, or with the fast path config.auth.ModelBackend, which reads the user with SQL compiled once
+MODEL_BACKEND = "config.auth.ModelBackend" if ANNOTATOR_FAST_PATH else "django.contrib.auth.backends.ModelBackend"
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", MODEL_BACKEND]
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
 _LOCKOUT_MINUTES = env_int("LOGIN_LOCKOUT_MINUTES", 15)
 AXES_COOLOFF_TIME = timedelta(minutes=_LOCKOUT_MINUTES)

@@ -30,6 +30,7 @@ Trust: MTurk's ExternalQuestion parameters (workerId, assignmentId, turkSubmitTo
 
 import re
 
+from django.conf import settings
 from django.contrib.auth import login
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -63,7 +64,6 @@ PREVIEW_SAMPLE = {
     ],
     "choices": ["Nostalgic", "Surprised", "Sentimental"],
 }
-MODEL_BACKEND = "config.auth.ModelBackend"
 
 
 class BadLanding(Exception):
@@ -238,7 +238,7 @@ def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
         return _problem(request, refused.title, refused.message, status=refused.status)
     # login() rotates the session key (and empties the session when another user was signed in),
     # so what the return view needs is stored after it.
-    login(request, worker.user, backend=MODEL_BACKEND)
+    login(request, worker.user, backend=settings.MODEL_BACKEND)
     if assignment is None:
         message = "Every HIT of this campaign is taken or already done by you. Please return the HIT. Thank you!"
         return _problem(request, "No HIT left", message, status=409)

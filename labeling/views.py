@@ -278,8 +278,9 @@ def _save_on_the_way(request: HttpRequest, assignment: Assignment, item: HITItem
 
 def _autosave(request: HttpRequest, pk: int, position: int) -> HttpResponse:
     """The autosave (go=stay with an answer): the browser sends it when the answer changes, so it
-    is saved outright. The common case (one of the three choices, on an assignment this process
-    served before) is one SQL statement (actions.answer.save_pick); anything else reads the assignment
+    is saved outright. With the annotator fast path on, the common case (one of the three
+    choices, on an assignment this process served before) is one SQL statement
+    (actions.answer.save_pick); anything else, and everything with it off, reads the assignment
     once, locked, for both the ownership check and the save. Saving replaces the stored answer."""
     seconds = clamped_seconds(request.POST.get("seconds", 0), settings.SCREEN_SECONDS_CAP)
     if save_pick(pk, request.user.pk, position, request.POST.get("answer", ""), seconds_spent=seconds):

@@ -143,3 +143,11 @@ def _reference_data_in_transactional_tests(request):
         return
     request.getfixturevalue("transactional_db")
     seed_reference_data()
+
+
+@pytest.fixture
+def fast_path_only(settings):
+    """For a test of the annotator fast path's own workings (labeling.fast_path): skipped when
+    the suite runs with ANNOTATOR_FAST_PATH=0, where none of it runs."""
+    if not settings.ANNOTATOR_FAST_PATH:
+        pytest.skip("ANNOTATOR_FAST_PATH=0: the fast path does not run")

@@ -6,19 +6,18 @@ autosave's one-statement write of one of a screen's three choices. Each holds th
 row lock while it writes, so answers and the submission queue behind one another.
 """
 
-import functools
 from contextlib import contextmanager
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Max, Subquery
 from django.utils import timezone
 
 from annotation.models import Label
 from annotation.taxonomy import normalise_label_name
-from labeling import hot_reads, qualification, task_types
+from labeling import fast_path, hot_reads, qualification, task_types
 from labeling.actions import SubmissionRefused, lock_live, refusal_reason
 from labeling.label_sets import campaign_labels
-from labeling.models import HIT, Assignment, HITItem, Response, Worker
+from labeling.models import HIT, Assignment, HITItem, Response
 
 
 def save_response(
@@ -64,79 +63,12 @@ def save_response(
 
 
 def save_pick(assignment_id: int, user_id: int, position: int, answer: str, *, seconds_spent: float = 0) -> bool:
-    """The autosave's common case, one of the screen's three choices picked, written in one SQL
-    statement; False when it was not written, and the caller then takes the full path
-    (save_answer), which writes what this leaves or says why it cannot.
-
-    Nothing is taken on trust from this process's caches (hot_reads.route_of, the screens): the
-    statement locks the assignment row (as save_response does, so a submission and an answer
-    queue behind one another) and writes only if it is the one the route names (id and accepted
-    time), `user_id`'s, on the route's HIT, live, and the label is active; otherwise nothing. What it writes is what save_response
-    writes for the same pick: the label, method top3, no text, seconds added up.
-    """
-    from labeling import screens
-
-    if connection.vendor != "postgresql":
-        return False  # the statement bounds the seconds with PostgreSQL's date arithmetic
-    route = hot_reads.route_of(assignment_id, user_id)
-    if route is None or route.hit.kind == HIT.QUALIFICATION:
-        # a qualification screen's answer freezes once checked: the full path knows; a screen of
-        # another task type has no label choices, so it never matches below
+    """The autosave's common case (one of the screen's three choices) written by the fast path's
+    one statement (labeling.fast_path.save_pick); False when it was not written, always with
+    ANNOTATOR_FAST_PATH off: the caller then takes the full path (save_answer)."""
+    if not fast_path.enabled():
         return False
-    screen = screens.screens_of(route.hit, route.seat).get(position)
-    key = normalise_label_name(answer)
-    if screen is None or not key or not key.isascii():  # SQLite's LOWER folds ASCII only
-        return False
-    if not _is_a_choice_name(key, screen.item):
-        return False  # a pick from the "Other" list, or nothing the screen shows: the full path judges it
-    moment = connection.ops.adapt_datetimefield_value  # as the ORM sends a datetime (SQLite: naive UTC text)
-    now = moment(timezone.now())
-    params = [
-        assignment_id,
-        moment(route.accepted_at),
-        user_id,
-        route.hit.pk,
-        Assignment.ACCEPTED,
-        now,
-        key,
-        screen.item.pk,
-        Response.TOP3,
-        _empty_data(),
-        _seconds(seconds_spent),
-        now,
-        now,
-    ]
-    with connection.cursor() as cursor:
-        cursor.execute(_pick_sql(), params)
-        return cursor.fetchone() is not None
-
-
-def _empty_data():
-    return Response._meta.get_field("data").get_db_prep_value({}, connection)
-
-
-@functools.cache
-def _pick_sql() -> str:
-    quote = connection.ops.quote_name
-    lock = " FOR UPDATE OF a" if connection.features.has_select_for_update_of else ""
-    response = quote(Response._meta.db_table)
-    return (
-        # `since`: the last answer received, or the acceptance (see _bounded_seconds)
-        f"WITH live AS (SELECT a.id, GREATEST(a.accepted_at, (SELECT MAX(r.answered_at) FROM {response} r"
-        f" WHERE r.assignment_id = a.id)) AS since FROM {quote(Assignment._meta.db_table)} a"
-        f" JOIN {quote(Worker._meta.db_table)} w ON w.id = a.worker_id"
-        f" WHERE a.id = %s AND a.accepted_at = %s AND w.user_id = %s AND a.hit_id = %s AND a.status = %s AND a.expires_at > %s{lock}),"
-        f" picked AS (SELECT l.id FROM {quote(Label._meta.db_table)} l"
-        " WHERE l.is_active AND LOWER(l.name) = %s ORDER BY l.id LIMIT 1)"
-        f" INSERT INTO {response} (assignment_id, item_id, label_id, new_label_text, method, data, seconds_spent,"
-        " answered_at)"
-        " SELECT live.id, %s, picked.id, '', %s, %s,"
-        " LEAST(%s, GREATEST(EXTRACT(EPOCH FROM (%s - live.since)), 0)), %s FROM live, picked WHERE true"
-        " ON CONFLICT (assignment_id, item_id) DO UPDATE SET label_id = excluded.label_id,"
-        " new_label_text = excluded.new_label_text, method = excluded.method,"
-        f" seconds_spent = {response}.seconds_spent + excluded.seconds_spent, answered_at = excluded.answered_at"
-        " RETURNING id"
-    )
+    return fast_path.save_pick(assignment_id, user_id, position, answer, _seconds(seconds_spent))
 
 
 def save_answer(

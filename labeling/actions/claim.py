@@ -6,14 +6,13 @@ its seats again under that lock and takes one. An assignment past its time limit
 before every claim, freeing its seat.
 """
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Case, Exists, IntegerField, OuterRef, Value, When
 from django.utils import timezone
 
-from config import rows
-from labeling import qualification, quiz_pool, seats
+from labeling import fast_path, qualification, quiz_pool, seats
 from labeling.models import HIT, Assignment, Campaign, HITItem, Worker
 
 
@@ -123,8 +122,8 @@ def _lock_hit_with_free_seat(worker: Worker, campaign: Campaign | None, prefer_h
     of its lock: a claimer that waits then holds no HIT lock, so two claimers cannot deadlock.
     A HIT found full gets its true count written after that rollback.
     """
-    if prefer_hit_id is None:
-        # the common claim: the search compiled once per process (ClaimSearch)
+    if prefer_hit_id is None and fast_path.enabled():
+        # the common claim: the search compiled once per process (fast_path.ClaimSearch)
         try:
             with transaction.atomic():
                 hit = _CLAIM_SEARCH.first(worker, campaign, skip_locked=True) or _CLAIM_SEARCH.first(
@@ -155,8 +154,8 @@ def _take_seat(hit: HIT) -> bool:
 def _lock_hit_with_free_seat_by_orm(
     worker: Worker, campaign: Campaign | None, prefer_hit_id: int | None, checked: list[int]
 ) -> HIT | None:
-    """The same search through the ORM, for a platform's preferred HIT and after a HIT turned
-    out full (rare: each try is compiled anew)."""
+    """The search through the ORM: every claim with the fast path off; with it on, a platform's
+    preferred HIT and the search after a HIT turned out full."""
     candidates = open_hits_for(worker, campaign)
     if prefer_hit_id is not None:
         first = Case(When(pk=prefer_hit_id, then=Value(0)), default=Value(1), output_field=IntegerField())
@@ -184,83 +183,12 @@ def _seats_taken(hit: HIT) -> int:
     return seats.taken(hit.pk)
 
 
-class ClaimSearch:
-    """open_hits_for's first HIT, locked (FOR UPDATE OF the HIT, SKIP LOCKED or waiting), with
-    its campaign: the ORM query compiled once per process and shape, for a stand-in worker,
-    campaign and time whose parameters each claim replaces with its own. The conditions stay
-    written once, in open_hits_for; only the compiling (most of a claim's CPU) is saved."""
-
-    WORKER, CAMPAIGN = -7_000_001, -7_000_002  # ids no row has: where they land in the parameters
-    NOW = datetime(2001, 2, 3, 4, 5, 6, 789, tzinfo=UTC)
-
-    def __init__(self) -> None:
-        self._compiled: dict[tuple, tuple[str, list]] = {}
-
-    def first(self, worker: Worker, campaign: Campaign | None, *, skip_locked: bool) -> HIT | None:
-        sql, params = self._sql(campaign is not None, skip_locked)
-        with connection.cursor() as cursor:
-            cursor.execute(sql, self._params(params, worker, campaign))
-            row = cursor.fetchone()
-        if row is None:
-            return None
-        size = len(rows.fields(HIT))  # select_related: the HIT's columns, then the campaign's
-        hit = rows.build(HIT, row[:size])
-        hit.campaign = rows.build(Campaign, row[size:])
-        return hit
-
-    def count(self, worker: Worker, campaign: Campaign | None) -> int:
-        """open_hits_for(worker, campaign).count(): what the home page shows per campaign."""
-        key = ("count", campaign is not None)
-        if key not in self._compiled:
-            sql, params = self._query(campaign is not None).order_by().values("pk").query.sql_with_params()
-            self._compiled[key] = (f"SELECT COUNT(*) FROM ({sql}) open_hits", list(params))
-        sql, params = self._compiled[key]
-        with connection.cursor() as cursor:
-            cursor.execute(sql, self._params(params, worker, campaign))
-            return cursor.fetchone()[0]
-
-    def _params(self, params: list, worker: Worker, campaign: Campaign | None) -> list:
-        values = {
-            self.WORKER: worker.pk,
-            self.CAMPAIGN: campaign.pk if campaign is not None else None,
-            self._stand_in_now(): connection.ops.adapt_datetimefield_value(timezone.now()),
-        }
-        return [values.get(param, param) if _hashable(param) else param for param in params]
-
-    def _query(self, with_campaign: bool):
-        query = open_hits_for(Worker(pk=self.WORKER), None, now=self.NOW)
-        if with_campaign:  # what open_hits_for(worker, campaign) adds
-            query = query.filter(campaign_id=self.CAMPAIGN)
-        return query
-
-    def _stand_in_now(self):
-        return connection.ops.adapt_datetimefield_value(self.NOW)
-
-    def _sql(self, with_campaign: bool, skip_locked: bool) -> tuple[str, list]:
-        key = (with_campaign, skip_locked)
-        if key not in self._compiled:
-            query = (
-                self._query(with_campaign)
-                .select_related("campaign")
-                .select_for_update(skip_locked=skip_locked, of=("self",))[:1]
-            )
-            sql, params = query.query.sql_with_params()  # inside the claim's transaction
-            self._compiled[key] = (sql, list(params))
-        return self._compiled[key]
-
-
-def _hashable(value) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
-
-
-_CLAIM_SEARCH = ClaimSearch()
+_CLAIM_SEARCH = fast_path.ClaimSearch(open_hits_for)
 
 
 def open_hit_count(worker: Worker, campaign: Campaign | None) -> int:
-    """How many HITs the worker may claim (of `campaign`, when given): open_hits_for's count,
-    by SQL compiled once per process (the home page asks it for every open campaign)."""
-    return _CLAIM_SEARCH.count(worker, campaign)
+    """How many HITs the worker may claim (of `campaign`, when given): open_hits_for's count
+    (the home page asks it for every open campaign; with the fast path on, by SQL compiled once)."""
+    if fast_path.enabled():
+        return _CLAIM_SEARCH.count(worker, campaign)
+    return open_hits_for(worker, campaign).count()

@@ -12,7 +12,15 @@ from tests.conftest import REPO_ROOT
 
 DEPLOY_ENV = {"DEBUG": "0", "SECRET_KEY": "k" * 20 + "-deploy-check-" + "q7" * 20, "ALLOWED_HOSTS": "label.example.org"}
 # what the test run itself sets (pyproject's pytest env) must not leak into the "deploy" process
-_NOT_INHERITED = {"DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "DATABASE_URL", "REDIS_URL", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+_NOT_INHERITED = {
+    "DEBUG",
+    "SECRET_KEY",
+    "ALLOWED_HOSTS",
+    "DATABASE_URL",
+    "REDIS_URL",
+    "DJANGO_ALLOW_ASYNC_UNSAFE",
+    "ANNOTATOR_FAST_PATH",  # the suite runs both ways; these check the defaults
+}
 
 
 def _run(code: list[str], **overrides: str) -> subprocess.CompletedProcess:

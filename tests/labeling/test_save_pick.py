@@ -1,6 +1,9 @@
 """The autosave's one-statement write (actions.answer.save_pick): it stores exactly what the full path
 (save_response) stores for a pick among the three choices, and writes nothing, leaving the
-full path to answer, whenever anything about the request is not that common case."""
+full path to answer, whenever anything about the request is not that common case.
+
+The write is the annotator fast path's (labeling.fast_path): with ANNOTATOR_FAST_PATH=0 its own
+tests are skipped (save_pick then never writes); the Next tests at the end run both ways."""
 
 import threading
 import time
@@ -11,7 +14,7 @@ from django.db import connection, connections, transaction
 from django.utils import timezone
 
 from annotation.models import Label
-from labeling import hot_reads
+from labeling import fast_path, hot_reads
 from labeling.actions.answer import save_pick, save_response
 from labeling.actions.claim import claim_next_hit
 from labeling.hits import build_hits
@@ -25,6 +28,10 @@ def campaign(db):
     campaign = open_campaign(dialogues_per_hit=3, quiz_per_hit=1)
     build_hits(campaign, make_dialogues(3), seed=5)
     return campaign
+
+
+# the tests of the one-statement write itself; with the fast path off save_pick writes nothing
+fast_path_only = pytest.mark.usefixtures("fast_path_only")
 
 
 def claim(user) -> Assignment:
@@ -46,6 +53,7 @@ def stored(assignment):
     )
 
 
+@fast_path_only
 def test_a_pick_is_stored_as_the_full_path_stores_it(campaign, annotators, clock):
     fast, full = claim(annotators[0]), claim(annotators[1])
     assert fast.hit_id == full.hit_id  # same screens, so the two rows can be compared
@@ -64,6 +72,7 @@ def test_a_pick_is_stored_as_the_full_path_stores_it(campaign, annotators, clock
     assert Response.objects.get(assignment=fast).data == {}
 
 
+@fast_path_only
 def test_seconds_are_clamped_as_the_full_path_clamps_them(campaign, annotators, clock):
     fast, full = claim(annotators[0]), claim(annotators[1])
     item = item_at(fast, 1)
@@ -78,21 +87,23 @@ def test_seconds_are_clamped_as_the_full_path_clamps_them(campaign, annotators, 
         assert Response.objects.get(assignment=assignment).seconds_spent == pytest.approx(20, abs=0.5)
 
 
+@fast_path_only
 def test_it_writes_nothing_for_an_assignment_this_process_has_not_read(campaign, annotators):
     assignment = claim(annotators[0])
-    hot_reads.forget_routes()
+    fast_path.forget_routes()
     assert not save_pick(assignment.pk, annotators[0].pk, 1, item_at(assignment, 1).choices[0])
     assert stored(assignment) == []
 
 
+@fast_path_only
 def test_another_users_request_writes_nothing_even_with_the_route_known(campaign, annotators):
     assignment = claim(annotators[0])
     choice = item_at(assignment, 1).choices[0]
     assert not save_pick(assignment.pk, annotators[1].pk, 1, choice)
     # a forged route (a cache gone wrong) still meets the ownership check in the SQL
-    route = hot_reads.route_of(assignment.pk, annotators[0].pk)
-    with hot_reads._routes_lock:
-        hot_reads._routes[assignment.pk] = hot_reads.Route(
+    route = fast_path.route_of(assignment.pk, annotators[0].pk)
+    with fast_path._routes_lock:
+        fast_path._routes[assignment.pk] = fast_path.Route(
             annotators[1].pk, route.hit, route.task_type, route.accepted_at
         )
     assert not save_pick(assignment.pk, annotators[1].pk, 1, choice)
@@ -110,6 +121,7 @@ def test_another_users_request_writes_nothing_even_with_the_route_known(campaign
     ],
     ids=["submitted", "expired", "rejected", "out-of-time", "another-incarnation"],
 )
+@fast_path_only
 def test_an_assignment_that_is_no_longer_live_gets_nothing_written(campaign, annotators, change):
     assignment = claim(annotators[0])
     if change.get("expires_at") == "past":
@@ -121,6 +133,7 @@ def test_an_assignment_that_is_no_longer_live_gets_nothing_written(campaign, ann
     assert stored(assignment) == []
 
 
+@fast_path_only
 def test_only_a_pick_among_the_three_choices_takes_the_fast_path(campaign, annotators):
     assignment = claim(annotators[0])
     item = item_at(assignment, 1)
@@ -132,6 +145,7 @@ def test_only_a_pick_among_the_three_choices_takes_the_fast_path(campaign, annot
     assert stored(assignment) == []
 
 
+@fast_path_only
 def test_a_choice_whose_label_was_retired_gets_nothing_written(campaign, annotators):
     assignment = claim(annotators[0])
     item = item_at(assignment, 1)
@@ -140,6 +154,7 @@ def test_a_choice_whose_label_was_retired_gets_nothing_written(campaign, annotat
     assert stored(assignment) == []
 
 
+@fast_path_only
 @pytest.mark.postgres
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL row locks (set DATABASE_URL)")
 @pytest.mark.django_db(transaction=True)

@@ -1,0 +1,357 @@
+"""The annotator's fast path: hand-written SQL, built once per process, behind ANNOTATOR_FAST_PATH.
+
+Every statement here has a plain ORM twin that runs when the setting is off (and nothing here runs
+then): the reads in labeling.hot_reads, the claim search in labeling.actions.claim (open_hits_for), the
+autosave's write in labeling.actions.answer.save_response. The config side of the same path is
+config/rows.py (a row read by SQL built once), config/auth.py (the signed-in user) and
+config/sessions/ (the session row), which config/settings.py names only with the setting on.
+
+Why it exists: the ORM compiles a query anew on each call, 0.5 to 2 ms of CPU for a one-row
+read by key, several times PostgreSQL's own work. What it costs: made-up ids in compiled SQL
+(ClaimSearch), a second statement that writes Response rows (save_pick), and per-process routes.
+
+Same rules as the ORM twins: an assignment is found only together with its owner (anyone else's
+id reads as missing, which the views turn into a 404); `lock` takes the assignment's row lock only
+(FOR UPDATE OF the assignment), never its HIT's or campaign's; the autosave's write checks owner,
+HIT, acceptance time, state and label in its own SQL and writes what save_response writes.
+"""
+
+import functools
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import cache
+
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from annotation.models import Label
+from annotation.taxonomy import normalise_label_name
+from config import rows
+from labeling import screens
+from labeling.models import HIT, Assignment, Campaign, Response, Worker
+
+
+def enabled() -> bool:
+    """Whether the fast path runs (settings.ANNOTATOR_FAST_PATH, read on every call)."""
+    return settings.ANNOTATOR_FAST_PATH
+
+
+# --- The reads every annotator request makes ----------------------------------------------------
+
+
+def worker_of(user_id: int) -> Worker | None:
+    """The site Worker of account `user_id`, or None."""
+    return rows.fetch_one(Worker, "t.user_id = %s", [user_id])
+
+
+@cache
+def _assignment_parts() -> tuple[str, str, str]:
+    """(the columns: assignment, HIT, campaign; the tables they come from, joined to the worker;
+    the condition: this id, held by this user) of the reads below."""
+    quote = connection.ops.quote_name
+    columns = [*rows.columns(Assignment, "a"), *rows.columns(HIT, "h"), *rows.columns(Campaign, "c")]
+    tables = (
+        f"{quote(Assignment._meta.db_table)} a"
+        f" JOIN {quote(HIT._meta.db_table)} h ON h.id = a.hit_id"
+        f" JOIN {quote(Campaign._meta.db_table)} c ON c.id = h.campaign_id"
+        f" JOIN {quote(Worker._meta.db_table)} w ON w.id = a.worker_id"
+    )
+    return ", ".join(columns), tables, "a.id = %s AND w.user_id = %s"
+
+
+@cache
+def _assignment_sql(lock: bool) -> str:
+    columns, tables, where = _assignment_parts()
+    sql = f"SELECT {columns} FROM {tables} WHERE {where}"
+    if lock and connection.features.has_select_for_update_of:
+        sql += " FOR UPDATE OF a"
+    return sql
+
+
+def own_assignment(pk: int, user_id: int, *, lock: bool = False) -> Assignment | None:
+    """The assignment `pk` if `user_id`'s worker holds it, with `.hit` and `.hit.campaign`
+    loaded; None otherwise. lock: inside the caller's transaction, lock its row (only its)."""
+    if not rows.is_key(pk):
+        return None  # a URL's id past any key (SQLite would raise OverflowError: a 500)
+    with connection.cursor() as cursor:
+        cursor.execute(_assignment_sql(lock), [pk, user_id])
+        row = cursor.fetchone()
+    return None if row is None else _assignment_from(row, user_id)
+
+
+@cache
+def _assignment_with_answers_sql(count: int) -> str:
+    quote = connection.ops.quote_name
+    columns, tables, where = _assignment_parts()
+    return (
+        f"SELECT {columns}, r.item_id, l.name, r.new_label_text, r.method FROM {tables}"
+        f" LEFT JOIN {quote(Response._meta.db_table)} r ON r.assignment_id = a.id"
+        f" AND r.item_id IN ({', '.join(['%s'] * count)})"
+        f" LEFT JOIN {quote(Label._meta.db_table)} l ON l.id = r.label_id WHERE {where}"
+    )
+
+
+def own_assignment_with_answers(
+    pk: int, user_id: int, item_ids: list[int]
+) -> tuple[Assignment | None, dict[int, tuple[str | None, str, str] | None]]:
+    """own_assignment and stored_answers(pk, item_ids) in one statement: (the assignment or None,
+    item id -> stored answer or None for every id asked for). For the items of the assignment's
+    HIT; an id of another HIT's item reads as unanswered."""
+    stored: dict[int, tuple[str | None, str, str] | None] = dict.fromkeys(item_ids)
+    if not item_ids or not rows.is_key(pk):
+        return own_assignment(pk, user_id), stored
+    with connection.cursor() as cursor:
+        cursor.execute(_assignment_with_answers_sql(len(item_ids)), [*item_ids, pk, user_id])
+        found = cursor.fetchall()
+    if not found:
+        return None, stored
+    for *_, item_id, name, text, method in found:
+        if item_id is not None:
+            stored[item_id] = (name, text, method)
+    return _assignment_from(found[0][:-4], user_id), stored
+
+
+def _assignment_from(row, user_id: int) -> Assignment:
+    sizes = [len(rows.fields(model)) for model in (Assignment, HIT)]
+    assignment = rows.build(Assignment, row[: sizes[0]])
+    hit = rows.build(HIT, row[sizes[0] : sizes[0] + sizes[1]])
+    campaign = rows.build(Campaign, row[sizes[0] + sizes[1] :])
+    hit.campaign = campaign
+    assignment.hit = hit
+    _remember_route(assignment, user_id)
+    return assignment
+
+
+def stored_answers(assignment_id: int, item_ids: list[int]) -> dict[int, tuple[str | None, str, str] | None]:
+    """item id -> (label name, new label text, method) of the assignment's stored answer, or
+    None for an item not answered yet; every id asked for is a key."""
+    quote = connection.ops.quote_name
+    stored: dict[int, tuple[str | None, str, str] | None] = dict.fromkeys(item_ids)
+    if not item_ids:
+        return stored
+    sql = (
+        f"SELECT r.item_id, l.name, r.new_label_text, r.method FROM {quote(Response._meta.db_table)} r"
+        f" LEFT JOIN {quote(Label._meta.db_table)} l ON l.id = r.label_id"
+        f" WHERE r.assignment_id = %s AND r.item_id IN ({', '.join(['%s'] * len(item_ids))})"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [assignment_id, *item_ids])
+        stored.update({item_id: (name, text, method) for item_id, name, text, method in cursor.fetchall()})
+    return stored
+
+
+def active_label_named(name: str) -> Label | None:
+    """`Label.objects.filter(is_active=True).by_name(name)` (the same case rule), compiled once."""
+    key = normalise_label_name(name)
+    if not key:
+        return None
+    if not key.isascii():  # SQLite folds ASCII only: the manager's rule handles the rest
+        return Label.objects.filter(is_active=True).by_name(name)
+    return rows.fetch_one(Label, "t.is_active AND LOWER(t.name) = %s ORDER BY t.id LIMIT 1", [key])
+
+
+def response_to(assignment_id: int, item_id: int) -> Response | None:
+    """The assignment's stored answer to one item, or None."""
+    return rows.fetch_one(Response, "t.assignment_id = %s AND t.item_id = %s", [assignment_id, item_id])
+
+
+# --- Routes: what never changes about an assignment -------------------------------------------
+
+
+@dataclass(frozen=True)
+class Route:
+    """What an assignment read once tells about later requests for it, and never changes: whose
+    it is, its HIT (the screens cache's key, and its kind) and its campaign's task type. A hint
+    only: a write that uses it checks owner, HIT and state again in its own SQL."""
+
+    user_id: int
+    hit: HIT
+    task_type: str  # the campaign's (a name in labeling.task_types' registry)
+    # with the id, names this assignment even where a database hands an id out again after a
+    # rollback (SQLite): a write that uses the route checks both
+    accepted_at: datetime
+    seat: int = 0  # the assignment's seat slot: which quiz items its screens show
+
+
+MAX_ROUTES = 20_000  # a few MB per process: every annotator of a large campaign, twice over
+_routes: OrderedDict[int, Route] = OrderedDict()
+_routes_lock = threading.Lock()
+
+
+def _remember_route(assignment: Assignment, user_id: int) -> None:
+    # the screens cache's key, and the kind (a qualification screen's answer freezes once checked)
+    hit = HIT(pk=assignment.hit.pk, created_at=assignment.hit.created_at, kind=assignment.hit.kind)
+    route = Route(user_id, hit, assignment.hit.campaign.task_type, assignment.accepted_at, assignment.seat)
+    with _routes_lock:
+        _routes[assignment.pk] = route
+        _routes.move_to_end(assignment.pk)
+        while len(_routes) > MAX_ROUTES:
+            _routes.popitem(last=False)
+
+
+def route_of(assignment_id: int, user_id: int) -> Route | None:
+    """The assignment's route if this process read it for `user_id` before; None otherwise."""
+    with _routes_lock:
+        route = _routes.get(assignment_id)
+    return route if route is not None and route.user_id == user_id else None
+
+
+def forget_routes() -> None:
+    with _routes_lock:
+        _routes.clear()
+
+
+# --- The claim search, compiled once --------------------------------------------------------------
+
+
+class ClaimSearch:
+    """labeling.actions.claim.open_hits_for's first HIT, locked (FOR UPDATE OF the HIT, SKIP LOCKED or waiting),
+    with its campaign: the ORM query compiled once per process and shape, for a stand-in worker,
+    campaign and time whose parameters each claim replaces with its own. The conditions stay
+    written once, in open_hits_for (handed in: `open_hits(worker, campaign, now=...)`); only the
+    compiling (most of a claim's CPU) is saved."""
+
+    WORKER, CAMPAIGN = -7_000_001, -7_000_002  # ids no row has: where they land in the parameters
+    NOW = datetime(2001, 2, 3, 4, 5, 6, 789, tzinfo=UTC)
+
+    def __init__(self, open_hits) -> None:
+        self._open_hits = open_hits
+        self._compiled: dict[tuple, tuple[str, list]] = {}
+
+    def first(self, worker: Worker, campaign: Campaign | None, *, skip_locked: bool) -> HIT | None:
+        sql, params = self._sql(campaign is not None, skip_locked)
+        with connection.cursor() as cursor:
+            cursor.execute(sql, self._params(params, worker, campaign))
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        size = len(rows.fields(HIT))  # select_related: the HIT's columns, then the campaign's
+        hit = rows.build(HIT, row[:size])
+        hit.campaign = rows.build(Campaign, row[size:])
+        return hit
+
+    def count(self, worker: Worker, campaign: Campaign | None) -> int:
+        """open_hits_for(worker, campaign).count(): what the home page shows per campaign."""
+        key = ("count", campaign is not None)
+        if key not in self._compiled:
+            sql, params = self._query(campaign is not None).order_by().values("pk").query.sql_with_params()
+            self._compiled[key] = (f"SELECT COUNT(*) FROM ({sql}) open_hits", list(params))
+        sql, params = self._compiled[key]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, self._params(params, worker, campaign))
+            return cursor.fetchone()[0]
+
+    def _params(self, params: list, worker: Worker, campaign: Campaign | None) -> list:
+        values = {
+            self.WORKER: worker.pk,
+            self.CAMPAIGN: campaign.pk if campaign is not None else None,
+            self._stand_in_now(): connection.ops.adapt_datetimefield_value(timezone.now()),
+        }
+        return [values.get(param, param) if _hashable(param) else param for param in params]
+
+    def _query(self, with_campaign: bool):
+        query = self._open_hits(Worker(pk=self.WORKER), None, now=self.NOW)
+        if with_campaign:  # what open_hits_for(worker, campaign) adds
+            query = query.filter(campaign_id=self.CAMPAIGN)
+        return query
+
+    def _stand_in_now(self):
+        return connection.ops.adapt_datetimefield_value(self.NOW)
+
+    def _sql(self, with_campaign: bool, skip_locked: bool) -> tuple[str, list]:
+        key = (with_campaign, skip_locked)
+        if key not in self._compiled:
+            query = (
+                self._query(with_campaign)
+                .select_related("campaign")
+                .select_for_update(skip_locked=skip_locked, of=("self",))[:1]
+            )
+            sql, params = query.query.sql_with_params()  # inside the claim's transaction
+            self._compiled[key] = (sql, list(params))
+        return self._compiled[key]
+
+
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+# --- The autosave's one-statement write -----------------------------------------------------------
+
+
+def save_pick(assignment_id: int, user_id: int, position: int, answer: str, seconds: float) -> bool:
+    """The autosave's common case, one of the screen's three choices picked, written in one SQL
+    statement; False when it was not written, and the caller then takes the full path
+    (labeling.actions.answer.save_answer), which writes what this leaves or says why it cannot. `seconds`: the
+    page's seconds already clamped as the full path stores them.
+
+    Nothing is taken on trust from this process's caches (route_of, the screens): the statement
+    locks the assignment row (as save_response does, so a submission and an answer queue behind
+    one another) and writes only if it is the one the route names (id and accepted time),
+    `user_id`'s, on the route's HIT, live, and the label is active; otherwise nothing. What it
+    writes is what save_response writes for the same pick: the label, method top3, no text,
+    seconds added up, bounded by the time since the last answer (as labeling.actions.answer bounds them).
+    """
+    if connection.vendor != "postgresql":
+        return False  # the statement bounds the seconds with PostgreSQL's date arithmetic
+    route = route_of(assignment_id, user_id)
+    if route is None or route.hit.kind == HIT.QUALIFICATION:
+        # a qualification screen's answer freezes once checked: the full path knows; a screen of
+        # another task type has no label choices, so it never matches below
+        return False
+    screen = screens.screens_of(route.hit, route.seat).get(position)
+    key = normalise_label_name(answer)
+    if screen is None or not key or not key.isascii():  # SQLite's LOWER folds ASCII only
+        return False
+    if key not in {normalise_label_name(choice) for choice in screen.item.choices}:
+        return False  # a pick from the "Other" list, or nothing the screen shows: the full path judges it
+    moment = connection.ops.adapt_datetimefield_value  # as the ORM sends a datetime
+    now = moment(timezone.now())
+    params = [
+        assignment_id,
+        moment(route.accepted_at),
+        user_id,
+        route.hit.pk,
+        Assignment.ACCEPTED,
+        now,
+        key,
+        screen.item.pk,
+        Response.TOP3,
+        Response._meta.get_field("data").get_db_prep_value({}, connection),
+        seconds,
+        now,
+        now,
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(_pick_sql(), params)
+        return cursor.fetchone() is not None
+
+
+@functools.cache
+def _pick_sql() -> str:
+    quote = connection.ops.quote_name
+    lock = " FOR UPDATE OF a" if connection.features.has_select_for_update_of else ""
+    response = quote(Response._meta.db_table)
+    return (
+        # `since`: the last answer received, or the acceptance (see labeling.actions.answer._bounded_seconds)
+        f"WITH live AS (SELECT a.id, GREATEST(a.accepted_at, (SELECT MAX(r.answered_at) FROM {response} r"
+        f" WHERE r.assignment_id = a.id)) AS since FROM {quote(Assignment._meta.db_table)} a"
+        f" JOIN {quote(Worker._meta.db_table)} w ON w.id = a.worker_id"
+        f" WHERE a.id = %s AND a.accepted_at = %s AND w.user_id = %s AND a.hit_id = %s AND a.status = %s AND a.expires_at > %s{lock}),"
+        f" picked AS (SELECT l.id FROM {quote(Label._meta.db_table)} l"
+        " WHERE l.is_active AND LOWER(l.name) = %s ORDER BY l.id LIMIT 1)"
+        f" INSERT INTO {response} (assignment_id, item_id, label_id, new_label_text, method, data, seconds_spent,"
+        " answered_at)"
+        " SELECT live.id, %s, picked.id, '', %s, %s,"
+        " LEAST(%s, GREATEST(EXTRACT(EPOCH FROM (%s - live.since)), 0)), %s FROM live, picked WHERE true"
+        " ON CONFLICT (assignment_id, item_id) DO UPDATE SET label_id = excluded.label_id,"
+        " new_label_text = excluded.new_label_text, method = excluded.method,"
+        f" seconds_spent = {response}.seconds_spent + excluded.seconds_spent, answered_at = excluded.answered_at"
+        " RETURNING id"
+    )
