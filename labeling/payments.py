@@ -245,10 +245,3 @@ def resolve_unsure_payment(campaign: Campaign, reference: str, *, paid: bool) ->
     if paid:
         return unsure.update(paid_at=timezone.now())
     return unsure.update(platform_reference="", pay_started_at=None)
-
-
-def paid_total(campaign: Campaign) -> Decimal:
-    total = PaymentEntry.objects.filter(assignment__hit__campaign=campaign, paid_at__isnull=False).aggregate(
-        total=Sum("amount")
-    )["total"]
-    return Decimal(total or 0)

@@ -36,13 +36,13 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import ModelVersion
-from labeling import quiz_pool, task_types
-from labeling.crowd.qualification import QuizHistory, histories, passes, quiz_minutes
+from labeling import quiz_pool, task_types, workers
+from labeling.crowd.qualification import QuizHistory, histories, passes
 from labeling.hits import write_hits
 from labeling.label_sets import campaign_labels
 from labeling.models import (
@@ -108,15 +108,6 @@ def is_qualification(hit: HIT) -> bool:
 # --- The gate -----------------------------------------------------------------------------------
 
 
-def _same_person(worker_id) -> QuerySet[Worker]:
-    """The worker's rows: a platform worker's every landing (same platform and worker id); a site
-    worker's own row. By id only, so a claim's compiled SQL takes it as a parameter."""
-    me = Worker.objects.filter(pk=worker_id)
-    return Worker.objects.filter(
-        platform=Subquery(me.values("platform")[:1]), external_id=Subquery(me.values("external_id")[:1])
-    )
-
-
 def _passing(worker_id, campaign_ref) -> QuerySet[QualificationResult]:
     """Passing results of the person in the campaign that count: a site worker's at once, a
     platform worker's once the platform confirmed the quiz's submission."""
@@ -124,14 +115,14 @@ def _passing(worker_id, campaign_ref) -> QuerySet[QualificationResult]:
         Q(worker__platform=Worker.SITE) | Q(assignment__platform_confirmed_at__isnull=False),
         campaign_id=campaign_ref,
         passed=True,
-        worker__in=_same_person(worker_id),
+        worker__in=workers.same_person(worker_id),
     )
 
 
 def _attempts(worker_id, campaign_ref) -> QuerySet[Assignment]:
     """Seats the person ever took on the campaign's qualification HITs (one attempt each)."""
     return Assignment.objects.filter(
-        hit__campaign_id=campaign_ref, hit__kind=HIT.QUALIFICATION, worker__in=_same_person(worker_id)
+        hit__campaign_id=campaign_ref, hit__kind=HIT.QUALIFICATION, worker__in=workers.same_person(worker_id)
     )
 
 
@@ -168,7 +159,7 @@ def status_of(worker: Worker, campaign: Campaign) -> QualificationStatus | None:
     if not campaign.qualification_required:
         return None
     mark = campaign.qualification_mark
-    person = _same_person(worker.pk)
+    person = workers.same_person(worker.pk)
     result = QualificationResult.objects.filter(campaign=campaign, worker__in=person).order_by("-passed").first()
     if result is not None:
         if not result.passed:
@@ -192,8 +183,13 @@ def annotate_statuses(worker: Worker, campaigns: Iterable[Campaign]) -> None:
 
 
 def is_checked(assignment: Assignment, item: HITItem) -> bool:
-    """Whether the answer to this screen was checked (its known answer shown): it cannot change."""
-    return item.quiz_question_id is not None and QuizCheck.objects.filter(assignment=assignment, item=item).exists()
+    """Whether the answer to this screen was checked (its known answer shown): it cannot change.
+    Every answer asks, so a screen known not to be a qualification quiz screen costs no query."""
+    if item.quiz_question_id is None:
+        return False
+    if Assignment.hit.is_cached(assignment) and assignment.hit.kind != HIT.QUALIFICATION:
+        return False
+    return QuizCheck.objects.filter(assignment=assignment, item=item).exists()
 
 
 def check_screen(assignment: Assignment, item: HITItem) -> QuizCheck | None:
@@ -202,7 +198,7 @@ def check_screen(assignment: Assignment, item: HITItem) -> QuizCheck | None:
     is not a quiz screen of this assignment's qualification HIT, or has no answer yet."""
     if item.hit_id != assignment.hit_id or item.seat not in (0, assignment.seat) or item.quiz_question_id is None:
         return None
-    if not HIT.objects.filter(pk=item.hit_id, kind=HIT.QUALIFICATION).exists():
+    if assignment.hit.kind != HIT.QUALIFICATION:
         return None
     existing = QuizCheck.objects.filter(assignment=assignment, item=item).first()
     if existing is not None:
@@ -367,8 +363,6 @@ def campaign_summary(campaign: Campaign) -> dict:
         "free": seats["free"] or 0,
         "passed": results.filter(passed=True).count(),
         "failed": results.filter(passed=False).count(),
-        "minutes": quiz_minutes(
-            campaign.estimated_minutes, campaign.dialogues_per_hit + campaign.quiz_per_hit, campaign.qualification_items
-        ),
+        "minutes": campaign.qualification_minutes,
         "rows": dashboard_rows(campaign),
     }

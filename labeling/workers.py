@@ -20,6 +20,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet, Subquery
 from django.utils import timezone
 
 from config.client_ip import address_block
@@ -130,6 +131,15 @@ def _new_account(username: str):
     except IntegrityError:
         # a site account of that name exists but belongs to no Worker of this id: never take it over
         raise AccountConflict(f"The account name {username!r} is already taken on this site.") from None
+
+
+def same_person(worker_id) -> QuerySet[Worker]:
+    """The worker's rows: a platform worker's every landing (same platform and worker id); a site
+    worker's own row. By id only, so a claim's compiled SQL takes it as a parameter."""
+    me = Worker.objects.filter(pk=worker_id)
+    return Worker.objects.filter(
+        platform=Subquery(me.values("platform")[:1]), external_id=Subquery(me.values("external_id")[:1])
+    )
 
 
 def accounts_of_platform_id(platform: str, external_id: str) -> set[int | None]:

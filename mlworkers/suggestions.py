@@ -30,7 +30,7 @@ from jobs.models import JobRun
 from jobs.runtime import JobCannotRun, report_progress
 from mlworkers.expansion import DialogueVectors, turn_embedding_store
 from mlworkers.gold import NoGoldLabels, dialogue_items, gold_labels, gold_split
-from mlworkers.registry import artifact_path, load_dialogue_classifier, register_model_version
+from mlworkers.registry import load_dialogue_classifier, register_model_version
 from mlworkers.weak_labeler import headline, measured
 
 APPLY_CHUNK = 5000
@@ -152,9 +152,3 @@ def write_last_turn_predictions(version: ModelVersion, predict: Callable, temper
             Prediction.objects.bulk_create(rows, ignore_conflicts=True)
         written += len(rows)
     return written
-
-
-def load_suggester_for(version: ModelVersion):
-    from mlworkers.ml.suggester import load_suggester
-
-    return load_suggester(artifact_path(version))

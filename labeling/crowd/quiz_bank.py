@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from annotation.export.cells import BadRecord, checked_records
-from annotation.taxonomy import TAXONOMY, canonical_label, normalise_label_name
+from annotation.taxonomy import canonical_label, normalise_label_name
 
 
 @dataclass(frozen=True)
@@ -284,10 +284,6 @@ BUILTIN_QUIZ: tuple[QuizSpec, ...] = (
         "Plain information with no particular emotion or intent is neutral.",
     ),
 )
-
-
-def label_kinds() -> dict[str, str]:
-    return {spec.name: spec.kind for spec in TAXONOMY}
 
 
 class QuizFileError(ValueError):

@@ -9,6 +9,7 @@ from django.db import models
 
 from annotation.models import Dialogue, Label
 from annotation.papers import DIALOGUES_PER_HIT, QUIZ_BONUS_MARK, QUIZ_ITEMS_PER_HIT, WORKERS_PER_HIT
+from labeling.crowd.qualification import quiz_minutes
 
 
 def new_entry_token() -> str:
@@ -147,6 +148,12 @@ class Campaign(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def qualification_minutes(self) -> int:
+        """The qualification quiz's estimated minutes: the paid HIT's per screen, times its items."""
+        screens = self.dialogues_per_hit + self.quiz_per_hit
+        return quiz_minutes(self.estimated_minutes, screens, self.qualification_items)
 
 
 class QuizQuestionQuerySet(models.QuerySet):

@@ -264,7 +264,7 @@ class ProlificPlatform:
     def _quiz_study(self, campaign: Campaign, url: str, completion_code: str, places: int) -> dict:
         """The quiz as a study of its own: one place per seat of the qualification HITs, the quiz's
         reward and minutes, and no participant-group filter."""
-        minutes = qualification.minutes(campaign)
+        minutes = campaign.qualification_minutes
         return {
             **self._study(campaign, url, completion_code, places),
             "name": f"Qualification quiz: {campaign.name}"[:120],

@@ -6,14 +6,8 @@ from decimal import Decimal
 
 from django.db import IntegrityError, transaction
 
-from labeling.crowd.qualification import quiz_minutes
 from labeling.models import HIT, Campaign, PlatformQualification
 from labeling.platforms.costs import HourlyPay
-
-
-def minutes(campaign: Campaign) -> int:
-    screens = campaign.dialogues_per_hit + campaign.quiz_per_hit
-    return quiz_minutes(campaign.estimated_minutes, screens, campaign.qualification_items)
 
 
 def hourly_pay(campaign: Campaign, minimum) -> HourlyPay:
@@ -21,7 +15,7 @@ def hourly_pay(campaign: Campaign, minimum) -> HourlyPay:
     return HourlyPay(
         currency=campaign.currency,
         reward=campaign.qualification_reward,
-        estimated_minutes=minutes(campaign),
+        estimated_minutes=campaign.qualification_minutes,
         minimum=None if minimum is None else Decimal(str(minimum)).quantize(Decimal("0.01")),
         measured_minutes=None,
     )

@@ -14,7 +14,6 @@ A taxonomy label outside the campaign's set (one a worker typed through "Other",
 the report's proposed-labels queue.
 """
 
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -269,11 +268,3 @@ def _write_turn_labels(
     lost = [row.pk for row in existing.values() if (row.provenance or {}).get("campaign") == campaign.pk]
     TurnLabel.objects.filter(pk__in=lost).delete()
     return len(winners)
-
-
-def answers_by_turn(campaign: Campaign) -> dict[int, list[str]]:
-    """Normalised answers per turn, for reports and tie-breaking."""
-    grouped: dict[int, list[str]] = defaultdict(list)
-    for turn, votes in votes_by_turn(load_answers(campaign), known_labels()).items():
-        grouped[turn] = [answer for _, answer in votes.answers]
-    return grouped
