@@ -369,10 +369,12 @@ QUIZ_MAX_EXPOSURES = env_int("QUIZ_MAX_EXPOSURES", 3)
 QUIZ_RETIRE_AFTER_REVEALS = env_int("QUIZ_RETIRE_AFTER_REVEALS", 1)
 QUIZ_POOL_LOW = env_int("QUIZ_POOL_LOW", 100)
 QUIZ_DEMO_BANK = env_bool("QUIZ_DEMO_BANK", default=False)
-# Draw quiz items per seat: each of a HIT's seats gets its own quiz items at the same screens,
-# so what one worker learns from feedback answers nothing for another seat of that HIT. Takes
-# workers_per_hit times as many pool items per HIT (0: one set of quiz items per HIT, as before).
-QUIZ_ITEMS_PER_SEAT = env_bool("QUIZ_ITEMS_PER_SEAT", default=True)
+# Quiz items are shared by every seat of a HIT (the default), so two seats of one HIT compared show
+# the same screens and the quiz positions cannot be found by diffing them; feedback waits for the
+# platform's confirmation, so a made-up seat learns nothing to pass on. 1: each seat draws quiz
+# items of its own (workers_per_hit times as many pool items; two seats compared then reveal the
+# quiz positions, docs/crowd/identity-and-integrity.md).
+QUIZ_ITEMS_PER_SEAT = env_bool("QUIZ_ITEMS_PER_SEAT", default=False)
 if QUIZ_MAX_EXPOSURES < 1 or QUIZ_RETIRE_AFTER_REVEALS < 1:
     raise ConfigError("QUIZ_MAX_EXPOSURES and QUIZ_RETIRE_AFTER_REVEALS must be at least 1")
 
