@@ -20,7 +20,7 @@ from labeling.actions.claim import claim_next_hit
 from labeling.hits import build_hits
 from labeling.models import Assignment, HITItem, Response
 from labeling.workers import worker_for_user
-from tests.labeling.hit_factory import make_dialogues, open_campaign
+from tests.labeling.hit_factory import make_dialogues, open_campaign, screen_item
 
 
 @pytest.fixture
@@ -42,7 +42,7 @@ def claim(user) -> Assignment:
 
 
 def item_at(assignment, position) -> HITItem:
-    return assignment.hit.items.get(position=position)
+    return screen_item(assignment, position)
 
 
 def stored(assignment):

@@ -10,6 +10,9 @@ from django.core.management import CommandError, call_command
 
 from labeling.simulated_crowd import DEFAULT_CROWD, Profile, Truth, choose_answer
 
+# the campaigns here take their quiz screens from the built-in one-turn bank
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
+
 LABELS = ["Sad", "Lonely", "Joyful", "Angry", "Neutral"]
 
 
