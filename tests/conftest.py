@@ -5,8 +5,9 @@ from pathlib import Path
 
 import pytest
 
-# shared fixtures that live beside the tests using them (the `clock` that moves timezone.now on)
-pytest_plugins = ["tests.labeling.clock"]
+# shared fixtures that live beside the tests using them (the `clock` that moves timezone.now on,
+# `quiz_demo_bank` for a test that names it)
+pytest_plugins = ["tests.labeling.clock", "tests.labeling.quiz_settings"]
 
 EDOS_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "edos"
 EDOS_CSV = EDOS_DIR / "MTurk_groundtruth_labels_9K.csv"
@@ -106,15 +107,6 @@ def run_jobs_at_once(monkeypatch):
 def _fast_password_hasher(settings):
     # PBKDF2 costs ~0.4 s a user on this machine; tests don't need slow hashes.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture
-def quiz_demo_bank(settings):
-    """For a test that builds HITs with quiz screens from the built-in one-turn quiz bank (public
-    answers: the product keeps it off, QUIZ_DEMO_BANK=0). Name it on the test or the module
-    (`pytestmark = pytest.mark.usefixtures("quiz_demo_bank")`); every other product setting stays
-    as shipped."""
-    settings.QUIZ_DEMO_BANK = True
 
 
 @pytest.fixture(autouse=True)

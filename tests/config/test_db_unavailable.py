@@ -12,6 +12,9 @@ from labeling.hits import build_hits
 from labeling.models import Assignment, Response
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign, screen_item
 
+# the HITs here take their quiz screens from the built-in one-turn quiz bank
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
+
 HTMX = {"HTTP_HX_REQUEST": "true"}
 EVERY_QUERY = "django.db.backends.utils.CursorWrapper.execute"
 

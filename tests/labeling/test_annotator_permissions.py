@@ -18,6 +18,9 @@ from tests.labeling.hit_factory import (
     screen_item,
 )
 
+# the HITs here take their quiz screens from the built-in one-turn quiz bank
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
+
 GET_PAGES = ["assignment_detail", "assignment_review", "assignment_feedback", "assignment_done"]
 
 

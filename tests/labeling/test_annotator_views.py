@@ -22,6 +22,9 @@ from tests.labeling.hit_factory import (
     screen_item,
 )
 
+# the HITs here take their quiz screens from the built-in one-turn quiz bank
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
+
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
 

@@ -11,7 +11,10 @@ from labeling.models import HIT, AggregatedLabel, Campaign, HITItem, Response, W
 from labeling.workers import worker_for_user
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("quiz_demo_bank"),
+]  # HITs built with the built-in quiz bank
 
 
 @pytest.fixture

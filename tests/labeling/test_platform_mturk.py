@@ -18,7 +18,10 @@ from tests.labeling.crowd_factories import make_answered_hit, make_dialogues
 from tests.labeling.platform_helpers import SANDBOX, draft_campaign, mturk_landing, slept, work_through_pages
 
 __all__ = ["slept"]
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("quiz_demo_bank"),
+]  # HITs built with the built-in quiz bank
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 LOCALES = [{"Country": c} for c in ("US", "GB", "CA", "AU", "NZ")]
 

@@ -34,7 +34,10 @@ from tests.labeling.test_platform_prolific import (
 )
 
 __all__ = ["api", "slept", "stub"]
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("quiz_demo_bank"),
+]  # HITs built with the built-in quiz bank
 SITE = "https://site.example"
 
 

@@ -19,7 +19,10 @@ from tests.labeling.crowd_factories import make_answered_hit, make_dialogues
 from tests.labeling.platform_helpers import draft_campaign, prolific_landing, slept, work_through_pages
 
 __all__ = ["slept"]
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("quiz_demo_bank"),
+]  # HITs built with the built-in quiz bank
 TOKEN = "prolific-test-token"
 STUDY = "60aaaaaaaaaaaaaaaaaaaaaa"
 PROJECT, WORKSPACE = "61pppppppppppppppppppppp", "62wwwwwwwwwwwwwwwwwwwwww"

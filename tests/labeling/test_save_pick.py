@@ -22,6 +22,9 @@ from labeling.models import Assignment, HITItem, Response
 from labeling.workers import worker_for_user
 from tests.labeling.hit_factory import make_dialogues, open_campaign, screen_item
 
+# the HITs here take their quiz screens from the built-in one-turn quiz bank
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
+
 
 @pytest.fixture
 def campaign(db):

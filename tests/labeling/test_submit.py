@@ -11,6 +11,9 @@ from labeling.hits import build_hits
 from labeling.models import Assignment, HITItem, Response, Worker
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign, screen_item
 
+# the HITs here take their quiz screens from the built-in one-turn quiz bank
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
+
 
 @pytest.fixture
 def assignment(db):
