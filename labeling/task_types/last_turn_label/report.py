@@ -9,6 +9,7 @@ from collections import Counter, defaultdict
 from functools import partial
 
 from django.conf import settings
+from django.db.models.functions import Coalesce
 
 from annotation.models import Turn
 from labeling.crowd.agreement import (
@@ -125,8 +126,13 @@ def _worker_table(campaign, answers: list[CrowdAnswer], normalised, winners) -> 
     seconds: dict[int, float] = defaultdict(float)
     for a in answers:
         seconds[a.assignment_id] += a.seconds
+    # keyed by the person: a platform landing's identity counts as the proven worker it was merged
+    # into, as the answers above are (load_answers), so a platform worker's row carries its flags
     assignments = (
-        Assignment.objects.filter(hit__campaign=campaign).counted().values_list("pk", "worker_id", "quiz_correct")
+        Assignment.objects.filter(hit__campaign=campaign)
+        .counted()
+        .annotate(person=Coalesce("worker__merged_into_id", "worker_id"))
+        .values_list("pk", "person", "quiz_correct")
     )
     per_worker: dict[int, dict] = defaultdict(lambda: {"hits": 0, "seconds": 0.0, "quiz_marks": []})
     for pk, worker_id, quiz_correct in assignments:
