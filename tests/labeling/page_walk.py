@@ -39,7 +39,9 @@ def screen_items(assignment: Assignment) -> dict[int, HITItem]:
     return {position: screen.item for position, screen in screens.screens_of(assignment.hit, assignment.seat).items()}
 
 
-def answer_screen(client: Client, assignment: Assignment, position: int, answer: str, new_label: str = "", *, seconds=1):
+def answer_screen(
+    client: Client, assignment: Assignment, position: int, answer: str, new_label: str = "", *, seconds=1
+):
     """Post one screen's answer with Next; the response."""
     url = reverse("labeling:answer_item", args=[assignment.pk, position])
     return client.post(url, {"answer": answer, "new_label": new_label, "go": "next", "seconds": str(seconds)})

@@ -70,7 +70,9 @@ def test_a_platform_workers_fast_answers_show_in_the_worker_table_once_confirmed
     platform, campaign, annotators, researcher, clock
 ):
     careful_site_workers(campaign, annotators, clock)
-    browser, assignment = land(campaign, platform, "5fFAST0000000000000000a1", "64SESSIONFAST000000000a1", "198.51.100.7")
+    browser, assignment = land(
+        campaign, platform, "5fFAST0000000000000000a1", "64SESSIONFAST000000000a1", "198.51.100.7"
+    )
     walk(browser, assignment, seconds=0.3)  # 22 screens, each answered in 0.3 s
     submit(browser, assignment)
 
