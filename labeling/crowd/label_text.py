@@ -88,3 +88,17 @@ def look_alike_of(text: str, label_names: Iterable[str]) -> str | None:
         if skeleton(name) == key and normalise_label_name(name) != own:
             return name
     return None
+
+
+def visible(text: str) -> str:
+    """`text` safe to show on a page: every control, direction or invisible character written as
+    its code point ("Sad<U+200B>"), so a refusal shows what it refuses without obeying it."""
+    return "".join(f"<U+{ord(c):04X}>" if _unseen(c) else c for c in text)
+
+
+def odd_letters(text: str, label_name: str) -> list[str]:
+    """The characters of `text` that are not in `label_name` as written, named ("а U+0430
+    CYRILLIC SMALL LETTER A"): what makes a look-alike differ from the label it resembles."""
+    own = set(label_name)
+    odd = dict.fromkeys(c for c in unicodedata.normalize("NFKC", text) if c not in own and not c.isspace())
+    return [f"{c} U+{ord(c):04X} {unicodedata.name(c, 'unnamed')}" for c in odd]

@@ -24,6 +24,7 @@ from labeling.crowd.agreement import (
     top_confusions,
     unanimous_share,
 )
+from labeling.crowd.label_text import look_alike_of, visible
 from labeling.crowd.majority import MajorityResult, majority_vote, normalise_answer
 from labeling.crowd.speed import is_too_fast, median_seconds
 from labeling.models import Assignment, Campaign, HITItem, Worker
@@ -189,9 +190,14 @@ def _other_answers(dialogue_answers: list[CrowdAnswer], normalised, label_names:
             proposals[normalised[id(a)]].append(a)
     example_turns = {a.turn_id for group in proposals.values() for a in group[:EXAMPLES_PER_PROPOSAL]}
     texts = dict(Turn.objects.filter(pk__in=example_turns).values_list("pk", "text"))
+    names = known_labels().values()
     proposed = [
         {
             "text": text,
+            # what a researcher sees before accepting: the text with any invisible or direction
+            # character written as its code point, and the existing label it looks like
+            "shown": visible(text),
+            "looks_like": look_alike_of(text, names),
             "count": len(group),
             "examples": [texts.get(a.turn_id, "") for a in group[:EXAMPLES_PER_PROPOSAL]],
         }
