@@ -133,7 +133,21 @@ def campaign(settings):
     return campaign
 
 
-def test_every_answer_a_site_annotator_gives_leaves_every_page_working(campaign, annotators, researcher, clock):
+# the demo's campaigns: fixed seats with tie-breaks, until agreement, model-informed
+POLICIES = [
+    {"redundancy_policy": "fixed", "tie_breaking": True},
+    {"redundancy_policy": "until_agreement"},
+    {"redundancy_policy": "model_informed", "model_threshold": 0.5},
+]
+
+
+@pytest.mark.parametrize("policy", POLICIES, ids=[p["redundancy_policy"] for p in POLICIES])
+def test_every_answer_a_site_annotator_gives_leaves_every_page_working(
+    policy, campaign, annotators, researcher, clock
+):
+    for field, value in policy.items():
+        setattr(campaign, field, value)
+    campaign.save()
     pages = Pages(researcher, campaign)
     pages.check("nothing answered")
     worker = Client()
