@@ -25,7 +25,8 @@ from tests.labeling.hit_factory import make_dialogues, open_campaign
 from tests.labeling.page_walk import claim, landed, submit, walk, worker_rows
 from tests.labeling.platform_helpers import mturk_landing, prolific_landing
 
-pytestmark = pytest.mark.django_db
+# the dashboard's Aggregate button queues a job: it runs at once here (tests/conftest.py)
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("run_jobs_at_once")]
 
 SCREENS = 20
 
@@ -57,9 +58,11 @@ def careful_site_workers(campaign, annotators, clock, count: int = 2) -> None:
         submit(browser, assignment)
 
 
-def report_rows(researcher, campaign) -> dict[int, str]:
+def report_rows(researcher, campaign, *, aggregate: bool = False) -> dict[int, str]:
     browser = Client()
     browser.force_login(researcher)
+    if aggregate:  # the dashboard's button: the job runs here, and stores the Dawid-Skene labels
+        assert browser.post(reverse("labeling:campaign_aggregate", args=[campaign.pk])).status_code == 302
     response = browser.get(reverse("labeling:campaign_report", args=[campaign.pk]))
     assert response.status_code == 200
     return worker_rows(response.content.decode())
@@ -81,15 +84,15 @@ def test_a_platform_workers_fast_answers_show_in_the_worker_table_once_confirmed
     assert all("too fast" not in row for row in rows.values())
 
     assert confirm_platform_submission(assignment) is True
-    rows = report_rows(researcher, campaign)
+    rows = report_rows(researcher, campaign, aggregate=True)
     proven = Worker.objects.get(platform=platform, external_id="5fFAST0000000000000000a1", landing_key="")
     assert len(rows) == 3 and proven.pk in rows  # one row per person, keyed by the proven worker
     row = rows[proven.pk]
     assert platform in row and "too fast" in row
-    # quiz accuracy 2 of 2 right, agreement with the majority on all 20 work screens
-    assert "1.000 1.000" in row
+    # quiz accuracy 2 of 2 right, agreement with the majority and with Dawid-Skene on all 20 work screens
+    assert "1.000 1.000 1.000" in row
     careful = [text for pk, text in rows.items() if pk != proven.pk]
-    assert all("too fast" not in text and "1.000 1.000" in text for text in careful)
+    assert all("too fast" not in text and "1.000 1.000 1.000" in text for text in careful)
 
 
 def test_a_platform_workers_landings_are_one_row(campaign, annotators, researcher, clock, settings):

@@ -20,13 +20,14 @@ from django.urls import reverse
 
 from labeling.actions.submit import confirm_platform_submission
 from labeling.hits import build_hits
-from labeling.models import Assignment, QuizCheck, Response, Worker
+from labeling.models import AggregatedLabel, Assignment, QuizCheck, Response, Worker
 from labeling.qualification import build_qualification_hit
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 from tests.labeling.page_walk import NEW_LABEL, answer_screen, claim, landed, screen_items, submit
 from tests.labeling.platform_helpers import prolific_landing
 
-pytestmark = pytest.mark.django_db
+# the dashboard's Aggregate button queues a job: it runs at once here (tests/conftest.py)
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("run_jobs_at_once")]
 
 ANALYSIS = (
     "analysis",
@@ -142,9 +143,7 @@ POLICIES = [
 
 
 @pytest.mark.parametrize("policy", POLICIES, ids=[p["redundancy_policy"] for p in POLICIES])
-def test_every_answer_a_site_annotator_gives_leaves_every_page_working(
-    policy, campaign, annotators, researcher, clock
-):
+def test_every_answer_a_site_annotator_gives_leaves_every_page_working(policy, campaign, annotators, researcher, clock):
     for field, value in policy.items():
         setattr(campaign, field, value)
     campaign.save()
@@ -178,6 +177,7 @@ def test_every_answer_a_site_annotator_gives_leaves_every_page_working(
     report = pages.researcher.get(f"/api/campaigns/{campaign.pk}/report/").json()
     (row,) = report["workers"]
     assert row["quiz_accuracy"] == 0.5 and row["hits"] == 1
+    assert AggregatedLabel.objects.filter(campaign=campaign).count() == 3  # the pages read aggregated work too
     assert pages.fetched > 150
 
 

@@ -27,7 +27,7 @@ from labeling.crowd.agreement import (
 from labeling.crowd.label_text import look_alike_of, visible
 from labeling.crowd.majority import MajorityResult, majority_vote, normalise_answer
 from labeling.crowd.speed import is_too_fast, median_seconds
-from labeling.models import Assignment, Campaign, HITItem, Worker
+from labeling.models import AggregatedLabel, Assignment, Campaign, HITItem, Worker
 from labeling.task_types.last_turn_label.aggregation import (
     CrowdAnswer,
     known_labels,
@@ -120,9 +120,11 @@ def _confusion(by_turn, winners) -> dict:
 
 
 def _worker_table(campaign, answers: list[CrowdAnswer], normalised, winners) -> list[dict]:
-    agreement = agreement_with_majority(
-        ((a.turn_id, a.worker_id, normalised[id(a)]) for a in answers if a.quiz_gold is None), winners
-    )
+    work = [(a.turn_id, a.worker_id, normalised[id(a)]) for a in answers if a.quiz_gold is None]
+    agreement = agreement_with_majority(work, winners)
+    # and with the Dawid-Skene label the last aggregation stored (too slow to refit on every reload)
+    opinion = AggregatedLabel.objects.filter(campaign=campaign).exclude(dawid_skene_label="")
+    with_opinion = agreement_with_majority(work, dict(opinion.values_list("turn_id", "dawid_skene_label")))
     quiz = quiz_accuracy((a.worker_id, normalised[id(a)], a.quiz_gold) for a in answers if a.quiz_gold is not None)
     seconds: dict[int, float] = defaultdict(float)
     for a in answers:
@@ -158,6 +160,9 @@ def _worker_table(campaign, answers: list[CrowdAnswer], normalised, winners) -> 
                 "quiz_mark": round(sum(marks) / len(marks), 2) if marks else None,
                 "quiz_accuracy": _round(quiz[worker_id].rate) if worker_id in quiz else None,
                 "agreement_with_majority": _round(agreement[worker_id].rate) if worker_id in agreement else None,
+                "agreement_with_dawid_skene": _round(with_opinion[worker_id].rate)
+                if worker_id in with_opinion
+                else None,
                 "seconds_per_hit": round(row["seconds"] / row["hits"], 1) if row["hits"] else None,
                 **speed.get(worker_id, {"median_seconds": None, "too_fast": False}),
             }
