@@ -366,12 +366,18 @@ def campaign_summary(campaign: Campaign) -> dict:
     """What the campaign page shows of the step: its settings' effect, the seats, who passed, and
     every worker's quiz history."""
     seats = qualification_hits(campaign).aggregate(seats=Sum("required_workers"), free=Sum("seats_free"))
-    results = QualificationResult.objects.filter(campaign=campaign)
+    # people, on results that count (a platform worker's once the platform confirmed the quiz)
+    results = (
+        QualificationResult.objects.filter(campaign=campaign)
+        .filter(Q(worker__platform=Worker.SITE) | Q(assignment__platform_confirmed_at__isnull=False))
+        .annotate(person=Coalesce("worker__merged_into_id", "worker_id"))
+    )
+    passed = set(results.filter(passed=True).values_list("person", flat=True))
     return {
         "seats": seats["seats"] or 0,
         "free": seats["free"] or 0,
-        "passed": results.filter(passed=True).count(),
-        "failed": results.filter(passed=False).count(),
+        "passed": len(passed),
+        "failed": len(set(results.filter(passed=False).values_list("person", flat=True)) - passed),
         "minutes": campaign.qualification_minutes,
         "rows": dashboard_rows(campaign),
     }

@@ -175,3 +175,27 @@ def test_the_measured_minutes_weigh_each_person_once(campaign):
         )
         Assignment.objects.filter(pk=done.pk).update(submitted_at=done.accepted_at + timedelta(minutes=minutes))
     assert measured_minutes(campaign) == Decimal("20.0")
+
+
+def test_made_up_quiz_results_are_not_counted_on_the_campaign_page(campaign, researcher, settings):
+    """The qualification's passed and failed counts are people with confirmed results."""
+    from labeling.qualification import build_qualification_hit
+
+    campaign.qualification_required, campaign.qualification_items, campaign.qualification_mark = True, 2, 2
+    campaign.save()
+    build_qualification_hit(campaign, seats=3, seed=4)
+    browser, assignment = land(campaign, Worker.PROLIFIC, "5fQUIZ", "64QUIZ", "198.51.100.11")
+    assert assignment.hit.kind == "qualify"
+
+    def wrong(item):  # never the known answer
+        return next(name for name in ("Sad", "Joyful") if name != item.quiz_question.gold_label.name), ""
+
+    walk(browser, assignment, pick=wrong, seconds=0.3)
+    submit(browser, assignment)
+    staff = Client()
+    staff.force_login(researcher)
+    page = staff.get(reverse("labeling:campaign_detail", args=[campaign.pk])).content.decode()
+    assert "passed <strong>0</strong> · failed <strong>0</strong>" in page
+    confirm_platform_submission(assignment)
+    page = staff.get(reverse("labeling:campaign_detail", args=[campaign.pk])).content.decode()
+    assert "passed <strong>0</strong> · failed <strong>1</strong>" in page
