@@ -63,6 +63,8 @@ def _unseen(char: str) -> str:
         return "a text-direction control"
     if char in ZERO_WIDTH or unicodedata.category(char) == "Cf":
         return "an invisible character"
+    if char == "\x00":
+        return "a NUL byte"
     if unicodedata.category(char) == "Cc" and char not in "\t\n\r":
         return "a control character"
     return ""
