@@ -96,19 +96,22 @@ def test_a_platform_workers_fast_answers_show_in_the_worker_table_once_confirmed
 
 
 def test_a_platform_workers_landings_are_one_row(campaign, annotators, researcher, clock, settings):
-    """Two confirmed landings of one platform id (two HITs) are one person: one row, 2 HITs."""
+    """One MTurk worker's two confirmed HITs (two landings, two assignment ids of two MTurk HITs)
+    are one person: one row, 2 HITs."""
     settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR = 10
     build_hits(campaign, make_dialogues(SCREENS, prefix="second"), seed=8)
     careful_site_workers(campaign, annotators, clock)
-    for session in ("64SESSIONONE", "64SESSIONTWO"):
-        browser, assignment = land(campaign, Worker.PROLIFIC, "5fTWICE", session, "198.51.100.8")
+    for mturk_hit in ("3HITONE", "3HITTWO"):
+        browser = Client(REMOTE_ADDR="198.51.100.8")
+        url = mturk_landing(campaign, worker="A2TWICE", assignment=f"3ASSIGN{mturk_hit}", hit_id=mturk_hit)
+        assignment = landed(browser.get(url))
         walk(browser, assignment, seconds=0.3)
         confirm_platform_submission(submit(browser, assignment))
     rows = report_rows(researcher, campaign)
-    proven = Worker.objects.get(external_id="5fTWICE", landing_key="")
-    assert Worker.objects.filter(external_id="5fTWICE").count() == 3  # two landings and the person
-    assert [text for pk, text in rows.items() if "5fTWICE" in text] == [rows[proven.pk]]
-    assert "prolific 2 " in rows[proven.pk]
+    proven = Worker.objects.get(external_id="A2TWICE", landing_key="")
+    assert Worker.objects.filter(external_id="A2TWICE").count() == 3  # two landings and the person
+    assert [text for pk, text in rows.items() if "A2TWICE" in text] == [rows[proven.pk]]
+    assert "mturk 2 " in rows[proven.pk] and "too fast" in rows[proven.pk]
 
 
 # --- The measured-median pay check ---------------------------------------------------------------
