@@ -106,6 +106,7 @@ class WorkerStatsSerializer(serializers.Serializer):
     quiz_mark = serializers.FloatField(allow_null=True)
     quiz_accuracy = serializers.FloatField(allow_null=True)
     agreement_with_majority = serializers.FloatField(allow_null=True)
+    agreement_with_dawid_skene = serializers.FloatField(allow_null=True)
     seconds_per_hit = serializers.FloatField(allow_null=True)
     median_seconds = serializers.FloatField(allow_null=True)
     too_fast = serializers.BooleanField()
