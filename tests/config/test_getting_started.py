@@ -7,6 +7,7 @@ an approved and paid HIT, read from the copy's own database.
 Real processes (the page starts a job worker), about two minutes on 2 cores: `slow` and `alone`.
 """
 
+import contextlib
 import os
 import re
 import shutil
@@ -80,10 +81,8 @@ def _run_page(folder: Path, script: str) -> subprocess.CompletedProcess:
     try:
         output, _ = process.communicate(timeout=RUN_LIMIT_S)
     finally:  # the page's background worker, even when a command failed before its `kill`
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
     return subprocess.CompletedProcess(process.args, process.returncode, output)
 
 
@@ -108,5 +107,7 @@ def test_the_page_followed_as_printed_reaches_an_approved_and_paid_hit(tmp_path)
     opened = _one(database, "SELECT count(*) FROM labeling_campaign WHERE status = 'open'")
     assert (opened, published) == (1, 2), result.stdout[-3000:]
     assert approved == 3 and paid >= approved, result.stdout[-3000:]
-    left_open = _one(database, "SELECT count(*) FROM labeling_hit WHERE id NOT IN (SELECT hit_id FROM labeling_assignment)")
+    left_open = _one(
+        database, "SELECT count(*) FROM labeling_hit WHERE id NOT IN (SELECT hit_id FROM labeling_assignment)"
+    )
     assert left_open == 1, "one HIT stays open for the page's annotators"
