@@ -4,6 +4,7 @@ from labeling.models import Campaign
 from labeling.payments import approve_submitted as approve_submitted_work
 from labeling.payments import mark_paid as mark_entries_paid
 from labeling.payments import payments_due, record_payments
+from labeling.platforms.costs import money
 
 
 class Command(BaseCommand):
@@ -29,6 +30,6 @@ class Command(BaseCommand):
         counts = record_payments(campaign)
         self.stdout.write(f"{counts['new_entries']} new entries for {counts['approved']} approved assignments")
         for due in payments_due(campaign):
-            self.stdout.write(f"{due.worker}\t{due.total}")
+            self.stdout.write(f"{due.worker}\t{money(due.total, campaign.currency)}")
         if mark_paid:
             self.stdout.write(f"{mark_entries_paid(campaign)} entries marked paid")
