@@ -18,7 +18,9 @@ class Command(BaseCommand):
             help="first approve every submitted assignment of unblocked site workers (the campaign page's button)",
         )
         parser.add_argument(
-            "--mark-paid", action="store_true", help="then stamp every due entry paid (after paying it outside the site)"
+            "--mark-paid",
+            action="store_true",
+            help="then stamp every due entry paid (after paying it outside the site)",
         )
 
     def handle(self, *args, campaign_id: int, approve_submitted: bool, mark_paid: bool, **options):
