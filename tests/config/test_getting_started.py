@@ -25,6 +25,10 @@ PAGE = REPO_ROOT / "docs" / "getting-started.md"
 SKIP_MARK = re.compile(r"<!-- getting-started-test: skip \((?P<why>[^)]+)\) -->\s*$")
 FENCE = re.compile(r"^```(?P<lang>\w*)\s*$")
 RUN_LIMIT_S = 900
+SHOW_SETTINGS = (
+    "from django.conf import settings as s; "
+    'print(s.DEBUG, s.SECURE_SSL_REDIRECT, s.SECURE_HSTS_SECONDS, s.SECRET_KEY.startswith("dev-only"))'
+)
 
 
 def shell_blocks(text: str) -> list[tuple[str, str | None]]:
@@ -107,6 +111,9 @@ def test_the_page_followed_as_printed_reaches_an_approved_and_paid_hit(tmp_path)
     opened = _one(database, "SELECT count(*) FROM labeling_campaign WHERE status = 'open'")
     assert (opened, published) == (1, 2), result.stdout[-3000:]
     assert approved == 3 and paid >= approved, result.stdout[-3000:]
+    # the page's .env is read by manage.py with nothing in the environment: a local plain-HTTP site
+    shown = _run_page(tmp_path, f"{tmp_path}/.venv/bin/python manage.py shell -c '{SHOW_SETTINGS}'")
+    assert shown.stdout.strip().splitlines()[-1] == "True False 0 False", shown.stdout[-2000:]
     left_open = _one(
         database, "SELECT count(*) FROM labeling_hit WHERE id NOT IN (SELECT hit_id FROM labeling_assignment)"
     )
