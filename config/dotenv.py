@@ -5,8 +5,8 @@ blank lines ignored, the value taken as written after the first `=` (no quotes n
 expansion, no `export`); a name given twice keeps its last value. A variable already set in the
 environment wins over the file, so `DEBUG=1 python manage.py ...` overrides `.env` for one command.
 
-Only the entry points read it (manage.py, `python -m config.beat`); settings never do, so the test
-suite runs the shipped defaults whatever a developer keeps in their `.env`.
+Only the entry points read it (manage.py, `python -m config.beat`); settings never do, and the
+test suite sets ENV_FILE empty, so it runs the shipped defaults whatever a developer keeps in `.env`.
 """
 
 import os
@@ -43,10 +43,18 @@ def _unquoted(value: str) -> str:
     return value
 
 
-def load_env_file(path: Path = ENV_FILE) -> list[str]:
-    """Put the file's settings into os.environ where the environment has none; returns the names set.
-    No file: nothing to do (every setting has a default or says it is missing)."""
-    if not path.is_file():
+def chosen_env_file() -> Path | None:
+    """ENV_FILE names another file; set empty it turns the file off (the test suite does, so the
+    processes its tests start run the shipped defaults, not a developer's .env)."""
+    chosen = os.environ.get("ENV_FILE", str(ENV_FILE))
+    return Path(chosen) if chosen.strip() else None
+
+
+def load_env_file(path: Path | None = None) -> list[str]:
+    """Put the file's settings (default: chosen_env_file()) into os.environ where the environment has
+    none; returns the names set. No file: nothing to do (every setting has a default or says so)."""
+    path = chosen_env_file() if path is None else path
+    if path is None or not path.is_file():
         return []
     added = {name: value for name, value in read_env_file(path).items() if name not in os.environ}
     os.environ.update(added)

@@ -56,3 +56,20 @@ def test_the_entry_points_read_env_and_settings_do_not():
     procfile = (REPO_ROOT / "Procfile").read_text()
     assert "celery -A config beat" not in procfile and "python -m config.beat" in procfile
     assert "honcho start --env /dev/null" in (REPO_ROOT / "Makefile").read_text()
+
+
+def test_env_file_names_another_file_or_none(tmp_path, monkeypatch):
+    other = tmp_path / "staging.env"
+    other.write_text("DOTENV_TEST_OTHER=staging\n")
+    monkeypatch.delenv("DOTENV_TEST_OTHER", raising=False)
+    monkeypatch.setenv("ENV_FILE", "")
+    assert load_env_file() == []  # the suite's own setting: no file at all
+    monkeypatch.setenv("ENV_FILE", str(other))
+    try:
+        assert load_env_file() == ["DOTENV_TEST_OTHER"] and os.environ["DOTENV_TEST_OTHER"] == "staging"
+    finally:
+        os.environ.pop("DOTENV_TEST_OTHER", None)
+
+
+def test_the_suite_reads_no_env_file():
+    assert os.environ.get("ENV_FILE") == ""
