@@ -22,7 +22,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("campaign", type=int, help="campaign id")
         parser.add_argument(
-            "--truth", help="truth.jsonl of a generated corpus (the demo's); without it: the first suggestion on work screens"
+            "--truth",
+            help="truth.jsonl of a generated corpus (the demo's); without it: the first suggestion on work screens",
         )
         parser.add_argument("--leave-open", type=int, default=2, help="HITs left to people (default 2)")
         parser.add_argument("--seed", type=int, default=15, help="seed of the simulated workers' answers and timings")

@@ -32,7 +32,9 @@ class Command(BaseCommand):
             raise CommandError("--min-confidence must be between 0 and 1")
         version = ModelVersion.objects.suggester()
         if version is None:
-            raise CommandError("no suggestion model yet: run `manage.py run_pipeline --steps weak_train,weak_apply` first")
+            raise CommandError(
+                "no suggestion model yet: run `manage.py run_pipeline --steps weak_train,weak_apply` first"
+            )
         ranked = ranked_candidates(version, min_confidence=min_confidence, per_label=count, language=language)
         chosen = [r.candidate for r in ranked[:count]]
         if not chosen:
