@@ -6,6 +6,8 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# where pip finds torch (empty: the default index, PyPI); e.g. PyTorch's CPU wheel index
+TORCH_INDEX_URL ?=
 
 .PHONY: install browser-deps demo demo-build demo-check test lint format clean docs docs-check docs-serve
 
@@ -17,8 +19,9 @@ install: $(VENV)/.installed
 # A stamp: pip runs again only when pyproject.toml changed (a second `make demo` starts in seconds).
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --upgrade pip
-	# torch is pinned to the CPU build first so nothing pulls the CUDA wheels
-	$(BIN)/pip install --quiet torch==2.13.0
+	# torch first, from TORCH_INDEX_URL when given (PyTorch's CPU wheel index avoids the CUDA build,
+	# several GB, that the default index serves on Linux; see the README)
+	$(BIN)/pip install --quiet $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL)) torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
@@ -27,7 +30,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 # Then honcho (Procfile) runs the web server and a worker together, and Ctrl-C stops both.
 demo: demo-build
 	@echo "Serving on http://$(HOST):$(PORT)/  (researcher: demo / demo-researcher; annotators: annotator1 / demo-annotator1)"
-	DEBUG=1 HOST=$(HOST) PORT=$(PORT) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start
+	DEBUG=1 HOST=$(HOST) PORT=$(PORT) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start --env /dev/null
 
 demo-build: install
 	DEBUG=1 $(BIN)/python manage.py migrate --noinput

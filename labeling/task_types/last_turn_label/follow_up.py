@@ -131,10 +131,13 @@ def turn_seats(campaign: Campaign) -> dict[int, TurnSeats]:
 
 def hits_short_of_majority(campaign: Campaign) -> list[HIT]:
     """Published regular HITs whose every seat holds counted work, with a dialogue item whose
-    turn has no majority yet (2 of 3 ...), and room for one more worker. Under a redundancy
-    policy other than `fixed`: an item the policy leaves open, below its cap."""
+    turn has no majority yet (2 of 3 ...), and room for one more worker. Under `fixed` only with
+    tie-breaking on: `fixed` buys exactly the first seats otherwise, as the cost preview counts.
+    Under another redundancy policy: an item the policy leaves open, below its cap."""
     if campaign.redundancy_policy != FIXED:
         return _hits_short_under_policy(campaign)
+    if not campaign.tie_breaking:
+        return []
     votes = campaign_votes(campaign)  # a label outside the campaign's set votes for nothing
     short = []
     for hit in _complete_published(campaign, campaign.workers_per_hit + campaign.tie_break_workers):
