@@ -9,9 +9,11 @@ aggregating.
 from collections import Counter
 from decimal import Decimal
 
+from django.db import transaction
 from django.db.models import Count, Q, Sum
 
-from annotation.models import Label
+from annotation import audit
+from annotation.models import AuditEntry, Label
 from labeling import task_types
 from labeling.models import HIT, Assignment, Campaign
 from labeling.payments import WorkerDue, payments_due
@@ -19,12 +21,23 @@ from labeling.platforms.costs import money
 
 
 def campaign_report(campaign: Campaign) -> dict:
-    return {
+    report = {
         "campaign": {"id": campaign.pk, "name": campaign.name, "status": campaign.status},
         "progress": _progress(campaign),
         **task_types.of(campaign).report(campaign),
         "payments_due": _payments(campaign),
     }
+    _hide_refused_proposals(report)
+    return report
+
+
+def _hide_refused_proposals(report: dict) -> None:
+    """A proposal a researcher refused leaves the queue (the audit log keeps it and its reason)."""
+    other = report.get("other_answers")
+    if not other or not other.get("proposed_labels"):
+        return
+    refused = refused_proposals()
+    other["proposed_labels"] = [row for row in other["proposed_labels"] if _proposal_key(row["text"]) not in refused]
 
 
 def _ratio(part: int, whole: int) -> float | None:
@@ -76,8 +89,9 @@ def format_due(campaign: Campaign, due: list[WorkerDue]) -> dict:
     }
 
 
-def accept_proposed_label(text: str) -> Label:
-    """Add a typed label to the taxonomy as kind "proposed" (or return the label it already names)."""
+def accept_proposed_label(text: str, reason: str = "") -> Label:
+    """Add a typed label to the taxonomy as kind "proposed" (or return the label it already names);
+    a new label is recorded in the audit log, by whoever acts now."""
     name = " ".join(text.split())
     if not name:
         raise ValueError("an empty label cannot be accepted")
@@ -86,4 +100,32 @@ def accept_proposed_label(text: str) -> Label:
     found = Label.objects.by_name(name)
     if found is not None:
         return found
-    return Label.objects.create(name=name, kind=Label.PROPOSED, description="Proposed by the crowd through Other.")
+    with transaction.atomic():
+        label = Label.objects.create(
+            name=name, kind=Label.PROPOSED, description="Proposed by the crowd through Other."
+        )
+        audit.record(audit.PROPOSAL_ACCEPTED, None, label, {"proposal": name}, {"label": label.name}, reason)
+    return label
+
+
+def refuse_proposed_label(text: str, reason: str) -> str:
+    """Refuse a label typed through "Other": it leaves every campaign's proposals queue and stays
+    an answer that votes for no label. The reason is required; the audit log is the record."""
+    name = " ".join(text.split())
+    if not name:
+        raise ValueError("text: an empty proposal cannot be refused")
+    if not (reason or "").strip():
+        raise ValueError("reason: say why the proposal is refused")
+    if Label.objects.by_name(name) is not None:
+        raise ValueError(f"text: {name!r} is a label already")
+    audit.record(audit.PROPOSAL_REFUSED, None, ("proposal", _proposal_key(name)), {"proposal": name}, None, reason)
+    return name
+
+
+def refused_proposals() -> set[str]:
+    refused = AuditEntry.objects.filter(kind=audit.PROPOSAL_REFUSED, target_type="proposal")
+    return set(refused.values_list("target_id", flat=True))
+
+
+def _proposal_key(text: str) -> str:
+    return " ".join(text.split()).casefold()[:64]

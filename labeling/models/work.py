@@ -230,6 +230,8 @@ class AggregatedLabel(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["campaign", "turn"], name="aggregated_unique_turn")]
+        # the reviewer role (docs/crowd/adjudication.md): `manage.py grant_reviewer USERNAME`
+        permissions = [("adjudicate", "Can settle items of the adjudication queue")]
 
     def __str__(self) -> str:
         return f"{self.status} for turn {self.turn_id} in campaign {self.campaign_id}"
