@@ -54,7 +54,7 @@ HOW_IT_WAS_MADE = (
     "whose decision and reason the audit log keeps. This follows the EDOS and OSED papers' pipeline."
 )
 AUDIT_LOG_NOTE = (
-    "`audit_log.jsonl` holds one JSON object per decision about these labels: every change of a gold "
+    "`audit_log.ndjson` (JSON Lines, named apart from the split files) holds one JSON object per decision about these labels: every change of a gold "
     "label (by the aggregation job or an import), every adjudication (the reviewer, the old and new "
     "label and the reason) and every accepted or refused label proposal, with when and by whom. "
     "Worker ids, blocks and payments are not published."

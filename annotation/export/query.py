@@ -218,7 +218,7 @@ def export_to_path(
     return summary
 
 
-AUDIT_LOG_FILE = "audit_log.jsonl"
+AUDIT_LOG_FILE = "audit_log.ndjson"
 AUDIT_FIELDS = ("at", "kind", "actor_kind", "actor", "on_behalf_of", "target_type", "target_id")
 AUDIT_FIELDS += ("campaign_id", "turn_id", "old", "new", "reason")
 

@@ -178,7 +178,7 @@ def test_the_hf_export_writes_a_card_with_hub_metadata_agreement_citation_and_th
     assert float(cells[4]) == pytest.approx(11 / 56, abs=0.0005)  # Fleiss' kappa, worked out in the next test
     assert "A Large-Scale Dataset for Empathetic Response Generation" in readme and "2012.13624" in readme
     assert "Licence: `cc-by-nc-4.0`" in readme and "- " in readme.split("## Label set")[1]
-    log = [json.loads(line) for line in (folder / "audit_log.jsonl").read_text().splitlines()]
+    log = [json.loads(line) for line in (folder / "audit_log.ndjson").read_text().splitlines()]
     settled = [entry for entry in log if entry["kind"] == "adjudication.settled"]
     assert settled[0]["actor"] == "researcher" and settled[0]["reason"] == "the reply mourns"
     assert {entry["kind"] for entry in log} <= set(audit.DATASET_KINDS)
@@ -220,7 +220,7 @@ def test_push_dataset_uploads_the_folder_and_its_card_and_never_shows_the_token(
 def test_push_dataset_exports_first_when_no_folder_is_given(gold, hub, capsys):
     call_command("push_dataset", "lab/fresh")
     files = hub.repos["lab/fresh"]
-    assert {"README.md", "audit_log.jsonl", "dataset_info.json"} <= set(files)
+    assert {"README.md", "audit_log.ndjson", "dataset_info.json"} <= set(files)
     assert b"## Agreement" in files["README.md"]
     assert TOKEN not in capsys.readouterr().out
 
