@@ -4,9 +4,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from annotation import audit
 from jobs.registry import JobParameters, register
 from jobs.runtime import report_progress
-from annotation import audit
 from labeling import audit_trail, task_types
 from labeling.models import Campaign
 

@@ -137,7 +137,9 @@ def payments_due(campaign: Campaign) -> list[WorkerDue]:
 
 def mark_paid(campaign: Campaign) -> int:
     """Stamp every due entry of the campaign as paid now; returns how many."""
-    with audit_trail.paying(PaymentEntry.objects.filter(assignment__hit__campaign=campaign, paid_at__isnull=True)) as ids:
+    with audit_trail.paying(
+        PaymentEntry.objects.filter(assignment__hit__campaign=campaign, paid_at__isnull=True)
+    ) as ids:
         return PaymentEntry.objects.filter(pk__in=ids).update(paid_at=timezone.now())
 
 

@@ -101,9 +101,7 @@ def accept_proposed_label(text: str, reason: str = "") -> Label:
     if found is not None:
         return found
     with transaction.atomic():
-        label = Label.objects.create(
-            name=name, kind=Label.PROPOSED, description="Proposed by the crowd through Other."
-        )
+        label = Label.objects.create(name=name, kind=Label.PROPOSED, description="Proposed by the crowd through Other.")
         audit.record(audit.PROPOSAL_ACCEPTED, None, label, {"proposal": name}, {"label": label.name}, reason)
     return label
 

@@ -47,7 +47,7 @@ HOW_IT_WAS_MADE = (
     "Dialogues were cut from movie subtitles (a silence over 5 seconds starts a new dialogue) and "
     "cleaned. A weak sentence classifier suggested labels for each dialogue's last turn; the most "
     "confident and readable candidates went to crowd workers, who picked the label of the last turn "
-    "from the classifier's top three or typed another through \"Other\", three workers per dialogue, "
+    'from the classifier\'s top three or typed another through "Other", three workers per dialogue, '
     "with hidden quiz questions of known answer in every task. The gold label is the 2-of-3 majority "
     "(more answers were bought for undecided items where the campaign's redundancy policy says so); "
     "items without a majority, or whose Dawid-Skene posterior stayed low, were settled by a reviewer, "

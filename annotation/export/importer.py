@@ -14,7 +14,6 @@ from annotation.ingest.language import texts_language
 from annotation.models import Dialogue, Label, Movie, Turn, TurnLabel
 from annotation.taxonomy import normalise_label_name
 
-
 IMPORT_ACTOR = "import-dataset"
 IMPORTED = "imported from a labeled dataset file"
 

@@ -9,9 +9,9 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Q, QuerySet
 
+from annotation import audit
 from annotation.analysis import queries
 from annotation.analysis.records import GOLD, KINDS, SILVER
-from annotation import audit
 from annotation.export.card import agreement_figures, card_metadata, dataset_card
 from annotation.export.dialogues import LAYOUTS, TURN, CorpusTurn, dialogue_records
 from annotation.export.rows import SPLITS, ExportRecord, build_row, row_matches

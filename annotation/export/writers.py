@@ -268,9 +268,7 @@ def hf_yaml_header(
     read them with our features (without them it infers `label` as a plain integer); `metadata`:
     the dataset card's keys the Hub reads (licence, language, task, size; card.card_metadata)."""
     front: dict[str, Any] = dict(metadata or {})
-    front["configs"] = [
-        {"config_name": "default", "data_files": [{"split": s, "path": f"{s}.jsonl"} for s in splits]}
-    ]
+    front["configs"] = [{"config_name": "default", "data_files": [{"split": s, "path": f"{s}.jsonl"} for s in splits]}]
     if features:
         front["dataset_info"] = {"features": yaml_features(features)}
     text = yaml.safe_dump(front, sort_keys=False, allow_unicode=True)

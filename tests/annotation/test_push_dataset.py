@@ -7,6 +7,7 @@ import json
 import logging
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from io import StringIO
 
 import pytest
 import yaml
@@ -69,7 +70,9 @@ class StandInHub:
                     return self._json(400, {"error": "expected a dataset"})
                 repo = f"{payload['organization']}/{payload['name']}"
                 if repo in hub.repos:  # the Hub's 409 names the existing repository too
-                    return self._json(409, {"error": "You already created this dataset repo", "url": hub.repo_url(repo)})
+                    return self._json(
+                        409, {"error": "You already created this dataset repo", "url": hub.repo_url(repo)}
+                    )
                 hub.repos[repo] = {}
                 return self._json(200, {"url": hub.repo_url(repo)})
 
@@ -164,7 +167,7 @@ def front_matter(readme: str) -> dict:
 
 def test_the_hf_export_writes_a_card_with_hub_metadata_agreement_citation_and_the_audit_log(gold, tmp_path):
     folder = tmp_path / "hf"
-    call_command("export_dataset", kind="gold", fmt="hf", out=str(folder), stdout=open("/dev/null", "w"))
+    call_command("export_dataset", kind="gold", fmt="hf", out=str(folder), stdout=StringIO())
     readme = (folder / "README.md").read_text()
     meta = front_matter(readme)
     assert meta["license"] == "cc-by-nc-4.0" and meta["language"] == ["en"]
@@ -201,7 +204,7 @@ def test_the_cards_kappa_is_fleiss_kappa_worked_by_hand(gold):
 def test_push_dataset_uploads_the_folder_and_its_card_and_never_shows_the_token(gold, hub, tmp_path, capsys, caplog):
     caplog.set_level(logging.DEBUG)
     folder = tmp_path / "hf"
-    call_command("export_dataset", kind="gold", fmt="hf", out=str(folder), stdout=open("/dev/null", "w"))
+    call_command("export_dataset", kind="gold", fmt="hf", out=str(folder), stdout=StringIO())
     call_command("push_dataset", "lab/dialogue-emotions", folder=str(folder))
     files = hub.repos["lab/dialogue-emotions"]
     assert set(files) == {p.name for p in folder.iterdir()}
@@ -230,7 +233,7 @@ def test_a_refused_token_is_a_clear_error_without_the_token(gold, hub, settings,
     wrong = "hf_wrong_token_0123456789"
     settings.HUB_TOKEN = wrong
     folder = tmp_path / "hf"
-    call_command("export_dataset", kind="gold", fmt="hf", out=str(folder), stdout=open("/dev/null", "w"))
+    call_command("export_dataset", kind="gold", fmt="hf", out=str(folder), stdout=StringIO())
     with pytest.raises(CommandError, match="push to http://127.0.0.1") as refused:
         call_command("push_dataset", "lab/dialogue-emotions", folder=str(folder))
     assert "401" in str(refused.value)

@@ -1,5 +1,7 @@
 """The adjudication queue: a reviewer settles what the crowd left unsettled, or sends it back."""
 
+from io import StringIO
+
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
@@ -18,7 +20,7 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 @pytest.fixture
 def reviewer(django_user_model):
     user = django_user_model.objects.create_user("reviewer", password="pw-reviewer")
-    call_command("grant_reviewer", "reviewer", stdout=open("/dev/null", "w"))
+    call_command("grant_reviewer", "reviewer", stdout=StringIO())
     return user
 
 
@@ -195,6 +197,6 @@ def test_only_reviewers_and_researchers_decide(client, role, researcher, reviewe
 
 def test_revoking_the_reviewer_role_closes_the_queue(client, reviewer, disputed):
     campaign, _, _ = disputed
-    call_command("grant_reviewer", "reviewer", "--revoke", stdout=open("/dev/null", "w"))
+    call_command("grant_reviewer", "reviewer", "--revoke", stdout=StringIO())
     client.force_login(reviewer)
     assert client.get(reverse("labeling:adjudication_queue", args=[campaign.pk])).status_code == 403

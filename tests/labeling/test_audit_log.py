@@ -18,7 +18,7 @@ from config.pages import CONFIRM_FIELD, CONFIRM_VALUE
 from labeling import payments
 from labeling.campaigns import create_campaign
 from labeling.hits import record_suggestion_model
-from labeling.models import Assignment, Campaign, PaymentEntry, Publication, Worker
+from labeling.models import Assignment, Campaign, Publication, Worker
 from labeling.platforms import base
 from labeling.platforms.sync import sync_publication
 from tests.conftest import REPO_ROOT
@@ -248,7 +248,10 @@ LOGGED_WRITES = {
     r"\.update\(\s*paid_at=": {"labeling/payments.py"},
     r"status=Assignment\.(APPROVED|REJECTED)\)": {"labeling/payments.py"},
     r"Worker\.objects\.filter\([^)]*\)\.update\(\s*status=": {"labeling/workers.py"},
-    r"\.update\(\s*entry_token=": {"labeling/entry_tokens.py", "labeling/migrations/0004_entry_token_and_platform_confirmation.py"},
+    r"\.update\(\s*entry_token=": {
+        "labeling/entry_tokens.py",
+        "labeling/migrations/0004_entry_token_and_platform_confirmation.py",
+    },
     r"\.update\(\s*suggestion_model=": {"labeling/hits.py"},
     r"\.update\(\s*status=Campaign\.|\.update\(status=status\)": {"labeling/campaigns.py", "labeling/workers.py"},
     r"AggregatedLabel\.objects\.(bulk_create|bulk_update|update_or_create|create)\(": {
@@ -288,7 +291,10 @@ def test_each_allowed_writer_module_records_an_entry():
     modules -= {"mlworkers/expansion.py", "labeling/migrations/0004_entry_token_and_platform_confirmation.py"}
     for name in sorted(modules):
         text = (REPO_ROOT / name).read_text(encoding="utf-8")
-        assert re.search(r"audit(_trail)?\.(record|entry|record_many|paying|watching_assignment|assignments_moved|setting_changed|campaign_created)|gold_trail\.", text), name
+        assert re.search(
+            r"audit(_trail)?\.(record|entry|record_many|paying|watching_assignment|assignments_moved|setting_changed|campaign_created)|gold_trail\.",
+            text,
+        ), name
 
 
 def test_the_scan_sees_a_planted_writer():

@@ -73,9 +73,7 @@ def turn_labels_changed(
     for row in lost:
         old = _label_of((row.label_id, campaign.pk))
         entries.append(
-            audit.entry(
-                audit.GOLD_REMOVED, actor, row, old, None, "no majority any more", campaign_id=campaign.pk
-            )
+            audit.entry(audit.GOLD_REMOVED, actor, row, old, None, "no majority any more", campaign_id=campaign.pk)
         )
     return entries
 
