@@ -213,7 +213,7 @@ class AggregatedLabel(models.Model):
     turn = models.ForeignKey(Turn, on_delete=models.CASCADE)
     label = models.ForeignKey(Label, on_delete=models.PROTECT, null=True, blank=True)
     label_text = models.CharField(max_length=128, blank=True, help_text="the winning answer as given")
-    status = models.CharField(max_length=10, default=UNRESOLVED)
+    status = models.CharField(max_length=12, default=UNRESOLVED)
     votes = models.JSONField(default=dict)
     answer_count = models.PositiveSmallIntegerField(default=0)
     agreement = models.FloatField(null=True, blank=True)
