@@ -97,7 +97,8 @@ def test_blocking_and_unblocking_on_the_page_and_the_api_are_recorded(client, re
     worker = Worker.objects.get(external_id="w1")
     client.force_login(researcher)
     client.post(reverse("labeling:worker_block", args=[worker.pk]), {"reason": "answers in two seconds"})
-    client.post(reverse("api-worker-status", args=[worker.pk]), {"blocked": False}, content_type="application/json")
+    unblock = {"blocked": False, "reason": "a second look: honest work"}
+    client.post(reverse("api-worker-status", args=[worker.pk]), unblock, content_type="application/json")
     [blocked] = entries("worker.blocked", worker_id=worker.pk)
     [unblocked] = entries("worker.unblocked", worker_id=worker.pk)
     assert (blocked.old, blocked.new, blocked.reason, blocked.actor) == (
@@ -106,7 +107,7 @@ def test_blocking_and_unblocking_on_the_page_and_the_api_are_recorded(client, re
         "answers in two seconds",
         "researcher",
     )
-    assert unblocked.actor == "researcher"  # the API authenticates inside the view: still named
+    assert (unblocked.actor, unblocked.reason) == ("researcher", "a second look: honest work")
     page = client.get(reverse("labeling:worker_audit_log", args=[worker.pk])).content.decode()
     assert "answers in two seconds" in page and "worker.unblocked" in page
 
@@ -309,3 +310,20 @@ def test_an_old_entry_stays_readable_after_its_rows_are_gone(researcher, campaig
     Campaign.objects.filter(pk=campaign_id).delete()
     assert entries("campaign.created", campaign_id=campaign_id)
     assert timezone.now() - entries("campaign.created")[0].at < timedelta(minutes=5)
+
+
+def test_the_api_with_basic_authentication_names_its_user(client, researcher, campaign):
+    """DRF authenticates inside the view, after the middleware ran: the entry still names the user."""
+    import base64
+
+    worker = Worker.objects.get(external_id="w2")
+    credentials = base64.b64encode(b"researcher:pw-researcher").decode()
+    answered = client.post(
+        reverse("api-worker-status", args=[worker.pk]),
+        {"blocked": True, "reason": "copied answers"},
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Basic {credentials}",
+    )
+    assert answered.status_code == 200
+    [blocked] = entries("worker.blocked", worker_id=worker.pk)
+    assert (blocked.actor, blocked.actor_user_id, blocked.reason) == ("researcher", researcher.pk, "copied answers")
