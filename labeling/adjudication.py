@@ -15,8 +15,10 @@ audit entry (annotation.audit) in the same transaction.
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation import audit
@@ -24,7 +26,7 @@ from annotation.models import Label, TurnLabel
 from labeling.crowd.agreement import quiz_accuracy
 from labeling.crowd.dawid_skene import dawid_skene
 from labeling.crowd.majority import normalise_answer
-from labeling.models import AggregatedLabel, Campaign, HITItem, Worker
+from labeling.models import AggregatedLabel, Assignment, Campaign, HITItem, Response, Worker, counted_assignment_q
 from labeling.task_types.last_turn_label.aggregation import known_labels, load_answers, votes_by_turn, voting_labels
 from labeling.task_types.last_turn_label.follow_up import follow_up_for_turns
 
@@ -81,34 +83,72 @@ def item_evidence(row: AggregatedLabel) -> dict:
     """The answers to the item with each worker's figures over the whole campaign (quiz accuracy,
     Dawid-Skene accuracy), the suggestions the screen offered and the campaign's label set."""
     campaign = row.campaign
+    figures = worker_figures(campaign)
+    answers = item_answers(row)
+    names = dict(Worker.objects.filter(pk__in=[a[0] for a in answers]).values_list("pk", "external_id"))
+    shown = [
+        ShownAnswer(
+            worker, names.get(worker, str(worker)), text, method, round(seconds, 1), *figures.get(worker, (None, None))
+        )
+        for worker, text, method, seconds in answers
+    ]
+    return {"answers": shown, "suggestions": _suggestions(row), "labels": sorted(voting_labels(campaign))}
+
+
+def item_answers(row: AggregatedLabel) -> list[tuple[int, str, str, float]]:
+    """(worker, answer, method, seconds) of the item's counted answers, oldest first; a platform
+    landing's identity counts as the worker it was merged into, as aggregation counts it."""
+    rows = Response.objects.filter(
+        counted_assignment_q("assignment__"),
+        item__hit__campaign_id=row.campaign_id,
+        item__target_turn_id=row.turn_id,
+        item__quiz_question__isnull=True,
+    ).order_by("pk")
+    values = rows.values_list(
+        Coalesce("assignment__worker__merged_into_id", "assignment__worker_id"),
+        "label__name",
+        "new_label_text",
+        "method",
+        "seconds_spent",
+    )
+    return [(worker, label or typed, method, seconds) for worker, label, typed, method, seconds in values]
+
+
+def worker_figures(campaign: Campaign) -> dict[int, tuple[float | None, float | None]]:
+    """worker -> (quiz accuracy, Dawid-Skene accuracy) over the campaign's counted answers.
+    Dawid-Skene over a large campaign takes seconds, so the figures are cached until the counted
+    answers change (their number, the newest answer, the counted assignments)."""
+    key = _figures_key(campaign)
+    cached = cache.get(key)
+    if cached is not None:
+        return cached
     known = known_labels()
     answers = load_answers(campaign)
-    voting = voting_labels(campaign)
-    votes = votes_by_turn(answers, known, outside=set(known.values()) - voting)
+    votes = votes_by_turn(answers, known, outside=set(known.values()) - voting_labels(campaign))
     opinion = dawid_skene((t, w, a) for t, held in votes.items() for w, a in held.answers)
     quiz = quiz_accuracy(
         (a.worker_id, normalise_answer(a.text, known), a.quiz_gold) for a in answers if a.quiz_gold is not None
     )
-    mine = [a for a in answers if a.turn_id == row.turn_id and a.quiz_gold is None]
-    names = dict(Worker.objects.filter(pk__in=[a.worker_id for a in mine]).values_list("pk", "external_id"))
-    shown = [
-        ShownAnswer(
-            a.worker_id,
-            names.get(a.worker_id, str(a.worker_id)),
-            a.text,
-            a.method,
-            round(a.seconds, 1),
-            round(quiz[a.worker_id].rate, 3) if a.worker_id in quiz and quiz[a.worker_id].rate is not None else None,
-            _rounded(opinion.worker_accuracy.get(a.worker_id)),
+    workers = {a.worker_id for a in answers}
+    figures = {
+        worker: (
+            _rounded(quiz[worker].rate) if worker in quiz else None,
+            _rounded(opinion.worker_accuracy.get(worker)),
         )
-        for a in mine
-    ]
-    return {
-        "answers": shown,
-        "suggestions": _suggestions(row),
-        "posterior": opinion.posterior.get(row.turn_id, {}),
-        "labels": sorted(voting),
+        for worker in workers
     }
+    cache.set(key, figures, FIGURES_SECONDS)
+    return figures
+
+
+FIGURES_SECONDS = 600
+
+
+def _figures_key(campaign: Campaign) -> str:
+    responses = Response.objects.filter(item__hit__campaign=campaign).aggregate(n=Count("pk"), last=Max("answered_at"))
+    counted = Assignment.objects.filter(hit__campaign=campaign).counted().count()
+    last = responses["last"].timestamp() if responses["last"] else 0
+    return f"adjudication:workers:{campaign.pk}:{responses['n']}:{last}:{counted}"
 
 
 def _rounded(value: float | None) -> float | None:

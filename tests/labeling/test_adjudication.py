@@ -200,3 +200,17 @@ def test_revoking_the_reviewer_role_closes_the_queue(client, reviewer, disputed)
     call_command("grant_reviewer", "reviewer", "--revoke", stdout=StringIO())
     client.force_login(reviewer)
     assert client.get(reverse("labeling:adjudication_queue", args=[campaign.pk])).status_code == 403
+
+
+def test_worker_figures_follow_the_answers_and_are_recomputed_when_they_change(disputed):
+    campaign, row, d = disputed
+    figures = adjudication.worker_figures(campaign)
+    workers = {w.external_id: w.pk for w in Worker.objects.all()}
+    assert set(figures) == set(workers.values())
+    assert all(quiz is None for quiz, _ in figures.values())  # no quiz items in these HITs
+    # w1 and w2 agree on the majority item; w3 alone answered Furious
+    assert figures[workers["w1"]][1] > figures[workers["w3"]][1]
+    assert adjudication.worker_figures(campaign) == figures  # the cached figures
+    rejected = Assignment.objects.get(hit__campaign=campaign, worker__external_id="w1")
+    Assignment.objects.filter(pk=rejected.pk).update(status=Assignment.REJECTED)
+    assert workers["w1"] not in adjudication.worker_figures(campaign)  # no longer counted: recomputed
