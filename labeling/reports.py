@@ -10,9 +10,11 @@ from collections import Counter
 from dataclasses import dataclass
 from decimal import Decimal
 
+from django.db import transaction
 from django.db.models import Count, Q, Sum
 
-from annotation.models import Label
+from annotation import audit
+from annotation.models import AuditEntry, Label
 from annotation.taxonomy import normalise_label_name
 from labeling import task_types
 from labeling.crowd.label_text import LabelTextRefused, clean_label_text, look_alike_of, odd_letters, visible
@@ -22,12 +24,23 @@ from labeling.platforms.costs import money
 
 
 def campaign_report(campaign: Campaign) -> dict:
-    return {
+    report = {
         "campaign": {"id": campaign.pk, "name": campaign.name, "status": campaign.status},
         "progress": _progress(campaign),
         **task_types.of(campaign).report(campaign),
         "payments_due": _payments(campaign),
     }
+    _hide_refused_proposals(report)
+    return report
+
+
+def _hide_refused_proposals(report: dict) -> None:
+    """A proposal a researcher refused leaves the queue (the audit log keeps it and its reason)."""
+    other = report.get("other_answers")
+    if not other or not other.get("proposed_labels"):
+        return
+    refused = refused_proposals()
+    other["proposed_labels"] = [row for row in other["proposed_labels"] if _proposal_key(row["text"]) not in refused]
 
 
 def _ratio(part: int, whole: int) -> float | None:
@@ -124,15 +137,42 @@ def review_proposal(text: str) -> ProposalReview:
     )
 
 
-def accept_proposed_label(text: str) -> Label:
+def accept_proposed_label(text: str, reason: str = "") -> Label:
     """Add a typed label to the taxonomy as kind "proposed" (or return the label it already
     names). The one writer of an accepted proposal; refuses (ProposalRefused) what
-    review_proposal refuses, so no page or API call can create a look-alike."""
+    review_proposal refuses, so no page or API call can create a look-alike. A new label is
+    recorded in the audit log, by whoever acts now."""
     review = review_proposal(text)
     if review.refusal:
         raise ProposalRefused(review.refusal, review.looks_like)
     if review.existing is not None:
         return review.existing
-    return Label.objects.create(
-        name=review.name, kind=Label.PROPOSED, description="Proposed by the crowd through Other."
-    )
+    with transaction.atomic():
+        label = Label.objects.create(
+            name=review.name, kind=Label.PROPOSED, description="Proposed by the crowd through Other."
+        )
+        audit.record(audit.PROPOSAL_ACCEPTED, None, label, {"proposal": review.name}, {"label": label.name}, reason)
+    return label
+
+
+def refuse_proposed_label(text: str, reason: str) -> str:
+    """Refuse a label typed through "Other": it leaves every campaign's proposals queue and stays
+    an answer that votes for no label. The reason is required; the audit log is the record."""
+    name = " ".join(text.split())
+    if not name:
+        raise ValueError("text: an empty proposal cannot be refused")
+    if not (reason or "").strip():
+        raise ValueError("reason: say why the proposal is refused")
+    if Label.objects.by_name(name) is not None:
+        raise ValueError(f"text: {name!r} is a label already")
+    audit.record(audit.PROPOSAL_REFUSED, None, ("proposal", _proposal_key(name)), {"proposal": name}, None, reason)
+    return name
+
+
+def refused_proposals() -> set[str]:
+    refused = AuditEntry.objects.filter(kind=audit.PROPOSAL_REFUSED, target_type="proposal")
+    return set(refused.values_list("target_id", flat=True))
+
+
+def _proposal_key(text: str) -> str:
+    return " ".join(text.split()).casefold()[:64]

@@ -394,7 +394,9 @@ def worker_block(request: HttpRequest, pk: int) -> HttpResponse:
     blocked = request.POST.get("action") != "unblock"
     return confirm_then_act(
         request,
-        lambda: f"Worker {worker.external_id} is now {set_blocked(worker, blocked)}.",
+        lambda: (
+            f"Worker {worker.external_id} is now {set_blocked(worker, blocked, reason=request.POST.get('reason', ''))}."
+        ),
         done_url=_back_url(request),
     )
 

@@ -146,6 +146,9 @@ class PaymentsRecordedSerializer(serializers.Serializer):
 class WorkerStatusSerializer(serializers.Serializer):
     id = serializers.IntegerField(read_only=True)
     blocked = serializers.BooleanField(help_text="true blocks the worker (no more HITs), false unblocks")
+    reason = serializers.CharField(
+        required=False, allow_blank=True, max_length=1000, write_only=True, help_text="kept in the audit log"
+    )
     status = serializers.CharField(read_only=True, help_text="active or blocked")
 
 
