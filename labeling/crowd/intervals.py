@@ -65,6 +65,8 @@ def weighted_fleiss_kappa(weights: np.ndarray, counts: np.ndarray) -> np.ndarray
 
 
 def weighted_gwet_ac1(weights: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    if counts.shape[1] < 2:
+        return np.full(len(weights), np.nan)
     observed = weights @ _pairwise_agreement(counts) / weights.sum(axis=1)
     item_shares = counts / counts.sum(axis=1, keepdims=True)
     shares = (weights @ item_shares) / weights.sum(axis=1)[:, None]
@@ -157,7 +159,7 @@ def krippendorff_alpha(table: RatingTable) -> float | None:
     arrays (e.g. 10k items with 190 distinct typed answers), its closed form above, which tests check
     against the package."""
     counts = counts_of(table)
-    if not len(counts) or len(table.categories) < 2:
+    if not len(counts) or np.count_nonzero(counts.sum(axis=0)) < 2:
         return None
     if counts.size * counts.shape[1] <= _PACKAGE_CELLS:
         value = krippendorff.alpha(value_counts=counts, level_of_measurement="nominal")
