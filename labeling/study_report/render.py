@@ -153,6 +153,11 @@ def _model_rater_markdown(raters: list[dict]) -> list[str]:
             f"| {rater['rater']} | {rater['items']} | {_num(rater['accuracy'])} | {_num(rater['kappa'])} | "
             f"{_num(rater['ac1'])} | {_num(rater['calibration_error'])} | {rater['gold_changed']} |"
         )
+    humans = raters[0]["humans"]
+    lines.append(
+        f"| human workers (median of {humans['workers']}) | | {_num(humans['accuracy'])} | {_num(humans['kappa'])} | "
+        f"{_num(humans['ac1'])} | | |"
+    )
     return lines
 
 
