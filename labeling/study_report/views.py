@@ -1,11 +1,14 @@
 """The study report page (researchers only, linked from the campaign page) and its downloads."""
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
+from annotation.models import ModelVersion
+from jobs.runtime import start_job
 from labeling.models import LAST_TURN_LABEL, Campaign
-from labeling.researcher_views import staff_required
+from labeling.researcher_views import ActionRefused, campaign_action, staff_required
 from labeling.study_report.figures import build_report
 from labeling.study_report.render import FIGURE_NAMES, methods_paragraph, to_json, to_latex, to_markdown
 
@@ -41,6 +44,8 @@ def study_report_page(request: HttpRequest, pk: int) -> HttpResponse:
         "per_label": per_label,
         "methods": methods_paragraph(report),
         "latex": to_latex(report),
+        "model_versions": ModelVersion.objects.filter(kind=ModelVersion.DIALOGUE).order_by("-pk")[:50],
+        "endpoint_model": settings.MODEL_RATER_MODEL if settings.MODEL_RATER_ENDPOINT_URL else "",
     }
     return render(request, "labeling/researcher/study_report.html", context)
 
@@ -55,3 +60,18 @@ def study_report_download(request: HttpRequest, pk: int, fmt: str) -> HttpRespon
     response = HttpResponse(render_as(build_report(campaign)), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="campaign-{campaign.pk}-study-report.{fmt}"'
     return response
+
+
+@campaign_action()
+def study_report_rate(request: HttpRequest, campaign: Campaign) -> str | HttpResponse:
+    """Queue a model rater (labeling.model_rater): a model version of ours, or the endpoint's chat model."""
+    raw = request.POST.get("model_version", "").strip()
+    parameters: dict = {"campaign_id": campaign.pk}
+    if raw:
+        if not raw.isdigit() or not ModelVersion.objects.filter(pk=int(raw)).exists():
+            return HttpResponseBadRequest(f"model_version: no model version {raw[:20]!r}")
+        parameters["model_version_id"] = int(raw)
+    elif not settings.MODEL_RATER_ENDPOINT_URL or not settings.MODEL_RATER_MODEL:
+        raise ActionRefused("No endpoint configured: set MODEL_RATER_ENDPOINT_URL and MODEL_RATER_MODEL.")
+    job = start_job("labeling.model_rater", parameters, user=request.user)
+    return f"Model rater queued as job {job.pk}; its figures appear on the study report when it is done."

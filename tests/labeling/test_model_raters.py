@@ -10,6 +10,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
 from annotation.models import Label, ModelVersion, Prediction
@@ -229,3 +230,26 @@ def test_a_model_version_rates_through_its_predictions(campaign_with_gold):
     assert figures["calibration_error"] == pytest.approx(1 / 12)
     assert figures["confusion"] == {"labels": ["Angry", "Sad"], "counts": [[4, 0], [2, 0]]}
     assert figures["gold_changed"] >= 0 and figures["dawid_skene_accuracy"] is not None
+
+
+def test_the_job_rates_through_the_configured_endpoint_and_the_page_queues_it(
+    campaign_with_gold, stand_in, settings, client, researcher
+):
+    from jobs.models import JobRun
+    from labeling.jobs import model_rater_job
+
+    campaign, _ = campaign_with_gold
+    settings.MODEL_RATER_ENDPOINT_URL, settings.MODEL_RATER_MODEL, settings.MODEL_RATER_API_KEY = stand_in.url, "chat", KEY
+    settings.MODEL_RATER_FEW_SHOT = 0
+    job = JobRun.objects.create(kind="labeling.model_rater", parameters={"campaign_id": campaign.pk})
+    result = model_rater_job(job, campaign_id=campaign.pk)
+    assert result == {"rater": "endpoint:chat", "items": 8, "few_shot": 0, "statuses": {"ok": 8}}
+    client.force_login(researcher)
+    url = reverse("labeling:study_report_rate", args=[campaign.pk])
+    assert client.post(url, {"model_version": "nope"}).status_code == 400
+    response = client.post(url, {"model_version": ""}, follow=True)
+    assert "Model rater queued as job" in response.content.decode()
+    assert JobRun.objects.filter(kind="labeling.model_rater").count() == 2
+    settings.MODEL_RATER_ENDPOINT_URL = ""
+    refused = client.post(url, {"model_version": ""}, follow=True).content.decode()
+    assert "No endpoint configured" in refused
