@@ -15,7 +15,8 @@ What is compared (docs/benchmarks/model-rater.md):
   the worker gave their label (one worker against the majority of the other two);
 - paired_model_agreement: the model in each such worker's seat, on the same (item, worker) pairs
   and against the same label: the like-for-like comparison with worker_agreement;
-- model_kappa: Cohen's kappa between the model and the 2-of-3 majority (labeling.crowd.rater_agreement).
+- model_kappa: Cohen's kappa between the model and the 2-of-3 majority.
+All four computed by labeling.crowd.rater_agreement.seat_agreement (tested by hand).
 
     .venv/bin/python bench/model_rater.py --limit 1500 --epochs 2     # about 10 min on 2 shared cores
     .venv/bin/python bench/model_rater.py --device cuda --epochs 3    # every row
@@ -39,8 +40,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from annotation.taxonomy import LABEL_NAMES, canonical_label
-from labeling.crowd.majority import majority_vote
-from labeling.crowd.rater_agreement import cohen_kappa
+from labeling.crowd.rater_agreement import seat_agreement
 from labeling.importers.edos_format import EdosRow, read_edos
 from mlworkers.ml.dialogue_classifier import MEASURED_RECIPE, DialogueExample, TrainConfig, predict_proba, train
 
@@ -90,28 +90,6 @@ def _config(args: argparse.Namespace) -> TrainConfig:
     )
 
 
-def agreement_figures(rows: list[EdosRow], model: list[str]) -> dict:
-    """The figures defined in the module docstring, answers as given."""
-    given = [[a.raw for a in row.answers] for row in rows]
-    majority = [(i, result.label) for i, answers in enumerate(given) if (result := majority_vote(answers)).label]
-    pairs = [
-        (i, j, others[0])
-        for i, answers in enumerate(given)
-        for j in range(len(answers))
-        if len(set(others := answers[:j] + answers[j + 1 :])) == 1
-    ]
-    return {
-        "items": len(rows),
-        "model_agreement": float(np.mean([model[i] == label for i, label in majority])),
-        "worker_agreement": float(np.mean([given[i][j] == label for i, j, label in pairs])),
-        "paired_model_agreement": float(np.mean([model[i] == label for i, _, label in pairs])),
-        "model_kappa": cohen_kappa([model[i] for i, _ in majority], [label for _, label in majority]),
-        "worker_kappa": cohen_kappa([given[i][j] for i, j, _ in pairs], [label for *_, label in pairs]),
-        "majority_items": len(majority),
-        "worker_pairs": len(pairs),
-    }
-
-
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--csv", type=Path, default=EDOS_CSV)
@@ -137,15 +115,15 @@ def main() -> None:
         keep = np.sort(np.random.default_rng(args.seed).permutation(len(rows))[: args.limit])
         rows = [rows[i] for i in keep]
     model = cross_fitted_labels(rows, args)
-    figures = agreement_figures(rows, model)
+    figures = seat_agreement([[a.raw for a in row.answers] for row in rows], model)  # answers as given
     print(
-        f"{figures['majority_items']} items with a 2-of-3 majority; {figures['worker_pairs']} (item, worker) pairs "
+        f"{figures.majority_items} items with a 2-of-3 majority; {figures.worker_pairs} (item, worker) pairs "
         "whose other two workers agree"
     )
     print(
-        f"rater=minilm-crossfit items={figures['items']} model_agreement={figures['model_agreement']:.4f} "
-        f"worker_agreement={figures['worker_agreement']:.4f} model_kappa={figures['model_kappa']:.4f} "
-        f"paired_model_agreement={figures['paired_model_agreement']:.4f} worker_kappa={figures['worker_kappa']:.4f} "
+        f"rater=minilm-crossfit items={len(rows)} model_agreement={figures.model_agreement:.4f} "
+        f"worker_agreement={figures.worker_agreement:.4f} model_kappa={figures.model_kappa:.4f} "
+        f"paired_model_agreement={figures.paired_model_agreement:.4f} worker_kappa={figures.worker_kappa:.4f} "
         f"folds={args.folds} epochs={args.epochs} wall_s={time.perf_counter() - started:.0f}"
     )
 

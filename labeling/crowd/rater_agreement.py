@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from labeling.crowd.agreement import gwet_ac1, rating_table
+from labeling.crowd.majority import majority_vote
 
 CALIBRATION_BINS = 10
 
@@ -75,4 +76,41 @@ def rater_agreement(
         calibration_error=expected_calibration_error([c for c, _ in known], [ok for _, ok in known]) if known else None,
         labels=labels,
         confusion=confusion,
+    )
+
+
+@dataclass(frozen=True)
+class SeatAgreement:
+    """A model set beside a crowd of raters (bench/model_rater.py; docs/benchmarks/model-rater.md)."""
+
+    majority_items: int  # items whose answers have a strict majority
+    model_agreement: float | None  # the model against that majority, over those items
+    model_kappa: float | None  # Cohen's kappa, the model against that majority
+    worker_pairs: int  # (item, worker) pairs whose OTHER answers all agree
+    worker_agreement: float | None  # the worker against the others' label, over those pairs
+    worker_kappa: float | None
+    paired_model_agreement: float | None  # the model in each such worker's seat, same pairs and labels
+
+
+def seat_agreement(answers_by_item: Sequence[Sequence[str]], model: Sequence[str]) -> SeatAgreement:
+    """`answers_by_item[i]`: the crowd's answers to item i (as given); `model[i]`: the model's label."""
+    majority = [(i, r.label) for i, answers in enumerate(answers_by_item) if (r := majority_vote(answers)).label]
+    pairs = [
+        (i, j, others[0])
+        for i, answers in enumerate(answers_by_item)
+        for j in range(len(answers))
+        if len(others := [*answers[:j], *answers[j + 1 :]]) >= 2 and len(set(others)) == 1
+    ]
+
+    def share(hits: list[bool]) -> float | None:
+        return sum(hits) / len(hits) if hits else None
+
+    return SeatAgreement(
+        majority_items=len(majority),
+        model_agreement=share([model[i] == label for i, label in majority]),
+        model_kappa=cohen_kappa([model[i] for i, _ in majority], [label for _, label in majority]),
+        worker_pairs=len(pairs),
+        worker_agreement=share([answers_by_item[i][j] == label for i, j, label in pairs]),
+        worker_kappa=cohen_kappa([answers_by_item[i][j] for i, j, _ in pairs], [label for *_, label in pairs]),
+        paired_model_agreement=share([model[i] == label for i, _, label in pairs]),
     )

@@ -13,8 +13,8 @@ from labeling.models.campaign import (
 )
 from labeling.models.payments import PaymentEntry, PlatformSubmission, Publication
 from labeling.models.people import Worker
-from labeling.models.raters import RaterAnswer
 from labeling.models.qualification import PlatformQualification, QualificationResult, QuizCheck
+from labeling.models.raters import RaterAnswer
 from labeling.models.work import (
     HIT,
     AggregatedLabel,

@@ -42,9 +42,7 @@ class RaterAnswer(models.Model):
     answered_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["campaign", "rater", "turn"], name="rater_answer_unique_turn")
-        ]
+        constraints = [models.UniqueConstraint(fields=["campaign", "rater", "turn"], name="rater_answer_unique_turn")]
 
     def __str__(self) -> str:
         return f"{self.rater} on turn {self.turn_id}: {self.status}"

@@ -50,9 +50,9 @@ def _dialogue_turns(turn_ids: list[int]) -> dict[int, tuple[str, ...]]:
     """Each turn's dialogue up to and with the turn."""
     targets = Turn.objects.filter(pk__in=turn_ids).values_list("pk", "dialogue_id", "position")
     by_dialogue: dict[int, list[tuple[int, str]]] = {}
-    for dialogue, position, text in Turn.objects.filter(
-        dialogue_id__in={d for _, d, _ in targets}
-    ).values_list("dialogue_id", "position", "text"):
+    for dialogue, position, text in Turn.objects.filter(dialogue_id__in={d for _, d, _ in targets}).values_list(
+        "dialogue_id", "position", "text"
+    ):
         by_dialogue.setdefault(dialogue, []).append((position, text))
     return {
         pk: tuple(text for p, text in sorted(by_dialogue[dialogue]) if p <= position)
@@ -126,12 +126,12 @@ def rate_with_model_version(campaign: Campaign, version: ModelVersion) -> dict:
     """The model version's stored top prediction per turn as its answer (its confidence kept)."""
     labels = set(campaign_labels(campaign).values_list("name", flat=True))
     turns = campaign_turns(campaign)
-    predictions = dict(
-        (turn, (label, confidence))
+    predictions = {
+        turn: (label, confidence)
         for turn, label, confidence in Prediction.objects.filter(model_version=version, turn_id__in=turns).values_list(
             "turn_id", "label__name", "confidence"
         )
-    )
+    }
     rater = f"model-version:{version.pk}"
     statuses: dict[str, int] = {}
     for turn in turns:

@@ -135,4 +135,3 @@ def flagged_workers(answers: list[CrowdAnswer]) -> set[int]:
             min_answers=settings.FAST_WORKER_MIN_ANSWERS,
         )
     }
-

@@ -41,8 +41,10 @@ def methods_paragraph(report: StudyReport, *, latex: bool = False) -> str:
         e = overall[name]
         if e["low"] is None:
             return _num(e["value"])
-        return f"{_num(e['value'])} (95{pct} CI {_num(e['low'])}--{_num(e['high'])})" if latex else (
-            f"{_num(e['value'])} (95 % CI {_num(e['low'])} to {_num(e['high'])})"
+        return (
+            f"{_num(e['value'])} (95{pct} CI {_num(e['low'])}--{_num(e['high'])})"
+            if latex
+            else (f"{_num(e['value'])} (95 % CI {_num(e['low'])} to {_num(e['high'])})")
         )
 
     share = "n/a" if t4["majority_share"] is None else f"{t4['majority_share'] * 100:.1f}{pct}"

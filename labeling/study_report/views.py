@@ -7,7 +7,8 @@ from django.views.decorators.http import require_GET
 
 from annotation.models import ModelVersion
 from jobs.runtime import start_job
-from labeling.models import LAST_TURN_LABEL, Campaign
+from labeling import task_types
+from labeling.models import Campaign
 from labeling.researcher_views import ActionRefused, campaign_action, staff_required
 from labeling.study_report.figures import build_report
 from labeling.study_report.render import FIGURE_NAMES, methods_paragraph, to_json, to_latex, to_markdown
@@ -21,7 +22,7 @@ DOWNLOADS = {
 
 def _label_campaign(pk: int) -> Campaign:
     campaign = get_object_or_404(Campaign, pk=pk)
-    if campaign.task_type != LAST_TURN_LABEL:
+    if not task_types.of(campaign).study_report:
         raise Http404("the study report covers label campaigns; this campaign's figures are on its results page")
     return campaign
 

@@ -50,7 +50,9 @@ class StandIn:
                 if self.path != "/v1/chat/completions":
                     return self._send(404, {"error": {"message": "no such path"}})
                 last = body["messages"][-1]["content"]
-                word = next((w for w in ("SLOW", "BUSYONCE", "BUSY", "GARBAGE", "NOCHOICE", "BANANAS") if w in last), "")
+                word = next(
+                    (w for w in ("SLOW", "BUSYONCE", "BUSY", "GARBAGE", "NOCHOICE", "BANANAS") if w in last), ""
+                )
                 stand_in.calls[word] = stand_in.calls.get(word, 0) + 1
                 return stand_in.respond(self, word, stand_in.calls[word], last)
 
@@ -200,7 +202,9 @@ def test_an_endpoint_rater_labels_a_campaign_through_the_stand_in(campaign_with_
             assert statuses[d[index].pk] == expected
     assert "Bananas" in "".join(r.detail for r in rows.values() if r.status == "outside") or d[3].pk not in rows
     ok = [r for r in rows.values() if r.status == "ok"]
-    assert ok and all(r.calls >= 1 and r.prompt_tokens == 40 and r.completion_tokens == 2 and r.seconds >= 0 for r in ok)
+    assert ok and all(
+        r.calls >= 1 and r.prompt_tokens == 40 and r.completion_tokens == 2 and r.seconds >= 0 for r in ok
+    )
     assert KEY not in caplog.text and KEY not in "".join(r.detail for r in rows.values())
     # a second run asks again only what has no ok answer
     before = dict(stand_in.calls)
@@ -239,7 +243,11 @@ def test_the_job_rates_through_the_configured_endpoint_and_the_page_queues_it(
     from labeling.jobs import model_rater_job
 
     campaign, _ = campaign_with_gold
-    settings.MODEL_RATER_ENDPOINT_URL, settings.MODEL_RATER_MODEL, settings.MODEL_RATER_API_KEY = stand_in.url, "chat", KEY
+    settings.MODEL_RATER_ENDPOINT_URL, settings.MODEL_RATER_MODEL, settings.MODEL_RATER_API_KEY = (
+        stand_in.url,
+        "chat",
+        KEY,
+    )
     settings.MODEL_RATER_FEW_SHOT = 0
     job = JobRun.objects.create(kind="labeling.model_rater", parameters={"campaign_id": campaign.pk})
     result = model_rater_job(job, campaign_id=campaign.pk)
@@ -253,3 +261,17 @@ def test_the_job_rates_through_the_configured_endpoint_and_the_page_queues_it(
     settings.MODEL_RATER_ENDPOINT_URL = ""
     refused = client.post(url, {"model_version": ""}, follow=True).content.decode()
     assert "No endpoint configured" in refused
+
+
+def test_the_benchs_seat_agreement_by_hand():
+    from labeling.crowd.rater_agreement import seat_agreement
+
+    answers = [["A", "A", "B"], ["A", "A", "A"], ["A", "B", "C"], ["B", "B", "A (Other)"]]
+    figures = seat_agreement(answers, ["A", "B", "A", "B"])
+    # majority items 1, 2, 4 (A, A, B): the model says A, B, B -> 2 of 3
+    assert (figures.majority_items, figures.model_agreement) == (3, pytest.approx(2 / 3))
+    # model A, B, B against A, A, B: observed 2/3, expected 1/3*2/3 + 2/3*1/3 = 4/9 -> (2/9) / (5/9) = 2/5
+    assert figures.model_kappa == pytest.approx(2 / 5)
+    # pairs whose two others agree: item 1 worker 3 (others A, said B), item 2 x3 (A, said A),
+    # item 4 worker 3 (others B, said "A (Other)"): 3 of 5; the model in those seats: A, B, B, B, B -> 2 of 5
+    assert (figures.worker_pairs, figures.worker_agreement, figures.paired_model_agreement) == (5, 0.6, 0.4)

@@ -99,7 +99,9 @@ def test_the_command_takes_a_format_seed_and_resamples(study):
     runs = []
     for seed in (1, 1, 2):
         out = StringIO()
-        call_command("study_report", str(study.pk), "--format", "json", "--seed", str(seed), "--resamples", "40", stdout=out)
+        call_command(
+            "study_report", str(study.pk), "--format", "json", "--seed", str(seed), "--resamples", "40", stdout=out
+        )
         runs.append(json.loads(out.getvalue())["agreement"])
     assert runs[0] == runs[1] and runs[0]["resamples"] == 40 and runs[2]["seed"] == 2
     with pytest.raises(CommandError, match="no campaign 999"):

@@ -24,7 +24,9 @@ def test_the_edos_results_give_the_papers_table_4_with_intervals(edos_csv):
     out = {}
     for fmt in ("json", "md", "tex"):
         buffer = StringIO()
-        call_command("study_report", str(campaign.pk), "--format", fmt, "--resamples", "200", "--seed", "7", stdout=buffer)
+        call_command(
+            "study_report", str(campaign.pk), "--format", fmt, "--resamples", "200", "--seed", "7", stdout=buffer
+        )
         out[fmt] = buffer.getvalue()
     report = json.loads(out["json"])
     table4, overall = report["table4"], report["agreement"]["overall"]

@@ -50,7 +50,10 @@ def test_per_label_figures_are_the_two_category_tables():
 def _random_table(seed: int, items: int = 60, categories: int = 4):
     rng = np.random.default_rng(seed)
     names = [f"c{k}" for k in range(categories)]
-    answers = [[names[min(categories - 1, int(rng.exponential(1.2)))] for _ in range(rng.choice([2, 3, 5]))] for _ in range(items)]
+    answers = [
+        [names[min(categories - 1, int(rng.exponential(1.2)))] for _ in range(rng.choice([2, 3, 5]))]
+        for _ in range(items)
+    ]
     return rating_table(answers)
 
 
