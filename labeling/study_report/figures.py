@@ -19,6 +19,7 @@ from labeling.crowd.majority import majority_vote, majority_vote_normalised
 from labeling.label_sets import campaign_labels
 from labeling.models import Assignment, Campaign, Response
 from labeling.study_report.crowd import CrowdFigures, crowd_figures
+from labeling.study_report.raters import model_rater_figures
 from labeling.task_types.last_turn_label.aggregation import CrowdAnswer, known_labels, load_answers
 
 TYPED_SUFFIX = " (Other)"
@@ -72,8 +73,6 @@ def dialogue_answers(campaign: Campaign) -> list[CrowdAnswer]:
 
 
 def build_report(campaign: Campaign, *, resamples: int | None = None, seed: int = 0) -> StudyReport:
-    from labeling.study_report.raters import model_rater_figures  # the raters section reads rater tables
-
     resamples = settings.STUDY_REPORT_RESAMPLES if resamples is None else resamples
     answers = dialogue_answers(campaign)
     given: dict[int, list[str]] = defaultdict(list)
