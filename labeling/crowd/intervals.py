@@ -12,7 +12,6 @@ Per label: Fleiss (1971)'s category-specific kappa (agreement.per_label_kappa), 
 of the two-category table "this label" against "any other answer".
 """
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import krippendorff
@@ -49,41 +48,94 @@ def counts_of(table: RatingTable) -> np.ndarray:
     return np.asarray(table.rows, dtype=float).reshape(len(table.rows), len(table.categories))
 
 
-# --- the figures as functions of item weights: weights (B, N), counts (N, K) -> (B,) or (B, K) ---
+# --- the figures as functions of item weights: weights (B, N) -> (B,) or (B, labels) ---------------
+# Every figure is a ratio of weighted sums of per-item terms. The terms are computed once
+# (ItemTerms); a block of resamples then costs one matrix product, weights @ terms.
 
 
-def _pairwise_agreement(counts: np.ndarray) -> np.ndarray:
-    n = counts.sum(axis=1)
-    return (counts * (counts - 1)).sum(axis=1) / (n * (n - 1))
+class ItemTerms:
+    """The per-item terms of every figure, side by side in one (N, columns) matrix; `wanted`: the
+    labels (column indices of `counts`) whose per-label figures are needed."""
+
+    def __init__(self, counts: np.ndarray, wanted: list[int] | None = None):
+        n = counts.sum(axis=1, keepdims=True)
+        wanted = list(range(counts.shape[1])) if wanted is None else wanted
+        self.categories, self.wanted = counts.shape[1], len(wanted)
+        chosen, rest = counts[:, wanted], n - counts[:, wanted]
+        blocks = {
+            "n": n,
+            # P_i, the share of an item's answer pairs that agree
+            "agreeing": (counts * (counts - 1)).sum(axis=1, keepdims=True) / (n * (n - 1)),
+            # sum_c n_ic (n_i - n_ic) / (n_i - 1): the item's disagreeing pairs, alpha's D_o
+            "disagreeing": (counts * (n - counts)).sum(axis=1, keepdims=True) / (n - 1),
+            "counts": counts,
+            "shares": counts / n,
+            # per wanted label: its disagreeing pairs and the agreeing share of its two-category table
+            "label_disagreeing": chosen * rest / (n - 1),
+            "label_agreeing": (chosen * (chosen - 1) + rest * (rest - 1)) / (n * (n - 1)),
+        }
+        self.columns, start = {}, 0
+        for name, block in blocks.items():
+            self.columns[name] = slice(start, start + block.shape[1])
+            start += block.shape[1]
+        self.matrix = np.hstack(list(blocks.values()))
+        self.wanted_columns = wanted
+
+    def sums(self, weights: np.ndarray) -> "Sums":
+        return Sums(self, weights @ self.matrix, weights.sum(axis=1))
 
 
-def weighted_fleiss_kappa(weights: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    observed = weights @ _pairwise_agreement(counts) / weights.sum(axis=1)
-    shares = (weights @ counts) / (weights @ counts.sum(axis=1))[:, None]
-    expected = (shares**2).sum(axis=1)
-    return _chance_corrected(observed, expected)
+class Sums:
+    """Weighted sums of the item terms for a block of resamples, and every figure from them."""
+
+    def __init__(self, terms: ItemTerms, sums: np.ndarray, drawn: np.ndarray):
+        self.terms, self.drawn = terms, drawn
+        self.of = {name: sums[:, columns] for name, columns in terms.columns.items()}
+
+    def fleiss_kappa(self) -> np.ndarray:
+        shares = self.of["counts"] / self.of["n"]
+        return _chance_corrected(self.of["agreeing"][:, 0] / self.drawn, (shares**2).sum(axis=1))
+
+    def gwet_ac1(self) -> np.ndarray:
+        if self.terms.categories < 2:
+            return np.full(len(self.drawn), np.nan)
+        shares = self.of["shares"] / self.drawn[:, None]
+        expected = (shares * (1 - shares)).sum(axis=1) / (self.terms.categories - 1)
+        return _chance_corrected(self.of["agreeing"][:, 0] / self.drawn, expected)
+
+    def krippendorff_alpha(self) -> np.ndarray:
+        """Nominal alpha (Krippendorff 2011, "Computing Krippendorff's alpha-reliability"):
+        1 - (n - 1) sum_u sum_c n_uc (m_u - n_uc) / (m_u - 1) / (n^2 - sum_c n_c^2), n the pairable values."""
+        pairable = self.of["n"][:, 0]
+        expected = pairable**2 - (self.of["counts"] ** 2).sum(axis=1)
+        return _alpha(pairable, self.of["disagreeing"][:, 0], expected)
+
+    def label_kappas(self) -> np.ndarray:
+        """agreement.per_label_kappa for each wanted label (it weights items by their answer counts,
+        so with unequal counts it is not the kappa of the two-category table)."""
+        total = self.of["n"]
+        shares = self.of["counts"][:, self.terms.wanted_columns] / total
+        spread = shares * (1 - shares)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            kappa = 1 - self.of["label_disagreeing"] / (total * spread)
+        return np.where(spread > 0, kappa, np.nan)
+
+    def label_alphas(self) -> np.ndarray:
+        """Nominal alpha of each wanted label's two-category table."""
+        pairable = self.of["n"]
+        chosen = self.of["counts"][:, self.terms.wanted_columns]
+        expected = pairable**2 - chosen**2 - (pairable - chosen) ** 2
+        return _alpha(pairable, 2 * self.of["label_disagreeing"], expected)
+
+    def label_ac1s(self) -> np.ndarray:
+        """AC1 of each wanted label's two-category table (q = 2: chance 2 pi (1 - pi))."""
+        shares = self.of["shares"][:, self.terms.wanted_columns] / self.drawn[:, None]
+        return _chance_corrected(self.of["label_agreeing"] / self.drawn[:, None], 2 * shares * (1 - shares))
 
 
-def weighted_gwet_ac1(weights: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    if counts.shape[1] < 2:
-        return np.full(len(weights), np.nan)
-    observed = weights @ _pairwise_agreement(counts) / weights.sum(axis=1)
-    item_shares = counts / counts.sum(axis=1, keepdims=True)
-    shares = (weights @ item_shares) / weights.sum(axis=1)[:, None]
-    expected = (shares * (1 - shares)).sum(axis=1) / (counts.shape[1] - 1)
-    return _chance_corrected(observed, expected)
-
-
-def weighted_krippendorff_alpha(weights: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Nominal alpha (Krippendorff 2011, "Computing Krippendorff's alpha-reliability"):
-    1 - (n - 1) * sum_u sum_c n_uc (m_u - n_uc) / (m_u - 1) / (n^2 - sum_c n_c^2), n the pairable values."""
-    m = counts.sum(axis=1)
-    disagreeing = (counts * (m[:, None] - counts)).sum(axis=1) / (m - 1)
-    pairable = weights @ m
-    by_value = weights @ counts
-    expected = pairable**2 - (by_value**2).sum(axis=1)
+def _alpha(pairable: np.ndarray, disagreeing: np.ndarray, expected: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
-        alpha = 1 - (pairable - 1) * (weights @ disagreeing) / expected
+        alpha = 1 - (pairable - 1) * disagreeing / expected
     return np.where(expected > 0, alpha, np.nan)
 
 
@@ -93,62 +145,32 @@ def _chance_corrected(observed: np.ndarray, expected: np.ndarray) -> np.ndarray:
     return np.where(expected < 1 - 1e-12, value, np.nan)
 
 
-def _binary(counts: np.ndarray, label: int) -> np.ndarray:
-    """The two-category table: answers for `label` against all the others."""
-    chosen = counts[:, label]
-    return np.column_stack([chosen, counts.sum(axis=1) - chosen])
+def weighted_fleiss_kappa(weights: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    return ItemTerms(counts, []).sums(weights).fleiss_kappa()
+
+
+def weighted_gwet_ac1(weights: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    return ItemTerms(counts, []).sums(weights).gwet_ac1()
+
+
+def weighted_krippendorff_alpha(weights: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    return ItemTerms(counts, []).sums(weights).krippendorff_alpha()
 
 
 def weighted_label_kappas(weights: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """(B, K): agreement.per_label_kappa, every label at once (it weights items by their answer
-    counts, so with unequal counts it is not the kappa of the two-category table)."""
-    n = counts.sum(axis=1, keepdims=True)
-    disagreement = weights @ (counts * (n - counts) / (n - 1))
-    total = weights @ n[:, 0]
-    shares = (weights @ counts) / total[:, None]
-    spread = shares * (1 - shares)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        kappa = 1 - disagreement / (total[:, None] * spread)
-    return np.where(spread > 0, kappa, np.nan)
+    return ItemTerms(counts).sums(weights).label_kappas()
 
 
 def weighted_label_alphas(weights: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """(B, K): weighted_krippendorff_alpha of each label's two-category table, every label at once."""
-    n = counts.sum(axis=1, keepdims=True)
-    disagreeing = weights @ (2 * counts * (n - counts) / (n - 1))
-    pairable = (weights @ n[:, 0])[:, None]
-    chosen = weights @ counts
-    expected = pairable**2 - chosen**2 - (pairable - chosen) ** 2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        alpha = 1 - (pairable - 1) * disagreeing / expected
-    return np.where(expected > 0, alpha, np.nan)
+    return ItemTerms(counts).sums(weights).label_alphas()
 
 
 def weighted_label_ac1s(weights: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """(B, K): weighted_gwet_ac1 of each label's two-category table, every label at once."""
-    n = counts.sum(axis=1, keepdims=True)
-    rest = n - counts
-    agreeing = (counts * (counts - 1) + rest * (rest - 1)) / (n * (n - 1))
-    drawn = weights.sum(axis=1, keepdims=True)
-    observed = weights @ agreeing / drawn
-    shares = weights @ (counts / n) / drawn
-    return _chance_corrected(observed, 2 * shares * (1 - shares))
+    return ItemTerms(counts).sums(weights).label_ac1s()
 
 
-def _per_label(weights: np.ndarray, counts: np.ndarray, wanted: list[int]) -> dict[str, np.ndarray]:
-    """figure -> (B, len(wanted)): each wanted label's figure."""
-    return {
-        "fleiss_kappa": weighted_label_kappas(weights, counts)[:, wanted],
-        "krippendorff_alpha": weighted_label_alphas(weights, counts)[:, wanted],
-        "gwet_ac1": weighted_label_ac1s(weights, counts)[:, wanted],
-    }
-
-
-FIGURES: dict[str, Callable] = {
-    "fleiss_kappa": weighted_fleiss_kappa,
-    "krippendorff_alpha": weighted_krippendorff_alpha,
-    "gwet_ac1": weighted_gwet_ac1,
-}
+FIGURES = ("fleiss_kappa", "krippendorff_alpha", "gwet_ac1")
+LABEL_FIGURES = {"fleiss_kappa": "label_kappas", "krippendorff_alpha": "label_alphas", "gwet_ac1": "label_ac1s"}
 
 
 # --- point figures: from agreement.py and the krippendorff package ---
@@ -168,9 +190,10 @@ def krippendorff_alpha(table: RatingTable) -> float | None:
     return None if value is None or np.isnan(value) else float(value)
 
 
-def _binary_table(table: RatingTable, label: int) -> RatingTable:
-    rows = [[row[label], sum(row) - row[label]] for row in table.rows]
-    return RatingTable(categories=[table.categories[label], "other"], rows=rows)
+def _binary_table(counts: np.ndarray, categories: list[str], label: int) -> RatingTable:
+    chosen = counts[:, label].astype(int)
+    rows = np.column_stack([chosen, counts.sum(axis=1).astype(int) - chosen]).tolist()
+    return RatingTable(categories=[categories[label], "other"], rows=rows)
 
 
 def point_figures(table: RatingTable) -> dict[str, float | None]:
@@ -181,13 +204,18 @@ def point_figures(table: RatingTable) -> dict[str, float | None]:
     }
 
 
-def point_figures_per_label(table: RatingTable, label: int) -> dict[str, float | None]:
-    binary = _binary_table(table, label)
-    return {
-        "fleiss_kappa": per_label_kappa(table)[table.categories[label]],
-        "krippendorff_alpha": krippendorff_alpha(binary),
-        "gwet_ac1": gwet_ac1(binary),
-    }
+def point_figures_per_label(table: RatingTable, labels: list[int]) -> dict[int, dict[str, float | None]]:
+    """label index -> its figures: the category-specific kappa, and alpha and AC1 of its two-category table."""
+    kappas, counts = per_label_kappa(table), counts_of(table)
+    figures = {}
+    for label in labels:
+        binary = _binary_table(counts, table.categories, label)
+        figures[label] = {
+            "fleiss_kappa": kappas[table.categories[label]],
+            "krippendorff_alpha": krippendorff_alpha(binary),
+            "gwet_ac1": gwet_ac1(binary),
+        }
+    return figures
 
 
 # --- the bootstrap ---
@@ -227,8 +255,9 @@ def agreement_intervals(
     points = point_figures(table)
     overall = {name: _estimate(points[name], overall_draws[name], confidence) for name in FIGURES}
     per_label = {}
+    label_points_of = point_figures_per_label(table, wanted)
     for position, k in enumerate(wanted):
-        label_points = point_figures_per_label(table, k)
+        label_points = label_points_of[k]
         per_label[table.categories[k]] = {
             name: _estimate(label_points[name], label_draws[name][:, position], confidence) for name in FIGURES
         }
@@ -236,13 +265,14 @@ def agreement_intervals(
 
 
 def _draws(counts: np.ndarray, wanted: list[int], resamples: int, seed: int):
+    terms = ItemTerms(counts, wanted)
     overall: dict[str, list] = {name: [] for name in FIGURES}
     per_label: dict[str, list] = {name: [] for name in FIGURES}
     for weights in resample_weights(len(counts), resamples, seed):
-        labels = _per_label(weights, counts, wanted)
-        for name, figure in FIGURES.items():
-            overall[name].append(figure(weights, counts))
-            per_label[name].append(labels[name])
+        sums = terms.sums(weights)
+        for name in FIGURES:
+            overall[name].append(getattr(sums, name)())
+            per_label[name].append(getattr(sums, LABEL_FIGURES[name])())
     stacked = {name: np.concatenate(values) for name, values in overall.items()}
     return stacked, {name: np.concatenate(values) for name, values in per_label.items()}
 

@@ -41,7 +41,7 @@ def test_per_label_figures_are_the_two_category_tables():
     table = rating_table([["A", "A", "B"], ["A", "C", "C"], ["B", "B", "B"], ["C", "A", "B"]])
     # label C against the rest: counts (0,3), (2,1), (0,3), (1,2); P-bar (1 + 1/3 + 1 + 1/3)/4 = 2/3,
     # share of C 3/12 -> kappa (2/3 - 5/8)/(3/8) = 1/9 (equal answer counts: the category-specific kappa)
-    figures = point_figures_per_label(table, table.categories.index("C"))
+    figures = point_figures_per_label(table, [table.categories.index("C")])[table.categories.index("C")]
     assert figures["fleiss_kappa"] == pytest.approx(1 / 9)
     assert figures["gwet_ac1"] == pytest.approx(7 / 15)
     assert figures["krippendorff_alpha"] == pytest.approx(5 / 27)
@@ -68,7 +68,7 @@ def test_the_weighted_forms_at_weight_one_are_the_point_functions(seed):
     assert krippendorff_alpha(table) == pytest.approx(package)
     expected_kappas = per_label_kappa(table)
     for k, label in enumerate(table.categories):
-        labels = point_figures_per_label(table, k)
+        labels = point_figures_per_label(table, [k])[k]
         assert weighted_label_kappas(ones, counts)[0, k] == pytest.approx(expected_kappas[label])
         assert weighted_label_alphas(ones, counts)[0, k] == pytest.approx(labels["krippendorff_alpha"])
         assert weighted_label_ac1s(ones, counts)[0, k] == pytest.approx(labels["gwet_ac1"])
