@@ -48,7 +48,9 @@ class CrowdFigures:
     platform: str
     platform_minimum: float | None  # the platform's minimum hourly rate in the campaign's currency
     dawid_skene_accuracy: Spread  # one value per worker
-    flagged_workers: int  # median seconds per dialogue screen under FAST_WORKER_MEDIAN_SECONDS
+    # median seconds per dialogue screen under FAST_WORKER_MEDIAN_SECONDS; None when no answer
+    # carries a time (imported results), rather than every worker flagged at 0 s
+    flagged_workers: int | None
     blocked_workers: int
     answers: int
     fixed_policy_answers: int  # what `fixed` (workers_per_hit answers per item) would have bought
@@ -77,7 +79,7 @@ def crowd_figures(campaign: Campaign, answers: list[CrowdAnswer]) -> CrowdFigure
         platform=platform,
         platform_minimum=platform_minimum(platform, campaign.currency),
         dawid_skene_accuracy=spread(list(worker_accuracy(answers).values())),
-        flagged_workers=len(flagged_workers(answers)),
+        flagged_workers=len(flagged_workers(answers)) if any(a.seconds > 0 for a in answers) else None,
         blocked_workers=workers.filter(status=Worker.BLOCKED).count(),
         answers=bought["answers"],
         fixed_policy_answers=bought["fixed_answers"],

@@ -88,7 +88,11 @@ def methods_paragraph(report: StudyReport, *, latex: bool = False) -> str:
         sentences.append(
             f"Dawid-Skene estimated a median worker accuracy of {_num(accuracy['median'])} "
             f"(10th to 90th percentile {_num(accuracy['p10'])} to {_num(accuracy['p90'])}); "
-            f"{crowd['flagged_workers']} workers were flagged as too fast and {crowd['blocked_workers']} blocked."
+            + (
+                f"{crowd['flagged_workers']} workers were flagged as too fast and {crowd['blocked_workers']} blocked."
+                if crowd["flagged_workers"] is not None
+                else f"{crowd['blocked_workers']} workers were blocked."
+            )
         )
     return " ".join(sentences)
 
@@ -138,9 +142,15 @@ def _crowd_rows(crowd: dict) -> list[tuple[str, str]]:
             "Dawid-Skene accuracy per worker (min, p10, median, p90, max)",
             ", ".join(_num(accuracy[k]) for k in ("minimum", "p10", "median", "p90", "maximum")),
         ),
-        ("flagged workers (too fast)", str(crowd["flagged_workers"])),
+        (
+            "flagged workers (too fast)",
+            "n/a (no timing)" if crowd["flagged_workers"] is None else str(crowd["flagged_workers"]),
+        ),
         ("blocked workers", str(crowd["blocked_workers"])),
-        (f"answers bought ({crowd['policy']}) against fixed", f"{crowd['answers']} / {crowd['fixed_policy_answers']}"),
+        (
+            f"answers bought (policy {crowd['policy']}) / what the fixed policy would buy",
+            f"{crowd['answers']} / {crowd['fixed_policy_answers']}",
+        ),
     ]
 
 

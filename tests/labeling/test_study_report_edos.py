@@ -43,6 +43,10 @@ def test_the_edos_results_give_the_papers_table_4_with_intervals(edos_csv):
     # nominal alpha differs from Fleiss' kappa only by the small-sample term (n-1)/n of the pairable values
     assert overall["krippendorff_alpha"]["value"] == pytest.approx(kappa["value"], abs=0.001)
     assert report["crowd"]["workers"] == 3 and report["crowd"]["answers"] == 30735
+    # the file carries no timing: no minutes per HIT, no hourly pay, no one flagged for speed
+    crowd = report["crowd"]
+    assert crowd["median_minutes_per_hit"] is None and crowd["flagged_workers"] is None
+    assert (crowd["platform"], crowd["hits_per_worker"]["median"]) == ("mturk", 683)
     assert "| Labeled by majority | 8,913 (87.0 %) |" in out["md"]
     assert "Fleiss' kappa | 0.457 [" in out["md"]
     assert "Labeled by majority & 8,913 (87.0 \\%) \\\\" in out["tex"]
