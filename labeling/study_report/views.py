@@ -8,7 +8,7 @@ from django.views.decorators.http import require_GET
 from annotation.models import ModelVersion
 from jobs.runtime import start_job
 from labeling import task_types
-from labeling.models import Campaign
+from labeling.models import Campaign, RaterAnswer
 from labeling.researcher_views import ActionRefused, campaign_action, staff_required
 from labeling.study_report.figures import build_report
 from labeling.study_report.render import FIGURE_NAMES, methods_paragraph, to_json, to_latex, to_markdown
@@ -45,6 +45,9 @@ def study_report_page(request: HttpRequest, pk: int) -> HttpResponse:
         "per_label": per_label,
         "methods": methods_paragraph(report),
         "latex": to_latex(report),
+        "rater_problems": RaterAnswer.objects.filter(campaign=campaign)
+        .exclude(status=RaterAnswer.OK)
+        .order_by("rater", "turn_id")[:50],
         "model_versions": ModelVersion.objects.filter(kind=ModelVersion.DIALOGUE).order_by("-pk")[:50],
         "endpoint_model": settings.MODEL_RATER_MODEL if settings.MODEL_RATER_ENDPOINT_URL else "",
     }

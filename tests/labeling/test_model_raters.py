@@ -275,3 +275,14 @@ def test_the_benchs_seat_agreement_by_hand():
     # pairs whose two others agree: item 1 worker 3 (others A, said B), item 2 x3 (A, said A),
     # item 4 worker 3 (others B, said "A (Other)"): 3 of 5; the model in those seats: A, B, B, B, B -> 2 of 5
     assert (figures.worker_pairs, figures.worker_agreement, figures.paired_model_agreement) == (5, 0.6, 0.4)
+
+
+def test_the_page_lists_the_items_a_rater_could_not_label(campaign_with_gold, stand_in, client, researcher, settings):
+    campaign, d = campaign_with_gold
+    settings.MODEL_RATER_FEW_SHOT, settings.STUDY_REPORT_RESAMPLES = 0, 20
+    _mark(d[0], "GARBAGE")
+    rate_with_endpoint(campaign, _endpoint(stand_in), sleep=lambda s: None)
+    client.force_login(researcher)
+    page = client.get(reverse("labeling:study_report", args=[campaign.pk])).content.decode()
+    assert "An answer that names no label" in page and "not a chat completion" in page
+    assert "endpoint:stand-in-chat" in page and KEY not in page
