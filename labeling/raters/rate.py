@@ -145,7 +145,8 @@ def rate_with_model_version(campaign: Campaign, version: ModelVersion) -> dict:
 
 def _prediction_fields(prediction: tuple[str, float] | None, labels: set[str]) -> dict:
     if prediction is None:
-        return {"status": RaterAnswer.NO_PREDICTION, "label_text": "", "confidence": None, "detail": ""}
+        detail = "no prediction: run the bulk_annotate job with this model version over the campaign's dialogues"
+        return {"status": RaterAnswer.NO_PREDICTION, "label_text": "", "confidence": None, "detail": detail}
     label, confidence = prediction
     if label not in labels:
         return {"status": RaterAnswer.OUTSIDE, "label_text": "", "confidence": confidence, "detail": label}
