@@ -35,7 +35,7 @@ def methods_paragraph(report: StudyReport, *, latex: bool = False) -> str:
     t4, crowd, agreement = data["table4"], data["crowd"], data["agreement"]
     overall = agreement["overall"]
     pct = "\\%" if latex else "%"
-    kappa_word = "$\\kappa$" if latex else "kappa"
+    kappa_word, alpha_word = ("$\\kappa$", "$\\alpha$") if latex else ("kappa", "alpha")
 
     def interval(name: str) -> str:
         e = overall[name]
@@ -61,7 +61,7 @@ def methods_paragraph(report: StudyReport, *, latex: bool = False) -> str:
     sentences[-1] += f" ({_count(t4['majority_gold'])} once typed labels are matched to the label set)."
     sentences.append(
         f"Agreement over items with at least two answers was Fleiss' {kappa_word} = {interval('fleiss_kappa')}, "
-        f"Krippendorff's alpha = {interval('krippendorff_alpha')} and Gwet's AC1 = {interval('gwet_ac1')}, "
+        f"Krippendorff's {alpha_word} = {interval('krippendorff_alpha')} and Gwet's AC1 = {interval('gwet_ac1')}, "
         f"intervals from {_count(agreement['resamples'])} bootstrap resamples of the items (seed {agreement['seed']})."
     )
     if t4["quiz_bonus_share"] is not None:
