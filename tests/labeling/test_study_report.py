@@ -123,3 +123,20 @@ def test_the_page_is_for_researchers_and_linked_from_the_campaign(study, client,
     download = client.get(reverse("labeling:study_report_download", args=[study.pk, "tex"]))
     assert download.status_code == 200 and "attachment" in download["Content-Disposition"]
     assert client.get(reverse("labeling:study_report_download", args=[study.pk, "docx"])).status_code == 404
+
+
+def test_a_campaign_without_answers_reports_empty_figures(db):
+    campaign = Campaign.objects.create(name="Nothing yet")
+    report = build_report(campaign, resamples=10)
+    assert (report.table4.dialogues, report.table4.majority_share, report.crowd.workers) == (0, None, 0)
+    assert report.agreement.overall["fleiss_kappa"].value is None
+    assert "| Fleiss' kappa | n/a |" in to_markdown(report)
+    assert "n/a" in to_latex(report) and json.loads(to_json(report))["table4"]["dialogues"] == 0
+
+
+def test_a_pairwise_campaign_has_no_study_report(db, client, researcher):
+    from labeling.task_types.pairwise import PAIRWISE
+
+    campaign = Campaign.objects.create(name="Pairs", task_type=PAIRWISE)
+    client.force_login(researcher)
+    assert client.get(reverse("labeling:study_report", args=[campaign.pk])).status_code == 404
