@@ -18,8 +18,8 @@ What is compared (docs/benchmarks/model-rater.md):
 - model_kappa: Cohen's kappa between the model and the 2-of-3 majority.
 All four computed by labeling.crowd.rater_agreement.seat_agreement (tested by hand).
 
-    .venv/bin/python bench/model_rater.py --limit 1500 --epochs 2     # about 10 min on 2 shared cores
-    .venv/bin/python bench/model_rater.py --device cuda --epochs 3    # every row
+    .venv/bin/python bench/model_rater.py --limit 3000 --epochs 1     # about 6 min on 2 shared cores
+    .venv/bin/python bench/model_rater.py --epochs 1                  # every row: about 16 min there
 
 Ends with one line:
 rater=<name> items=<n> model_agreement=<x> worker_agreement=<x> model_kappa=<x> paired_model_agreement=<x>
