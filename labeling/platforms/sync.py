@@ -199,8 +199,11 @@ def _settle(platform, publication, submission: PlatformSubmission, result: Exter
             payments.reject_assignment(assignment)
         _decide(submission, PlatformSubmission.REJECTED)
         return "rejected"
+    if result.status == base.RETURNED:
+        _withdraw(assignment)
+        return result.status
     if result.status != base.SUBMITTED:
-        return result.status  # in progress, returned, timed out or unknown: nothing to do yet
+        return result.status  # in progress or unknown: nothing to do yet
     if _wants_return(platform, submission, assignment):
         return _request_return(platform, publication, submission, result)
     decision = _decision(publication.campaign, submission, result, assignment)
@@ -223,6 +226,17 @@ def _settle(platform, publication, submission: PlatformSubmission, result: Exter
         _decide(submission, flagged, note=decision.note[:255])
         return "flagged"
     return "waiting"
+
+
+def _withdraw(assignment: Assignment | None) -> None:
+    """Work the participant returned (or that timed out) on the platform after submitting it here:
+    never paid, so it does not count and its seat is free for the place the platform offers again."""
+    if assignment is None or assignment.status != Assignment.SUBMITTED:
+        return
+    if assignment.platform_confirmed_at is None:
+        submit.expire_unconfirmed([assignment.pk])
+    else:
+        payments.reject_assignment(assignment)
 
 
 def _fresh(assignment: Assignment | None) -> Assignment | None:

@@ -9,6 +9,8 @@ call goes through the adapters' one transport point, which `labeling.platforms.s
 points at the stand-in. Used by tests/labeling/test_platform_study_*.py and bench/platform_soak.py.
 """
 
+import contextlib
+import itertools
 from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
@@ -24,6 +26,37 @@ BASE_URL = "https://site.example"
 GOOD, CARELESS, RETURNS, TIMES_OUT, RETURNS_AFTER = "good", "careless", "returns", "times_out", "returns_after"
 PARTIAL = "partial"  # Prolific: the researcher approves part of the reward on Prolific's site
 PUBLISH_TRIES = 8
+
+
+class SimulatedTime:
+    """Our clock and the stand-in's moving together: `timezone.now()` (read by every module as
+    `timezone.now()`) runs `offset` ahead of the real clock while `running()` is entered, so that
+    time limits, token ages and auto-approvals agree on both sides of the platform."""
+
+    def __init__(self) -> None:
+        self.offset = timedelta(0)
+        self._real = timezone.now
+
+    def now(self):
+        return self._real() + self.offset
+
+    @contextlib.contextmanager
+    def running(self):
+        timezone.now = self.now
+        try:
+            yield self
+        finally:
+            timezone.now = self._real
+
+
+CLOCK = SimulatedTime()
+_addresses = itertools.count(1)
+
+
+def _address() -> str:
+    """A private address of its own per participant (the landing caps count per address)."""
+    n = next(_addresses)
+    return f"10.{n // 65536 % 256}.{n // 256 % 256}.{n % 256}"
 
 
 @dataclass
@@ -55,7 +88,8 @@ class StudyRun:
         self.campaign, self.standin = campaign, standin
         self.name = "prolific" if isinstance(standin, ProlificStandIn) else "mturk"
         self.report = StudyReport(self.name)
-        self._now = timezone.now()
+        if isinstance(standin, MTurkStandIn):
+            standin.now = timezone.now()
 
     @property
     def adapter(self):
@@ -69,14 +103,15 @@ class StudyRun:
 
     def publish(self) -> None:
         """Publish; a failure is what the researcher sees, and they press Publish again."""
+        last = None
         for _ in range(PUBLISH_TRIES):
             self.report.publish_tries += 1
             try:
                 publish_campaign(self.campaign, self.adapter, BASE_URL)
                 return
-            except PlatformError:
-                continue
-        raise AssertionError(f"{self.name}: not published after {PUBLISH_TRIES} tries")
+            except PlatformError as error:
+                last = error
+        raise AssertionError(f"{self.name}: not published after {PUBLISH_TRIES} tries: {last}")
 
     def sync(self) -> dict | None:
         from labeling.platforms.sync import sync_publication
@@ -92,14 +127,15 @@ class StudyRun:
     def close(self) -> None:
         from labeling.platforms.sync import close_publication
 
+        last = None
         for _ in range(PUBLISH_TRIES):
             self.report.close_tries += 1
             try:
                 close_publication(self.publication, self.adapter)
                 return
-            except PlatformError:
-                continue
-        raise AssertionError(f"{self.name}: not closed after {PUBLISH_TRIES} tries")
+            except PlatformError as error:
+                last = error
+        raise AssertionError(f"{self.name}: not closed after {PUBLISH_TRIES} tries: {last}")
 
     def resolve_unsure_payments(self) -> None:
         """What the campaign page asks of a researcher: check on Prolific whether a bulk bonus whose
@@ -174,7 +210,7 @@ class StudyRun:
         from labeling.landing import LandingRefused, land
 
         try:
-            _worker, assignment = land(landing, ip="203.0.113.9")
+            _worker, assignment = land(landing, ip=_address())
         except LandingRefused:
             return None
         return assignment
@@ -223,7 +259,9 @@ class StudyRun:
         expire_stale_assignments(now=assignment.expires_at + timedelta(seconds=1))
 
     def pass_time(self, hours: float) -> None:
-        """The platform's clock moves (MTurk: abandoned work frees seats, submitted work auto-approves)."""
+        """Time passes, here (inside CLOCK.running()) and on the platform (MTurk: abandoned work
+        frees seats, submitted work auto-approves, request tokens are forgotten after 24 hours)."""
+        CLOCK.offset += timedelta(hours=hours)
         if isinstance(self.standin, MTurkStandIn):
             self.standin.advance(timedelta(hours=hours))
 
