@@ -27,7 +27,7 @@ or may not have gone through is never sent again (see labeling.payments.payment_
 
 import os
 import secrets
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 
 from django.conf import settings
 
@@ -38,6 +38,7 @@ from labeling.platforms.costs import CostPreview, cost_preview
 from labeling.platforms.prolific_bonuses import ProlificBonuses
 from labeling.platforms.prolific_studies import (
     ProlificStudies,
+    minor_units,
     paid_estimate,
     paid_places,
     quiz_places,
@@ -93,11 +94,6 @@ def make_session():
     session = requests.Session()
     session.headers.update({"Authorization": f"Token {token}", "Content-Type": "application/json"})
     return session
-
-
-def minor_units(amount: Decimal) -> int:
-    """Prolific's rewards are in pence or cents."""
-    return int((amount * 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
 def rejection_message(reason: str) -> str:

@@ -15,6 +15,7 @@ https://researcher-help.prolific.com/hc/en-gb/articles/360010963354-Pausing-stop
 import contextlib
 import math
 import secrets
+from decimal import ROUND_HALF_UP, Decimal
 
 from labeling.models import HIT, Campaign, PlatformQualification, Publication, QualificationResult
 from labeling.platforms import calls, qualification
@@ -54,6 +55,11 @@ def paid_estimate(campaign: Campaign) -> int:
 
 def quiz_estimate(campaign: Campaign) -> int:
     return max(1, min(campaign.time_limit_minutes, campaign.qualification_minutes))
+
+
+def minor_units(amount: Decimal) -> int:
+    """Prolific's rewards are in pence or cents."""
+    return int((amount * 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))
 
 
 def refused_outright(error: calls.PlatformCallError) -> bool:
@@ -125,8 +131,6 @@ class ProlificStudies:
     def _quiz_study(self, campaign: Campaign, url: str, completion_code: str, places: int) -> dict:
         """The quiz as a study of its own: one place per seat of the qualification HITs, the quiz's
         reward and minutes, and no participant-group filter."""
-        from labeling.platforms.prolific import minor_units
-
         return {
             **self._study(campaign, url, completion_code, places),
             "name": f"Qualification quiz: {campaign.name}"[:120],

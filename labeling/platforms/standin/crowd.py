@@ -88,6 +88,7 @@ class StudyRun:
         self.campaign, self.standin = campaign, standin
         self.name = "prolific" if isinstance(standin, ProlificStandIn) else "mturk"
         self.report = StudyReport(self.name)
+        self._people: set[str] = set()
         if isinstance(standin, MTurkStandIn):
             standin.now = timezone.now()
 
@@ -153,7 +154,8 @@ class StudyRun:
     def arrive(self, participant: str, behaviour: str = GOOD) -> str:
         """One participant takes what the platform offers them (the paid work when they may, else
         the quiz) and acts as `behaviour` says; returns what they did ("none" when nothing was offered)."""
-        self.report.participants += 1
+        self._people.add(participant)
+        self.report.participants = len(self._people)
         taken = self._take(participant)
         if taken is None:
             return "none"
