@@ -15,10 +15,11 @@ probability --fault-rate (one of: the answer lost after the platform acted, 429 
 throttling, 500 / ServiceFault, a timeout before it acted). Retry waits are not slept.
 
 Per platform it prints
-    platform= participants= faults= rewards_paid_once= bonuses_paid_once= studies_left_recruiting= syncs_blocked=
+    platform= participants= faults= rewards_paid_once= bonuses_paid_once= studies_left_recruiting= syncs_blocked= rewards= bonuses=
 (rewards_paid_once: the share of rewards held exactly once by both the platform and the ledger, at
 the amount paid; bonuses_paid_once: likewise for bonuses; studies_left_recruiting: studies or HITs
-still offering work after the close; syncs_blocked: syncs that failed as a whole). Ends with one line:
+still offering work after the close; syncs_blocked: syncs that failed as a whole; rewards, bonuses:
+how many were compared). Ends with one line:
     participants= fault_rate= rewards_paid_once= bonuses_paid_once= studies_left_recruiting= syncs_blocked= seconds=
 (the worst of the two platforms for each share, the sums for the counts).
 """

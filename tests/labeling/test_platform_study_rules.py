@@ -180,6 +180,21 @@ def test_the_adapter_looks_a_submission_up_by_its_session_id(platforms):
         get_platform("prolific").submission("0000unknown")
 
 
+def test_platform_standin_points_every_adapter_at_one_in_process_stand_in(settings, monkeypatch):
+    from labeling.platforms.standin.mturk import StandInClient
+    from labeling.platforms.standin.prolific import StandInSession
+
+    settings.PLATFORM_STANDIN = True
+    standin.uninstall()
+    prolific, mturk = get_platform("prolific"), get_platform("mturk")
+    assert isinstance(prolific.session, StandInSession) and isinstance(mturk.client, StandInClient)
+    assert prolific.session.platform is get_platform("prolific").session.platform  # one per process
+    settings.PLATFORM_STANDIN = False
+    monkeypatch.delenv("PROLIFIC_API_TOKEN", raising=False)
+    with pytest.raises(PlatformError, match="PROLIFIC_API_TOKEN"):
+        get_platform("prolific").session  # noqa: B018 (the property makes the session)
+
+
 # --- MTurk --------------------------------------------------------------------------------------
 
 

@@ -42,6 +42,8 @@ class SimulatedTime:
 
     @contextlib.contextmanager
     def running(self):
+        """Simulated time from now on (the offset starts at zero), the real clock back afterwards."""
+        self.offset = timedelta(0)
         timezone.now = self.now
         try:
             yield self
@@ -72,12 +74,15 @@ class StudyReport:
     rewards_paid_once: float = 0.0
     bonuses_paid_once: float = 0.0
     studies_left_recruiting: int = 0
+    rewards: int = 0  # rewards and bonuses compared (held by the platform, the ledger or both)
+    bonuses: int = 0
 
     def line(self) -> str:
         return (
             f"platform={self.platform} participants={self.participants} faults={self.faults} "
             f"rewards_paid_once={self.rewards_paid_once:.3f} bonuses_paid_once={self.bonuses_paid_once:.3f} "
-            f"studies_left_recruiting={self.studies_left_recruiting} syncs_blocked={self.syncs_blocked}"
+            f"studies_left_recruiting={self.studies_left_recruiting} syncs_blocked={self.syncs_blocked} "
+            f"rewards={self.rewards} bonuses={self.bonuses}"
         )
 
 
@@ -271,13 +276,13 @@ class StudyRun:
 
     def finish(self) -> StudyReport:
         self.report.faults = len(self.standin.faults.injected)
-        self.report.rewards_paid_once = rewards_paid_once(self)
-        self.report.bonuses_paid_once = bonuses_paid_once(self)
+        self.report.rewards_paid_once, self.report.rewards = rewards_paid_once(self)
+        self.report.bonuses_paid_once, self.report.bonuses = bonuses_paid_once(self)
         self.report.studies_left_recruiting = studies_left_recruiting(self)
         return self.report
 
 
-def rewards_paid_once(run: StudyRun) -> float:
+def rewards_paid_once(run: StudyRun) -> tuple[float, int]:
     """Of the work the platform paid a reward for and the ledger's paid rewards: the share held
     once by both, at the amount the platform paid (a partial approval at its share)."""
     ours = {
@@ -289,7 +294,7 @@ def rewards_paid_once(run: StudyRun) -> float:
     theirs = _platform_rewards(run)
     keys = set(ours) | set(theirs)
     right = sum(key in ours and key in theirs and ours[key].amount == theirs[key] for key in keys)
-    return right / len(keys) if keys else 1.0
+    return (right / len(keys) if keys else 1.0), len(keys)
 
 
 def _platform_rewards(run: StudyRun) -> dict[str, Decimal]:
@@ -305,7 +310,7 @@ def _platform_rewards(run: StudyRun) -> dict[str, Decimal]:
     return rewards
 
 
-def bonuses_paid_once(run: StudyRun) -> float:
+def bonuses_paid_once(run: StudyRun) -> tuple[float, int]:
     """Of the bonuses the ledger owes and the bonuses the platform paid: the share paid exactly once
     on the platform and stamped paid in the ledger."""
     owed = PaymentEntry.objects.filter(assignment__hit__campaign=run.campaign, kind=PaymentEntry.BONUS)
@@ -326,7 +331,7 @@ def bonuses_paid_once(run: StudyRun) -> float:
     right = sum(
         counts.get(key) == 1 and any(key_of[pk] == key and paid[pk] is not None for pk in key_of) for key in keys
     )
-    return right / len(keys) if keys else 1.0
+    return (right / len(keys) if keys else 1.0), len(keys)
 
 
 def studies_left_recruiting(run: StudyRun) -> int:
