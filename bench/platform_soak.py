@@ -132,9 +132,7 @@ def soak(platform: str, participants: int, fault_rate: float, seed: int):
         run.sync()
     run.close()
     run.sync()
-    for _ in range(3):
-        run.resolve_unsure_payments()
-        run.sync()
+    run.settle()
     standin.uninstall()
     return run.finish()
 

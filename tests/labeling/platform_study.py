@@ -77,9 +77,7 @@ def run_study(platform: str, *, qualified: bool, faults: FaultPlan | None = None
         run.pass_time(24)
     run.close()
     run.sync()
-    for _ in range(3):  # the researcher checks any payment whose outcome is unsure, and syncs
-        run.resolve_unsure_payments()
-        run.sync()
+    run.settle()  # the researcher checks any payment whose outcome is unsure, and syncs
     run.finish()
     return run
 
@@ -95,11 +93,17 @@ def assert_settled(run: StudyRun) -> None:
 __all__ = ["CARELESS", "GOOD", "PARTIAL", "RETURNS", "RETURNS_AFTER", "TIMES_OUT"]
 
 
-def every_fourth_call(offset: int, *, shift: int = 0, calls: int = 400) -> FaultPlan:
-    """Faults at calls offset+1, offset+5, offset+9, ... (so a call's retry meets none), each of
-    the four kinds in turn; four plans (offset 0..3) put a fault on every call of a study once,
-    and `shift` 0..3 turns the kinds so that every call meets every kind."""
+def every_fourth_call(offset: int, shift: int = 0, *, calls: int = 600) -> FaultPlan:
+    """Faults at calls offset+1, offset+5, offset+9, ... (so the retry of a faulted call meets
+    none), the four kinds in turn from the `shift`-th. The four offsets put a fault on every call
+    of a study; with the four shifts too, every call meets each of the four kinds."""
     return FaultPlan(at={k: KINDS[(k // 4 + shift) % 4] for k in range(offset + 1, calls, 4)})
+
+
+# (offset, shift): with the qualification step (the longer study, every call of the other and more)
+# every call meets every kind; without it, every call meets one fault
+FAULT_WALK = [(offset, shift) for offset in range(4) for shift in range(4)]
+FAULT_WALK_SHORT = [(offset, 0) for offset in range(4)]
 
 
 def paid_study_filled(run: StudyRun) -> tuple[int, int]:

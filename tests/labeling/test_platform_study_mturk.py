@@ -7,7 +7,14 @@ MTurk acted, throttling, ServiceFault, a timeout)."""
 import pytest
 
 from labeling.models import PaymentEntry, Publication
-from tests.labeling.platform_study import assert_settled, every_fourth_call, platforms, run_study
+from tests.labeling.platform_study import (
+    FAULT_WALK,
+    FAULT_WALK_SHORT,
+    assert_settled,
+    every_fourth_call,
+    platforms,
+    run_study,
+)
 
 __all__ = ["platforms"]
 pytestmark = pytest.mark.django_db
@@ -23,10 +30,12 @@ def test_a_whole_study_pays_each_reward_and_bonus_once_and_expires(platforms, qu
     assert Publication.objects.get().status == Publication.CLOSED
 
 
-@pytest.mark.parametrize("qualified", [False, True], ids=["no-quiz", "quiz"])
-@pytest.mark.parametrize("offset", [0, 1, 2, 3])
-def test_a_fault_at_every_call_in_turn_pays_once_and_leaves_nothing_recruiting(platforms, qualified, offset):
-    run = run_study("mturk", qualified=qualified, faults=every_fourth_call(offset), tag=f"f{offset}")
+@pytest.mark.parametrize(
+    ("qualified", "offset", "shift"),
+    [(True, *walk) for walk in FAULT_WALK] + [(False, *walk) for walk in FAULT_WALK_SHORT],
+)
+def test_a_fault_at_every_call_in_turn_pays_once_and_leaves_nothing_recruiting(platforms, qualified, offset, shift):
+    run = run_study("mturk", qualified=qualified, faults=every_fourth_call(offset, shift), tag=f"f{offset}{shift}")
     assert run.report.faults >= 4
     assert_settled(run)
     assert len(run.standin.hits) == run.campaign.hits.exclude(external_id="").count()

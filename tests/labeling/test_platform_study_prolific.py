@@ -7,7 +7,15 @@ Retry-After, 500, a timeout)."""
 import pytest
 
 from labeling.models import PaymentEntry, Publication
-from tests.labeling.platform_study import assert_settled, every_fourth_call, paid_study_filled, platforms, run_study
+from tests.labeling.platform_study import (
+    FAULT_WALK,
+    FAULT_WALK_SHORT,
+    assert_settled,
+    every_fourth_call,
+    paid_study_filled,
+    platforms,
+    run_study,
+)
 
 __all__ = ["platforms"]
 pytestmark = pytest.mark.django_db
@@ -25,10 +33,12 @@ def test_a_whole_study_pays_each_reward_and_bonus_once_and_stops(platforms, qual
     assert approved == places
 
 
-@pytest.mark.parametrize("qualified", [False, True], ids=["no-quiz", "quiz"])
-@pytest.mark.parametrize("offset", [0, 1, 2, 3])
-def test_a_fault_at_every_call_in_turn_pays_once_and_leaves_nothing_recruiting(platforms, qualified, offset):
-    run = run_study("prolific", qualified=qualified, faults=every_fourth_call(offset), tag=f"f{offset}")
+@pytest.mark.parametrize(
+    ("qualified", "offset", "shift"),
+    [(True, *walk) for walk in FAULT_WALK] + [(False, *walk) for walk in FAULT_WALK_SHORT],
+)
+def test_a_fault_at_every_call_in_turn_pays_once_and_leaves_nothing_recruiting(platforms, qualified, offset, shift):
+    run = run_study("prolific", qualified=qualified, faults=every_fourth_call(offset, shift), tag=f"f{offset}{shift}")
     assert run.report.faults >= 6
     assert_settled(run)
     approved, places = paid_study_filled(run)

@@ -154,6 +154,16 @@ class StudyRun:
             paid = self.standin.bonuses.get(reference, {}).get("paid", 0) > 0
             resolve_unsure_payment(self.campaign, reference, paid=paid)
 
+    def settle(self, rounds: int = 8) -> None:
+        """After the close: sync until the ledger owes nothing, a researcher answering for each
+        payment whose outcome is unsure before each sync (at most `rounds` syncs)."""
+        for _ in range(rounds):
+            self.resolve_unsure_payments()
+            owed = PaymentEntry.objects.filter(assignment__hit__campaign=self.campaign, paid_at__isnull=True)
+            if not owed.exists():
+                return
+            self.sync()
+
     # --- participants ------------------------------------------------------------------------------
 
     def arrive(self, participant: str, behaviour: str = GOOD) -> str:
