@@ -197,7 +197,7 @@ class ProlificPlatform(ProlificStudies, ProlificBonuses):
         study = self._study(campaign, url, publication.completion_code, places)
         if quiz is not None:  # only the quiz's passers, whom sync adds to the group
             study["filters"] = [{"filter_id": ALLOWLIST_FILTER, "selected_values": [quiz.external_id]}]
-        study = self._request("create study", "POST", "/studies/", repeatable=False, json=study)
+        study = self._create_study(study, "create study")
         Publication.objects.filter(pk=publication.pk).update(external_id=study["id"], places=places)
         publication.external_id, publication.places = study["id"], places
 

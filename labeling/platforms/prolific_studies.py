@@ -100,7 +100,7 @@ class ProlificStudies:
         if not setup.quiz_external_id:
             places = quiz_places(campaign)
             body = self._quiz_study(campaign, url, setup.completion_code, places)
-            study = self._request("create quiz study", "POST", "/studies/", repeatable=False, json=body)
+            study = self._create_study(body, "create quiz study")
             setup.quiz_external_id, setup.places = study["id"], places
             PlatformQualification.objects.filter(pk=setup.pk).update(quiz_external_id=study["id"], places=places)
         elif quiz_places(campaign) > setup.places:  # seats opened since: more places (an absolute number)
@@ -151,6 +151,32 @@ class ProlificStudies:
         ids = sorted({result.worker.external_id for result in results})
         path = f"/participant-groups/{setup.external_id}/participants/"
         self._request("add to participant group", "POST", path, repeatable=True, json={"participant_ids": ids})
+
+    def _create_study(self, body: dict, operation: str) -> dict:
+        """Create a draft study. Creating is not idempotent: after a failure that may have created
+        it (a lost answer, a 5xx), the project's studies are listed and our draft (its URL holds the
+        campaign's secret entry token; its internal name tells the quiz study from the paid one) is
+        taken instead of making a second one.
+        https://docs.prolific.com/api-reference/studies/get-studies-in-project"""
+        try:
+            return self._request(operation, "POST", "/studies/", repeatable=False, json=body)
+        except calls.PlatformCallError as error:
+            found = None if refused_outright(error) else self._draft_like(body)
+            if found is None:
+                raise
+            return found
+
+    def _draft_like(self, body: dict) -> dict | None:
+        wanted = (body["external_study_url"], body["internal_name"], UNPUBLISHED)
+        path = f"/projects/{body['project']}/studies/"
+        while path:
+            page = self._request("list project studies", "GET", path, repeatable=True)
+            for row in page.get("results", []):
+                if (row.get("external_study_url"), row.get("internal_name"), row.get("status")) == wanted:
+                    return row
+            following = ((page.get("_links") or {}).get("next") or {}).get("href")
+            path = following.split("/api/v1", 1)[-1] if following else ""
+        return None
 
     # --- one study's state ------------------------------------------------------------------------
 

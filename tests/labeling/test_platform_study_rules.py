@@ -96,6 +96,15 @@ def test_a_publish_whose_answer_was_lost_is_read_back_not_refused(platforms):
     ]
 
 
+def test_a_study_whose_creation_answer_was_lost_is_found_not_made_twice(platforms):
+    run = prolific_run(qualified=True)
+    run.standin.faults = FaultPlan(at={4: LOST, 6: LOST})  # project, balance, group, quiz, (list), paid
+    publish_campaign(run.campaign, run.adapter, BASE_URL)
+    assert [c for _, c, _ in run.standin.faults.injected] == ["POST /studies/", "POST /studies/"]
+    assert len(run.standin.studies) == 2  # each found among the project's studies, none made twice
+    assert sorted(s.status for s in run.standin.studies.values()) == ["PUBLISHING", "PUBLISHING"]
+
+
 def test_prolifics_own_pause_of_the_quiz_study_is_undone_but_not_the_researchers(platforms):
     run = prolific_run(qualified=True)
     run.publish()

@@ -18,7 +18,8 @@ Each rule names the page it follows:
 - submission statuses and transitions (APPROVE / REJECT only from AWAITING REVIEW, a rejection
   message of 100+ characters and a category; the same transition again is ignored):
   https://docs.prolific.com/api-reference/submissions/transition-submission
-- a draft study can be deleted: https://docs.prolific.com/api-reference/studies/delete-study
+- a draft study can be deleted: https://docs.prolific.com/api-reference/studies/delete-study; a
+  project's studies are listed: https://docs.prolific.com/api-reference/studies/get-studies-in-project
 - a participant takes a study once; a participant group allowlist admits only its members:
   https://docs.prolific.com/api-reference/filters, https://docs.prolific.com/api-reference/participant-groups
 - bonuses: set up (an unpaid object), then pay (202 Accepted; paying an object twice pays twice):
@@ -148,6 +149,10 @@ class ProlificStandIn:
         study = Study(self._new_id("st"), dict(body))
         self.studies[study.id] = study
         return 201, self._study_json(study)
+
+    def list_project_studies(self, parts, body):
+        rows = [self._study_json(s) for s in self.studies.values() if s.body.get("project") == parts[1]]
+        return 200, {"results": rows, "_links": {"next": {"href": None}}}
 
     def get_study(self, parts, body):
         return 200, self._study_json(self._study(parts[1]))
@@ -362,6 +367,7 @@ ROUTES = {
     ("GET", "projects", "{}"): ProlificStandIn.get_project,
     ("GET", "workspaces", "{}", "balance"): ProlificStandIn.get_balance,
     ("POST", "studies"): ProlificStandIn.create_study,
+    ("GET", "projects", "{}", "studies"): ProlificStandIn.list_project_studies,
     ("GET", "studies", "{}"): ProlificStandIn.get_study,
     ("PATCH", "studies", "{}"): ProlificStandIn.update_study,
     ("DELETE", "studies", "{}"): ProlificStandIn.delete_study,
