@@ -6,8 +6,10 @@ A campaign becomes one study: its URL is our signed entry link with Prolific's
 and one completion code (kept in Publication.completion_code and shown by our return page).
 
 The token comes only from the environment (PROLIFIC_API_TOKEN), is sent only in the
-Authorization header and never stored or logged. `make_session` is the one point tests may
-replace; tests intercept HTTP with `responses`, so nothing touches the network.
+Authorization header and never stored or logged. `make_session` is the one transport point: tests
+either intercept HTTP with `responses` or install the stateful stand-in (labeling.platforms.standin)
+there, so nothing touches the network. `submission(session_id)` looks one submission up (for
+checking a landing).
 
 Money: Prolific pays rewards in the workspace's currency, so the workspace of PROLIFIC_PROJECT_ID
 must pay in the campaign's currency (read before anything is created), and the reward must reach
@@ -19,8 +21,8 @@ study (https://researcher-help.prolific.com/hc/en-gb/articles/360010963354-Pausi
 sync starts every paused study of the campaign again while the campaign is open, and pauses them
 while the researcher paused it (`keep_recruiting`, labeling.platforms.prolific_studies).
 
-Bonuses (labeling.platforms.prolific_bonuses): Prolific's bulk bonus is two calls: "set up" (creates an unpaid payment object) and
-"pay" (NOT idempotent: paying one object twice pays twice). The ledger records the object's id on
+Bonuses (labeling.platforms.prolific_bonuses): Prolific's bulk bonus is two calls: "set up"
+(creates an unpaid payment object, at most 200 participants each) and "pay" (NOT idempotent: paying one object twice pays twice). The ledger records the object's id on
 the entries after set-up, and the start of the one pay call before it is sent; a pay call that may
 or may not have gone through is never sent again (see labeling.payments.payment_unsure).
 """
