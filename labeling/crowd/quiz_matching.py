@@ -8,10 +8,10 @@ suggested labels, and a classifier over those tells quiz from work (bench/quiz_t
 work screen of the same HIT on exactly those observables makes the quiz screens a sample of the
 HIT's own work screens as far as the page goes.
 
-The search is stratified: the pool is bucketed by (top suggestion, turn count); a target looks in
-its own bucket first, then among items with its top suggestion, then with its turn count, then
-anywhere, and within the first non-empty tier takes the nearest by `distance` (ties broken by the
-caller's random generator).
+The search is stratified: the pool is bucketed by (top suggestion, turn count) and by turn count;
+a target looks in its own bucket first, then among items of its turn count, then one turn more or
+less, then anywhere, and within the first non-empty tier takes the nearest by `distance` (ties
+broken by the caller's random generator).
 """
 
 import math
@@ -61,27 +61,36 @@ def targets_for_hit(work: Sequence[ScreenProfile], places: int, rng: random.Rand
 
 
 class _Index:
-    """The candidates by (top, turns), by top, by turns, and all; spent ids dropped lazily."""
+    """The candidates by (top, turns) and by turns; spent ids dropped lazily. A target looks at
+    its own (top, turns) bucket, then its turn count, then one turn more or less, then anywhere:
+    the turn count first, since it shows most (a long dialogue among short ones) and a pool from
+    other films differs in it most."""
 
     def __init__(self, candidates: Mapping[int, ScreenProfile], left: dict[int, int]) -> None:
         self.profiles, self.left = candidates, left
-        self.tiers: list[dict] = [defaultdict(list), defaultdict(list), defaultdict(list), defaultdict(list)]
-        for item_id in sorted(candidates):  # sorted: the same result for the same seed
+        self.by_top_turns: dict[tuple, list[int]] = defaultdict(list)
+        self.by_turns: dict[int, list[int]] = defaultdict(list)
+        self.everything = sorted(candidates)  # sorted: the same result for the same seed
+        for item_id in self.everything:
             profile = candidates[item_id]
-            for tier, key in zip(self.tiers, self._keys(profile), strict=True):
-                tier[key].append(item_id)
+            self.by_top_turns[(profile.top, profile.turns)].append(item_id)
+            self.by_turns[profile.turns].append(item_id)
 
-    @staticmethod
-    def _keys(profile: ScreenProfile) -> tuple:
-        return ((profile.top, profile.turns), profile.top, profile.turns, None)
+    def _tiers(self, target: ScreenProfile) -> list[list[list[int]]]:
+        turns = target.turns
+        return [
+            [self.by_top_turns.get((target.top, turns), [])],
+            [self.by_turns.get(turns, [])],
+            [self.by_turns.get(turns - 1, []), self.by_turns.get(turns + 1, [])],
+            [self.everything],
+        ]
 
     def nearest(self, target: ScreenProfile, taken_here: set[int], rng: random.Random) -> int | None:
-        for tier, key in zip(self.tiers, self._keys(target), strict=True):
-            bucket = tier.get(key)
-            if not bucket:
-                continue
-            bucket[:] = [item_id for item_id in bucket if self.left[item_id] > 0]
-            open_ids = [item_id for item_id in bucket if item_id not in taken_here]
+        for buckets in self._tiers(target):
+            open_ids = []
+            for bucket in buckets:
+                bucket[:] = [item_id for item_id in bucket if self.left[item_id] > 0]
+                open_ids += [item_id for item_id in bucket if item_id not in taken_here]
             if open_ids:
                 return min(open_ids, key=lambda i: (distance(target, self.profiles[i]), rng.random()))
         return None
