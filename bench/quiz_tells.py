@@ -454,7 +454,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--demo-size", type=int, default=2400, help="dialogues demo_setup generates (2400)")
     parser.add_argument("--demo-per-label", type=int, default=9, help="demo_setup --per-label (9)")
-    parser.add_argument("--pool-factor", type=int, default=3, help="sources: pool items per quiz place (3)")
+    parser.add_argument("--pool-factor", type=int, default=4, help="sources: pool items per quiz place (4)")
     parser.add_argument("--compare-hits", type=int, default=10, help="HITs whose second seat is diffed (10)")
     parser.add_argument("--database-url", default="", help="with --part: a scratch database to use")
     parser.add_argument("--demo-bank", action="store_true", help="synthetic quiz from the old one-turn built-in bank")
