@@ -132,19 +132,34 @@ def _reserve_spread(
 
 
 def _reserve_matched(usable, seats: int, match_to, profiles, exclude_dialogue_ids: list[int], rng):
-    """The matched draw: every eligible item locked (SKIP LOCKED: a concurrent build gets the
-    rest), each place given the nearest item with uses left, the uses reserved. An item serves
+    """The matched draw: each place given the nearest item with uses left, then only the chosen
+    rows locked (SKIP LOCKED); an item another build holds is left out and the places matched
+    again, so concurrent builds share the pool instead of one locking all of it. An item serves
     (cap - exposures) // seats HITs, never two places of one. None when the pool is too small."""
     cap = settings.QUIZ_MAX_EXPOSURES
     eligible = usable.exclude(dialogue_id__in=exclude_dialogue_ids)
-    locked = list(eligible.select_for_update(skip_locked=True, of=("self",)).select_related("gold_label"))
-    uses_left = {question.pk: (cap - question.exposures) // seats for question in locked}
-    chosen = quiz_matching.match(match_to, profiles(locked), uses_left, rng)
-    if chosen is None:
-        return None
-    _add_exposures(Counter(item_id for places in chosen for item_id in places), seats)
-    by_id = {question.pk: question for question in locked}
-    return [[by_id[item_id] for item_id in places] for places in chosen]
+    found = {question.pk: question for question in eligible.select_related("gold_label")}
+    shown = profiles(list(found.values()))
+    for _attempt in range(_MATCH_ATTEMPTS):
+        uses_left = {pk: (cap - question.exposures) // seats for pk, question in found.items()}
+        chosen = quiz_matching.match(match_to, {pk: shown[pk] for pk in found}, uses_left, rng)
+        if chosen is None:
+            return None
+        wanted = {item_id for places in chosen for item_id in places}
+        locked = set(
+            eligible.filter(pk__in=wanted)
+            .select_for_update(skip_locked=True, of=("self",))
+            .values_list("pk", flat=True)
+        )
+        if locked == wanted:
+            _add_exposures(Counter(item_id for places in chosen for item_id in places), seats)
+            return [[found[item_id] for item_id in places] for places in chosen]
+        for pk in wanted - locked:  # another build holds them
+            del found[pk]
+    raise PoolTooSmall("other builds hold the quiz items these HITs need; build them again")
+
+
+_MATCH_ATTEMPTS = 5
 
 
 def _add_exposures(uses: Counter, seats: int) -> None:
