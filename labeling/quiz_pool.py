@@ -11,6 +11,10 @@ shown exactly like a work item, so nothing on the page tells it apart; only the 
   (per-seat quiz items, QUIZ_ITEMS_PER_SEAT, or one-worker HITs) reserves one exposure per use and
   may sit in up to QUIZ_MAX_EXPOSURES different HITs, never twice in one: a pool a third the size
   of the per-seat demand serves it.
+- draw(match_to=...): for new HITs of a campaign, each quiz place takes the pool item whose screen
+  is nearest a work screen of the same HIT (labeling.crowd.quiz_matching: turn count, lengths,
+  the three choices), so a pool from other films than the work still looks like the work. Only
+  the chosen rows are locked; concurrent builds share the pool.
 - seen_by(): quiz items a worker has been shown; a claim skips HITs holding one of them, so no
   worker sees a quiz item twice even when the cap lets an item into several HITs.
 - record_reveals(): an answer shown in feedback (after a HIT is submitted) counts as a reveal;

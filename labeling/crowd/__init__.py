@@ -1,6 +1,6 @@
 """The crowd's arithmetic, with no database: majority vote, agreement (Fleiss' kappa, Gwet's AC1),
-Dawid-Skene, speed flags, pairwise win rates, HIT bundling, pairing, the quiz bank reader and the
-redundancy policies.
+Dawid-Skene, speed flags, pairwise win rates, HIT bundling, pairing, the quiz bank reader, quiz
+matching, campaign liveness and the redundancy policies.
 
 Every module here imports only the standard library, numpy and annotation's pure modules
 (`annotation.taxonomy`, `annotation.export.cells`); tests/jobs/test_import_directions.py keeps

@@ -4,7 +4,9 @@ bundled into HITs with quiz dialogues from the secret pool (labeling.quiz_pool).
 The choices are the suggestion model's top 3 within the campaign's label set (the campaign
 records which model version), else the campaign's fallback three; a quiz dialogue's are built
 exactly the same way, its answer not forced among them. Every screen's order is drawn per
-assignment (labeling.task_types.last_turn_label.screen.choices_shown).
+assignment (labeling.task_types.last_turn_label.screen.choices_shown). Each quiz place gets the
+pool item that looks most like one of its own HIT's work screens (screen_profiles,
+labeling.crowd.quiz_matching), so the quiz follows the work's turn counts, lengths and choices.
 """
 
 from collections.abc import Iterable, Sequence
