@@ -10,10 +10,11 @@ HIT's own work screens as far as the page goes.
 
 The search is stratified: the pool is bucketed by (top suggestion, turn count) and by turn count;
 a target looks in its own bucket first, then among items of its turn count, then one turn more or
-less, then anywhere, and within the first non-empty tier takes the nearest by `distance` (ties
-broken by the caller's random generator).
+less, then anywhere, and within the first non-empty tier takes the nearest by `distance` among the
+WINDOW items nearest in length (ties broken by the caller's random generator).
 """
 
+import bisect
 import math
 import random
 from collections import defaultdict
@@ -60,37 +61,72 @@ def targets_for_hit(work: Sequence[ScreenProfile], places: int, rng: random.Rand
     return [*work, *rng.choices(list(work), k=places - len(work))]
 
 
+# a tier's candidates nearest in length that `distance` weighs in full (the rest are farther)
+WINDOW = 48
+
+
+class _Bucket:
+    """Item ids sorted by dialogue length, so the ones nearest a target's length are found by
+    bisection; spent ids are skipped, and dropped once they pile up."""
+
+    def __init__(self, ids: list[int], profiles: Mapping[int, ScreenProfile]) -> None:
+        self.ids = sorted(ids, key=lambda i: (profiles[i].chars, i))
+        self.keys = [profiles[i].chars for i in self.ids]
+
+    def nearest_in_length(self, chars: int, left: dict[int, int], taken_here: set[int]) -> list[int]:
+        found: list[int] = []
+        skipped = 0
+        low = bisect.bisect_left(self.keys, chars) - 1
+        high = low + 1
+        while len(found) < WINDOW and (low >= 0 or high < len(self.ids)):
+            if high < len(self.ids) and (low < 0 or self.keys[high] - chars <= chars - self.keys[low]):
+                item_id, high = self.ids[high], high + 1
+            else:
+                item_id, low = self.ids[low], low - 1
+            if left[item_id] > 0 and item_id not in taken_here:
+                found.append(item_id)
+            else:
+                skipped += 1
+        if skipped > 4 * WINDOW:
+            kept = [index for index, item_id in enumerate(self.ids) if left[item_id] > 0]
+            self.ids, self.keys = [self.ids[i] for i in kept], [self.keys[i] for i in kept]
+        return found
+
+
 class _Index:
-    """The candidates by (top, turns) and by turns; spent ids dropped lazily. A target looks at
-    its own (top, turns) bucket, then its turn count, then one turn more or less, then anywhere:
-    the turn count first, since it shows most (a long dialogue among short ones) and a pool from
-    other films differs in it most."""
+    """The candidates by (top, turns) and by turns. A target looks at its own (top, turns)
+    bucket, then its turn count, then one turn more or less, then anywhere: the turn count first,
+    since it shows most (a long dialogue among short ones) and a pool from other films differs in
+    it most."""
 
     def __init__(self, candidates: Mapping[int, ScreenProfile], left: dict[int, int]) -> None:
         self.profiles, self.left = candidates, left
-        self.by_top_turns: dict[tuple, list[int]] = defaultdict(list)
-        self.by_turns: dict[int, list[int]] = defaultdict(list)
-        self.everything = sorted(candidates)  # sorted: the same result for the same seed
-        for item_id in self.everything:
-            profile = candidates[item_id]
-            self.by_top_turns[(profile.top, profile.turns)].append(item_id)
-            self.by_turns[profile.turns].append(item_id)
+        by_top_turns: dict[tuple, list[int]] = defaultdict(list)
+        by_turns: dict[int, list[int]] = defaultdict(list)
+        for item_id, profile in candidates.items():
+            by_top_turns[(profile.top, profile.turns)].append(item_id)
+            by_turns[profile.turns].append(item_id)
+        self.by_top_turns = {key: _Bucket(ids, candidates) for key, ids in by_top_turns.items()}
+        self.by_turns = {key: _Bucket(ids, candidates) for key, ids in by_turns.items()}
+        self.everything = _Bucket(list(candidates), candidates)
 
-    def _tiers(self, target: ScreenProfile) -> list[list[list[int]]]:
+    def _tiers(self, target: ScreenProfile) -> list[list[_Bucket | None]]:
         turns = target.turns
         return [
-            [self.by_top_turns.get((target.top, turns), [])],
-            [self.by_turns.get(turns, [])],
-            [self.by_turns.get(turns - 1, []), self.by_turns.get(turns + 1, [])],
+            [self.by_top_turns.get((target.top, turns))],
+            [self.by_turns.get(turns)],
+            [self.by_turns.get(turns - 1), self.by_turns.get(turns + 1)],
             [self.everything],
         ]
 
     def nearest(self, target: ScreenProfile, taken_here: set[int], rng: random.Random) -> int | None:
         for buckets in self._tiers(target):
-            open_ids = []
-            for bucket in buckets:
-                bucket[:] = [item_id for item_id in bucket if self.left[item_id] > 0]
-                open_ids += [item_id for item_id in bucket if item_id not in taken_here]
+            open_ids = [
+                item_id
+                for bucket in buckets
+                if bucket is not None
+                for item_id in bucket.nearest_in_length(target.chars, self.left, taken_here)
+            ]
             if open_ids:
                 return min(open_ids, key=lambda i: (distance(target, self.profiles[i]), rng.random()))
         return None
