@@ -60,6 +60,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # names the signed-in person as the actor of every audit entry a request writes
+    "annotation.audit.ActorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # last, as django-axes asks: it turns a locked-out login into its lockout response
@@ -377,6 +379,20 @@ QUIZ_DEMO_BANK = env_bool("QUIZ_DEMO_BANK", default=False)
 QUIZ_ITEMS_PER_SEAT = env_bool("QUIZ_ITEMS_PER_SEAT", default=False)
 if QUIZ_MAX_EXPOSURES < 1 or QUIZ_RETIRE_AFTER_REVEALS < 1:
     raise ConfigError("QUIZ_MAX_EXPOSURES and QUIZ_RETIRE_AFTER_REVEALS must be at least 1")
+
+# The adjudication queue (docs/crowd/adjudication.md): besides every item without a majority, a
+# reviewer settles the items whose Dawid-Skene posterior maximum is below this (a campaign's own
+# adjudicate_posterior_below wins over it); 0 turns the posterior rule off.
+ADJUDICATE_POSTERIOR_BELOW = env_float("ADJUDICATE_POSTERIOR_BELOW", 0.5)
+if not 0.0 <= ADJUDICATE_POSTERIOR_BELOW <= 1.0:
+    raise ConfigError(f"ADJUDICATE_POSTERIOR_BELOW={ADJUDICATE_POSTERIOR_BELOW} must be between 0 and 1")
+# `manage.py push_dataset` (docs/analysis.md, "Push to the Hub"): the Hugging Face Hub's address
+# (another for a mirror or a test stand-in), the token that may write the repository (empty: the
+# huggingface_hub client's own, HF_TOKEN or a saved login; never logged), and the card's licence
+# (a Hub licence id; "other" because the turns are subtitle lines under their own copyright).
+HUB_ENDPOINT = env_url("HUB_ENDPOINT", "https://huggingface.co", ("https", "http"))
+HUB_TOKEN = env_str("HUB_TOKEN", "")
+DATASET_LICENSE = env_str("DATASET_LICENSE", "other")
 
 # --- DRF ------------------------------------------------------------------------------------
 REST_FRAMEWORK = {

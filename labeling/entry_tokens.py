@@ -9,8 +9,10 @@ turns every link handed out before into a 403.
 import secrets
 from urllib.parse import urlencode
 
+from django.db import transaction
 from django.urls import reverse
 
+from labeling import audit_trail
 from labeling.models import Campaign, new_entry_token
 
 TOKEN_PARAMETER = "token"
@@ -23,7 +25,9 @@ def token_matches(campaign: Campaign, given: str | None) -> bool:
 def rotate_entry_token(campaign: Campaign) -> str:
     """Give the campaign a new entry token (the one writer of it); returns the new token."""
     token = new_entry_token()
-    Campaign.objects.filter(pk=campaign.pk).update(entry_token=token)
+    with transaction.atomic():
+        Campaign.objects.filter(pk=campaign.pk).update(entry_token=token)
+        audit_trail.setting_changed(campaign, "entry_token", None, None)  # the token itself is never logged
     campaign.entry_token = token
     return token
 

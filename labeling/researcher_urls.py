@@ -1,5 +1,6 @@
 from django.urls import path
 
+from labeling import adjudication_views as review
 from labeling import qualification_views
 from labeling import researcher_views as views
 
@@ -33,4 +34,16 @@ urlpatterns = [
     ),
     path("workers/<int:pk>/block/", views.worker_block, name="worker_block"),
     path("labels/accept/", views.label_accept, name="label_accept"),
+    # adjudication, the audit log, settings (labeling.adjudication_views)
+    path("campaigns/<int:pk>/adjudication/", review.queue_page, name="adjudication_queue"),
+    path("campaigns/<int:pk>/adjudication/<int:item_id>/", review.item_page, name="adjudication_item"),
+    path("campaigns/<int:pk>/adjudication/<int:item_id>/settle/", review.settle_item, name="adjudication_settle"),
+    path(
+        "campaigns/<int:pk>/adjudication/<int:item_id>/send-back/", review.send_back_item, name="adjudication_send_back"
+    ),
+    path("campaigns/<int:pk>/audit/", review.campaign_log, name="campaign_audit_log"),
+    path("campaigns/<int:pk>/settings/", review.campaign_settings, name="campaign_settings"),
+    path("workers/<int:pk>/audit/", review.worker_log, name="worker_audit_log"),
+    path("turns/<int:turn_id>/audit/", review.turn_log, name="turn_audit_log"),
+    path("labels/refuse/", review.refuse_label, name="label_refuse"),
 ]

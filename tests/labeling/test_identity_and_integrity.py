@@ -33,7 +33,10 @@ from labeling.workers import worker_for_user
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 from tests.labeling.platform_helpers import prolific_landing
 
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("quiz_demo_bank"),
+]  # HITs built with the built-in quiz bank
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 EXPLANATION = "A loss said plainly is sadness."

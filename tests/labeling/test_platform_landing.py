@@ -20,6 +20,9 @@ from tests.labeling.hit_factory import (
 )
 from tests.threads import run_together
 
+# the HITs here take their quiz screens from the built-in one-turn quiz bank
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
+
 SANDBOX = "https://workersandbox.mturk.com"
 
 

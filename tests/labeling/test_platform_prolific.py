@@ -19,7 +19,10 @@ from tests.labeling.crowd_factories import make_answered_hit, make_dialogues
 from tests.labeling.platform_helpers import draft_campaign, prolific_landing, slept, work_through_pages
 
 __all__ = ["slept"]
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("quiz_demo_bank"),
+]  # HITs built with the built-in quiz bank
 TOKEN = "prolific-test-token"
 STUDY = "60aaaaaaaaaaaaaaaaaaaaaa"
 PROJECT, WORKSPACE = "61pppppppppppppppppppppp", "62wwwwwwwwwwwwwwwwwwwwww"
@@ -282,7 +285,7 @@ def test_a_pay_call_with_a_lost_answer_is_never_sent_again_by_sync(published, cl
 
 
 def test_a_hit_short_of_a_majority_gets_one_more_place(api):
-    campaign = draft_campaign(hits=0, currency="GBP", status=Campaign.OPEN)
+    campaign = draft_campaign(hits=0, currency="GBP", status=Campaign.OPEN, tie_breaking=True)
     publication = Publication.objects.create(
         campaign=campaign, platform="prolific", external_id=STUDY, status=Publication.ACTIVE, places=3
     )

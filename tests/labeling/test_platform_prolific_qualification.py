@@ -18,7 +18,10 @@ from tests.labeling.platform_helpers import draft_campaign, prolific_landing, sl
 from tests.labeling.test_platform_prolific import AUTH, STUDY, WORKSPACE, api, expect_workspace, submission
 
 __all__ = ["api", "slept"]
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("quiz_demo_bank"),
+]  # HITs built with the built-in quiz bank
 GROUP, QUIZ_STUDY = "65gggggggggggggggggggggg", "66qqqqqqqqqqqqqqqqqqqqqq"
 PASS, FAIL = "5f00000000000000000000a1", "5f00000000000000000000a2"
 

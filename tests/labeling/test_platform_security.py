@@ -19,6 +19,9 @@ from labeling.workers import platform_worker, worker_for_user
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 from tests.threads import run_together
 
+# the HITs here take their quiz screens from the built-in one-turn quiz bank
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
+
 SANDBOX = "https://workersandbox.mturk.com"
 
 
