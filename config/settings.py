@@ -290,6 +290,20 @@ if not 0 <= SUGGESTER_OTHER_WARN_RATE <= 1:
 SUGGESTER_WARN_MIN_ANSWERS = env_int("SUGGESTER_WARN_MIN_ANSWERS", 30)
 # --- end of input limits ------------------------------------------------------------------------
 
+# --- Study report and model raters (wt-report; docs/analysis/study-report.md) --------------------
+# Bootstrap resamples over items for the study report's intervals (page and `study_report`).
+STUDY_REPORT_RESAMPLES = env_int("STUDY_REPORT_RESAMPLES", 1000)
+if STUDY_REPORT_RESAMPLES < 1:
+    raise ConfigError(f"STUDY_REPORT_RESAMPLES={STUDY_REPORT_RESAMPLES} must be at least 1")
+# A chat model behind an OpenAI-compatible endpoint, labeling a campaign's items as a rater.
+# URL: the API base ending before /chat/completions (e.g. https://api.openai.com/v1); empty: off.
+MODEL_RATER_ENDPOINT_URL = env_str("MODEL_RATER_ENDPOINT_URL", "")
+MODEL_RATER_MODEL = env_str("MODEL_RATER_MODEL", "")
+MODEL_RATER_API_KEY = env_str("MODEL_RATER_API_KEY", "")  # sent as a Bearer token, never logged
+MODEL_RATER_TIMEOUT_SECONDS = env_float("MODEL_RATER_TIMEOUT_SECONDS", 30.0)
+MODEL_RATER_MAX_RETRIES = env_int("MODEL_RATER_MAX_RETRIES", 2)  # after a 429 or a timeout
+MODEL_RATER_FEW_SHOT = env_int("MODEL_RATER_FEW_SHOT", 5)  # gold examples in the prompt
+
 # --- Pipeline knobs -------------------------------------------------------------------------
 # the papers' "over 5 s" (annotation/papers.py is pure: no Django import, safe to read here)
 DIALOGUE_GAP_SECONDS = env_float("DIALOGUE_GAP_SECONDS", PAPERS_DIALOGUE_GAP)

@@ -86,3 +86,24 @@ def platform_close_job(job, campaign_id: int) -> dict:
         close_publication(publication)
         closed += 1
     return {"campaign": campaign_id, "closed": closed}
+
+
+class ModelRaterParameters(JobParameters):
+    campaign_id: int = Field(ge=1, title="Campaign id")
+    model_version_id: int | None = Field(
+        None, ge=1, title="Model version id (empty: the chat model behind MODEL_RATER_ENDPOINT_URL)"
+    )
+
+
+@register("labeling.model_rater", parameters=ModelRaterParameters)
+def model_rater_job(job, campaign_id: int, model_version_id: int | None = None) -> dict:
+    """A model labels the campaign's items as a rater (labeling.raters.rate): a model version of
+    ours through its predictions, or the chat model behind the configured endpoint."""
+    from annotation.models import ModelVersion
+    from labeling.raters.rate import endpoint_from_settings, rate_with_endpoint, rate_with_model_version
+
+    campaign = Campaign.objects.get(pk=campaign_id)
+    if model_version_id is not None:
+        return rate_with_model_version(campaign, ModelVersion.objects.get(pk=model_version_id))
+    progress = lambda done, total: report_progress(job, done, total, "items rated")  # noqa: E731
+    return rate_with_endpoint(campaign, endpoint_from_settings(), progress=progress)

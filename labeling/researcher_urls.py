@@ -3,6 +3,7 @@ from django.urls import path
 from labeling import adjudication_views as review
 from labeling import qualification_views
 from labeling import researcher_views as views
+from labeling.study_report import views as study_report_views
 
 urlpatterns = [
     path("campaigns/", views.campaign_list, name="campaign_list"),
@@ -12,6 +13,13 @@ urlpatterns = [
     path("campaigns/<int:pk>/results/", views.campaign_results, name="campaign_results"),
     path("campaigns/<int:pk>/export.<str:fmt>", views.campaign_export, name="campaign_export"),
     path("campaigns/<int:pk>/report/", views.campaign_report_partial, name="campaign_report"),
+    path("campaigns/<int:pk>/study-report/", study_report_views.study_report_page, name="study_report"),
+    path(
+        "campaigns/<int:pk>/study-report.<str:fmt>",
+        study_report_views.study_report_download,
+        name="study_report_download",
+    ),
+    path("campaigns/<int:pk>/study-report/rate/", study_report_views.study_report_rate, name="study_report_rate"),
     path("campaigns/<int:pk>/status/", views.campaign_status, name="campaign_status"),
     path("campaigns/<int:pk>/aggregate/", views.campaign_aggregate, name="campaign_aggregate"),
     path("campaigns/<int:pk>/approve/", views.campaign_approve_submitted, name="campaign_approve_submitted"),
