@@ -35,7 +35,7 @@ def campaign_needs(
         items_per_seat=settings.QUIZ_ITEMS_PER_SEAT,
         pool_items=quiz_pool.pool_status().usable,
         built=True,
-        workers=site_annotators() if workers is None else workers,
+        workers=workers,
         hits_per_worker=hits_per_worker,
     )
 

@@ -224,7 +224,10 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "campaign": campaign,
         "links": links,
         "quiz_pool": quiz_pool.pool_status(),
-        "needs": liveness.campaign_needs(campaign),
+        # on the site until published: its annotators are the crowd; a platform's is counted on publishing
+        "needs": liveness.campaign_needs(
+            campaign, workers=liveness.site_annotators() if not campaign.publications.exists() else None
+        ),
         "pool_per_ten_hits": liveness.pool_items_for_more(campaign, 10),
         "task_type": task_types.of(campaign),
         "money": {

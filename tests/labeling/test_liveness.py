@@ -99,6 +99,18 @@ def test_the_campaign_page_says_two_site_annotators_cannot_finish_hits_of_three_
     assert "not as it stands" in html and "6 seats (2 HITs x 3) need at least 3 different workers; 2 can take" in html
 
 
+def test_a_published_campaigns_page_counts_no_site_annotators(client, researcher, two_hits):
+    from django.urls import reverse
+
+    from labeling.models import Publication
+
+    Publication.objects.create(campaign=two_hits, platform="prolific", external_id="STUDY1", places=6)
+    client.force_login(researcher)
+    html = client.get(reverse("labeling:campaign_detail", args=[two_hits.pk])).content.decode()
+    assert "Can it finish: yes." in html and "site annotator" not in html  # no annotator account exists
+    assert "on its platform each seat needs a place" in html
+
+
 def test_publishing_fewer_places_than_open_seats_is_refused_with_the_numbers(client, researcher, two_hits, monkeypatch):
     from dataclasses import replace
 
