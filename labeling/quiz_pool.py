@@ -11,6 +11,10 @@ shown exactly like a work item, so nothing on the page tells it apart; only the 
   (per-seat quiz items, QUIZ_ITEMS_PER_SEAT, or one-worker HITs) reserves one exposure per use and
   may sit in up to QUIZ_MAX_EXPOSURES different HITs, never twice in one: a pool a third the size
   of the per-seat demand serves it.
+- draw(match_to=...): for new HITs of a campaign, each quiz place takes the pool item whose screen
+  is nearest a work screen of the same HIT (labeling.crowd.quiz_matching: turn count, lengths,
+  the three choices), so a pool from other films than the work still looks like the work. Only
+  the chosen rows are locked; concurrent builds share the pool.
 - seen_by(): quiz items a worker has been shown; a claim skips HITs holding one of them, so no
   worker sees a quiz item twice even when the cap lets an item into several HITs.
 - record_reveals(): an answer shown in feedback (after a HIT is submitted) counts as a reveal;
@@ -27,7 +31,7 @@ shown exactly like a work item, so nothing on the page tells it apart; only the 
 
 import random
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -35,6 +39,8 @@ from django.db import transaction
 from django.db.models import F, Q, Sum
 from django.utils import timezone
 
+from labeling.crowd import quiz_matching
+from labeling.crowd.quiz_matching import ScreenProfile
 from labeling.models import HITItem, QuizQuestion, Worker
 
 
@@ -59,12 +65,18 @@ def draw(
     rng: random.Random,
     exclude_dialogue_ids: Iterable[int] = (),
     label_ids: Iterable[int] | None = None,
+    match_to: Sequence[Sequence[ScreenProfile]] | None = None,
+    profiles: Callable[[list[QuizQuestion]], dict[int, ScreenProfile]] | None = None,
 ) -> list[list[QuizQuestion]]:
     """`per_hit` distinct quiz items for each of `hit_count` new HITs of `seats` workers, reserved.
 
     label_ids: the campaign's label set (campaign_labels); only items whose known answer is one
         of them are drawn, so no quiz answer lies outside the labels a work screen offers.
         None: any label.
+    match_to: per HIT, `per_hit` profiles of its own work screens (quiz_matching.targets_for_hit);
+        with `profiles` (what a pool item's screen would show, by item id) each place gets the
+        pool item nearest its target (labeling.crowd.quiz_matching), item i of a HIT for target
+        i. None: a random draw (tie-breaks, the qualification quiz).
     Call it inside the transaction that writes the HITs: a rollback gives the seats back.
     Raises PoolTooSmall when the pool cannot supply them (and the test bank is off).
     """
@@ -74,6 +86,12 @@ def draw(
         raise RuntimeError("quiz_pool.draw reserves seats: call it inside the transaction writing the HITs")
     needed = hit_count * per_hit
     usable = _usable(seats, None if label_ids is None else list(label_ids))
+    if match_to is not None and profiles is not None:
+        sets = _reserve_matched(usable, seats, match_to, profiles, list(exclude_dialogue_ids), rng)
+        if sets is None:
+            distinct = _distinct_needed(hit_count, per_hit) if seats == 1 else needed
+            return _demo_sets(hit_count, per_hit, rng, _shortage(usable, distinct, seats, label_ids is not None))
+        return sets
     if seats == 1:  # an item is one seat's (per-seat quiz items, or one-worker HITs)
         sets = _reserve_spread(usable, hit_count, per_hit, list(exclude_dialogue_ids))
         if sets is None:
@@ -113,19 +131,55 @@ def _reserve_spread(
             break
     if len(uses) < needed:
         return None
-    counts = Counter(question.pk for question in uses)
-    for times in set(counts.values()):
-        ids = [pk for pk, count in counts.items() if count == times]
-        # conditional, as in _reserve: holds where row locks do not (SQLite)
-        updated = QuizQuestion.objects.filter(pk__in=ids, exposures__lte=cap - times, retired_at__isnull=True).update(
-            exposures=F("exposures") + times
+    _add_exposures(Counter(question.pk for question in uses), 1)
+    return [uses[index::hit_count] for index in range(hit_count)]
+
+
+def _reserve_matched(usable, seats: int, match_to, profiles, exclude_dialogue_ids: list[int], rng):
+    """The matched draw: each place given the nearest item with uses left, then only the chosen
+    rows locked (SKIP LOCKED); an item another build holds is left out and the places matched
+    again, so concurrent builds share the pool instead of one locking all of it. An item serves
+    (cap - exposures) // seats HITs, never two places of one. None when the pool is too small."""
+    cap = settings.QUIZ_MAX_EXPOSURES
+    eligible = usable.exclude(dialogue_id__in=exclude_dialogue_ids)
+    found = {question.pk: question for question in eligible.select_related("gold_label")}
+    shown = profiles(list(found.values()))
+    for _attempt in range(_MATCH_ATTEMPTS):
+        uses_left = {pk: (cap - question.exposures) // seats for pk, question in found.items()}
+        chosen = quiz_matching.match(match_to, {pk: shown[pk] for pk in found}, uses_left, rng)
+        if chosen is None:
+            return None
+        wanted = {item_id for places in chosen for item_id in places}
+        locked = set(
+            eligible.filter(pk__in=wanted)
+            .select_for_update(skip_locked=True, of=("self",))
+            .values_list("pk", flat=True)
         )
+        if locked == wanted:
+            _add_exposures(Counter(item_id for places in chosen for item_id in places), seats)
+            return [[found[item_id] for item_id in places] for places in chosen]
+        for pk in wanted - locked:  # another build holds them
+            del found[pk]
+    raise PoolTooSmall("other builds hold the quiz items these HITs need; build them again")
+
+
+_MATCH_ATTEMPTS = 5
+
+
+def _add_exposures(uses: Counter, seats: int) -> None:
+    """`seats` exposures per use, by conditional UPDATEs (they hold where row locks do not, on
+    SQLite: no item passes its cap); items reaching the cap retire from new draws."""
+    cap = settings.QUIZ_MAX_EXPOSURES
+    for times in set(uses.values()):
+        ids = [pk for pk, count in uses.items() if count == times]
+        updated = QuizQuestion.objects.filter(
+            pk__in=ids, exposures__lte=cap - times * seats, retired_at__isnull=True
+        ).update(exposures=F("exposures") + times * seats)
         if updated != len(ids):
             raise PoolTooSmall("the quiz pool changed while these HITs were built; build them again")
-    QuizQuestion.objects.filter(pk__in=list(counts), exposures__gte=cap, retired_at__isnull=True).update(
+    QuizQuestion.objects.filter(pk__in=list(uses), exposures__gte=cap, retired_at__isnull=True).update(
         retired_at=timezone.now()
     )
-    return [uses[index::hit_count] for index in range(hit_count)]
 
 
 def _usable(seats: int, label_ids: list[int] | None):
@@ -136,22 +190,12 @@ def _usable(seats: int, label_ids: list[int] | None):
 
 def _reserve(usable, needed: int, seats: int, exclude_dialogue_ids: list[int]) -> list[QuizQuestion] | None:
     """Lock `needed` random usable items and add `seats` to their exposures; None when too few."""
-    cap = settings.QUIZ_MAX_EXPOSURES
     eligible = usable.exclude(dialogue_id__in=exclude_dialogue_ids)
     locked = eligible.select_for_update(skip_locked=True, of=("self",)).order_by("?")
     picked = list(locked.select_related("gold_label")[:needed])
     if len(picked) < needed:
         return None
-    ids = [question.pk for question in picked]
-    # Conditional: holds even where row locks are not (SQLite), so no item passes its cap.
-    updated = QuizQuestion.objects.filter(pk__in=ids, exposures__lte=cap - seats, retired_at__isnull=True).update(
-        exposures=F("exposures") + seats
-    )
-    if updated != len(ids):
-        raise PoolTooSmall("the quiz pool changed while these HITs were built; build them again")
-    QuizQuestion.objects.filter(pk__in=ids, exposures__gte=cap, retired_at__isnull=True).update(
-        retired_at=timezone.now()
-    )
+    _add_exposures(Counter(question.pk for question in picked), seats)
     return picked
 
 

@@ -27,7 +27,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation.export.cells import escape_cell
 from config.pages import confirmation_page, confirmed, refusal
 from jobs.runtime import start_job
-from labeling import quiz_pool, task_types
+from labeling import liveness, quiz_pool, task_types
 from labeling.campaigns import (
     CampaignRefused,
     StatusChangeRefused,
@@ -224,6 +224,11 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "campaign": campaign,
         "links": links,
         "quiz_pool": quiz_pool.pool_status(),
+        # on the site until published: its annotators are the crowd; a platform's is counted on publishing
+        "needs": liveness.campaign_needs(
+            campaign, workers=liveness.site_annotators() if not campaign.publications.exists() else None
+        ),
+        "pool_per_ten_hits": liveness.pool_items_for_more(campaign, 10),
         "task_type": task_types.of(campaign),
         "money": {
             "reward": money(campaign.reward, campaign.currency),
@@ -254,7 +259,9 @@ def campaign_publish(request: HttpRequest, pk: int) -> HttpResponse:
     if name not in ("mturk", "prolific"):
         return HttpResponseBadRequest("platform: choose mturk or prolific")
     preview = get_platform(name).cost_preview(campaign, _site_url(request))
-    if request.method == "POST" and not preview.refusals:
+    # a platform identity takes one HIT (one landing, one HIT): every open seat needs a place bought
+    needs = liveness.campaign_needs(campaign, workers=preview.seats, hits_per_worker=1) if preview.seats else None
+    if request.method == "POST" and not preview.refusals and (needs is None or needs.can_complete):
         job = start_job(
             "labeling.platform_publish",
             {"campaign_id": campaign.pk, "platform": name, "base_url": _site_url(request)},
@@ -263,7 +270,7 @@ def campaign_publish(request: HttpRequest, pk: int) -> HttpResponse:
         messages.success(request, f"Publishing on {name} queued as job {job.pk}; the page shows it once done.")
         return redirect("labeling:campaign_detail", pk=campaign.pk)
     other = campaign.publications.exclude(platform=name).first()
-    context = {"campaign": campaign, "platform": name, "preview": preview, "other": other}
+    context = {"campaign": campaign, "platform": name, "preview": preview, "other": other, "needs": needs}
     # a POST the checks refuse (below the minimum pay, no https): the preview again, with why
     status = 400 if request.method == "POST" else 200
     return render(request, "labeling/researcher/publish.html", context, status=status)

@@ -1,7 +1,8 @@
 """The crowd's arithmetic, with no database: majority vote, agreement (Fleiss' kappa, Gwet's AC1),
-Dawid-Skene, speed flags, pairwise win rates, HIT bundling, pairing, the quiz bank reader, the
-redundancy policies, agreement with bootstrap intervals (intervals.py, Krippendorff's alpha by the
-`krippendorff` package) and one rater against gold (rater_agreement.py).
+Dawid-Skene, speed flags, pairwise win rates, HIT bundling, pairing, the quiz bank reader, quiz
+matching, campaign liveness, the redundancy policies, agreement with bootstrap intervals
+(intervals.py, Krippendorff's alpha by the `krippendorff` package) and one rater against gold
+(rater_agreement.py).
 
 Every module here imports only the standard library, numpy, `krippendorff` and annotation's pure modules
 (`annotation.taxonomy`, `annotation.export.cells`); tests/jobs/test_import_directions.py keeps

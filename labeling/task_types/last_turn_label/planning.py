@@ -4,18 +4,23 @@ bundled into HITs with quiz dialogues from the secret pool (labeling.quiz_pool).
 The choices are the suggestion model's top 3 within the campaign's label set (the campaign
 records which model version), else the campaign's fallback three; a quiz dialogue's are built
 exactly the same way, its answer not forced among them. Every screen's order is drawn per
-assignment (labeling.task_types.last_turn_label.screen.choices_shown).
+assignment (labeling.task_types.last_turn_label.screen.choices_shown). Each quiz place gets the
+pool item that looks most like one of its own HIT's work screens (screen_profiles,
+labeling.crowd.quiz_matching), so the quiz follows the work's turn counts, lengths and choices.
 """
 
 from collections.abc import Iterable, Sequence
 
 from django.conf import settings
-from django.db.models import OuterRef, Subquery
+from django.db.models import Count, OuterRef, Subquery, Sum
+from django.db.models.functions import Length
 
 from annotation.models import Dialogue, ModelVersion, Prediction, Turn
 from annotation.taxonomy import normalise_label_name
 from labeling import quiz_pool
-from labeling.crowd.bundling import bundle_count, plan_bundles, quiz_sets_per_seat, top_choices
+from labeling.crowd import quiz_matching
+from labeling.crowd.bundling import plan_bundles, quiz_sets_per_seat, top_choices
+from labeling.crowd.quiz_matching import ScreenProfile
 from labeling.label_sets import campaign_labels
 from labeling.models import HITItem, QuizQuestion
 from labeling.policy import first_seat_groups
@@ -49,14 +54,22 @@ def _plan_group(campaign, dialogues, turns, workers: int, rng, suggester) -> tup
     """The HITs of dialogues that all get `workers` first seats (see labeling.policy), and the
     suggestions their choices came from."""
     slots = workers if settings.QUIZ_ITEMS_PER_SEAT else 1
+    names, fallback = label_set_names(campaign), campaign.fallback_choices
+    # each quiz place matched to a work screen of its own HIT (the same targets for every seat slot)
+    targets = [
+        quiz_matching.targets_for_hit(work, campaign.quiz_per_hit, rng) * slots
+        for work in _work_profiles_by_hit(dialogues, turns, campaign.dialogues_per_hit, suggester, names, fallback)
+    ]
     # per seat, an item is one seat's: it reserves one exposure, not one per worker of the HIT
     quiz_sets = quiz_pool.draw(
-        bundle_count(len(dialogues), campaign.dialogues_per_hit),
+        len(targets),
         campaign.quiz_per_hit * slots,
         1 if slots > 1 else workers,
         rng=rng,
         exclude_dialogue_ids=[d.pk for d in dialogues],
         label_ids=campaign_labels(campaign).values_list("pk", flat=True),
+        match_to=targets,
+        profiles=lambda questions: _pool_profiles(questions, suggester, names, fallback),
     )
     quiz_by_id = {q.pk: q for quiz_set in quiz_sets for q in quiz_set}
     quiz_turns = last_turns([q.dialogue_id for q in quiz_by_id.values() if q.dialogue_id is not None])
@@ -68,13 +81,49 @@ def _plan_group(campaign, dialogues, turns, workers: int, rng, suggester) -> tup
         rng=rng,
     )
     turn_ids = [turns[d.pk].pk for d in dialogues] + [turn.pk for turn in quiz_turns.values()]
-    ranked = suggested_top_k(suggester, turn_ids, label_set_names(campaign))
-    fallback = campaign.fallback_choices
+    ranked = suggested_top_k(suggester, turn_ids, names)
     screens = [
         [_screen(planned, seats_of_hit, quiz_turns, turns, ranked, fallback) for planned in bundle]
         for bundle, seats_of_hit in zip(bundles, per_seat, strict=True)
     ]
     return screens, ranked
+
+
+def _work_profiles_by_hit(dialogues, turns, per_hit: int, suggester, names, fallback) -> list[list[ScreenProfile]]:
+    """Per HIT (the dialogues cut in order, as plan_bundles cuts them), what its work screens show."""
+    ranked = suggested_top_k(suggester, [turns[d.pk].pk for d in dialogues], names)
+    profiles = screen_profiles({d.pk: turns[d.pk] for d in dialogues}, ranked, fallback)
+    return [[profiles[d.pk] for d in dialogues[start : start + per_hit]] for start in range(0, len(dialogues), per_hit)]
+
+
+def _pool_profiles(questions: list[QuizQuestion], suggester, names, fallback) -> dict[int, ScreenProfile]:
+    """What each pool item's screen would show, by item id (the matched draw's candidates)."""
+    turns = last_turns([q.dialogue_id for q in questions])
+    ranked = suggested_top_k(suggester, [turn.pk for turn in turns.values()], names)
+    by_dialogue = screen_profiles(turns, ranked, fallback)
+    return {q.pk: by_dialogue[q.dialogue_id] for q in questions}
+
+
+def screen_profiles(turns: dict[int, Turn], ranked: dict[int, list[str]], fallback) -> dict[int, ScreenProfile]:
+    """By dialogue id, what its label screen shows: turn count, lengths, the three choices (as
+    quiz_item and choices_for build them; fewer where the campaign has no fallback to top up)."""
+    sizes = (
+        Turn.objects.filter(dialogue_id__in=list(turns))
+        .values("dialogue_id")
+        .annotate(count=Count("pk"), chars=Sum(Length("text")))
+    )
+    by_dialogue = {row["dialogue_id"]: (row["count"], row["chars"] or 0) for row in sizes}
+    profiles = {}
+    for dialogue_id, turn in turns.items():
+        suggested = ranked.get(turn.pk, [])
+        try:
+            choices = top_choices(suggested, fallback)
+        except ValueError:
+            choices = list(suggested)
+        count, chars = by_dialogue[dialogue_id]
+        folded = tuple(normalise_label_name(name) for name in choices)
+        profiles[dialogue_id] = ScreenProfile(count, chars, len(turn.text), folded)
+    return profiles
 
 
 def _screen(planned, seats_of_hit, quiz_turns, turns, ranked, fallback) -> HITItem | list[HITItem]:
