@@ -1,20 +1,38 @@
 """A crowd-platform worker's landing, once its link is read and checked (labeling.platform_views):
-the landing's identity (labeling.workers), the seats of unconfirmed work freed, a HIT claimed and
-bound to the platform's id of the work. The view signs the worker in and renders; every row this
-writes or locks is written or locked by the services called here.
+the platform asked whether it stands behind the landing (where its API can say), the landing's
+identity (labeling.workers), a HIT claimed and bound to the platform's id of the work. The view
+signs the worker in and renders; every row this writes or locks is written or locked by the
+services called here.
+
+What a landing may take (docs/crowd/identity-and-integrity.md):
+- Prolific: the SESSION_ID must be a submission of this campaign's study, of this PROLIFIC_PID,
+  and ACTIVE, asked of Prolific at once (`_prolific_verdict`). A session Prolific does not stand
+  behind gets nothing; one Prolific cannot be asked about gets a page that asks again shortly
+  (LandingPending), and nothing either. A proven landing is the participant's at once.
+- MTurk cannot be asked before the work is submitted: its landing is an unproven identity, capped
+  per address, holding one seat that comes back by itself (labeling.actions.claim's sweep).
+- Either way one landing is one HIT of its own campaign (labeling.actions.claim).
 """
 
 from dataclasses import dataclass
 
 from labeling import workers
-from labeling.actions import claim, submit
-from labeling.models import Assignment, Campaign, Worker
+from labeling.actions import claim
+from labeling.models import Assignment, Campaign, PlatformQualification, Publication, Worker
+from labeling.platforms import base, get_platform
+from labeling.platforms.prolific import landing_submission
 
 BLOCKED = "Your worker id is blocked from taking HITs in this project. Please return the HIT."
 OPENED_ELSEWHERE = (
     "This HIT is open under another platform assignment of your worker id. Go back to that one, "
     "or accept this one again once it expired."
 )
+ONE_HIT = (
+    "This link's HIT was already given out ({status}). Each {platform} session gets one HIT; "
+    "please return to {platform}."
+)
+OTHER_STUDY = "This session belongs to another study of this site. Please open that study's own link."
+NOT_PROVEN = "Prolific does not list this as an active session of this study for your Prolific id ({why})."
 
 
 @dataclass(frozen=True)
@@ -40,13 +58,18 @@ class LandingRefused(Exception):
         self.title, self.message, self.status = title, message, status
 
 
+class LandingPending(Exception):
+    """The platform could not be asked just now: nothing is created, the page asks again."""
+
+
 def land(landing: Landing, *, ip: str | None) -> tuple[Worker, Assignment | None]:
     """The landing's worker and the HIT it gets (None when none is left). Raises LandingRefused
-    for a blocked platform id, an account that cannot be used, the landing caps, and a HIT bound
-    to another platform assignment of the same worker id."""
+    for a blocked platform id, a session the platform does not stand behind, an account that
+    cannot be used, the landing caps, a session of another campaign or whose HIT was given out,
+    and a HIT bound to another platform assignment; LandingPending when Prolific cannot be asked."""
     if workers.platform_id_blocked(landing.platform, landing.worker_id):
         raise LandingRefused("Not allowed", BLOCKED, status=403)
-    submit.free_unconfirmed_seats(landing.campaign)
+    proven = landing.platform == Worker.PROLIFIC and _prolific_proven(landing)
     try:
         worker = workers.platform_worker(
             landing.platform,
@@ -54,6 +77,7 @@ def land(landing: Landing, *, ip: str | None) -> tuple[Worker, Assignment | None
             landing_key=landing.external_assignment,
             campaign=landing.campaign,
             ip=ip,
+            proven=proven,
         )
     except workers.AccountConflict as conflict:
         raise LandingRefused("Account problem", str(conflict), status=409) from conflict
@@ -61,21 +85,74 @@ def land(landing: Landing, *, ip: str | None) -> tuple[Worker, Assignment | None
         raise LandingRefused("Too many new workers", str(limited), status=429) from limited
     if worker.is_blocked:
         raise LandingRefused("Not allowed", BLOCKED, status=403)
+    if worker.signup_campaign_id != landing.campaign.pk:
+        raise LandingRefused("Another study's session", OTHER_STUDY, status=409)
     assignment = claim.claim_next_hit(worker, landing.campaign, prefer_hit_id=landing.prefer_hit_id)
-    if assignment is not None and not _bound_to(assignment, landing):
+    if assignment is None:
+        _refuse_a_second_hit(worker, landing)
+    elif not _bound_to(assignment, landing):
         # someone who knows the worker id but not the platform's assignment id: no sign-in
         raise LandingRefused("HIT opened elsewhere", OPENED_ELSEWHERE, status=409)
     return worker, assignment
 
 
+def _refuse_a_second_hit(worker: Worker, landing: Landing) -> None:
+    """A landing whose one HIT was given out (reloaded after submitting, or left to expire) is told
+    so; None from the claim otherwise means that no HIT is left."""
+    status = claim.held_status(worker)
+    if status is not None:
+        platform = "Prolific" if landing.platform == Worker.PROLIFIC else "MTurk"
+        raise LandingRefused("HIT already given", ONE_HIT.format(status=status, platform=platform), status=409)
+
+
 def _bound_to(assignment: Assignment, landing: Landing) -> bool:
     """Bind the assignment to the platform's id of the work at its first landing (one conditional
-    UPDATE, so two racing landings bind one id); True when it is bound to this landing's id.
-    A live HIT of another campaign is left alone: the caller sends the worker back to it."""
-    if assignment.hit.campaign_id != landing.campaign.pk:
-        return True
+    UPDATE, so two racing landings bind one id); True when it is bound to this landing's id."""
     Assignment.objects.filter(pk=assignment.pk, platform_assignment_id="").update(
         platform_assignment_id=landing.external_assignment
     )
     bound = Assignment.objects.filter(pk=assignment.pk).values_list("platform_assignment_id", flat=True).first()
     return bound == landing.external_assignment
+
+
+# --- Prolific stands behind the landing, or it gets nothing ---------------------------------------
+
+
+def _prolific_proven(landing: Landing) -> bool:
+    """True when Prolific stands behind the landing (asked once: a proven landing's identity
+    remembers it); LandingRefused when it does not, LandingPending when it cannot be asked."""
+    if workers.landing_proven(landing.platform, landing.worker_id, landing.external_assignment):
+        return True
+    studies = prolific_studies(landing.campaign)
+    if not studies:
+        raise LandingRefused("Not a study of this site", NOT_PROVEN.format(why="no study published"), status=403)
+    try:
+        submission = landing_submission(get_platform(Worker.PROLIFIC), landing.external_assignment)
+    except base.PlatformError as error:
+        raise LandingPending(str(error)) from error
+    why = session_refusal(submission, landing.worker_id, studies)
+    if why:
+        raise LandingRefused("Session not confirmed", NOT_PROVEN.format(why=why), status=403)
+    return True
+
+
+def prolific_studies(campaign: Campaign) -> set[str]:
+    """The Prolific study ids whose sessions open this campaign: its study and its quiz study."""
+    studies = Publication.objects.filter(campaign=campaign, platform=Worker.PROLIFIC).values_list("external_id")
+    quiz = PlatformQualification.objects.filter(campaign=campaign, platform=Worker.PROLIFIC).values_list(
+        "quiz_external_id"
+    )
+    return {study for (study,) in [*studies, *quiz] if study}
+
+
+def session_refusal(submission: dict | None, participant: str, studies: set[str]) -> str:
+    """Why Prolific's answer does not stand behind this landing; "" when it does."""
+    if submission is None:
+        return "no such session"
+    if submission.get("study_id") not in studies:
+        return "a session of another study"
+    if submission.get("participant") != participant:
+        return "another participant's session"
+    if submission.get("status") != "ACTIVE":
+        return f"the session is {str(submission.get('status', '')).lower() or 'in no state'}"
+    return ""

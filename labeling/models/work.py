@@ -150,6 +150,10 @@ class Assignment(models.Model):
     # which of the HIT's seat slots this is: its quiz screens are the HIT's items of this seat
     # (HITItem.seat); 0 on a HIT whose items all are shared. Chosen by the claim (labeling.seats)
     seat = models.PositiveSmallIntegerField(default=0)
+    # taken by a platform identity its platform had not proven (an MTurk landing): done but
+    # unconfirmed, it gives its seat back by itself PLATFORM_UNCONFIRMED_GRACE_MINUTES after its
+    # time limit (labeling.actions.claim.expire_stale_assignments), sync or no sync
+    unproven = models.BooleanField(default=False)
 
     objects = AssignmentQuerySet.as_manager()
 
@@ -159,6 +163,12 @@ class Assignment(models.Model):
             models.Index(fields=["hit", "status"]),
             # expire_stale_assignments, run before every claim, finds the lapsed seats here
             models.Index(fields=["expires_at"], condition=models.Q(status="accepted"), name="assignment_live_expiry"),
+            # ... and the seats held by unproven work never confirmed
+            models.Index(
+                fields=["expires_at"],
+                condition=models.Q(status="submitted", unproven=True, platform_confirmed_at__isnull=True),
+                name="assignment_unproven_expiry",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -435,3 +435,32 @@ def _quiz_seats(campaign: Campaign) -> int:
 def _quiz_study_id(publication: Publication) -> str:
     setup = PlatformQualification.objects.filter(campaign_id=publication.campaign_id, platform=ProlificPlatform.name)
     return setup.values_list("quiz_external_id", flat=True).first() or ""
+
+
+# --- checking a landing (wt-identity: the landing's own lookup, kept apart from sync) -----------
+
+# a landing waits at most this long for Prolific (connect, read): one try, no retry (the page asks
+# again), so a slow Prolific holds a web worker for seconds at most, never for a retry's backoff
+LANDING_TIMEOUT_SECONDS = (1.5, 2.5)
+
+
+def landing_submission(platform: ProlificPlatform, session_id: str) -> dict | None:
+    """Prolific's submission `session_id` (the SESSION_ID a landing brings), or None when Prolific
+    knows no such submission (404). Any other failure (not configured, a timeout, 429, 5xx) raises
+    PlatformError: the landing is then not proven, and fails closed.
+
+    "Retrieve a submission", GET /api/v1/submissions/{id}/ (id: "the ID we pass to the survey
+    platform using %SESSION_ID%"), answers the submission's `study_id`, `participant` and
+    `status` (https://docs.prolific.com/api-reference/submissions/get-submission; the statuses:
+    https://docs.prolific.com/api-reference/submissions/submission-object)."""
+    from requests import exceptions as http
+
+    try:
+        response = platform.session.get(f"{API}/submissions/{session_id}/", timeout=LANDING_TIMEOUT_SECONDS)
+    except (http.ConnectionError, http.Timeout) as error:
+        raise PlatformError(f"prolific get submission: {type(error).__name__}") from error
+    if response.status_code == 404:
+        return None
+    if response.status_code != 200:
+        raise PlatformError(f"prolific get submission: HTTP {response.status_code}")
+    return response.json()
