@@ -19,7 +19,14 @@ from labeling.platforms import PlatformError, base, get_platform, mturk, publish
 from labeling.platforms.costs import HourlyPay, hourly_rate
 from labeling.platforms.prolific import API, ProlificPlatform
 from labeling.platforms.sync import sync_publication
-from tests.labeling.platform_helpers import draft_campaign, mturk_landing, prolific_landing, slept, work_through_pages
+from tests.labeling.platform_helpers import (
+    draft_campaign,
+    mturk_landing,
+    prolific_landing,
+    prolific_sessions,
+    slept,
+    work_through_pages,
+)
 from tests.labeling.test_platform_mturk import expect_get_hit, expect_list, expect_publish, listed, short_hit, stub
 from tests.labeling.test_platform_prolific import (
     AUTH,
@@ -33,8 +40,9 @@ from tests.labeling.test_platform_prolific import (
     submission,
 )
 
-__all__ = ["api", "slept", "stub"]
-pytestmark = pytest.mark.django_db
+__all__ = ["api", "slept", "stub", "prolific_sessions"]
+# every Prolific landing is asked of Prolific (its stand-in: tests.labeling.platform_helpers)
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("prolific_sessions")]
 SITE = "https://site.example"
 
 
