@@ -16,10 +16,10 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Case, Exists, IntegerField, OuterRef, Q, Value, When
+from django.db.models import Case, Exists, IntegerField, OuterRef, Q, QuerySet, Value, When
 from django.utils import timezone
 
-from labeling import fast_path, qualification, quiz_pool, seats
+from labeling import fast_path, qualification, quiz_pool, seats, workers
 from labeling.models import HIT, Assignment, Campaign, HITItem, Worker
 
 
@@ -148,13 +148,23 @@ def open_hits_for(worker: Worker, campaign: Campaign | None, *, now: datetime | 
     hits = HIT.objects.filter(campaign__status=Campaign.OPEN, seats_free__gt=0)
     if campaign is not None:
         hits = hits.filter(campaign=campaign)
+    person = workers.same_person(worker.pk)  # a platform id's every landing; a site worker's own row
     return hits.filter(
         ~Exists(Assignment.objects.filter(hit=OuterRef("pk"), worker=worker)),
+        # one real worker never in two seats of one HIT, whatever platform HITs it is offered by
+        # (two MTurk HITs mapped to one of ours); the qualification quiz counts attempts apart
+        # (qualification.claimable_q), so a borrowed id's attempt does not lock its owner out
+        Q(kind=HIT.QUALIFICATION) | ~Exists(_seats_of(person)),
         ~Exists(HITItem.objects.filter(hit=OuterRef("pk"), target_turn_id__in=held_turns)),
-        # no quiz item twice
-        ~Exists(HITItem.objects.filter(hit=OuterRef("pk"), quiz_question__in=quiz_pool.seen_by(worker))),
+        # no quiz item twice per person (not per landing)
+        ~Exists(HITItem.objects.filter(hit=OuterRef("pk"), quiz_question__in=quiz_pool.seen_by(person))),
         qualification.claimable_q(worker),  # a campaign's qualification quiz first, paid HITs after a pass
     ).order_by("campaign_id", "position", "pk")
+
+
+def _seats_of(person) -> QuerySet[Assignment]:
+    """The candidate HIT's seats the person holds or held (expired ones were never seats)."""
+    return Assignment.objects.filter(hit=OuterRef("pk"), worker__in=person).exclude(status=Assignment.EXPIRED)
 
 
 class _HitFull(Exception):
