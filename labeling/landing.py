@@ -9,8 +9,12 @@ What a landing may take (docs/crowd/identity-and-integrity.md):
   and ACTIVE, asked of Prolific at once (`_prolific_verdict`). A session Prolific does not stand
   behind gets nothing; one Prolific cannot be asked about gets a page that asks again shortly
   (LandingPending), and nothing either. A proven landing is the participant's at once.
-- MTurk cannot be asked before the work is submitted: its landing is an unproven identity, capped
-  per address, holding one seat that comes back by itself (labeling.actions.claim's sweep).
+- MTurk cannot be asked before the work is submitted, but it admits only MaxAssignments real
+  workers to each HIT it lists: a landing for a HIT we published gets a phantom place on the HIT
+  of ours it maps to (claim.take_phantom_place), which takes no seat, so made-up ids cost honest
+  workers nothing; a hitId we never published is refused. Only a study made by hand (no HIT of
+  the campaign published on MTurk) gives its landings an unproven seat, capped per address and
+  given back by itself (labeling.actions.claim's sweep).
 - Either way one landing is one HIT of its own campaign (labeling.actions.claim).
 """
 
@@ -18,7 +22,7 @@ from dataclasses import dataclass
 
 from labeling import workers
 from labeling.actions import claim
-from labeling.models import Assignment, Campaign, PlatformQualification, Publication, Worker
+from labeling.models import HIT, Assignment, Campaign, PlatformQualification, Publication, Worker
 from labeling.platforms import base, get_platform
 from labeling.platforms.prolific import landing_submission
 
@@ -32,6 +36,11 @@ ONE_HIT = (
     "please return to {platform}."
 )
 OTHER_STUDY = "This session belongs to another study of this site. Please open that study's own link."
+NOT_PUBLISHED = "This is not a HIT this study published on MTurk. Please return it."
+NOT_OPEN_TO_YOU = (
+    "This HIT is not open to you: you hold a place on it under another MTurk HIT, or the study's "
+    "qualification quiz comes first. Please return it."
+)
 NOT_PROVEN = "Prolific does not list this as an active session of this study for your Prolific id ({why})."
 
 
@@ -70,6 +79,9 @@ def land(landing: Landing, *, ip: str | None) -> tuple[Worker, Assignment | None
     if workers.platform_id_blocked(landing.platform, landing.worker_id):
         raise LandingRefused("Not allowed", BLOCKED, status=403)
     proven = landing.platform == Worker.PROLIFIC and _prolific_proven(landing)
+    phantom = landing.platform == Worker.MTURK and _published_on_mturk(landing.campaign)
+    if phantom and landing.prefer_hit_id is None:
+        raise LandingRefused("Not a HIT of this study", NOT_PUBLISHED, status=403)
     try:
         worker = workers.platform_worker(
             landing.platform,
@@ -87,13 +99,23 @@ def land(landing: Landing, *, ip: str | None) -> tuple[Worker, Assignment | None
         raise LandingRefused("Not allowed", BLOCKED, status=403)
     if worker.signup_campaign_id != landing.campaign.pk:
         raise LandingRefused("Another study's session", OTHER_STUDY, status=409)
-    assignment = claim.claim_next_hit(worker, landing.campaign, prefer_hit_id=landing.prefer_hit_id)
+    if phantom:
+        assignment = claim.take_phantom_place(worker, landing.campaign, landing.prefer_hit_id)
+    else:
+        assignment = claim.claim_next_hit(worker, landing.campaign, prefer_hit_id=landing.prefer_hit_id)
     if assignment is None:
         _refuse_a_second_hit(worker, landing)
+        if phantom:
+            raise LandingRefused("HIT not open to you", NOT_OPEN_TO_YOU, status=409)
     elif not _bound_to(assignment, landing):
         # someone who knows the worker id but not the platform's assignment id: no sign-in
         raise LandingRefused("HIT opened elsewhere", OPENED_ELSEWHERE, status=409)
     return worker, assignment
+
+
+def _published_on_mturk(campaign: Campaign) -> bool:
+    """Whether any HIT of the campaign was published on MTurk (has MTurk's HIT id)."""
+    return HIT.objects.filter(campaign=campaign).exclude(external_id="").exists()
 
 
 def _refuse_a_second_hit(worker: Worker, landing: Landing) -> None:

@@ -51,9 +51,9 @@ def expire_stale_assignments(now: datetime | None = None) -> int:
     if not lapsed.exists():
         return 0
     with transaction.atomic():
-        locked = list(lapsed.select_for_update().order_by("pk").values_list("pk", "hit_id"))
-        Assignment.objects.filter(pk__in=[pk for pk, _ in locked]).update(status=Assignment.EXPIRED)
-        seats.free(hit_id for _, hit_id in locked)
+        locked = list(lapsed.select_for_update().order_by("pk").values_list("pk", "hit_id", "phantom"))
+        Assignment.objects.filter(pk__in=[pk for pk, _, _ in locked]).update(status=Assignment.EXPIRED)
+        seats.free(hit_id for _, hit_id, phantom in locked if not phantom)  # a phantom place held none
     return len(locked)
 
 
@@ -133,7 +133,36 @@ def held_status(worker: Worker) -> str | None:
     return Assignment.objects.filter(worker=worker).order_by("-pk").values_list("status", flat=True).first()
 
 
-def open_hits_for(worker: Worker, campaign: Campaign | None, *, now: datetime | None = None):
+def take_phantom_place(worker: Worker, campaign: Campaign, hit_id: int) -> Assignment | None:
+    """An MTurk landing's place on the HIT of ours its MTurk HIT maps to, taking no seat
+    (Assignment.phantom: MTurk admits only MaxAssignments real workers to its HIT, so the place
+    a real worker needs is always there, and a made-up id's costs nothing). The landing's one
+    HIT, as in claim_next_hit; None when the HIT is not open to this worker (its qualification
+    gate, or another landing of the same person holding a place on it)."""
+    campaign = _landing_campaign(worker, campaign)
+    if worker.is_blocked or campaign is None or campaign.status != Campaign.OPEN:
+        return None
+    expire_stale_assignments()
+    with transaction.atomic():
+        locked_worker = Worker.objects.select_for_update().get(pk=worker.pk)
+        existing = _landing_assignment(locked_worker)
+        if locked_worker.is_blocked or existing is not None:
+            return existing if existing is not None and _is_live(existing) else None
+        hits = open_hits_for(locked_worker, campaign, free_seat=False).filter(pk=hit_id).select_related("campaign")
+        hit = hits.first()
+        if hit is None:
+            return None
+        return Assignment.objects.create(
+            hit=hit,
+            worker=locked_worker,
+            expires_at=timezone.now() + timedelta(minutes=hit.campaign.time_limit_minutes),
+            seat=seats.slot_for_new_seat(hit.pk),
+            unproven=locked_worker.is_pending_identity,
+            phantom=True,
+        )
+
+
+def open_hits_for(worker: Worker, campaign: Campaign | None, *, now: datetime | None = None, free_seat: bool = True):
     """The HITs the worker may claim, in claim order: open campaign, a free seat by the count,
     never held by this worker, no dialogue they hold elsewhere, no quiz item they have seen.
     Each exclusion is a NOT EXISTS probe of the candidate HIT's own rows (indexed by hit), so
@@ -145,7 +174,9 @@ def open_hits_for(worker: Worker, campaign: Campaign | None, *, now: datetime | 
         quiz_question__isnull=True,
         target_turn__isnull=False,
     ).values("target_turn_id")
-    hits = HIT.objects.filter(campaign__status=Campaign.OPEN, seats_free__gt=0)
+    hits = HIT.objects.filter(campaign__status=Campaign.OPEN)
+    if free_seat:  # (a phantom place needs none)
+        hits = hits.filter(seats_free__gt=0)
     if campaign is not None:
         hits = hits.filter(campaign=campaign)
     person = workers.same_person(worker.pk)  # a platform id's every landing; a site worker's own row

@@ -154,6 +154,11 @@ class Assignment(models.Model):
     # unconfirmed, it gives its seat back by itself PLATFORM_UNCONFIRMED_GRACE_MINUTES after its
     # time limit (labeling.actions.claim.expire_stale_assignments), sync or no sync
     unproven = models.BooleanField(default=False)
+    # a place beyond the HIT's seats: an MTurk landing on the HIT of ours that its MTurk HIT maps
+    # to. MTurk lets only MaxAssignments real workers accept that HIT, so the platform is the gate:
+    # the place takes no seat a real worker needs (labeling.seats never counts it), and a made-up
+    # id's place costs nothing; its answers count, like any platform work, once confirmed
+    phantom = models.BooleanField(default=False)
 
     objects = AssignmentQuerySet.as_manager()
 
