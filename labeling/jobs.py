@@ -85,3 +85,17 @@ def platform_close_job(job, campaign_id: int) -> dict:
         close_publication(publication)
         closed += 1
     return {"campaign": campaign_id, "closed": closed}
+
+
+class FreeLapsedSeatsParameters(JobParameters):
+    pass
+
+
+@register("labeling.free_lapsed_seats", parameters=FreeLapsedSeatsParameters)
+def free_lapsed_seats_job(job) -> dict:
+    """Give back the seats that lapsed: accepted work past its time limit, and unproven platform
+    work its platform did not confirm within the time limit plus PLATFORM_UNCONFIRMED_GRACE_MINUTES
+    (Celery beat, every PLATFORM_SEAT_SWEEP_MINUTES; every claim does the same first)."""
+    from labeling.actions.claim import expire_stale_assignments
+
+    return {"expired": expire_stale_assignments()}

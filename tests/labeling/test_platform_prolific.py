@@ -17,7 +17,13 @@ from labeling.platforms import PlatformError, get_platform, publish_campaign
 from labeling.platforms.prolific import API, MIN_REJECTION_MESSAGE
 from labeling.platforms.sync import sync_publication
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues
-from tests.labeling.platform_helpers import draft_campaign, prolific_landing, prolific_sessions, slept, work_through_pages
+from tests.labeling.platform_helpers import (
+    draft_campaign,
+    prolific_landing,
+    prolific_sessions,
+    slept,
+    work_through_pages,
+)
 
 __all__ = ["slept", "prolific_sessions"]
 # every Prolific landing is asked of Prolific (its stand-in: tests.labeling.platform_helpers)

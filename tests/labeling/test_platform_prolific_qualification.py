@@ -14,7 +14,13 @@ from labeling.models import HIT, Assignment, PlatformQualification, Publication,
 from labeling.platforms import get_platform, publish_campaign
 from labeling.platforms.prolific import ALLOWLIST_FILTER, API
 from labeling.platforms.sync import sync_publication
-from tests.labeling.platform_helpers import draft_campaign, prolific_landing, prolific_sessions, slept, work_through_pages
+from tests.labeling.platform_helpers import (
+    draft_campaign,
+    prolific_landing,
+    prolific_sessions,
+    slept,
+    work_through_pages,
+)
 from tests.labeling.test_platform_prolific import AUTH, STUDY, WORKSPACE, api, expect_workspace, submission
 
 __all__ = ["api", "slept", "prolific_sessions"]
