@@ -93,6 +93,8 @@ def land(landing: Landing, *, ip: str | None) -> tuple[Worker, Assignment | None
         )
     except workers.AccountConflict as conflict:
         raise LandingRefused("Account problem", str(conflict), status=409) from conflict
+    except workers.AddressUnreadable as unreadable:
+        raise LandingRefused("Address not readable", str(unreadable), status=403) from unreadable
     except workers.SignupLimited as limited:
         raise LandingRefused("Too many new workers", str(limited), status=429) from limited
     if worker.is_blocked:

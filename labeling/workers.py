@@ -41,6 +41,10 @@ class SignupLimited(Exception):
     """Too many new workers from this address, or for this campaign, in the last hour."""
 
 
+class AddressUnreadable(SignupLimited):
+    """The client's address cannot be read, so no cap could count this landing: refused."""
+
+
 # --- Site workers -------------------------------------------------------------------------------
 
 
@@ -125,13 +129,15 @@ def _check_signup_limits(campaign: Campaign | None, ip: str | None) -> None:
     cannot lock honest landings out; the campaign row is locked first, so concurrent landings on
     one campaign count one after another."""
     if ip is None:
-        raise SignupLimited("Your address could not be read, so this landing cannot be counted; please try again.")
+        raise AddressUnreadable("Your address could not be read, so this landing cannot be counted; please try again.")
     since = timezone.now() - timedelta(hours=1)
     recent = Worker.objects.filter(created_at__gte=since, merged_into__isnull=True).exclude(landing_key="")
     if campaign is not None:
         Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
         limit = settings.PLATFORM_NEW_WORKERS_PER_CAMPAIGN_PER_HOUR
-        holding = Assignment.objects.filter(worker=OuterRef("pk"), status__in=(Assignment.ACCEPTED, Assignment.SUBMITTED))
+        holding = Assignment.objects.filter(
+            worker=OuterRef("pk"), status__in=(Assignment.ACCEPTED, Assignment.SUBMITTED), phantom=False
+        )
         if recent.filter(Exists(holding), signup_campaign=campaign).count() >= limit:
             raise SignupLimited(f"This study has taken {limit} new workers in the last hour; please try again later.")
     per_address = settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR
