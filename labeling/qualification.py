@@ -128,13 +128,18 @@ def _attempts(worker_id, campaign_ref) -> QuerySet[Assignment]:
     qualification HITs, and those of the person's landings the platform stood behind (merged
     into the proven worker). A landing nobody proved (a made-up session, a borrowed id's) spends
     only its own: it cannot spend the owner's attempt."""
-    proven_or_own = Q(worker_id=worker_id) | Q(worker__merged_into__isnull=False) | Q(worker__landing_key="")
     return Assignment.objects.filter(
-        proven_or_own,
+        _own_or_proven(worker_id),
         hit__campaign_id=campaign_ref,
         hit__kind=HIT.QUALIFICATION,
         worker__in=workers.same_person(worker_id),
     )
+
+
+def _own_or_proven(worker_id) -> Q:
+    """Rows (with a `worker`) of this identity, or of a landing of the person its platform stood
+    behind (merged into the proven worker), or of the proven worker itself."""
+    return Q(worker_id=worker_id) | Q(worker__merged_into__isnull=False) | Q(worker__landing_key="")
 
 
 def claimable_q(worker: Worker) -> Q:
@@ -171,7 +176,8 @@ def status_of(worker: Worker, campaign: Campaign) -> QualificationStatus | None:
         return None
     mark = campaign.qualification_mark
     person = workers.same_person(worker.pk)
-    result = QualificationResult.objects.filter(campaign=campaign, worker__in=person).order_by("-passed").first()
+    results = QualificationResult.objects.filter(_own_or_proven(worker.pk), campaign=campaign, worker__in=person)
+    result = results.order_by("-passed").first()
     if result is not None:
         if not result.passed:
             return QualificationStatus("failed", result, mark)

@@ -187,8 +187,9 @@ def open_hits_for(worker: Worker, campaign: Campaign | None, *, now: datetime | 
         # (qualification.claimable_q), so a borrowed id's attempt does not lock its owner out
         Q(kind=HIT.QUALIFICATION) | ~Exists(_seats_of(person)),
         ~Exists(HITItem.objects.filter(hit=OuterRef("pk"), target_turn_id__in=held_turns)),
-        # no quiz item twice per person (not per landing)
-        ~Exists(HITItem.objects.filter(hit=OuterRef("pk"), quiz_question__in=quiz_pool.seen_by(person))),
+        # no quiz item twice per person (not per landing); the quiz HIT's items are spent per seat
+        # and its attempts counted apart, so another landing's (a borrowed id's) never close it
+        Q(kind=HIT.QUALIFICATION) | ~Exists(_quiz_seen(person)),
         qualification.claimable_q(worker),  # a campaign's qualification quiz first, paid HITs after a pass
     ).order_by("campaign_id", "position", "pk")
 
@@ -196,6 +197,10 @@ def open_hits_for(worker: Worker, campaign: Campaign | None, *, now: datetime | 
 def _seats_of(person) -> QuerySet[Assignment]:
     """The candidate HIT's seats the person holds or held (expired ones were never seats)."""
     return Assignment.objects.filter(hit=OuterRef("pk"), worker__in=person).exclude(status=Assignment.EXPIRED)
+
+
+def _quiz_seen(person) -> QuerySet[HITItem]:
+    return HITItem.objects.filter(hit=OuterRef("pk"), quiz_question__in=quiz_pool.seen_by(person))
 
 
 class _HitFull(Exception):
