@@ -350,7 +350,9 @@ def test_the_same_id_on_two_platforms_is_two_workers(client, campaign):
 def test_tabs_landing_at_once_make_one_worker_and_one_account(known_worker):
     if known_worker:
         Worker.objects.create(platform=Worker.MTURK, external_id="A1RACE", landing_key="3AS")
-    results = run_together(6, lambda _index: platform_worker(Worker.MTURK, "A1RACE", landing_key="3AS").user_id)
+    results = run_together(
+        6, lambda _index: platform_worker(Worker.MTURK, "A1RACE", landing_key="3AS", ip="192.0.2.1").user_id
+    )
     assert not [r for r in results if isinstance(r, Exception)], results
     assert len(set(results)) == 1
     assert Worker.objects.filter(external_id="A1RACE").count() == 1
