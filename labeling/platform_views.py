@@ -40,7 +40,6 @@ from django.contrib.auth import login
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.html import format_html
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -251,22 +250,8 @@ def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
     if assignment is None:
         message = "Every HIT of this campaign is taken or already done by you. Please return the HIT. Thank you!"
         return _problem(request, "No HIT left", message, status=409)
-    if assignment.hit.campaign_id != campaign.pk:
-        return _another_hit_open(request, assignment)
     request.session[SESSION_KEY] = {**landing.return_info, "assignment": assignment.pk}
     return redirect(reverse("labeling:assignment_detail", args=[assignment.pk]))
-
-
-def _another_hit_open(request: HttpRequest, assignment: Assignment) -> HttpResponse:
-    """claim_next_hit hands back a live HIT of another campaign first; its result belongs to the
-    platform assignment that opened it, not to this one."""
-    url = reverse("labeling:assignment_detail", args=[assignment.pk])
-    message = format_html(
-        'You still have an unfinished HIT of “{}”. <a href="{}">Finish it</a> first, then accept this one again.',
-        assignment.hit.campaign.name,
-        url,
-    )
-    return _problem(request, "Another HIT is open", message, status=409)
 
 
 def _checking(request: HttpRequest, landing: Landing) -> HttpResponse:

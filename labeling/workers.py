@@ -142,7 +142,9 @@ def _check_signup_limits(campaign: Campaign | None, ip: str | None) -> None:
             raise SignupLimited(f"This study has taken {limit} new workers in the last hour; please try again later.")
     per_address = settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR
     if recent.filter(signup_network=address_block(ip, settings.PLATFORM_IPV6_PREFIX)).count() >= per_address:
-        raise SignupLimited(f"{per_address} new workers came from your address in the last hour; please try again later.")
+        raise SignupLimited(
+            f"{per_address} new workers came from your address in the last hour; please try again later."
+        )
     site = address_block(ip, SITE_PREFIX)
     per_site = settings.PLATFORM_NEW_WORKERS_PER_IPV6_48_PER_HOUR
     if ":" in site and recent.filter(signup_site_network=site).count() >= per_site:

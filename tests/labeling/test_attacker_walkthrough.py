@@ -56,7 +56,12 @@ def test_the_attackers_walk_fails_at_every_step(settings, annotators):
         assert browser.get(link(campaign, f"FAKE{n}", publication_token(campaign, Worker.MTURK))).status_code == 302
         fakes.append(browser)
     # a fourth made-up worker from the same address is refused, and creates nothing
-    assert Client(REMOTE_ADDR="203.0.113.66").get(link(campaign, "FAKE9", publication_token(campaign, Worker.MTURK))).status_code == 429
+    assert (
+        Client(REMOTE_ADDR="203.0.113.66")
+        .get(link(campaign, "FAKE9", publication_token(campaign, Worker.MTURK)))
+        .status_code
+        == 429
+    )
     assert Worker.objects.count() == 3
     for assignment in Assignment.objects.all():
         answer_everything(assignment)

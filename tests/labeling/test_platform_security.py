@@ -54,7 +54,9 @@ def prolific_url(target: Campaign, worker: str = "P1WORKER", **overrides) -> str
     params["token"] = publication_token(target, Worker.PROLIFIC)
     params.update(overrides)
     if all(params.get(name) for name in ("PROLIFIC_PID", "SESSION_ID", "STUDY_ID")):
-        prolific_knows(target, participant=params["PROLIFIC_PID"], session=params["SESSION_ID"], study=params["STUDY_ID"])
+        prolific_knows(
+            target, participant=params["PROLIFIC_PID"], session=params["SESSION_ID"], study=params["STUDY_ID"]
+        )
     return f"{reverse('labeling:platform_prolific')}?{urlencode({k: v for k, v in params.items() if v is not None})}"
 
 
