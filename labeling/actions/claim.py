@@ -28,7 +28,11 @@ def _lapsed_q(now: datetime) -> Q:
     confirm within the time limit and PLATFORM_UNCONFIRMED_GRACE_MINUTES (a made-up id's)."""
     grace = timedelta(minutes=settings.PLATFORM_UNCONFIRMED_GRACE_MINUTES)
     unconfirmed = Q(
-        status=Assignment.SUBMITTED, unproven=True, platform_confirmed_at__isnull=True, expires_at__lte=now - grace
+        status=Assignment.SUBMITTED,
+        unproven=True,
+        phantom=False,  # a phantom place holds no seat: sync alone decides its work
+        platform_confirmed_at__isnull=True,
+        expires_at__lte=now - grace,
     )
     return Q(status=Assignment.ACCEPTED, expires_at__lte=now) | unconfirmed
 

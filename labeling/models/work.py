@@ -151,8 +151,8 @@ class Assignment(models.Model):
     # (HITItem.seat); 0 on a HIT whose items all are shared. Chosen by the claim (labeling.seats)
     seat = models.PositiveSmallIntegerField(default=0)
     # taken by a platform identity its platform had not proven (an MTurk landing): done but
-    # unconfirmed, it gives its seat back by itself PLATFORM_UNCONFIRMED_GRACE_MINUTES after its
-    # time limit (labeling.actions.claim.expire_stale_assignments), sync or no sync
+    # unconfirmed, a seat (not a phantom place) comes back by itself PLATFORM_UNCONFIRMED_GRACE_MINUTES
+    # after its time limit (labeling.actions.claim.expire_stale_assignments), sync or no sync
     unproven = models.BooleanField(default=False)
     # a place beyond the HIT's seats: an MTurk landing on the HIT of ours that its MTurk HIT maps
     # to. MTurk lets only MaxAssignments real workers accept that HIT, so the platform is the gate:
@@ -171,7 +171,9 @@ class Assignment(models.Model):
             # ... and the seats held by unproven work never confirmed
             models.Index(
                 fields=["expires_at"],
-                condition=models.Q(status="submitted", unproven=True, platform_confirmed_at__isnull=True),
+                condition=models.Q(
+                    status="submitted", unproven=True, phantom=False, platform_confirmed_at__isnull=True
+                ),
                 name="assignment_unproven_expiry",
             ),
         ]

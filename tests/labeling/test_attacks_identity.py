@@ -359,3 +359,14 @@ def test_beat_sweeps_lapsed_seats_every_configured_minutes(clock, monkeypatch):
     clock.advance(TIME_LIMIT * 60 + 1)
     runtime.run_job(runtime.start_scheduled("labeling.free_lapsed_seats", {}))
     assert free_seats(campaign) == 42
+
+
+def test_a_submitted_phantom_place_is_left_to_the_sync(clock, settings):
+    settings.PLATFORM_UNCONFIRMED_GRACE_MINUTES = 15
+    campaign = on_mturk(demo_shaped())
+    browser = Client(REMOTE_ADDR="192.0.2.5")
+    place = landed(mturk(campaign, browser, "W1", "AS1", campaign.hits.first()))
+    submit_through_pages(browser, place)
+    clock.advance((TIME_LIMIT + 15) * 60 + 1)
+    assert expire_stale_assignments() == 0  # it holds no seat: nothing to give back, real work kept
+    assert Assignment.objects.get(pk=place.pk).status == Assignment.SUBMITTED and free_seats(campaign) == 42
