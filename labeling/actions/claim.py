@@ -42,9 +42,10 @@ def expire_stale_assignments(now: datetime | None = None) -> int:
     Returns how many. Expired unconfirmed work never counts and shows no feedback.
 
     Run before every claim (holding no lock), so the common case (nothing lapsed) is one read of
-    the partial indexes `assignment_live_expiry` and `assignment_unproven_expiry`. Lapsed rows are locked in id order before they
-    change. A row another transaction holds is waited for, not skipped: when that one is another
-    claim's expiry, the row is re-checked after it commits and left out (it is expired), so each
+    the partial indexes `assignment_live_expiry` and `assignment_unproven_expiry` (one probe: a
+    bitmap OR on PostgreSQL). Lapsed rows are locked in id order before they change. A row another
+    transaction holds is waited for, not skipped: when that one is another claim's expiry, the
+    row is re-checked after it commits and left out (it is expired), so each
     freed seat is counted once however many claims run this at the same time, and this claim's
     search then sees the seat it freed. (Skipping it let a claim answer "no HIT left" while a
     seat was being freed.) An answer or submission holds the row for milliseconds and changes no
