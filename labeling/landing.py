@@ -20,6 +20,10 @@ What a landing may take (docs/crowd/identity-and-integrity.md):
 
 from dataclasses import dataclass
 
+from django.conf import settings
+from django.core.cache import cache
+
+from config.client_ip import address_block
 from labeling import workers
 from labeling.actions import claim
 from labeling.models import HIT, Assignment, Campaign, PlatformQualification, Publication, Worker
@@ -41,6 +45,8 @@ NOT_OPEN_TO_YOU = (
     "This HIT is not open to you: you hold a place on it under another MTurk HIT, or the study's "
     "qualification quiz comes first. Please return it."
 )
+ADDRESS_UNREADABLE = "Your address could not be read, so this landing cannot be checked; please try again."
+TOO_MANY_REFUSED = "Too many sessions from your address were not confirmed by Prolific; please try again later."
 NOT_PROVEN = "Prolific does not list this as an active session of this study for your Prolific id ({why})."
 
 
@@ -78,7 +84,7 @@ def land(landing: Landing, *, ip: str | None) -> tuple[Worker, Assignment | None
     and a HIT bound to another platform assignment; LandingPending when Prolific cannot be asked."""
     if workers.platform_id_blocked(landing.platform, landing.worker_id):
         raise LandingRefused("Not allowed", BLOCKED, status=403)
-    proven = landing.platform == Worker.PROLIFIC and _prolific_proven(landing)
+    proven = landing.platform == Worker.PROLIFIC and _prolific_proven(landing, ip)
     phantom = landing.platform == Worker.MTURK and _published_on_mturk(landing.campaign)
     if phantom and landing.prefer_hit_id is None:
         raise LandingRefused("Not a HIT of this study", NOT_PUBLISHED, status=403)
@@ -142,22 +148,49 @@ def _bound_to(assignment: Assignment, landing: Landing) -> bool:
 # --- Prolific stands behind the landing, or it gets nothing ---------------------------------------
 
 
-def _prolific_proven(landing: Landing) -> bool:
+def _prolific_proven(landing: Landing, ip: str | None) -> bool:
     """True when Prolific stands behind the landing (asked once: a proven landing's identity
-    remembers it); LandingRefused when it does not, LandingPending when it cannot be asked."""
+    remembers it); LandingRefused when it does not, LandingPending when it cannot be asked.
+
+    Made-up sessions cost a call to Prolific each, so the sessions Prolific refused count toward
+    the address's landing caps (PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR, per IPv6 /48 its own), kept
+    in the cache for an hour: past them Prolific is not asked, and a flood from a few addresses
+    cannot spend the API's rate limit that honest landings need."""
     if workers.landing_proven(landing.platform, landing.worker_id, landing.external_assignment):
         return True
+    if ip is None:
+        raise LandingRefused("Address not readable", ADDRESS_UNREADABLE, status=403)
     studies = prolific_studies(landing.campaign)
     if not studies:
         raise LandingRefused("Not a study of this site", NOT_PROVEN.format(why="no study published"), status=403)
+    counters = _refusal_counters(ip)
+    if any((cache.get(key) or 0) >= limit for key, limit in counters):
+        raise LandingRefused("Too many unconfirmed sessions", TOO_MANY_REFUSED, status=429)
     try:
         submission = landing_submission(get_platform(Worker.PROLIFIC), landing.external_assignment)
     except base.PlatformError as error:
         raise LandingPending(str(error)) from error
     why = session_refusal(submission, landing.worker_id, studies)
     if why:
+        for key, _limit in counters:
+            cache.add(key, 0, timeout=3600)
+            cache.incr(key)
         raise LandingRefused("Session not confirmed", NOT_PROVEN.format(why=why), status=403)
     return True
+
+
+def _refusal_counters(ip: str) -> list[tuple[str, int]]:
+    """The cache keys counting refused sessions from the address's blocks, with their caps."""
+    counters = [
+        (
+            f"prolific-refused:{address_block(ip, settings.PLATFORM_IPV6_PREFIX)}",
+            settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR,
+        )
+    ]
+    site = address_block(ip, workers.SITE_PREFIX)
+    if ":" in site:
+        counters.append((f"prolific-refused:{site}", settings.PLATFORM_NEW_WORKERS_PER_IPV6_48_PER_HOUR))
+    return counters
 
 
 def prolific_studies(campaign: Campaign) -> set[str]:

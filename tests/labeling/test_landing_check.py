@@ -5,6 +5,7 @@ each answer: proven, refused, or (Prolific cannot be asked) a page that asks aga
 import pytest
 import requests
 import responses
+from django.core.cache import cache
 from django.test import Client
 
 from labeling.landing import session_refusal
@@ -17,6 +18,11 @@ from tests.labeling.platform_helpers import prolific_landing, prolific_sessions
 __all__ = ["prolific_sessions"]
 STUDY = "60checkstudy0000000000000"
 TOKEN = "prolific-test-token"
+
+
+@pytest.fixture(autouse=True)
+def _no_refusals_counted_yet():
+    cache.clear()  # refused sessions are counted in the cache, which outlives a test's rollback
 
 
 @pytest.fixture
@@ -135,6 +141,20 @@ def test_a_campaign_not_published_on_prolific_opens_to_no_prolific_landing(db, p
     prolific_sessions.start("S1", "P1", STUDY)
     link = prolific_landing(campaign, worker="P1", session="S1", study=STUDY, made_up=True)
     assert Client().get(link).status_code == 403 and not Worker.objects.exists()
+
+
+def test_sessions_prolific_refused_count_toward_the_address_cap(campaign, prolific_sessions, settings):
+    settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR = 3
+    statuses = [
+        Client(REMOTE_ADDR="203.0.113.7")
+        .get(prolific_landing(campaign, worker=f"F{n}", session=f"M{n}", study=STUDY, made_up=True))
+        .status_code
+        for n in range(5)
+    ]
+    assert statuses == [403, 403, 403, 429, 429] and prolific_sessions.calls == 3
+    # another address is asked as before, and a real session from it lands
+    real = prolific_landing(campaign, worker="P1", session="S1", study=STUDY)
+    assert Client(REMOTE_ADDR="192.0.2.1").get(real).status_code == 302
 
 
 def test_a_blocked_id_is_refused_before_prolific_is_asked(campaign, prolific_sessions):
