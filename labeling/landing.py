@@ -107,6 +107,11 @@ def land(landing: Landing, *, ip: str | None) -> tuple[Worker, Assignment | None
         raise LandingRefused("Not allowed", BLOCKED, status=403)
     if worker.signup_campaign_id != landing.campaign.pk:
         raise LandingRefused("Another study's session", OTHER_STUDY, status=409)
+    return worker, _claim(worker, landing, phantom=phantom)
+
+
+def _claim(worker: Worker, landing: Landing, *, phantom: bool) -> Assignment | None:
+    """The landing's one HIT: a phantom place on the MTurk HIT's own HIT of ours, or a seat."""
     if phantom:
         assignment = claim.take_phantom_place(worker, landing.campaign, landing.prefer_hit_id)
     else:
@@ -118,7 +123,7 @@ def land(landing: Landing, *, ip: str | None) -> tuple[Worker, Assignment | None
     elif not _bound_to(assignment, landing):
         # someone who knows the worker id but not the platform's assignment id: no sign-in
         raise LandingRefused("HIT opened elsewhere", OPENED_ELSEWHERE, status=409)
-    return worker, assignment
+    return assignment
 
 
 def _published_on_mturk(campaign: Campaign) -> bool:
