@@ -263,7 +263,8 @@ def _checking(request: HttpRequest, landing: Landing) -> HttpResponse:
         "url": request.get_full_path(),
         "retry_seconds": CHECK_AGAIN_SECONDS,
     }
-    return render(request, "labeling/platform/checking.html", context, status=503)
+    # 202, not 503: a proxy may put its own page in place of a 5xx body, and this one must reload
+    return render(request, "labeling/platform/checking.html", context, status=202)
 
 
 def _needs_confirmation(request: HttpRequest, landing: Landing) -> bool:

@@ -119,7 +119,7 @@ def test_prolific_not_answering_shows_a_page_that_asks_again_and_creates_nothing
     browser = Client(REMOTE_ADDR="192.0.2.1")
     response = browser.get(link)
     page = response.content.decode()
-    assert response.status_code == 503 and "Checking with Prolific" in page and 'http-equiv="refresh"' in page
+    assert response.status_code == 202 and "Checking with Prolific" in page and 'http-equiv="refresh"' in page
     assert not Worker.objects.exists() and "_auth_user_id" not in browser.session
     prolific_sessions.down = False  # Prolific answers again: the page's reload lands
     assert browser.get(link).status_code == 302 and Assignment.objects.count() == 1
