@@ -200,10 +200,14 @@ def test_start_another_hit_after_submitting_gives_a_landing_nothing():
         browser = Client(REMOTE_ADDR=ATTACKER_V4[0])
         assignment = landed(mturk(campaign, browser, f"FAKE{n}", f"FAKEAS{n}"))
         submit_through_pages(browser, assignment)
-        for _ in range(4):  # "Start another HIT", again and again
+        done = browser.get(reverse("labeling:assignment_done", args=[assignment.pk])).content.decode()
+        assert "Start another HIT" not in done and 'id="one-hit-per-session"' in done
+        for _ in range(4):  # "Start another HIT" posted by hand all the same, again and again
             response = browser.post(reverse("labeling:claim"), {"campaign": campaign.pk})
             assert response.status_code == 302 and response["Location"] == reverse("labeling:worker_home")
             assert browser.post(reverse("labeling:claim")).status_code == 302
+        home = browser.get(reverse("labeling:worker_home"))
+        assert home.status_code == 200 and f'name="campaign" value="{campaign.pk}"' not in home.content.decode()
         seats_taken.append(42 - free_seats(campaign))
     assert Assignment.objects.count() == 3 and seats_taken == [1, 2, 3]
 
