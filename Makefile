@@ -6,8 +6,10 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# where pip finds torch (empty: the default index, PyPI); e.g. PyTorch's CPU wheel index
+TORCH_INDEX_URL ?=
 
-.PHONY: install browser-deps demo test lint format clean docs docs-check docs-serve
+.PHONY: install browser-deps demo demo-build demo-check test lint format clean docs docs-check docs-serve
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,19 +19,35 @@ install: $(VENV)/.installed
 # A stamp: pip runs again only when pyproject.toml changed (a second `make demo` starts in seconds).
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --upgrade pip
-	# torch is pinned to the CPU build first so nothing pulls the CUDA wheels
-	$(BIN)/pip install --quiet torch==2.13.0
+	# torch first, from TORCH_INDEX_URL when given (PyTorch's CPU wheel index avoids the CUDA build,
+	# several GB, that the default index serves on Linux; see the README)
+	$(BIN)/pip install --quiet $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL)) torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
 # demo_setup builds the whole demo (corpus, campaign with a simulated crowd, models, exports) in
 # one job on a worker of its own and prints where to click first; run again it only prints that.
 # Then honcho (Procfile) runs the web server and a worker together, and Ctrl-C stops both.
-demo: install
+demo: demo-build
+	@echo "Serving on http://$(HOST):$(PORT)/  (researcher: demo / demo-researcher; annotators: annotator1 / demo-annotator1)"
+	DEBUG=1 HOST=$(HOST) PORT=$(PORT) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start --env /dev/null
+
+demo-build: install
 	DEBUG=1 $(BIN)/python manage.py migrate --noinput
 	DEBUG=1 $(BIN)/python manage.py demo_setup --with-worker
-	@echo "Serving on http://$(HOST):$(PORT)/  (researcher: demo / demo-researcher; annotators: annotator1 / demo-annotator1)"
-	DEBUG=1 HOST=$(HOST) PORT=$(PORT) PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start
+
+# What CI runs before the suite: the demo exactly as `make demo` builds it (shipped settings, SQLite,
+# the embedded broker), served by the Procfile's web command, and a newcomer's first steps through
+# it over HTTP (sign in as annotator1, claim a HIT of the demo campaign, answer a screen, see the
+# next one: .ci/demo_smoke.py). The server stops afterwards, whatever the outcome.
+SMOKE_PORT ?= 8765
+demo-check: demo-build
+	mkdir -p var
+	DEBUG=1 $(BIN)/python manage.py runserver 127.0.0.1:$(SMOKE_PORT) --noreload > var/demo-check-server.log 2>&1 & \
+	server=$$!; \
+	$(BIN)/python .ci/demo_smoke.py http://127.0.0.1:$(SMOKE_PORT); status=$$?; \
+	kill $$server; wait $$server 2>/dev/null; \
+	[ $$status -eq 0 ] || { tail -n 40 var/demo-check-server.log; exit $$status; }
 
 # The suite runs on every CPU (pytest-xdist, one test database per worker; tests that share an outside
 # resource carry an xdist_group mark and run on one worker). `make test PYTEST_XDIST=` runs it serially.

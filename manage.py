@@ -5,6 +5,10 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    # .env in the project folder, the environment winning over it (config/dotenv.py)
+    from config.dotenv import load_env_file
+
+    load_env_file()
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)

@@ -37,3 +37,22 @@ class SkillContextAdmin(admin.ModelAdmin):
     list_display = ["dialogue", "kind", "position", "text"]
     list_filter = ["kind"]
     raw_id_fields = ["dialogue"]
+
+
+@admin.register(models.AuditEntry)
+class AuditEntryAdmin(admin.ModelAdmin):
+    """Read-only: the audit log is append-only (annotation.audit writes it; nobody edits it)."""
+
+    list_display = ["at", "kind", "actor", "target_type", "target_id", "campaign_id", "reason"]
+    list_filter = ["kind", "actor_kind"]
+    search_fields = ["actor", "target_id", "reason"]
+    actions = None
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

@@ -384,3 +384,6 @@ class TurnSkill(models.Model):
         """(skill, p) in the classifier's skill order (PostgreSQL's jsonb does not keep key order)."""
         order = {name: i for i, name in enumerate(self.model_version.label_names)}
         return sorted(self.distribution.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))
+
+
+from annotation.audit_log import AuditEntry  # noqa: E402, F401  (the audit log, a table of this app)

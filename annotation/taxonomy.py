@@ -4,6 +4,7 @@ Pure data, no Django import: the seed migration, the annotator tutorial, the wea
 exporters all read it from here. Descriptions and tutorial examples are written for this project.
 """
 
+import unicodedata
 from dataclasses import dataclass
 
 EMOTION = "emotion"
@@ -314,8 +315,9 @@ _BY_KEY = {spec.name.lower(): spec for spec in TAXONOMY}
 
 
 def normalise_label_name(text: str) -> str:
-    """Fold case and white space so a typed 'other' answer can be matched to a known label."""
-    return " ".join(text.split()).lower()
+    """Fold width and compatibility forms (NFKC: "Ｓａｄ" is "Sad"), case and white space, so a
+    typed 'other' answer can be matched to a known label."""
+    return " ".join(unicodedata.normalize("NFKC", text).split()).lower()
 
 
 def canonical_label(text: str) -> str | None:

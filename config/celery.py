@@ -14,7 +14,8 @@ app.autodiscover_tasks()
 
 @app.on_after_configure.connect
 def schedule_periodic_jobs(sender, **kwargs) -> None:
-    """Celery beat (`celery -A config beat`) queues these; the jobs themselves run in workers.
+    """Celery beat (`python -m config.beat`, which reads .env first, or `celery -A config beat`) queues
+    these; the jobs themselves run in workers.
     labeling.platform_sync every PLATFORM_SYNC_MINUTES, labeling.free_lapsed_seats every
     PLATFORM_SEAT_SWEEP_MINUTES (0: off; a claim sweeps first either way)."""
     from django.conf import settings

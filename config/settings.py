@@ -60,6 +60,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # names the signed-in person as the actor of every audit entry a request writes
+    "annotation.audit.ActorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # last, as django-axes asks: it turns a locked-out login into its lockout response
@@ -292,6 +294,20 @@ if not 0 <= SUGGESTER_OTHER_WARN_RATE <= 1:
 SUGGESTER_WARN_MIN_ANSWERS = env_int("SUGGESTER_WARN_MIN_ANSWERS", 30)
 # --- end of input limits ------------------------------------------------------------------------
 
+# --- Study report and model raters (wt-report; docs/analysis/study-report.md) --------------------
+# Bootstrap resamples over items for the study report's intervals (page and `study_report`).
+STUDY_REPORT_RESAMPLES = env_int("STUDY_REPORT_RESAMPLES", 1000)
+if STUDY_REPORT_RESAMPLES < 1:
+    raise ConfigError(f"STUDY_REPORT_RESAMPLES={STUDY_REPORT_RESAMPLES} must be at least 1")
+# A chat model behind an OpenAI-compatible endpoint, labeling a campaign's items as a rater.
+# URL: the API base ending before /chat/completions (e.g. https://api.openai.com/v1); empty: off.
+MODEL_RATER_ENDPOINT_URL = env_str("MODEL_RATER_ENDPOINT_URL", "")
+MODEL_RATER_MODEL = env_str("MODEL_RATER_MODEL", "")
+MODEL_RATER_API_KEY = env_str("MODEL_RATER_API_KEY", "")  # sent as a Bearer token, never logged
+MODEL_RATER_TIMEOUT_SECONDS = env_float("MODEL_RATER_TIMEOUT_SECONDS", 30.0)
+MODEL_RATER_MAX_RETRIES = env_int("MODEL_RATER_MAX_RETRIES", 2)  # after a 429 or a timeout
+MODEL_RATER_FEW_SHOT = env_int("MODEL_RATER_FEW_SHOT", 5)  # gold examples in the prompt
+
 # --- Pipeline knobs -------------------------------------------------------------------------
 # the papers' "over 5 s" (annotation/papers.py is pure: no Django import, safe to read here)
 DIALOGUE_GAP_SECONDS = env_float("DIALOGUE_GAP_SECONDS", PAPERS_DIALOGUE_GAP)
@@ -389,6 +405,20 @@ QUIZ_DEMO_BANK = env_bool("QUIZ_DEMO_BANK", default=False)
 QUIZ_ITEMS_PER_SEAT = env_bool("QUIZ_ITEMS_PER_SEAT", default=False)
 if QUIZ_MAX_EXPOSURES < 1 or QUIZ_RETIRE_AFTER_REVEALS < 1:
     raise ConfigError("QUIZ_MAX_EXPOSURES and QUIZ_RETIRE_AFTER_REVEALS must be at least 1")
+
+# The adjudication queue (docs/crowd/adjudication.md): besides every item without a majority, a
+# reviewer settles the items whose Dawid-Skene posterior maximum is below this (a campaign's own
+# adjudicate_posterior_below wins over it); 0 turns the posterior rule off.
+ADJUDICATE_POSTERIOR_BELOW = env_float("ADJUDICATE_POSTERIOR_BELOW", 0.5)
+if not 0.0 <= ADJUDICATE_POSTERIOR_BELOW <= 1.0:
+    raise ConfigError(f"ADJUDICATE_POSTERIOR_BELOW={ADJUDICATE_POSTERIOR_BELOW} must be between 0 and 1")
+# `manage.py push_dataset` (docs/analysis.md, "Push to the Hub"): the Hugging Face Hub's address
+# (another for a mirror or a test stand-in), the token that may write the repository (empty: the
+# huggingface_hub client's own, HF_TOKEN or a saved login; never logged), and the card's licence
+# (a Hub licence id; "other" because the turns are subtitle lines under their own copyright).
+HUB_ENDPOINT = env_url("HUB_ENDPOINT", "https://huggingface.co", ("https", "http"))
+HUB_TOKEN = env_str("HUB_TOKEN", "")
+DATASET_LICENSE = env_str("DATASET_LICENSE", "other")
 
 # --- DRF ------------------------------------------------------------------------------------
 REST_FRAMEWORK = {

@@ -48,3 +48,21 @@ class CampaignAdmin(admin.ModelAdmin):
 @admin.register(models.QuizQuestion)
 class QuizQuestionAdmin(admin.ModelAdmin):
     list_display = ["text", "gold_label", "source", "is_active"]
+
+
+@admin.register(models.RaterAnswer)
+class RaterAnswerAdmin(admin.ModelAdmin):
+    """Read-only: the table of a model rater's answers, each with its calls, tokens and seconds
+    (written by labeling.raters.rate only)."""
+
+    list_display = ["rater", "campaign", "turn", "status", "label_text", "calls", "prompt_tokens", "seconds"]
+    list_filter = ["status", "rater"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

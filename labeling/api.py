@@ -162,7 +162,7 @@ class WorkerStatusView(APIView):
         serializer = WorkerStatusSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         blocked = serializer.validated_data["blocked"]
-        new_status = set_blocked(worker, blocked)
+        new_status = set_blocked(worker, blocked, reason=serializer.validated_data.get("reason", ""))
         return Response({"id": worker.pk, "blocked": blocked, "status": new_status})
 
 

@@ -8,10 +8,11 @@ set, the arguments it is created from) it says through labeling.task_types.
 
 from collections.abc import Iterable
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotation.models import Label
-from labeling import seats, task_types
+from labeling import audit_trail, seats, task_types
 from labeling.hits import build_hits
 from labeling.models import HIT, LAST_TURN_LABEL, Campaign
 
@@ -79,6 +80,9 @@ def create_campaign(
             **settings,
         )
         campaign.labels.set(label_set)
+        audit_trail.campaign_created(
+            campaign, {**settings, "task_type": task_type, "task_config": config, "labels": sorted(label_set, key=str)}
+        )
     return campaign
 
 
@@ -121,9 +125,41 @@ def set_campaign_status(campaign: Campaign, status: str) -> Campaign:
         return campaign
     if status not in ALLOWED[current]:
         raise StatusChangeRefused(f"a {current} campaign cannot become {status}")
-    if not Campaign.objects.filter(pk=campaign.pk, status=current).update(status=status):
-        raise StatusChangeRefused("the campaign changed meanwhile; reload and try again")
+    with transaction.atomic():
+        if not Campaign.objects.filter(pk=campaign.pk, status=current).update(status=status):
+            raise StatusChangeRefused("the campaign changed meanwhile; reload and try again")
+        audit_trail.setting_changed(campaign, "status", current, status)
     campaign.status = status
     if status == Campaign.OPEN:
         seats.recount(campaign.hits.all())  # opening repairs any count a hand edit left wrong
     return campaign
+
+
+# Settings a researcher may change once the campaign exists: ones that change no HIT already built
+# and no pay already promised. Each change is recorded with its reason (labeling.audit_trail).
+EDITABLE_SETTINGS = ("name", "description", "adjudicate_posterior_below")
+
+
+def change_campaign_settings(campaign: Campaign, changes: dict, reason: str = "") -> list[str]:
+    """Change editable settings (EDITABLE_SETTINGS), each checked by the model's own validators;
+    returns the names that changed. Raises CampaignRefused naming the field; nothing is saved then."""
+    for name in changes:
+        if name not in EDITABLE_SETTINGS:
+            raise CampaignRefused(name, f"cannot be changed here; editable: {', '.join(EDITABLE_SETTINGS)}")
+    with transaction.atomic():
+        locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        changed = {name: value for name, value in changes.items() if getattr(locked, name) != value}
+        for name, value in changed.items():
+            setattr(locked, name, value)
+        try:
+            locked.full_clean(exclude=[f.name for f in Campaign._meta.fields if f.name not in changed])
+        except ValidationError as error:
+            field, messages = next(iter(error.message_dict.items()))
+            raise CampaignRefused(field, " ".join(messages)) from error
+        if changed:
+            locked.save(update_fields=list(changed))
+        for name, value in changed.items():
+            audit_trail.setting_changed(campaign, name, getattr(campaign, name), value, reason)
+    for name, value in changed.items():
+        setattr(campaign, name, value)
+    return list(changed)

@@ -14,8 +14,10 @@ import hmac
 import secrets
 from urllib.parse import urlencode
 
+from django.db import transaction
 from django.urls import reverse
 
+from labeling import audit_trail
 from labeling.models import Campaign, Worker, new_entry_token
 
 TOKEN_PARAMETER = "token"
@@ -36,7 +38,9 @@ def token_matches(campaign: Campaign, given: str | None, platform: str) -> bool:
 def rotate_entry_token(campaign: Campaign) -> str:
     """Give the campaign a new entry token (the one writer of it); returns the new token."""
     token = new_entry_token()
-    Campaign.objects.filter(pk=campaign.pk).update(entry_token=token)
+    with transaction.atomic():
+        Campaign.objects.filter(pk=campaign.pk).update(entry_token=token)
+        audit_trail.setting_changed(campaign, "entry_token", None, None)  # the token itself is never logged
     campaign.entry_token = token
     return token
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from django.db import transaction
 from django.db.models import F
 
-from labeling import task_types
+from labeling import audit_trail, task_types
 from labeling.models import HIT, Campaign, HITItem
 
 _BATCH = 2000
@@ -40,6 +40,8 @@ def build_hits(campaign: Campaign, source, *, seed: int | str | None = None, **o
 
 def record_suggestion_model(campaign: Campaign, version) -> Campaign:
     """Remember the model version whose top 3 the campaign's HITs offer (the newest build wins)."""
+    if campaign.suggestion_model_id != getattr(version, "pk", None):
+        audit_trail.setting_changed(campaign, "suggestion_model", campaign.suggestion_model_id, version)
     Campaign.objects.filter(pk=campaign.pk).update(suggestion_model=version)
     campaign.suggestion_model = version
     return campaign

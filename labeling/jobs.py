@@ -4,9 +4,10 @@ from typing import Literal
 
 from pydantic import Field
 
+from annotation import audit
 from jobs.registry import JobParameters, register
 from jobs.runtime import report_progress
-from labeling import task_types
+from labeling import audit_trail, task_types
 from labeling.models import Campaign
 
 
@@ -19,7 +20,8 @@ def aggregate_campaign_job(job, campaign_id: int) -> dict:
     """Aggregate with the campaign's task type (a label campaign first opens the extra seats that
     are due: follow-up HITs under a redundancy policy, tie-break HITs under `fixed`)."""
     campaign = Campaign.objects.get(pk=campaign_id)
-    return {"campaign": campaign_id, **task_types.of(campaign).aggregate(campaign)}
+    with audit.acting_as(audit_trail.job_actor(job, audit_trail.AGGREGATION)):
+        return {"campaign": campaign_id, **task_types.of(campaign).aggregate(campaign)}
 
 
 class PlatformSyncParameters(JobParameters):
@@ -40,7 +42,8 @@ def platform_sync_job(job, campaign_id: int | None = None) -> dict:
     total = publications.count()
     for done, publication in enumerate(publications, start=1):
         try:
-            counts = sync_publication(publication)
+            with audit.acting_as(audit_trail.job_actor(job, audit_trail.PLATFORM_SYNC)):
+                counts = sync_publication(publication)
         except SyncBusy:
             result["busy"] += 1
             continue
@@ -63,11 +66,9 @@ def platform_publish_job(job, campaign_id: int, platform: str, base_url: str) ->
     from labeling.platforms import get_platform, publish_campaign
 
     campaign = Campaign.objects.get(pk=campaign_id)
-    return {
-        "campaign": campaign_id,
-        "platform": platform,
-        "published": publish_campaign(campaign, get_platform(platform), base_url),
-    }
+    with audit.acting_as(audit_trail.job_actor(job, "platform-publish")):
+        published = publish_campaign(campaign, get_platform(platform), base_url)
+    return {"campaign": campaign_id, "platform": platform, "published": published}
 
 
 class PlatformCloseParameters(JobParameters):
@@ -85,6 +86,27 @@ def platform_close_job(job, campaign_id: int) -> dict:
         close_publication(publication)
         closed += 1
     return {"campaign": campaign_id, "closed": closed}
+
+
+class ModelRaterParameters(JobParameters):
+    campaign_id: int = Field(ge=1, title="Campaign id")
+    model_version_id: int | None = Field(
+        None, ge=1, title="Model version id (empty: the chat model behind MODEL_RATER_ENDPOINT_URL)"
+    )
+
+
+@register("labeling.model_rater", parameters=ModelRaterParameters)
+def model_rater_job(job, campaign_id: int, model_version_id: int | None = None) -> dict:
+    """A model labels the campaign's items as a rater (labeling.raters.rate): a model version of
+    ours through its predictions, or the chat model behind the configured endpoint."""
+    from annotation.models import ModelVersion
+    from labeling.raters.rate import endpoint_from_settings, rate_with_endpoint, rate_with_model_version
+
+    campaign = Campaign.objects.get(pk=campaign_id)
+    if model_version_id is not None:
+        return rate_with_model_version(campaign, ModelVersion.objects.get(pk=model_version_id))
+    progress = lambda done, total: report_progress(job, done, total, "items rated")  # noqa: E731
+    return rate_with_endpoint(campaign, endpoint_from_settings(), progress=progress)
 
 
 class FreeLapsedSeatsParameters(JobParameters):

@@ -25,7 +25,7 @@ from django.db import transaction
 from django.db.models import Count, Sum
 from django.utils import timezone
 
-from labeling import seats
+from labeling import audit_trail, seats
 from labeling.models import Assignment, Campaign, PaymentEntry, Publication, Worker
 from labeling.qualification import reward_and_bonus
 
@@ -39,14 +39,15 @@ def approve_assignment(assignment: Assignment) -> Assignment:
     A platform worker's submission waits for the platform's confirmation first."""
     if Assignment.objects.pending_confirmation().filter(pk=assignment.pk).exists():
         raise ReviewRefused(f"assignment {assignment.pk} is pending: the platform has not confirmed it yet")
-    return _move(assignment, set(Assignment.DONE), Assignment.APPROVED)
+    with audit_trail.watching_assignment(assignment):
+        return _move(assignment, set(Assignment.DONE), Assignment.APPROVED)
 
 
 def reject_assignment(assignment: Assignment) -> Assignment:
     """submitted -> rejected. An approved assignment that has been paid cannot be rejected."""
     if PaymentEntry.objects.filter(assignment=assignment, paid_at__isnull=False).exists():
         raise ReviewRefused(f"assignment {assignment.pk} was already paid")
-    with transaction.atomic():
+    with transaction.atomic(), audit_trail.watching_assignment(assignment):
         # done work holds a seat; rejected work does not: its seat is free again
         rejected = Assignment.objects.filter(pk=assignment.pk, status__in=Assignment.DONE).update(
             status=Assignment.REJECTED
@@ -63,12 +64,16 @@ def approve_submitted(campaign: Campaign) -> int:
     Work of blocked workers waits for a decision, one assignment at a time; pending platform work
     waits for the platform's confirmation; work a platform sync tracks is approved by the sync (on
     the platform first), never here, so the two never disagree."""
-    return (
+    chosen = (
         Assignment.objects.filter(hit__campaign=campaign, status=Assignment.SUBMITTED, platform_submission__isnull=True)
         .counted()
         .exclude(worker__status=Worker.BLOCKED)
-        .update(status=Assignment.APPROVED)
     )
+    with transaction.atomic():
+        ids = audit_trail.lock_ids(chosen)
+        approved = Assignment.objects.filter(pk__in=ids, status=Assignment.SUBMITTED).update(status=Assignment.APPROVED)
+        audit_trail.assignments_moved(ids, before=Assignment.SUBMITTED, after=Assignment.APPROVED)
+    return approved
 
 
 def _move(assignment: Assignment, allowed: set[str], target: str) -> Assignment:
@@ -135,9 +140,10 @@ def payments_due(campaign: Campaign) -> list[WorkerDue]:
 
 def mark_paid(campaign: Campaign) -> int:
     """Stamp every due entry of the campaign as paid now; returns how many."""
-    return PaymentEntry.objects.filter(assignment__hit__campaign=campaign, paid_at__isnull=True).update(
-        paid_at=timezone.now()
-    )
+    with audit_trail.paying(
+        PaymentEntry.objects.filter(assignment__hit__campaign=campaign, paid_at__isnull=True)
+    ) as ids:
+        return PaymentEntry.objects.filter(pk__in=ids).update(paid_at=timezone.now())
 
 
 # --- Platform payments: each step recorded before and after the call -----------------------------
@@ -145,9 +151,9 @@ def mark_paid(campaign: Campaign) -> int:
 
 def mark_rewards_paid(assignment_ids: list[int]) -> int:
     """The platform paid these assignments' rewards when it approved them."""
-    return PaymentEntry.objects.filter(
-        assignment_id__in=assignment_ids, kind=PaymentEntry.REWARD, paid_at__isnull=True
-    ).update(paid_at=timezone.now())
+    due = PaymentEntry.objects.filter(assignment_id__in=assignment_ids, kind=PaymentEntry.REWARD, paid_at__isnull=True)
+    with audit_trail.paying(due, "paid by the platform with its approval") as ids:
+        return PaymentEntry.objects.filter(pk__in=ids).update(paid_at=timezone.now())
 
 
 def bonuses_due(publication: Publication) -> list[PaymentEntry]:
@@ -223,7 +229,8 @@ def start_pay(reference: str) -> bool:
 def mark_entries_paid(*, ids: list[int] | None = None, reference: str = "") -> int:
     entries = PaymentEntry.objects.filter(paid_at__isnull=True)
     entries = entries.filter(pk__in=ids) if ids is not None else entries.filter(platform_reference=reference)
-    return entries.update(paid_at=timezone.now())
+    with audit_trail.paying(entries) as locked:
+        return PaymentEntry.objects.filter(pk__in=locked).update(paid_at=timezone.now())
 
 
 def abandon_reference(reference: str) -> int:
@@ -246,5 +253,6 @@ def resolve_unsure_payment(campaign: Campaign, reference: str, *, paid: bool) ->
     entries, so the next sync pays them through a new payment object)."""
     unsure = payment_unsure(campaign).filter(platform_reference=reference)
     if paid:
-        return unsure.update(paid_at=timezone.now())
+        with audit_trail.paying(unsure, "a researcher checked the platform: it was paid") as ids:
+            return PaymentEntry.objects.filter(pk__in=ids).update(paid_at=timezone.now())
     return unsure.update(platform_reference="", pay_started_at=None)

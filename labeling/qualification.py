@@ -40,13 +40,13 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, OuterRef, Q, QuerySet, Sum
+from django.db.models import Exists, OuterRef, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import ModelVersion
 from labeling import quiz_pool, task_types, workers
-from labeling.crowd.qualification import QuizHistory, histories, passes
+from labeling.crowd.qualification import QuizHistory, answered_right, histories, passes
 from labeling.hits import write_hits
 from labeling.label_sets import campaign_labels
 from labeling.models import (
@@ -222,13 +222,15 @@ def check_screen(assignment: Assignment, item: HITItem) -> QuizCheck | None:
     existing = QuizCheck.objects.filter(assignment=assignment, item=item).first()
     if existing is not None:
         return existing
-    answer = Response.objects.filter(assignment=assignment, item=item).values_list("label_id", flat=True)
-    if not answer.exists():
+    answer = (
+        Response.objects.filter(assignment=assignment, item=item).values_list("label__name", "new_label_text").first()
+    )
+    if answer is None:
         return None
-    gold = item.quiz_question.gold_label_id
+    correct = answered_right(answer[0] or answer[1], item.quiz_question.gold_label.name)
     try:
         with transaction.atomic():
-            check = QuizCheck.objects.create(assignment=assignment, item=item, correct=answer[0] == gold)
+            check = QuizCheck.objects.create(assignment=assignment, item=item, correct=correct)
             quiz_pool.record_reveals([item.quiz_question_id])
     except IntegrityError:  # a double click: the other request checked it
         return QuizCheck.objects.get(assignment=assignment, item=item)
@@ -328,17 +330,24 @@ def quiz_histories(person_ids: Iterable[int]) -> dict[int, QuizHistory]:
             Q(assignment__worker_id__in=ids) | Q(assignment__worker__merged_into_id__in=ids),
             item__quiz_question__gold_label__isnull=False,
         )
-        .annotate(person=_person(), right=Q(label_id=F("item__quiz_question__gold_label_id")))
-        .values_list("person", "item__hit__campaign_id", "right")
+        .annotate(person=_person())
+        .values_list(
+            "person", "item__hit__campaign_id", "label__name", "new_label_text", "item__quiz_question__gold_label__name"
+        )
     )
-    return histories(rows)
+    # a typed label has no label id: it is judged by its text (answered_right), never left unknown
+    return histories(
+        (person, campaign, answered_right(label or typed, gold)) for person, campaign, label, typed, gold in rows
+    )
 
 
 def dashboard_rows(campaign: Campaign) -> list[dict]:
-    """Per worker who took any HIT of the campaign: their qualification result here (if the
+    """Per person with counted work in the campaign (a site worker's submitted work, a platform
+    worker's once confirmed, under the proven worker): their qualification result here (if the
     campaign has the step) and their quiz history over every campaign."""
     people = (
         Assignment.objects.filter(hit__campaign=campaign)
+        .counted()
         .annotate(person=Coalesce("worker__merged_into_id", "worker_id"))
         .values_list("person", flat=True)
         .distinct()
@@ -376,12 +385,18 @@ def campaign_summary(campaign: Campaign) -> dict:
     """What the campaign page shows of the step: its settings' effect, the seats, who passed, and
     every worker's quiz history."""
     seats = qualification_hits(campaign).aggregate(seats=Sum("required_workers"), free=Sum("seats_free"))
-    results = QualificationResult.objects.filter(campaign=campaign)
+    # people, on results that count (a platform worker's once the platform confirmed the quiz)
+    results = (
+        QualificationResult.objects.filter(campaign=campaign)
+        .filter(Q(worker__platform=Worker.SITE) | Q(assignment__platform_confirmed_at__isnull=False))
+        .annotate(person=Coalesce("worker__merged_into_id", "worker_id"))
+    )
+    passed = set(results.filter(passed=True).values_list("person", flat=True))
     return {
         "seats": seats["seats"] or 0,
         "free": seats["free"] or 0,
-        "passed": results.filter(passed=True).count(),
-        "failed": results.filter(passed=False).count(),
+        "passed": len(passed),
+        "failed": len(set(results.filter(passed=False).values_list("person", flat=True)) - passed),
         "minutes": campaign.qualification_minutes,
         "rows": dashboard_rows(campaign),
     }

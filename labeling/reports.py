@@ -7,24 +7,40 @@ aggregating.
 """
 
 from collections import Counter
+from dataclasses import dataclass
 from decimal import Decimal
 
+from django.db import transaction
 from django.db.models import Count, Q, Sum
 
-from annotation.models import Label
+from annotation import audit
+from annotation.models import AuditEntry, Label
+from annotation.taxonomy import normalise_label_name
 from labeling import task_types
+from labeling.crowd.label_text import LabelTextRefused, clean_label_text, look_alike_of, odd_letters, visible
 from labeling.models import HIT, Assignment, Campaign
 from labeling.payments import WorkerDue, payments_due
 from labeling.platforms.costs import money
 
 
 def campaign_report(campaign: Campaign) -> dict:
-    return {
+    report = {
         "campaign": {"id": campaign.pk, "name": campaign.name, "status": campaign.status},
         "progress": _progress(campaign),
         **task_types.of(campaign).report(campaign),
         "payments_due": _payments(campaign),
     }
+    _hide_refused_proposals(report)
+    return report
+
+
+def _hide_refused_proposals(report: dict) -> None:
+    """A proposal a researcher refused leaves the queue (the audit log keeps it and its reason)."""
+    other = report.get("other_answers")
+    if not other or not other.get("proposed_labels"):
+        return
+    refused = refused_proposals()
+    other["proposed_labels"] = [row for row in other["proposed_labels"] if _proposal_key(row["text"]) not in refused]
 
 
 def _ratio(part: int, whole: int) -> float | None:
@@ -76,14 +92,87 @@ def format_due(campaign: Campaign, due: list[WorkerDue]) -> dict:
     }
 
 
-def accept_proposed_label(text: str) -> Label:
-    """Add a typed label to the taxonomy as kind "proposed" (or return the label it already names)."""
+class ProposalRefused(ValueError):
+    """A typed label that cannot join the taxonomy; `looks_like` names the label it reads as."""
+
+    def __init__(self, message: str, looks_like: Label | None = None) -> None:
+        super().__init__(message)
+        self.looks_like = looks_like
+
+
+@dataclass(frozen=True)
+class ProposalReview:
+    """What accepting a typed label would do, before it is done (the accept page shows it)."""
+
+    name: str  # as it would be stored: NFKC, white space collapsed
+    existing: Label | None  # the label it already names (case, width and spaces aside)
+    looks_like: Label | None  # an existing label it resembles without being it (refused)
+    refusal: str  # why it cannot be a label ("" when it can)
+
+
+def review_proposal(text: str) -> ProposalReview:
+    """Check a typed label against the taxonomy: control, direction and invisible characters,
+    length, the label it already names, and look-alikes (labeling.crowd.label_text). A look-alike
+    ("Sаd" with a Cyrillic а) is refused: a second label that reads like the first would split its
+    votes where no one can see it; its answers stay in the report as they are."""
+    try:
+        name = clean_label_text(text, max_length=10**6)
+    except LabelTextRefused as refused:
+        return ProposalReview(visible(text), None, None, f"“{visible(text)[:80]}”: {refused}")
+    if len(name) > Label._meta.get_field("name").max_length:
+        return ProposalReview(name, None, None, f"{name[:40]!r}… is too long for a label name")
+    labels = list(Label.objects.all())
+    existing = next((label for label in labels if normalise_label_name(label.name) == normalise_label_name(name)), None)
+    resembled = look_alike_of(name, [label.name for label in labels]) if existing is None else None
+    if resembled is None:
+        return ProposalReview(name, existing, None, "")
+    looks_like = next(label for label in labels if label.name == resembled)
+    odd = "; ".join(odd_letters(name, resembled))
+    return ProposalReview(
+        name,
+        None,
+        looks_like,
+        f"“{name}” looks like the label “{resembled}” ({odd}): answers typed so are a spelling of "
+        f"{resembled} by eye, and a second label that reads the same would split its votes unseen",
+    )
+
+
+def accept_proposed_label(text: str, reason: str = "") -> Label:
+    """Add a typed label to the taxonomy as kind "proposed" (or return the label it already
+    names). The one writer of an accepted proposal; refuses (ProposalRefused) what
+    review_proposal refuses, so no page or API call can create a look-alike. A new label is
+    recorded in the audit log, by whoever acts now."""
+    review = review_proposal(text)
+    if review.refusal:
+        raise ProposalRefused(review.refusal, review.looks_like)
+    if review.existing is not None:
+        return review.existing
+    with transaction.atomic():
+        label = Label.objects.create(
+            name=review.name, kind=Label.PROPOSED, description="Proposed by the crowd through Other."
+        )
+        audit.record(audit.PROPOSAL_ACCEPTED, None, label, {"proposal": review.name}, {"label": label.name}, reason)
+    return label
+
+
+def refuse_proposed_label(text: str, reason: str) -> str:
+    """Refuse a label typed through "Other": it leaves every campaign's proposals queue and stays
+    an answer that votes for no label. The reason is required; the audit log is the record."""
     name = " ".join(text.split())
     if not name:
-        raise ValueError("an empty label cannot be accepted")
-    if len(name) > Label._meta.get_field("name").max_length:
-        raise ValueError(f"{name[:40]!r}… is too long for a label name")
-    found = Label.objects.by_name(name)
-    if found is not None:
-        return found
-    return Label.objects.create(name=name, kind=Label.PROPOSED, description="Proposed by the crowd through Other.")
+        raise ValueError("text: an empty proposal cannot be refused")
+    if not (reason or "").strip():
+        raise ValueError("reason: say why the proposal is refused")
+    if Label.objects.by_name(name) is not None:
+        raise ValueError(f"text: {name!r} is a label already")
+    audit.record(audit.PROPOSAL_REFUSED, None, ("proposal", _proposal_key(name)), {"proposal": name}, None, reason)
+    return name
+
+
+def refused_proposals() -> set[str]:
+    refused = AuditEntry.objects.filter(kind=audit.PROPOSAL_REFUSED, target_type="proposal")
+    return set(refused.values_list("target_id", flat=True))
+
+
+def _proposal_key(text: str) -> str:
+    return " ".join(text.split()).casefold()[:64]

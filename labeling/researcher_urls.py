@@ -1,7 +1,9 @@
 from django.urls import path
 
+from labeling import adjudication_views as review
 from labeling import qualification_views
 from labeling import researcher_views as views
+from labeling.study_report import views as study_report_views
 
 urlpatterns = [
     path("campaigns/", views.campaign_list, name="campaign_list"),
@@ -11,6 +13,13 @@ urlpatterns = [
     path("campaigns/<int:pk>/results/", views.campaign_results, name="campaign_results"),
     path("campaigns/<int:pk>/export.<str:fmt>", views.campaign_export, name="campaign_export"),
     path("campaigns/<int:pk>/report/", views.campaign_report_partial, name="campaign_report"),
+    path("campaigns/<int:pk>/study-report/", study_report_views.study_report_page, name="study_report"),
+    path(
+        "campaigns/<int:pk>/study-report.<str:fmt>",
+        study_report_views.study_report_download,
+        name="study_report_download",
+    ),
+    path("campaigns/<int:pk>/study-report/rate/", study_report_views.study_report_rate, name="study_report_rate"),
     path("campaigns/<int:pk>/status/", views.campaign_status, name="campaign_status"),
     path("campaigns/<int:pk>/aggregate/", views.campaign_aggregate, name="campaign_aggregate"),
     path("campaigns/<int:pk>/approve/", views.campaign_approve_submitted, name="campaign_approve_submitted"),
@@ -34,4 +43,16 @@ urlpatterns = [
     ),
     path("workers/<int:pk>/block/", views.worker_block, name="worker_block"),
     path("labels/accept/", views.label_accept, name="label_accept"),
+    # adjudication, the audit log, settings (labeling.adjudication_views)
+    path("campaigns/<int:pk>/adjudication/", review.queue_page, name="adjudication_queue"),
+    path("campaigns/<int:pk>/adjudication/<int:item_id>/", review.item_page, name="adjudication_item"),
+    path("campaigns/<int:pk>/adjudication/<int:item_id>/settle/", review.settle_item, name="adjudication_settle"),
+    path(
+        "campaigns/<int:pk>/adjudication/<int:item_id>/send-back/", review.send_back_item, name="adjudication_send_back"
+    ),
+    path("campaigns/<int:pk>/audit/", review.campaign_log, name="campaign_audit_log"),
+    path("campaigns/<int:pk>/settings/", review.campaign_settings, name="campaign_settings"),
+    path("workers/<int:pk>/audit/", review.worker_log, name="worker_audit_log"),
+    path("turns/<int:turn_id>/audit/", review.turn_log, name="turn_audit_log"),
+    path("labels/refuse/", review.refuse_label, name="label_refuse"),
 ]

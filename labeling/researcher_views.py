@@ -25,7 +25,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.export.cells import escape_cell
-from config.pages import confirmation_page, confirmed
+from config.pages import confirmation_page, confirmed, refusal
 from jobs.runtime import start_job
 from labeling import quiz_pool, task_types
 from labeling.actions.release import release_unproven, unproven_holdings
@@ -47,7 +47,7 @@ from labeling.platforms.sync import request_decision
 from labeling.policy import answers_bought
 from labeling.qualification import campaign_summary
 from labeling.report_plots import report_plots
-from labeling.reports import accept_proposed_label, campaign_report
+from labeling.reports import accept_proposed_label, campaign_report, review_proposal
 from labeling.workers import set_blocked
 
 
@@ -406,7 +406,9 @@ def worker_block(request: HttpRequest, pk: int) -> HttpResponse:
     blocked = request.POST.get("action") != "unblock"
     return confirm_then_act(
         request,
-        lambda: f"Worker {worker.external_id} is now {set_blocked(worker, blocked)}.",
+        lambda: (
+            f"Worker {worker.external_id} is now {set_blocked(worker, blocked, reason=request.POST.get('reason', ''))}."
+        ),
         done_url=_back_url(request),
     )
 
@@ -414,11 +416,20 @@ def worker_block(request: HttpRequest, pk: int) -> HttpResponse:
 @staff_required
 @require_POST
 def label_accept(request: HttpRequest) -> HttpResponse:
-    """Accept a label typed through "Other" into the taxonomy, as kind "proposed"."""
-    text = " ".join(request.POST.get("text", "").split())
+    """Accept a label typed through "Other" into the taxonomy, as kind "proposed". The page
+    before it says what it would be; a text that cannot be a label (direction or invisible
+    characters, too long) or that looks like an existing label gets a refusal page naming why
+    and the label it resembles (reports.review_proposal), and nothing is created."""
+    review = review_proposal(request.POST.get("text", ""))
+    if review.refusal:
+        title = f"Looks like “{review.looks_like.name}”" if review.looks_like else "Not a label"
+        status = 409 if review.looks_like else 400
+        return refusal(request, title, review.refusal, status=status, next_url=_back_url(request), next_label="Back")
     ask = Ask(
-        f"Accept “{text[:80]}” as a label?",
-        "It joins the taxonomy (kind “proposed”) for every campaign; labels are not removed from these pages.",
+        f"Accept “{review.name[:80]}” as a label?",
+        f"It is the label {review.existing.name} already: accepting it adds nothing."
+        if review.existing
+        else "It joins the taxonomy (kind “proposed”) for every campaign; labels are not removed from these pages.",
         "Accept as label",
     )
     return confirm_then_act(

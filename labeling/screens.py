@@ -69,6 +69,12 @@ def screens_of(hit: HIT, seat: int = 0) -> dict[int, Screen]:
     return screens
 
 
+def forget() -> None:
+    """Drop every cached HIT (a test's database rollback hands ids out again)."""
+    with _lock:
+        _cache.clear()
+
+
 def _read_screens(hit_id: int, seat: int) -> dict[int, Screen]:
     items = list(
         HITItem.objects.filter(seat_items_q(seat), hit_id=hit_id).select_related("quiz_question").order_by("position")

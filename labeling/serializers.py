@@ -106,6 +106,7 @@ class WorkerStatsSerializer(serializers.Serializer):
     quiz_mark = serializers.FloatField(allow_null=True)
     quiz_accuracy = serializers.FloatField(allow_null=True)
     agreement_with_majority = serializers.FloatField(allow_null=True)
+    agreement_with_dawid_skene = serializers.FloatField(allow_null=True)
     seconds_per_hit = serializers.FloatField(allow_null=True)
     median_seconds = serializers.FloatField(allow_null=True)
     too_fast = serializers.BooleanField()
@@ -145,6 +146,9 @@ class PaymentsRecordedSerializer(serializers.Serializer):
 class WorkerStatusSerializer(serializers.Serializer):
     id = serializers.IntegerField(read_only=True)
     blocked = serializers.BooleanField(help_text="true blocks the worker (no more HITs), false unblocks")
+    reason = serializers.CharField(
+        required=False, allow_blank=True, max_length=1000, write_only=True, help_text="kept in the audit log"
+    )
     status = serializers.CharField(read_only=True, help_text="active or blocked")
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,7 @@ from django.db.models import Count, Q
 
 from annotation.demo_corpus.generator import normalised
 from labeling.actions.answer import save_response
-from labeling.actions.claim import claim_next_hit
+from labeling.actions.claim import claim_next_hit, open_hits_for
 from labeling.actions.submit import submit_assignment
 from labeling.label_sets import campaign_labels
 from labeling.models import HIT, Assignment, Campaign, HITItem, Response, Worker, seat_items_q
@@ -35,6 +36,10 @@ from labeling.task_types.last_turn_label.screen import choices_shown
 from labeling.workers import worker_for_user
 
 AMBIGUOUS_SPLIT = 0.6  # a reliable worker's share for the writer's label on a two-label line
+# workers who join when the crowd above cannot fill a seat (the claim rules keep a worker off a HIT
+# they held, a dialogue they hold elsewhere, a quiz item they have seen)
+EXTRA_PREFIX = "sim-extra-"
+EXTRA_ACCURACY = (0.9, 0.8, 0.7)
 
 
 @dataclass(frozen=True)
@@ -107,30 +112,39 @@ def simulate_campaign(
     leave_open: int = 2,
     seed: int = 15,
 ) -> CrowdReport:
-    """Fill every regular HIT of the campaign but the last `leave_open` with its required workers
-    from `crowd` (the least busy first, drawn at random, so each HIT gets a different mix), each answering every screen and submitting.
-    HITs already full are skipped, so a second run adds nothing."""
-    crowd = list(crowd)
+    """Fill the campaign's HITs but the last `leave_open` regular ones (left to people) seat by
+    seat, each answering every screen and submitting. Every seat is taken by `claim_next_hit`, the
+    claim action people use: the simulation only picks who arrives next (the least busy, drawn at
+    random, so each HIT gets a different mix), never the HIT. A worker whose claim would land on a
+    HIT left to people does not claim; when no one of the crowd can take a seat still to fill, one
+    more simulated worker joins, so the crowd is as large as the claim rules (no HIT twice, no
+    dialogue twice, no quiz item twice) need. HITs already full are skipped: a second run adds nothing."""
     rng = random.Random(seed)
-    workers = [(profile, _worker(profile)) for profile in crowd]
+    members = [(profile, _worker(profile)) for profile in crowd]
     label_names = list(campaign_labels(campaign).values_list("name", flat=True))
-    report = CrowdReport(quiz_correct={profile.username: [] for profile in crowd})
-    hits = list(campaign.hits.filter(kind=HIT.REGULAR).order_by("position", "pk"))
-    targets = hits[: max(0, len(hits) - leave_open)]
-    targets += list(campaign.hits.filter(kind=HIT.FOLLOW_UP).order_by("position", "pk"))
-    load = {worker.pk: 0 for _, worker in workers}
-    for hit in _still_open(targets):
-        report.hits += 1
-        for _ in range(hit.required_workers - _seats_done(hit)):
-            profile, worker = _next_free(workers, hit, load, rng)
-            load[worker.pk] += 1
-            assignment = claim_next_hit(worker, campaign)
-            if assignment is None or assignment.hit_id != hit.pk:
-                raise RuntimeError(f"{profile.username} was not given HIT {hit.pk} (got {assignment})")
-            report.responses += _answer_all(assignment, profile, truth, label_names, rng)
-            result = submit_assignment(assignment)
-            report.assignments += 1
-            report.quiz_correct[profile.username].append(result.quiz_correct)
+    report = CrowdReport(quiz_correct={profile.username: [] for profile, _ in members})
+    regular = list(campaign.hits.filter(kind=HIT.REGULAR).order_by("position", "pk").values_list("pk", flat=True))
+    left_to_people = set(regular[max(0, len(regular) - leave_open) :])
+    to_fill = set(campaign.hits.exclude(pk__in=left_to_people).values_list("pk", flat=True))
+    load = {worker.pk: 0 for _, worker in members}
+    filled: set[int] = set()
+    while _still_open(to_fill):
+        arriving = _next_arrival(members, campaign, to_fill, load, rng)
+        if arriving is None:
+            arriving = _join(members, load, report)
+            if not _claims_one_of(arriving[1], campaign, to_fill):
+                break  # what is left sits behind the HITs left to people: theirs too
+        profile, worker = arriving
+        assignment = claim_next_hit(worker, campaign)
+        if assignment is None or assignment.hit_id not in to_fill:
+            raise RuntimeError(f"{profile.username}'s claim gave {assignment}, not a HIT to fill")
+        load[worker.pk] += 1
+        filled.add(assignment.hit_id)
+        report.responses += _answer_all(assignment, profile, truth, label_names, rng)
+        result = submit_assignment(assignment)
+        report.assignments += 1
+        report.quiz_correct[profile.username].append(result.quiz_correct)
+    report.hits = len(filled)
     return report
 
 
@@ -157,28 +171,37 @@ def _worker(profile: Profile) -> Worker:
     return worker_for_user(user)
 
 
-def _still_open(hits: list[HIT]) -> list[HIT]:
-    return [hit for hit in hits if _seats_done(hit) < hit.required_workers]
+def _still_open(hit_ids: set[int]) -> list[int]:
+    done = Counter(Assignment.objects.done().filter(hit_id__in=hit_ids).values_list("hit_id", flat=True))
+    required = HIT.objects.filter(pk__in=hit_ids).values_list("pk", "required_workers")
+    return [pk for pk, workers in required if done[pk] < workers]
 
 
-def _seats_done(hit: HIT) -> int:
-    return Assignment.objects.done().filter(hit=hit).count()
+def _claims_one_of(worker: Worker, campaign: Campaign, hit_ids: set[int]) -> bool:
+    """Whether the worker's next claim lands on one of `hit_ids`: the claim action's own search
+    (open_hits_for, in its claim order) read without taking anything."""
+    first = open_hits_for(worker, campaign).values_list("pk", flat=True).first()
+    return first is not None and first in hit_ids
 
 
-def _next_free(
-    workers: list[tuple[Profile, Worker]], hit: HIT, load: dict[int, int], rng: random.Random
-) -> tuple[Profile, Worker]:
-    """A worker who never held this HIT, among the least busy so far, drawn at random: every
-    HIT gets a different mix, so no pair of workers always agrees with itself."""
-    # never a worker who met one of its items before (a follow-up HIT's item was in an earlier HIT)
-    turns = HITItem.objects.filter(hit=hit, target_turn__isnull=False).values("target_turn_id")
-    held = set(Assignment.objects.filter(hit__items__target_turn_id__in=turns).values_list("worker_id", flat=True))
-    held |= set(hit.assignments.values_list("worker_id", flat=True))
-    free = [(profile, worker) for profile, worker in workers if worker.pk not in held]
-    if not free:
-        raise RuntimeError(f"HIT {hit.pk} needs more simulated workers than the {len(workers)} there are")
-    least = min(load[worker.pk] for _, worker in free)
-    return rng.choice([(profile, worker) for profile, worker in free if load[worker.pk] == least])
+def _next_arrival(
+    members: list[tuple[Profile, Worker]], campaign: Campaign, to_fill: set[int], load: dict[int, int], rng
+) -> tuple[Profile, Worker] | None:
+    """Who comes next: the least busy members first (ties drawn at random) whose claim would take
+    a seat still to fill; None when no member's would."""
+    order = sorted(members, key=lambda member: (load[member[1].pk], rng.random()))
+    return next((member for member in order if _claims_one_of(member[1], campaign, to_fill)), None)
+
+
+def _join(members: list[tuple[Profile, Worker]], load: dict[int, int], report: CrowdReport) -> tuple[Profile, Worker]:
+    """One more simulated worker, of an ordinary careful-to-noisy reliability."""
+    number = sum(profile.username.startswith(EXTRA_PREFIX) for profile, _ in members) + 1
+    profile = Profile(f"{EXTRA_PREFIX}{number}", EXTRA_ACCURACY[number % len(EXTRA_ACCURACY)], (4.0, 12.0))
+    member = (profile, _worker(profile))
+    members.append(member)
+    load[member[1].pk] = 0
+    report.quiz_correct[profile.username] = []
+    return member
 
 
 def _answer_all(

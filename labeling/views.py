@@ -51,11 +51,12 @@ def _own_assignment_with_answers(request: HttpRequest, pk: int, positions: list[
     stored_answers) read by the same statement when this process knows the assignment's HIT
     (hot_reads.route_of) and its type reads them so; else the answers are None, for the caller."""
     route = hot_reads.route_of(pk, request.user.pk)
-    if route is None:
+    reader = task_types.find(route.task_type) if route else None  # None: the route's type is gone
+    if not reader:
         return _own_assignment(request, pk), None
     hit_screens = screens.screens_of(route.hit, route.seat)
     item_ids = list(dict.fromkeys(hit_screens[p].item.pk for p in positions if p in hit_screens))
-    read = task_types.get(route.task_type).read_with_answers(pk, request.user.pk, item_ids)
+    read = reader.read_with_answers(pk, request.user.pk, item_ids)
     if read is None:
         return _own_assignment(request, pk), None
     assignment, stored = read

@@ -25,6 +25,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
+from annotation import audit
 from config.client_ip import address_block
 from labeling import fast_path
 from labeling.models import Assignment, Campaign, Worker
@@ -220,10 +221,16 @@ def imported_workers(platform: str, external_ids: list[str] | tuple[str, ...]) -
 # --- Blocking -----------------------------------------------------------------------------------
 
 
-def set_blocked(worker: Worker, blocked: bool) -> str:
+def set_blocked(worker: Worker, blocked: bool, *, reason: str = "") -> str:
     """Block (a blocked worker claims no more HITs and its submissions wait for review) or unblock
-    the worker; returns its new status. The researcher pages and the API both call this."""
+    the worker; returns its new status. The researcher pages and the API both call this; a real
+    change is recorded in the audit log (by whoever acts now, annotation.audit)."""
     status = Worker.BLOCKED if blocked else Worker.ACTIVE
-    Worker.objects.filter(pk=worker.pk).update(status=status)
+    with transaction.atomic():
+        before = Worker.objects.select_for_update().values_list("status", flat=True).get(pk=worker.pk)
+        Worker.objects.filter(pk=worker.pk).update(status=status)
+        if before != status:
+            kind = audit.WORKER_BLOCKED if blocked else audit.WORKER_UNBLOCKED
+            audit.record(kind, None, worker, before, status, reason)
     worker.status = status
     return status

@@ -5,8 +5,9 @@ from pathlib import Path
 
 import pytest
 
-# shared fixtures that live beside the tests using them (the `clock` that moves timezone.now on)
-pytest_plugins = ["tests.labeling.clock"]
+# shared fixtures that live beside the tests using them (the `clock` that moves timezone.now on,
+# `quiz_demo_bank` for a test that names it)
+pytest_plugins = ["tests.labeling.clock", "tests.labeling.quiz_settings"]
 
 EDOS_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "edos"
 EDOS_CSV = EDOS_DIR / "MTurk_groundtruth_labels_9K.csv"
@@ -109,15 +110,17 @@ def _fast_password_hasher(settings):
 
 
 @pytest.fixture(autouse=True)
-def _quiz_demo_bank(settings):
-    # Most tests build HITs with the built-in one-turn quiz bank; the pool's own tests
-    # (tests/labeling/test_quiz_pool.py) switch it off.
-    settings.QUIZ_DEMO_BANK = True
-    # Tests written before quiz items were drawn per seat read a HIT's screens by position
-    # (hit.items.get(position=...)), which per-seat quiz screens make ambiguous: they build HITs
-    # with one shared quiz set. The per-seat tests (test_identity_and_integrity.py, the claim
-    # and claim-concurrency tests) switch it on.
-    settings.QUIZ_ITEMS_PER_SEAT = False
+def _no_process_cache_outlives_its_test():
+    """A test's database rolls back and (on SQLite) hands the same ids out again, so what a process
+    cached by id (an assignment's route, a HIT's screens, a campaign's label set) is forgotten after
+    each test: no state leaks from one test into the next. Settings are untouched."""
+    yield
+    from labeling import fast_path, screens
+    from labeling.task_types.last_turn_label import screen
+
+    fast_path.forget_routes()
+    screens.forget()
+    screen.forget_labels()
 
 
 def seed_reference_data() -> None:

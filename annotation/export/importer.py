@@ -8,10 +8,14 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from annotation import audit
 from annotation.export.reader import ImportedDialogue, ImportFileError
 from annotation.ingest.language import texts_language
 from annotation.models import Dialogue, Label, Movie, Turn, TurnLabel
 from annotation.taxonomy import normalise_label_name
+
+IMPORT_ACTOR = "import-dataset"
+IMPORTED = "imported from a labeled dataset file"
 
 
 @dataclass
@@ -102,7 +106,8 @@ def _save_label(turn: Turn, label: Label, row, result: ImportResult) -> None:
     provenance = {**(existing.provenance if existing else {}), **row.provenance}
     wanted = {"label": label, "confidence": row.confidence, "provenance": provenance}
     if existing is None:
-        TurnLabel.objects.create(turn=turn, source=TurnLabel.CROWD, **wanted)
+        created = TurnLabel.objects.create(turn=turn, source=TurnLabel.CROWD, **wanted)
+        audit.record(audit.GOLD_CHANGED, audit.system(IMPORT_ACTOR), created, None, {"label": label.name}, IMPORTED)
         result.labels_created += 1
         return
     current = {
@@ -113,6 +118,9 @@ def _save_label(turn: Turn, label: Label, row, result: ImportResult) -> None:
     if current == wanted:
         result.labels_unchanged += 1
         return
+    if existing.label_id != label.pk:
+        old, new = {"label": existing.label.name}, {"label": label.name}
+        audit.record(audit.GOLD_CHANGED, audit.system(IMPORT_ACTOR), existing, old, new, IMPORTED)
     for name, value in wanted.items():
         setattr(existing, name, value)
     existing.save(update_fields=[*wanted])

@@ -1,19 +1,30 @@
 """The Django side of an export: one streamed query per kind, feeding the pure row builders."""
 
+import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Q, QuerySet
 
+from annotation import audit
 from annotation.analysis import queries
 from annotation.analysis.records import GOLD, KINDS, SILVER
-from annotation.export.card import dataset_card
+from annotation.export.card import agreement_figures, card_metadata, dataset_card
 from annotation.export.dialogues import LAYOUTS, TURN, CorpusTurn, dialogue_records
 from annotation.export.rows import SPLITS, ExportRecord, build_row, row_matches
-from annotation.export.writers import FORMATS, ExportSummary, check_layout, csv_lines, jsonl_lines, write_rows
-from annotation.models import Label, Turn
+from annotation.export.writers import (
+    FORMATS,
+    HF,
+    ExportSummary,
+    check_layout,
+    csv_lines,
+    jsonl_lines,
+    write_rows,
+)
+from annotation.models import AuditEntry, Label, Turn
 
 CHUNK_SIZE = 2000
 SILVER_SOURCE = "model"
@@ -174,17 +185,53 @@ def export_to_path(
         if on_progress and summary.rows % every == 0:
             on_progress(summary.rows)
 
+    with_log = kind != SILVER
+
+    def card(summary: ExportSummary) -> str:
+        figures = agreement_figures(list(summary.campaigns))
+        return dataset_card(
+            summary,
+            label_names=names,
+            filters=filters.as_dict(),
+            layout=layout,
+            figures=figures,
+            license_id=settings.DATASET_LICENSE,
+            audit_log=with_log,
+        )
+
     summary = write_rows(
         kind,
         fmt,
         export_rows(kind, filters),
         out,
         label_names=names,
-        card=lambda s: dataset_card(s, label_names=names, filters=filters.as_dict(), layout=layout),
+        card=card,
+        metadata=lambda s: card_metadata(s, license_id=settings.DATASET_LICENSE),
         on_row=progress,
         layout=layout,
         turns_of=corpus_turns,
     )
+    if fmt == HF and with_log:
+        write_audit_log(Path(out) / AUDIT_LOG_FILE, export_queryset(kind, filters))
     if on_progress:
         on_progress(summary.rows)
     return summary
+
+
+AUDIT_LOG_FILE = "audit_log.ndjson"
+AUDIT_FIELDS = ("at", "kind", "actor_kind", "actor", "on_behalf_of", "target_type", "target_id")
+AUDIT_FIELDS += ("campaign_id", "turn_id", "old", "new", "reason")
+
+
+def write_audit_log(path: Path, labels: QuerySet) -> int:
+    """The audit entries about the exported labels (annotation.audit.DATASET_KINDS: gold changes,
+    adjudications, proposals), oldest first, one JSON object a line; returns how many."""
+    about_turns = AuditEntry.objects.filter(kind__in=audit.DATASET_KINDS, turn_id__in=labels.values("turn_id"))
+    proposals = AuditEntry.objects.filter(kind__in=(audit.PROPOSAL_ACCEPTED, audit.PROPOSAL_REFUSED))
+    written = 0
+    with open(path, "w", encoding="utf-8") as handle:
+        for values in (about_turns | proposals).order_by("at", "pk").values(*AUDIT_FIELDS).iterator(chunk_size=2000):
+            values["at"] = values["at"].isoformat()
+            handle.write(json.dumps(values, ensure_ascii=False, sort_keys=True) + "\n")
+            written += 1
+    return written

@@ -43,6 +43,7 @@ class ExportSummary:
     by_label: Counter = field(default_factory=Counter)
     by_source: Counter = field(default_factory=Counter)
     model_versions: dict[int, str] = field(default_factory=dict)
+    campaigns: Counter = field(default_factory=Counter)  # gold rows per crowd campaign (the card's figures)
     _last_dialogue: int | None = None
 
     def add(self, row: dict[str, Any]) -> None:
@@ -56,6 +57,8 @@ class ExportSummary:
         self.by_source[row["source"]] += 1
         if row.get("model_version") is not None:
             self.model_versions[row["model_version"]] = row.get("model_version_name") or ""
+        if row.get("campaign") is not None:
+            self.campaigns[row["campaign"]] += 1
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -258,12 +261,14 @@ def dataset_info(folder: HuggingFaceFolder, summary: ExportSummary, description:
     }
 
 
-def hf_yaml_header(splits: Sequence[str], features: dict[str, Any] | None = None) -> str:
+def hf_yaml_header(
+    splits: Sequence[str], features: dict[str, Any] | None = None, metadata: dict[str, Any] | None = None
+) -> str:
     """README front matter that lets `datasets.load_dataset(folder)` find the split files and
-    read them with our features (without them it infers `label` as a plain integer)."""
-    front: dict[str, Any] = {
-        "configs": [{"config_name": "default", "data_files": [{"split": s, "path": f"{s}.jsonl"} for s in splits]}]
-    }
+    read them with our features (without them it infers `label` as a plain integer); `metadata`:
+    the dataset card's keys the Hub reads (licence, language, task, size; card.card_metadata)."""
+    front: dict[str, Any] = dict(metadata or {})
+    front["configs"] = [{"config_name": "default", "data_files": [{"split": s, "path": f"{s}.jsonl"} for s in splits]}]
     if features:
         front["dataset_info"] = {"features": yaml_features(features)}
     text = yaml.safe_dump(front, sort_keys=False, allow_unicode=True)
@@ -278,6 +283,7 @@ def write_rows(
     *,
     label_names: Sequence[str] = (),
     card: Callable[[ExportSummary], str] | None = None,
+    metadata: Callable[[ExportSummary], dict[str, Any]] | None = None,
     on_row: Callable[[ExportSummary], None] | None = None,
     layout: str = TURN,
     turns_of: TurnsOf | None = None,
@@ -317,8 +323,10 @@ def write_rows(
     finally:
         splits = folder.close()
     text = card(summary) if card else ""
-    (out / "README.md").write_text(hf_yaml_header(splits, folder.features()) + text, encoding="utf-8")
+    front = metadata(summary) if metadata else {}
+    (out / "README.md").write_text(hf_yaml_header(splits, folder.features(), front) + text, encoding="utf-8")
     info = dataset_info(folder, summary, description=text.split("\n\n", 2)[1] if text.count("\n\n") >= 2 else "")
+    info["license"] = front.get("license", "")
     (out / "dataset_info.json").write_text(json.dumps(info, indent=2, ensure_ascii=False), encoding="utf-8")
     return summary
 

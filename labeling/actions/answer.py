@@ -16,6 +16,7 @@ from annotation.models import Label
 from annotation.taxonomy import normalise_label_name
 from labeling import fast_path, hot_reads, qualification, task_types
 from labeling.actions import SubmissionRefused, lock_live, refusal_reason
+from labeling.crowd.label_text import LabelTextRefused, clean_label_text
 from labeling.label_sets import campaign_labels
 from labeling.models import HIT, Assignment, HITItem, Response
 
@@ -43,7 +44,8 @@ def save_response(
       campaign's label set; Label.objects.by_name's rule) is stored as that label, with method
       other-list (or top3 when it is one of the choices), and no text;
     - a pick outside the choices and the campaign's label set is refused;
-    - any other new label is kept as text (new_label_text), label left empty.
+    - any other new label is kept as text (new_label_text), label left empty, in NFKC form;
+      text with control, direction or invisible characters is refused (labeling.crowd.label_text).
     seconds_spent adds up over visits to the same screen.
     """
     with _answering(assignment, item, assignment_locked) as assignment:
@@ -165,13 +167,7 @@ def _bounded_seconds(assignment: Assignment, seconds_spent: float) -> float:
 
 def _resolve_answer(item: HITItem, label_name: str | None, new_text: str, method: str) -> tuple[Label | None, str, str]:
     if method == Response.OTHER_NEW:
-        if any((ord(char) < 32 and char not in "\t\n\r") or ord(char) == 127 for char in new_text or ""):
-            raise SubmissionRefused("new_label_text: a new label cannot contain a NUL byte or other control character.")
-        typed = " ".join((new_text or "").split())
-        if not typed:
-            raise SubmissionRefused("Type the new label, or pick one from the list.")
-        if len(typed) > 64:
-            raise SubmissionRefused("A new label can be at most 64 characters long.")
+        typed = _typed_label(new_text)
         existing = _label_named(typed, item)
         if existing is None:
             return None, typed, Response.OTHER_NEW
@@ -185,6 +181,16 @@ def _resolve_answer(item: HITItem, label_name: str | None, new_text: str, method
     if method == Response.TOP3 and not in_choices:
         raise SubmissionRefused(f"{label.name!r} is not one of this item's three choices.")
     return label, "", Response.TOP3 if in_choices else Response.OTHER_LIST
+
+
+def _typed_label(text: str) -> str:
+    """A label typed through "Other" as stored (labeling.crowd.label_text: NFKC, no control,
+    direction or invisible character, at most 64 characters)."""
+    try:
+        return clean_label_text(text or "")
+    except LabelTextRefused as refused:
+        message = str(refused)
+        raise SubmissionRefused(f"new_label_text: {message[0].upper()}{message[1:]}.") from refused
 
 
 def _label_named(name: str, item: HITItem) -> Label | None:

@@ -8,6 +8,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from annotation.taxonomy import normalise_label_name
+
 
 def passes(correct: int, total: int, mark: int) -> bool:
     """Whether `correct` answers right of `total` reach the qualification mark. A mark above the
@@ -15,6 +17,16 @@ def passes(correct: int, total: int, mark: int) -> bool:
     if total < 1:
         return False
     return correct >= min(mark, total)
+
+
+def answered_right(given: str | None, known_answer: str | None) -> bool:
+    """Whether a quiz answer is the known answer. Decided once, for every page: right only when it
+    names the known answer, picked or typed through "Other" in any spelling the label rule folds
+    (NFKC, case, spaces: "sad " is "Sad"). Anything else is wrong, never unknown: a typed label
+    that names no label or another one, a look-alike ("Sаd" with a Cyrillic а), no answer."""
+    if not given or not known_answer:
+        return False
+    return normalise_label_name(given) == normalise_label_name(known_answer)
 
 
 def quiz_minutes(estimated_minutes: int, screens_per_hit: int, quiz_items: int) -> int:

@@ -33,7 +33,14 @@ from annotation.splits import split_for
 from labeling import seats
 from labeling.campaigns import create_campaign, set_campaign_status
 from labeling.hits import write_hits
-from labeling.importers.edos_format import EdosFormatError, EdosRow, read_edos, row_content_hash, summarise
+from labeling.importers.edos_format import (
+    OTHER_SUFFIX,
+    EdosFormatError,
+    EdosRow,
+    read_edos,
+    row_content_hash,
+    summarise,
+)
 from labeling.models import Assignment, Campaign, HITItem, Response, Worker
 from labeling.task_types.last_turn_label.aggregation import aggregate_campaign, known_labels
 from labeling.workers import imported_workers
@@ -175,5 +182,6 @@ def _item(turn: Turn) -> HITItem:
 def _response(item: HITItem, assignment: Assignment, answer, labels) -> Response:
     ids = {"assignment_id": assignment.pk, "item_id": item.pk}
     if answer.typed:
-        return Response(**ids, new_label_text=answer.text, method=Response.OTHER_NEW)
+        # as typed (only the suffix cut): two spellings the paper counted apart stay apart
+        return Response(**ids, new_label_text=answer.raw.removesuffix(OTHER_SUFFIX), method=Response.OTHER_NEW)
     return Response(**ids, label_id=labels[answer.text].pk, method=Response.TOP3)

@@ -14,6 +14,7 @@ from labeling.models.campaign import (
 from labeling.models.payments import PaymentEntry, PlatformSubmission, Publication
 from labeling.models.people import Worker
 from labeling.models.qualification import PlatformQualification, QualificationResult, QuizCheck
+from labeling.models.raters import RaterAnswer
 from labeling.models.work import (
     HIT,
     AggregatedLabel,
@@ -26,6 +27,7 @@ from labeling.models.work import (
 )
 
 __all__ = [
+    "RaterAnswer",
     "Worker",
     "new_entry_token",
     "LAST_TURN_LABEL",

@@ -92,6 +92,14 @@ class Campaign(models.Model):
         validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
         help_text="one more answer while the item's Dawid-Skene posterior maximum is below this (empty: off)",
     )
+    # the adjudication queue (labeling.adjudication) takes an item whose Dawid-Skene posterior
+    # maximum is below this, besides every item without a majority; null: settings.ADJUDICATE_POSTERIOR_BELOW
+    adjudicate_posterior_below = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="a reviewer settles items whose Dawid-Skene posterior is below this (empty: the site setting)",
+    )
     # the qualification step (labeling.qualification): a quiz-only HIT with feedback after each
     # screen first; paid HITs only for workers who reached the mark (one attempt per campaign)
     qualification_required = models.BooleanField(

@@ -1,5 +1,6 @@
 """The work: HITs and their screens, a worker's assignment of a HIT seat, the answers and their aggregate."""
 
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
@@ -221,23 +222,33 @@ class Response(models.Model):
 
 
 class AggregatedLabel(models.Model):
-    MAJORITY, UNRESOLVED = "majority", "unresolved"
+    # adjudicated: a reviewer chose the label (labeling.adjudication); aggregation never changes it
+    MAJORITY, UNRESOLVED, ADJUDICATED = "majority", "unresolved", "adjudicated"
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="aggregated_labels")
     dialogue = models.ForeignKey(Dialogue, on_delete=models.CASCADE)
     turn = models.ForeignKey(Turn, on_delete=models.CASCADE)
     label = models.ForeignKey(Label, on_delete=models.PROTECT, null=True, blank=True)
     label_text = models.CharField(max_length=128, blank=True, help_text="the winning answer as given")
-    status = models.CharField(max_length=10, default=UNRESOLVED)
+    status = models.CharField(max_length=12, default=UNRESOLVED)
     votes = models.JSONField(default=dict)
     answer_count = models.PositiveSmallIntegerField(default=0)
     agreement = models.FloatField(null=True, blank=True)
     dawid_skene_label = models.CharField(max_length=128, blank=True)
     dawid_skene_confidence = models.FloatField(null=True, blank=True)
+    adjudicated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    adjudicated_at = models.DateTimeField(null=True, blank=True)
+    adjudication_reason = models.TextField(blank=True)
+    # a reviewer asked for more answers: the item leaves the queue until they come
+    sent_back_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["campaign", "turn"], name="aggregated_unique_turn")]
+        # the reviewer role (docs/crowd/adjudication.md): `manage.py grant_reviewer USERNAME`
+        permissions = [("adjudicate", "Can settle items of the adjudication queue")]
 
     def __str__(self) -> str:
         return f"{self.status} for turn {self.turn_id} in campaign {self.campaign_id}"

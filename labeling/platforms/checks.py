@@ -4,29 +4,41 @@ The cost preview lists the refusals (the page offers no button then) and `publis
 The Prolific workspace's currency needs a call and is checked by the adapter when publishing.
 """
 
+from collections import defaultdict
 from dataclasses import replace
-from decimal import Decimal
+from decimal import ROUND_UP, Decimal
 from statistics import median
 
 from django.conf import settings
+from django.db.models.functions import Coalesce
 
 from labeling.models import HIT, Assignment, Campaign
 from labeling.platforms.base import PlatformError
 from labeling.platforms.costs import CostPreview, HourlyPay
 
+MIN_MEASURED = Decimal("0.1")
+
 
 def measured_minutes(campaign: Campaign) -> Decimal | None:
-    """The median minutes from accepting a HIT to submitting it, over the campaign's finished work;
-    None until PLATFORM_MEASURED_MIN_HITS HITs were done."""
+    """The minutes a HIT takes, measured: each person's median from accepting a HIT to submitting
+    it, then the median over people, on counted work only (a site worker's submitted work, a
+    platform worker's once the platform confirmed it, under the proven worker). Made-up platform
+    ids never confirmed move nothing, and one fast or slow person weighs as one. None until
+    PLATFORM_MEASURED_MIN_HITS HITs were done; never under 0.1 min (a rate per hour stays finite)."""
     times = (
-        Assignment.objects.filter(hit__campaign=campaign, status__in=Assignment.FINAL, submitted_at__isnull=False)
+        Assignment.objects.filter(hit__campaign=campaign, submitted_at__isnull=False)
+        .counted()
         .exclude(hit__kind=HIT.QUALIFICATION)  # the quiz is timed against its own estimate
-        .values_list("accepted_at", "submitted_at")
+        .annotate(person=Coalesce("worker__merged_into_id", "worker_id"))
+        .values_list("person", "accepted_at", "submitted_at")
     )
-    seconds = [(submitted - accepted).total_seconds() for accepted, submitted in times if submitted > accepted]
-    if not seconds or len(seconds) < max(1, settings.PLATFORM_MEASURED_MIN_HITS):
+    by_person: dict[int, list[float]] = defaultdict(list)
+    for person, accepted, submitted in times:
+        by_person[person].append(max((submitted - accepted).total_seconds(), 0.0))
+    if sum(map(len, by_person.values())) < max(1, settings.PLATFORM_MEASURED_MIN_HITS):
         return None
-    return (Decimal(str(median(seconds))) / 60).quantize(Decimal("0.1"))
+    seconds = median(median(values) for values in by_person.values())
+    return max(MIN_MEASURED, (Decimal(str(seconds)) / 60).quantize(MIN_MEASURED, rounding=ROUND_UP))
 
 
 def hourly_pay(campaign: Campaign, minimum: float | None) -> HourlyPay:

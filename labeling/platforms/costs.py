@@ -80,7 +80,9 @@ class HourlyPay:
 
     @property
     def measured_rate(self) -> Decimal | None:
-        return None if self.measured_minutes is None else hourly_rate(self.reward, self.measured_minutes)
+        if self.measured_minutes is None or self.measured_minutes <= 0:
+            return None  # nothing measured yet (a zero would be an infinite rate, not a check)
+        return hourly_rate(self.reward, self.measured_minutes)
 
     def lines(self) -> list[tuple[str, str]]:
         rows = [

@@ -33,7 +33,8 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from labeling import hits, payments, qualification, task_types
+from annotation import audit
+from labeling import audit_trail, hits, payments, qualification, task_types
 from labeling.actions import claim, submit
 from labeling.models import Assignment, Campaign, PlatformSubmission, Publication, Worker, seat_items_q
 from labeling.platforms import base, get_platform
@@ -61,7 +62,8 @@ def sync_publication(publication: Publication, platform: CrowdPlatform | None = 
     if not _take_lease(publication):
         raise SyncBusy(f"a sync of {publication} is already running")
     try:
-        counts = _sync(publication, platform)
+        with audit.acting_as(audit.system(audit_trail.PLATFORM_SYNC)):  # its approvals and payments are the sync's
+            counts = _sync(publication, platform)
     except PlatformError as error:
         Publication.objects.filter(pk=publication.pk).update(last_sync_error=str(error)[:2000])
         raise

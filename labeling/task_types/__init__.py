@@ -46,6 +46,12 @@ def get(name: str) -> TaskType:
         raise UnknownTaskType(f"unknown task type {name!r}; known: {known}") from None
 
 
+def find(name: str) -> TaskType | None:
+    """The registered type of that name, or None (a name read from a process cache may outlive
+    its type, as in a test that registered a type of its own)."""
+    return _REGISTRY.get(name)
+
+
 def of(campaign) -> TaskType:
     """The task type of a campaign."""
     return get(campaign.task_type)

@@ -97,6 +97,7 @@ class TaskType:
     screen_noun = "Item"  # the screen's heading: "Item 2/10"
     results_template = ""  # the researcher's results page; "" when the dashboard is all there is
     detail_template = ""  # links of the type's own on the campaign page ("" for none)
+    study_report = False  # labeling.study_report covers its answers (one label per item, from a set)
     # the campaign's label set and fallback choices matter: a fact about the type, for its own
     # code; nothing outside labeling/task_types/ branches on it (tests/labeling/test_labeling_imports.py)
     uses_labels = False

@@ -30,6 +30,9 @@ from labeling.models import Assignment, Worker
 from labeling.workers import worker_for_user
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
+# the HITs here take their quiz screens from the built-in one-turn quiz bank
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROJECT_APPS = ("annotation", "labeling", "mlworkers", "jobs", "config")
 SKIPPED_PREFIXES = ("admin/",)  # Django's own admin, not our forms

@@ -65,3 +65,52 @@ def test_whitenoise_serves_static_files():
     from django.conf import settings
 
     assert "whitenoise.middleware.WhiteNoiseMiddleware" in settings.MIDDLEWARE
+
+
+# --- .env: every setting of .env.example reaches the app services --------------------------------
+
+APP_SERVICES = ("web", "worker", "beat")
+# what docker-compose.yml provides itself (its own postgres, redis and media volume); the rest is .env's
+COMPOSE_PROVIDED = {"DATABASE_URL", "CELERY_BROKER_URL", "REDIS_URL", "MEDIA_ROOT"}
+
+
+def _example_names() -> set[str]:
+    """Every NAME=value line of .env.example, the commented-out credentials (`# NAME=`) included."""
+    names = set()
+    for line in (REPO_ROOT / ".env.example").read_text().splitlines():
+        candidate = line.lstrip("# ").split("=", 1)[0]
+        if "=" in line and candidate.isupper() and candidate.replace("_", "").isalnum():
+            names.add(candidate)
+    return names
+
+
+def _settings_reaching(service: dict, env_file: dict[str, str]) -> dict[str, str]:
+    """What compose gives a container: the env_file's settings, then `environment:` over them."""
+    assert service.get("env_file") in (".env", [".env"]), "an app service must read .env"
+    return {**env_file, **{name: str(value) for name, value in service["environment"].items()}}
+
+
+def test_every_env_example_setting_reaches_every_app_service():
+    from config.dotenv import read_env_file
+
+    example = read_env_file(REPO_ROOT / ".env.example")
+    names = _example_names()
+    assert {"PROLIFIC_PROJECT_ID", "PROLIFIC_API_TOKEN", "QUIZ_ITEMS_PER_SEAT"} <= names
+    services = _compose()["services"]
+    for name in APP_SERVICES:
+        reaching = _settings_reaching(services[name], dict.fromkeys(names, "set") | example)
+        assert names <= set(reaching), f"{name} misses {sorted(names - set(reaching))}"
+
+
+def test_compose_overrides_only_what_it_provides_itself():
+    """A setting of .env is never silently replaced: `environment:` names only compose's own
+    services (SECRET_KEY is interpolated from .env itself, to fail loudly when missing)."""
+    for name in APP_SERVICES:
+        environment = _compose()["services"][name]["environment"]
+        assert set(environment) == COMPOSE_PROVIDED | {"SECRET_KEY"}
+        assert environment["SECRET_KEY"].startswith("${SECRET_KEY:?")
+
+
+def test_the_image_never_holds_the_env_file():
+    ignored = (REPO_ROOT / ".dockerignore").read_text().split()
+    assert ".env" in ignored

@@ -10,7 +10,10 @@ from django.urls import reverse
 
 from labeling.hits import build_hits
 from labeling.models import Assignment, Response
-from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
+from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign, screen_item
+
+# the HITs here take their quiz screens from the built-in one-turn quiz bank
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 EVERY_QUERY = "django.db.backends.utils.CursorWrapper.execute"
@@ -30,7 +33,7 @@ def answer_url(assignment, position=1):
 
 
 def first_choice(assignment):
-    return assignment.hit.items.get(position=1).choices[0]
+    return screen_item(assignment, 1).choices[0]
 
 
 @pytest.mark.parametrize("error", [OperationalError, InterfaceError])

@@ -2,6 +2,7 @@
 true to show, seats stay open for people, and a second run adds nothing."""
 
 import io
+import re
 
 import pytest
 from django.core.management import call_command
@@ -11,8 +12,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 @pytest.fixture
 def demo(settings, tmp_path, run_jobs_at_once):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.QUIZ_DEMO_BANK = False  # the demo never needs the one-turn bank (tests switch it on)
+    settings.MEDIA_ROOT = tmp_path / "media"  # every other setting as shipped: what `make demo` builds
     output = io.StringIO()
     call_command("demo_setup", "--size", "300", "--per-label", "3", stdout=output)
     return output.getvalue()
@@ -91,7 +91,6 @@ def test_it_builds_only_the_campaign_with_a_real_quiz_pool_when_asked(settings, 
     from labeling.models import Assignment, Campaign
 
     settings.MEDIA_ROOT = tmp_path / "media"
-    settings.QUIZ_DEMO_BANK = False
     call_command("demo_setup", "--size", "300", "--per-label", "3", "--campaign-only", stdout=io.StringIO())
     campaign = Campaign.objects.get(name="Demo campaign")
     assert campaign.status == Campaign.OPEN and campaign.hits.exists()
@@ -139,3 +138,16 @@ def every_page_in_the_navigation_has_content(campaign, client, django_user_model
     client.force_login(django_user_model.objects.get(username="annotator1"))
     home = client.get("/labeling/").content.decode()
     assert "Demo campaign" in home
+    annotator_claims_a_demo_hit_and_answers_a_screen(campaign, client)
+
+
+def annotator_claims_a_demo_hit_and_answers_a_screen(campaign, client):
+    """annotator1 (signed in above) claims a HIT of the demo campaign through the page, answers its
+    first screen and is shown the second: the seats left open are claimable with the shipped settings."""
+    claimed = client.post("/labeling/claim/", {"campaign": campaign.pk})
+    assert claimed.status_code == 302 and "/items/1/" in claimed["Location"], claimed
+    screen = client.get(claimed["Location"]).content.decode()
+    choice = re.search(r'name="answer" value="([^"]+)"', screen).group(1)
+    answered = client.post(claimed["Location"] + "answer/", {"answer": choice, "go": "next", "seconds": "5"})
+    assert answered.status_code == 302 and answered["Location"].endswith("/items/2/"), answered
+    assert client.get(answered["Location"]).status_code == 200

@@ -52,3 +52,12 @@ def answer_everything(assignment, *, wrong_quiz: int = 0) -> None:
         # a known answer outside the three choices is given through "Other", as on a work screen
         method = Response.TOP3 if name in item.choices else Response.OTHER_LIST
         save_response(assignment, item, label_name=name, method=method)
+
+
+def screen_item(assignment, position: int):
+    """The item the assignment's holder sees on screen `position`: the HIT's shared items and its
+    seat's own quiz items (labeling.models.seat_items_q), so a test reads the right screen whether
+    quiz items are shared by the seats (the default) or drawn per seat (QUIZ_ITEMS_PER_SEAT=1)."""
+    from labeling.models import seat_items_q
+
+    return assignment.hit.items.filter(seat_items_q(assignment.seat)).get(position=position)

@@ -15,7 +15,11 @@ from tests.labeling.hit_factory import (
     answer_everything,
     make_dialogues,
     open_campaign,
+    screen_item,
 )
+
+# the HITs here take their quiz screens from the built-in one-turn quiz bank
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
 
 GET_PAGES = ["assignment_detail", "assignment_review", "assignment_feedback", "assignment_done"]
 
@@ -60,7 +64,7 @@ def test_the_annotator_reads_and_changes_their_own_assignment(assignment, annota
     client = logged_in(annotators[0])
     for url in urls_to_read(assignment):
         assert client.get(url).status_code in (200, 302), url
-    item = assignment.hit.items.get(position=1)
+    item = screen_item(assignment, 1)
     assert client.post(answer_url(assignment), {"answer": item.choices[0]}).status_code == 302
     assert Response.objects.filter(assignment=assignment).count() == 1
 
@@ -73,7 +77,7 @@ def test_nobody_else_can_see_or_change_an_assignment(assignment, annotators, out
     before = state(assignment)
     for url in urls_to_read(assignment):
         assert client.get(url).status_code == 404, url
-    item = assignment.hit.items.get(position=1)
+    item = screen_item(assignment, 1)
     assert client.post(answer_url(assignment), {"answer": item.choices[1], "go": "stay"}).status_code == 404
     assert client.post(submit_url(assignment)).status_code == 404
     assert state(assignment) == before
@@ -104,7 +108,7 @@ def test_anonymous_visitors_are_sent_to_log_in_and_change_nothing(assignment, cl
 def test_every_post_needs_the_csrf_token(assignment, annotators):
     client = Client(enforce_csrf_checks=True)
     client.force_login(annotators[0])
-    item = assignment.hit.items.get(position=1)
+    item = screen_item(assignment, 1)
     for url in (answer_url(assignment), submit_url(assignment), reverse("labeling:claim")):
         assert client.post(url, {"answer": item.choices[0]}).status_code == 403, url
     assert not Response.objects.exists()
@@ -132,7 +136,7 @@ def test_changing_a_submitted_assignment_is_refused(assignment, annotators):
     answer_everything(assignment)
     client.post(submit_url(assignment))
     before = state(assignment)
-    item = assignment.hit.items.get(position=1)
+    item = screen_item(assignment, 1)
     other = next(c for c in item.choices if c != item.choices[0])
     response = client.post(answer_url(assignment), {"answer": other, "go": "stay"}, HTTP_HX_REQUEST="true")
     assert "already submitted" in response.content.decode()
@@ -165,7 +169,7 @@ def test_a_blocked_worker_cannot_start_a_hit(assignment, annotators):
 def test_next_on_an_expired_hit_leaves_for_the_page_that_says_why(assignment, annotators):
     client = logged_in(annotators[0])
     Assignment.objects.filter(pk=assignment.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
-    item = assignment.hit.items.get(position=1)
+    item = screen_item(assignment, 1)
     response = client.post(answer_url(assignment), {"answer": item.choices[0], "go": "next"}, HTTP_HX_REQUEST="true")
     assert response["HX-Redirect"] == reverse("labeling:assignment_detail", args=[assignment.pk])
     assert not Response.objects.exists()

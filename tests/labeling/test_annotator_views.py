@@ -19,7 +19,11 @@ from labeling.workers import worker_for_user
 from tests.labeling.hit_factory import (
     make_dialogues,
     open_campaign,
+    screen_item,
 )
+
+# the HITs here take their quiz screens from the built-in one-turn quiz bank
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -96,7 +100,7 @@ def test_a_dialog_shows_its_target_turn_highlighted_and_examples_under_each_choi
 
 def test_every_answer_is_saved_as_given_and_shown_again_on_reload(annotator, campaign, clock):
     assignment = start_hit(annotator)
-    item = assignment.hit.items.get(position=1)
+    item = screen_item(assignment, 1)
     clock.advance(10)
     response = answer(annotator, assignment, 1, answer=item.choices[1], seconds="3.5")
     assert response.status_code == 200 and "Saved" in response.content.decode()
@@ -110,7 +114,7 @@ def test_next_needs_an_answer_and_then_moves_on(annotator, campaign):
     assignment = start_hit(annotator)
     refused = answer(annotator, assignment, 1, go="next")
     assert "Choose a label" in refused.content.decode() and "Dialog 1/6" in refused.content.decode()
-    first = assignment.hit.items.get(position=1)
+    first = screen_item(assignment, 1)
     moved = answer(annotator, assignment, 1, go="next", answer=first.choices[0])
     assert "Dialog 2/6" in moved.content.decode()
     assert moved["HX-Push-Url"] == item_url(assignment, 2)
@@ -119,7 +123,7 @@ def test_next_needs_an_answer_and_then_moves_on(annotator, campaign):
 
 def test_back_keeps_the_answers_given(annotator, campaign):
     assignment = start_hit(annotator)
-    first = assignment.hit.items.get(position=1)
+    first = screen_item(assignment, 1)
     answer(annotator, assignment, 1, go="next", answer="Nostalgic")
     back = answer(annotator, assignment, 2, go="back").content.decode()
     assert "Dialog 1/6" in back
@@ -139,7 +143,7 @@ def test_other_accepts_a_new_label_typed_by_the_worker(annotator, campaign):
 
 def test_without_htmx_the_same_endpoints_redirect(annotator, campaign):
     assignment = start_hit(annotator)
-    first = assignment.hit.items.get(position=1)
+    first = screen_item(assignment, 1)
     response = annotator.post(item_url(assignment, 1, "answer_item"), {"go": "next", "answer": first.choices[0]})
     assert response.status_code == 302 and response["Location"] == item_url(assignment, 2)
 
@@ -238,7 +242,7 @@ def test_the_review_page_before_submission_names_no_gold_label(annotator, campai
 
 def test_the_next_request_runs_a_bounded_number_of_queries(annotator, campaign, django_assert_max_num_queries):
     assignment = start_hit(annotator)
-    first = assignment.hit.items.get(position=1)
+    first = screen_item(assignment, 1)
     with django_assert_max_num_queries(14):
         answer(annotator, assignment, 1, go="next", answer=first.choices[0])
 
@@ -254,7 +258,7 @@ def test_home_is_not_n_plus_one_over_the_history(annotator, annotators, campaign
 
 def test_next_leaves_an_answer_the_autosave_already_stored_alone(annotator, campaign, clock):
     assignment = start_hit(annotator)
-    item = assignment.hit.items.get(position=1)
+    item = screen_item(assignment, 1)
     clock.advance(10)
     answer(annotator, assignment, 1, answer=item.choices[0], seconds="2")
     answer(annotator, assignment, 1, go="next", answer=item.choices[0], seconds="5")
@@ -267,7 +271,7 @@ def test_next_leaves_an_answer_the_autosave_already_stored_alone(annotator, camp
 
 def test_back_on_the_first_screen_shows_the_answer_just_changed(annotator, campaign):
     assignment = start_hit(annotator)
-    first = assignment.hit.items.get(position=1)
+    first = screen_item(assignment, 1)
     answer(annotator, assignment, 1, answer=first.choices[0])
     page = answer(annotator, assignment, 1, go="back", answer=first.choices[1]).content.decode()
     assert "Dialog 1/6" in page
@@ -277,7 +281,7 @@ def test_back_on_the_first_screen_shows_the_answer_just_changed(annotator, campa
 
 def test_next_shows_the_answer_already_stored_on_the_next_screen(annotator, campaign):
     assignment = start_hit(annotator)
-    first, second = assignment.hit.items.get(position=1), assignment.hit.items.get(position=2)
+    first, second = screen_item(assignment, 1), screen_item(assignment, 2)
     answer(annotator, assignment, 1, go="next", answer=first.choices[0])
     answer(annotator, assignment, 2, answer=second.choices[2])
     answer(annotator, assignment, 2, go="back", answer=second.choices[2])
@@ -295,7 +299,7 @@ def test_a_warm_next_reads_only_the_user_and_the_assignment_with_two_answers(
     database unless REDIS_URL puts a shared cache in front of it: a per-process cache would keep
     a logged-out session alive.)"""
     assignment = start_hit(annotator)
-    first = assignment.hit.items.get(position=1)
+    first = screen_item(assignment, 1)
     annotator.get(item_url(assignment, 1))  # warms the campaign's label list (once a minute per process)
     answer(annotator, assignment, 1, answer=first.choices[0])  # the autosave; also warms the cache
     with django_assert_num_queries(3 if settings.ANNOTATOR_FAST_PATH else 4):
@@ -309,7 +313,7 @@ def test_the_screen_cache_still_hides_another_workers_assignment(annotator, anno
     other = Client()
     other.force_login(annotators[1])
     assert other.get(item_url(assignment, 1)).status_code == 404
-    first = assignment.hit.items.get(position=1)
+    first = screen_item(assignment, 1)
     refused = other.post(item_url(assignment, 1, "answer_item"), {"go": "stay", "answer": first.choices[0]}, **HTMX)
     assert refused.status_code == 404
     assert not Response.objects.exists()
@@ -317,7 +321,7 @@ def test_the_screen_cache_still_hides_another_workers_assignment(annotator, anno
 
 def test_the_autosave_reads_the_assignment_once_and_locks_it(annotator, campaign):
     assignment = start_hit(annotator)
-    first = assignment.hit.items.get(position=1)
+    first = screen_item(assignment, 1)
     annotator.get(item_url(assignment, 1))  # warms the screen cache
     with CaptureQueriesContext(connection) as queries:
         saved = answer(annotator, assignment, 1, answer=first.choices[1])
@@ -331,7 +335,7 @@ def test_the_autosave_reads_the_assignment_once_and_locks_it(annotator, campaign
 
 def test_an_autosave_on_an_expired_hit_is_refused_and_stores_nothing(annotator, campaign):
     assignment = start_hit(annotator)
-    first = assignment.hit.items.get(position=1)
+    first = screen_item(assignment, 1)
     Assignment.objects.filter(pk=assignment.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     refused = answer(annotator, assignment, 1, answer=first.choices[0]).content.decode()
     assert "time limit" in refused
@@ -342,7 +346,7 @@ def test_an_autosave_on_an_expired_hit_is_refused_and_stores_nothing(annotator, 
 def test_posted_seconds_are_clamped_by_the_server(annotator, campaign, posted, stored, settings, clock):
     settings.SCREEN_SECONDS_CAP = 600.0
     assignment = start_hit(annotator)
-    item = assignment.hit.items.get(position=1)
+    item = screen_item(assignment, 1)
     clock.advance(1200)  # the server's clock allows more than the cap
     assert answer(annotator, assignment, 1, answer=item.choices[0], seconds=posted).status_code == 200
     assert Response.objects.get(assignment=assignment, item=item).seconds_spent == stored

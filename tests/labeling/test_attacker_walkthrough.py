@@ -21,7 +21,10 @@ from labeling.reports import campaign_report
 from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("quiz_demo_bank"),
+]  # HITs built with the built-in quiz bank
 
 
 def link(campaign, worker: str, token: str | None) -> str:

@@ -9,6 +9,9 @@ from labeling.hits import build_hits
 from labeling.models import HIT, HITItem, QuizQuestion
 from tests.labeling.hit_factory import FALLBACK, make_dialogues, open_campaign
 
+# the HITs here take their quiz screens from the built-in one-turn quiz bank
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
+
 # --- the pure core ------------------------------------------------------------------------------
 
 

@@ -8,7 +8,10 @@ from labeling.forms import candidate_dialogues
 from labeling.models import Campaign, HITItem
 from tests.labeling.crowd_factories import make_dialogues
 
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("quiz_demo_bank"),
+]  # HITs built with the built-in quiz bank
 
 
 @pytest.fixture

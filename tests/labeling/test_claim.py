@@ -21,6 +21,9 @@ from tests.labeling.hit_factory import (
     open_campaign,
 )
 
+# the HITs here take their quiz screens from the built-in one-turn quiz bank
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
+
 
 @pytest.fixture(autouse=True)
 def _quiz_items_per_seat(settings):

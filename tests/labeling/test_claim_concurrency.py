@@ -18,6 +18,7 @@ from tests.labeling.hit_factory import answer_everything, make_dialogues, open_c
 from tests.threads import run_together
 
 pytestmark = [
+    pytest.mark.usefixtures("quiz_demo_bank"),  # HITs built with the built-in quiz bank
     pytest.mark.postgres,
     pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL row locks (set DATABASE_URL)"),
     # transactional: tests/conftest.py re-seeds the labels and quiz bank after each flush

@@ -11,7 +11,10 @@ from labeling.models import HIT, AggregatedLabel, Campaign, HITItem, Response, W
 from labeling.workers import worker_for_user
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("quiz_demo_bank"),
+]  # HITs built with the built-in quiz bank
 
 
 @pytest.fixture
@@ -201,7 +204,15 @@ def test_the_report_figures(campaign):
     w3 = next(row for row in report["workers"] if row["worker"] == "w3")
     assert w3["agreement_with_majority"] == 0.0  # Furious and Sad against Angry and Forgetful
     proposals = report["other_answers"]["proposed_labels"]
-    assert proposals == [{"text": "Forgetful", "count": 2, "examples": ["Reply line 1.", "Reply line 1."]}]
+    assert proposals == [
+        {
+            "text": "Forgetful",
+            "shown": "Forgetful",
+            "looks_like": None,
+            "count": 2,
+            "examples": ["Reply line 1.", "Reply line 1."],
+        }
+    ]
     from labeling.models import Response
 
     through_other = Response.objects.exclude(method=Response.TOP3).count()

@@ -18,6 +18,9 @@ from labeling.models import Assignment, Response
 from tests.conftest import REPO_ROOT
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
+# the HITs here take their quiz screens from the built-in one-turn quiz bank
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
+
 HTMX = {"HTTP_HX_REQUEST": "true"}
 DJANGO_BACKEND = "django.contrib.auth.backends.ModelBackend"
 

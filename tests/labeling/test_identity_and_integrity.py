@@ -34,7 +34,8 @@ from tests.labeling.hit_factory import answer_everything, make_dialogues, open_c
 from tests.labeling.platform_helpers import mturk_landing, prolific_landing, prolific_sessions
 
 __all__ = ["prolific_sessions"]
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("prolific_sessions")]
+# HITs built with the built-in quiz bank; every Prolific landing is asked of Prolific (its stand-in)
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quiz_demo_bank", "prolific_sessions")]
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 EXPLANATION = "A loss said plainly is sadness."

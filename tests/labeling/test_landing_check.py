@@ -104,9 +104,10 @@ def test_prolific_stands_behind_an_active_session_of_this_study_and_participant_
 
 
 @pytest.fixture
-def campaign(db):
+def campaign(db, settings):
     from labeling.hits import build_hits
 
+    settings.QUIZ_DEMO_BANK = True  # its HITs take their quiz screens from the built-in bank
     campaign = open_campaign(dialogues_per_hit=2, quiz_per_hit=1)
     build_hits(campaign, make_dialogues(4), seed=5)
     Publication.objects.create(campaign=campaign, platform=Worker.PROLIFIC, external_id=STUDY)
@@ -133,9 +134,10 @@ def test_a_session_of_another_participant_is_refused(campaign, prolific_sessions
     assert not Worker.objects.exists()
 
 
-def test_a_campaign_not_published_on_prolific_opens_to_no_prolific_landing(db, prolific_sessions):
+def test_a_campaign_not_published_on_prolific_opens_to_no_prolific_landing(db, prolific_sessions, settings):
     from labeling.hits import build_hits
 
+    settings.QUIZ_DEMO_BANK = True
     campaign = open_campaign(dialogues_per_hit=2, quiz_per_hit=1)
     build_hits(campaign, make_dialogues(2, prefix="x"), seed=5)
     prolific_sessions.start("S1", "P1", STUDY)

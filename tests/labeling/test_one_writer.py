@@ -29,6 +29,9 @@ from labeling.workers import worker_for_user
 from tests.conftest import REPO_ROOT
 from tests.labeling.hit_factory import make_dialogues
 
+# the HITs here take their quiz screens from the built-in one-turn quiz bank
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
+
 SOURCE_DIRS = ("annotation", "labeling", "mlworkers", "jobs", "config", "bench", "demo")
 
 # pattern -> the only files allowed to hold it

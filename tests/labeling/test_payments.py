@@ -107,7 +107,7 @@ def test_the_record_payments_command(submitted, capsys):
         approve_assignment(assignment)
     call_command("record_payments", str(campaign.pk))
     out = capsys.readouterr().out
-    assert "4 new entries for 3 approved assignments" in out and "w1\t0.50" in out
+    assert "4 new entries for 3 approved assignments" in out and "w1\t$0.50" in out  # money, in the campaign's currency
 
 
 def test_approving_all_submitted_work_skips_blocked_workers(submitted):

@@ -23,8 +23,8 @@ from tests.labeling.platform_helpers import prolific_knows, prolific_sessions
 from tests.threads import run_together
 
 __all__ = ["prolific_sessions"]
-# every Prolific landing is asked of Prolific: these are sessions its stand-in knows
-pytestmark = pytest.mark.usefixtures("prolific_sessions")
+# HITs built with the built-in quiz bank; every Prolific landing is asked of Prolific (its stand-in)
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank", "prolific_sessions")
 
 SANDBOX = "https://workersandbox.mturk.com"
 

@@ -18,7 +18,10 @@ from tests.labeling.crowd_factories import make_answered_hit, make_dialogues
 from tests.labeling.platform_helpers import SANDBOX, draft_campaign, mturk_landing, slept, work_through_pages
 
 __all__ = ["slept"]
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("quiz_demo_bank"),
+]  # HITs built with the built-in quiz bank
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 LOCALES = [{"Country": c} for c in ("US", "GB", "CA", "AU", "NZ")]
 
@@ -353,10 +356,17 @@ def short_hit(campaign: Campaign) -> HIT:
     return hit
 
 
+def test_under_fixed_without_tie_breaking_a_split_hit_gets_no_more_assignments(stub):
+    campaign = draft_campaign(hits=0, status=Campaign.OPEN)
+    assert (campaign.redundancy_policy, campaign.tie_breaking) == ("fixed", False)
+    short_hit(campaign)
+    assert hits_short_of_majority(campaign) == []  # fixed buys the first seats only, as its cost preview counts
+
+
 def test_a_hit_short_of_a_majority_gets_one_more_assignment_once(stub, monkeypatch):
     from labeling import hits as hit_writer
 
-    campaign = draft_campaign(hits=0, status=Campaign.OPEN)
+    campaign = draft_campaign(hits=0, status=Campaign.OPEN, tie_breaking=True)
     publication = Publication.objects.create(campaign=campaign, platform="mturk", status=Publication.ACTIVE)
     hit = short_hit(campaign)
     assert hits_short_of_majority(campaign) == [hit]

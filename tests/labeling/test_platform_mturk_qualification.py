@@ -16,7 +16,10 @@ from tests.labeling.platform_helpers import draft_campaign, mturk_landing, slept
 from tests.labeling.test_platform_mturk import LOCALES, expect_list, listed, stub
 
 __all__ = ["slept", "stub"]
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("quiz_demo_bank"),
+]  # HITs built with the built-in quiz bank
 QUAL_TYPE, QUIZ_TYPE, PAID_TYPE = "3QUALTYPE", "3QUIZHITTYPE", "3PAIDHITTYPE"
 SITE = "https://site.example"
 

@@ -41,8 +41,8 @@ from tests.labeling.test_platform_prolific import (
 )
 
 __all__ = ["api", "slept", "stub", "prolific_sessions"]
-# every Prolific landing is asked of Prolific (its stand-in: tests.labeling.platform_helpers)
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("prolific_sessions")]
+# HITs built with the built-in quiz bank; every Prolific landing is asked of Prolific (its stand-in)
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quiz_demo_bank", "prolific_sessions")]
 SITE = "https://site.example"
 
 
@@ -132,7 +132,10 @@ def test_the_measured_median_time_per_hit_is_checked_once_hits_were_done(db, set
     done = Assignment.objects.create(
         hit=hit, worker=worker, status=Assignment.SUBMITTED, expires_at=timezone.now() + timedelta(hours=1)
     )
-    Assignment.objects.filter(pk=done.pk).update(submitted_at=done.accepted_at + timedelta(minutes=60))
+    # measured on confirmed work only: the platform confirmed this submission
+    Assignment.objects.filter(pk=done.pk).update(
+        submitted_at=done.accepted_at + timedelta(minutes=60), platform_confirmed_at=timezone.now()
+    )
     preview = get_platform("prolific").cost_preview(campaign)
     assert preview.pay.measured_minutes == Decimal("60.0")
     assert len(preview.refusals) == 1 and "£2.70/h at the measured median 60.0 min" in preview.refusals[0]

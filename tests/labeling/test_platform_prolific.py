@@ -26,8 +26,8 @@ from tests.labeling.platform_helpers import (
 )
 
 __all__ = ["slept", "prolific_sessions"]
-# every Prolific landing is asked of Prolific (its stand-in: tests.labeling.platform_helpers)
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("prolific_sessions")]
+# HITs built with the built-in quiz bank; every Prolific landing is asked of Prolific (its stand-in)
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quiz_demo_bank", "prolific_sessions")]
 TOKEN = "prolific-test-token"
 STUDY = "60aaaaaaaaaaaaaaaaaaaaaa"
 PROJECT, WORKSPACE = "61pppppppppppppppppppppp", "62wwwwwwwwwwwwwwwwwwwwww"
@@ -291,7 +291,7 @@ def test_a_pay_call_with_a_lost_answer_is_never_sent_again_by_sync(published, cl
 
 
 def test_a_hit_short_of_a_majority_gets_one_more_place(api):
-    campaign = draft_campaign(hits=0, currency="GBP", status=Campaign.OPEN)
+    campaign = draft_campaign(hits=0, currency="GBP", status=Campaign.OPEN, tie_breaking=True)
     publication = Publication.objects.create(
         campaign=campaign, platform="prolific", external_id=STUDY, status=Publication.ACTIVE, places=3
     )

@@ -24,8 +24,8 @@ from tests.labeling.platform_helpers import (
 from tests.labeling.test_platform_prolific import AUTH, STUDY, WORKSPACE, api, expect_workspace, submission
 
 __all__ = ["api", "slept", "prolific_sessions"]
-# every Prolific landing is asked of Prolific (its stand-in: tests.labeling.platform_helpers)
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("prolific_sessions")]
+# HITs built with the built-in quiz bank; every Prolific landing is asked of Prolific (its stand-in)
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quiz_demo_bank", "prolific_sessions")]
 GROUP, QUIZ_STUDY = "65gggggggggggggggggggggg", "66qqqqqqqqqqqqqqqqqqqqqq"
 PASS, FAIL = "5f00000000000000000000a1", "5f00000000000000000000a2"
 

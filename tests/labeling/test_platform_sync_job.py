@@ -14,7 +14,10 @@ from labeling.platforms import PlatformError
 from labeling.platforms.prolific import API
 from tests.labeling.platform_helpers import draft_campaign
 
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("quiz_demo_bank"),
+]  # HITs built with the built-in quiz bank
 STUDY = "60bbbbbbbbbbbbbbbbbbbbbb"
 
 

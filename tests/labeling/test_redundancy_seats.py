@@ -14,7 +14,10 @@ from labeling.task_types.last_turn_label.follow_up import create_follow_up_hits
 from tests.labeling import hit_factory
 from tests.labeling.crowd_factories import answer, make_answered_hit, make_dialogues, make_workers
 
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("quiz_demo_bank"),
+]  # HITs built with the built-in quiz bank
 
 
 def _predict(dialogue, label: str, confidence: float, version: ModelVersion) -> None:

@@ -20,7 +20,10 @@ from labeling.actions.claim import claim_next_hit
 from labeling.hits import build_hits
 from labeling.models import Assignment, HITItem, Response
 from labeling.workers import worker_for_user
-from tests.labeling.hit_factory import make_dialogues, open_campaign
+from tests.labeling.hit_factory import make_dialogues, open_campaign, screen_item
+
+# the HITs here take their quiz screens from the built-in one-turn quiz bank
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
 
 
 @pytest.fixture
@@ -42,7 +45,7 @@ def claim(user) -> Assignment:
 
 
 def item_at(assignment, position) -> HITItem:
-    return assignment.hit.items.get(position=position)
+    return screen_item(assignment, position)
 
 
 def stored(assignment):

@@ -10,6 +10,9 @@ from django.core.management import CommandError, call_command
 
 from labeling.simulated_crowd import DEFAULT_CROWD, Profile, Truth, choose_answer
 
+# the campaigns here take their quiz screens from the built-in one-turn bank
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
+
 LABELS = ["Sad", "Lonely", "Joyful", "Angry", "Neutral"]
 
 
@@ -160,3 +163,32 @@ def test_the_crowd_answers_a_policy_campaign_until_every_item_is_settled(policy_
     assert not twice.exists()  # no worker answered an item twice
     bought = answers_bought(campaign)
     assert bought["items"] * 2 <= bought["answers"] < bought["fixed_answers"]
+
+
+def test_a_crowd_too_small_for_the_claim_rules_grows_and_every_seat_comes_from_the_claim(demo_campaign, monkeypatch):
+    """Two workers cannot fill a HIT of three seats (no HIT twice), so workers join until every
+    seat is taken; each seat comes from claim_next_hit."""
+    from annotation.models import Dialogue
+    from labeling import simulated_crowd
+    from labeling.campaigns import create_campaign, set_campaign_status
+    from labeling.hits import build_hits
+    from labeling.models import HIT, Assignment
+
+    _, truth_path = demo_campaign
+    campaign = create_campaign("Per seat", dialogues_per_hit=2, quiz_per_hit=5)
+    build_hits(campaign, Dialogue.objects.filter(language="en").order_by("-pk")[:8], seed=2)
+    set_campaign_status(campaign, "open")
+    claims = []
+    real_claim = simulated_crowd.claim_next_hit
+    monkeypatch.setattr(
+        simulated_crowd, "claim_next_hit", lambda *a, **k: claims.append(real_claim(*a, **k)) or claims[-1]
+    )
+
+    truth = simulated_crowd.read_truth(truth_path)
+    report = simulated_crowd.simulate_campaign(campaign, truth, crowd=DEFAULT_CROWD[:2], leave_open=0)
+
+    hits = HIT.objects.filter(campaign=campaign)
+    assert all(Assignment.objects.done().filter(hit=hit).count() == hit.required_workers for hit in hits)
+    assert report.assignments == len(claims) == 3 * hits.count()
+    workers = Assignment.objects.filter(hit__campaign=campaign).values("worker").distinct().count()
+    assert workers >= 3  # the two could not take a third seat of any HIT: more joined

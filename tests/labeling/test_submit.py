@@ -9,7 +9,10 @@ from labeling.actions.claim import claim_next_hit
 from labeling.actions.submit import submit_assignment
 from labeling.hits import build_hits
 from labeling.models import Assignment, HITItem, Response, Worker
-from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
+from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign, screen_item
+
+# the HITs here take their quiz screens from the built-in one-turn quiz bank
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
 
 
 @pytest.fixture
@@ -100,7 +103,7 @@ def test_submission_scores_the_quiz_and_gives_a_completion_code(assignment):
     result = submit_assignment(assignment)
     assert (result.quiz_correct, result.quiz_total) == (1, 2)
     (wrong,) = result.wrong
-    quiz_item = assignment.hit.items.get(position=wrong.position)
+    quiz_item = screen_item(assignment, wrong.position)
     assert wrong.gold_label == quiz_item.quiz_question.gold_label.name != wrong.given
     assert wrong.explanation == quiz_item.quiz_question.explanation and wrong.explanation
     assert len(result.completion_code) == 12

@@ -20,6 +20,9 @@ from labeling.task_types import AnswerRefused, TaskType, export_records
 from labeling.task_types.pairwise import PAIRWISE, dialogue_of
 from tests.labeling.hit_factory import make_dialogues
 
+# the HITs here take their quiz screens from the built-in one-turn quiz bank
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
+
 # --- a third task type, written the way docs/tasks/index.md "Adding a task type" says ---------
 
 YES_NO = "test_is_question"

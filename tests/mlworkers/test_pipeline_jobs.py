@@ -21,6 +21,9 @@ from mlworkers.ml.sentence_classifier import read_labeled_sentences
 from mlworkers.registry import artifact_path
 from tests.mlworkers.pipeline_support import DIALOGUES, add_crowd_label, last_turn, make_corpus, run
 
+# the HITs here take their quiz screens from the built-in one-turn quiz bank
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
+
 
 @pytest.fixture
 def weak_version(db, ml_settings, small_seed, django_capture_on_commit_callbacks):

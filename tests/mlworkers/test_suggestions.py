@@ -14,6 +14,9 @@ from mlworkers.ml import dialogue_classifier as dc
 from mlworkers.registry import register_model_version
 from tests.mlworkers.pipeline_support import DIALOGUES, add_crowd_label, last_turn, make_corpus, run
 
+# the HITs here take their quiz screens from the built-in one-turn quiz bank
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
+
 
 @pytest.fixture
 def corpus(db):

@@ -20,7 +20,7 @@ class Command(BaseCommand):
             "--kind",
             choices=KINDS,
             required=True,
-            help="gold (crowd labels), extended (gold + SBERT and self labels) or silver (a model's predictions)",
+            help="gold (crowd labels), extended (the labels grown from gold: SBERT and self labels, not the gold itself) or silver (a model's predictions)",
         )
         parser.add_argument(
             "--format",

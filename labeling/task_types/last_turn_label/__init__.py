@@ -29,6 +29,7 @@ class LastTurnLabel(TaskType):
     screen_noun = "Dialog"
     detail_template = "labeling/task_types/last_turn_label_links.html"
     uses_labels = True
+    study_report = True
     unanswered_message = "Choose a label (or Other) before going on."
     back_leaves_refused_answers = False  # one pick is the whole answer: a refused one is a mistake
 

@@ -28,6 +28,7 @@ from labeling.crowd.redundancy import MODEL_INFORMED, settle
 from labeling.label_sets import campaign_labels
 from labeling.models import AggregatedLabel, Campaign, Response, counted_assignment_q
 from labeling.policy import model_tops, policy_of
+from labeling.task_types.last_turn_label import gold_trail
 
 _BATCH = 1000
 _UPDATE_BATCH = 200  # bulk_update builds one CASE per field and batch: keep the batches small
@@ -173,8 +174,11 @@ def agreed_with_the_model(campaign: Campaign, by_turn: dict[int, "TurnVotes"]) -
 
 
 def _write_aggregated(campaign, by_turn, majorities, opinion: DawidSkeneResult, labels) -> None:
+    """Every change of a row's label or status is recorded (annotation.audit, by the system job
+    "aggregation"). A reviewer's label (status adjudicated) is kept: only the counts beside it move.
+    A row a reviewer sent back for more answers returns to the queue once its answers changed."""
     existing = {row.turn_id: row for row in AggregatedLabel.objects.filter(campaign=campaign)}
-    to_create, to_update = [], []
+    to_create, to_update, log = [], [], []
     for turn_id, result in majorities.items():
         winner = result.label
         values = {
@@ -192,16 +196,27 @@ def _write_aggregated(campaign, by_turn, majorities, opinion: DawidSkeneResult, 
         if row is None:
             to_create.append(AggregatedLabel(campaign=campaign, turn_id=turn_id, **values))
             continue
+        if row.status == AggregatedLabel.ADJUDICATED:
+            values |= {name: getattr(row, name) for name in ("label", "label_text", "status")}
         if _unchanged(row, values):
             continue  # a re-run writes nothing: bulk updates are slow, and nothing moved
+        if row.sent_back_at and values["answer_count"] != row.answer_count:
+            row.sent_back_at = None  # the answers it was sent back for came
+        log.extend(gold_trail.aggregated_changed(row, values))
         for name, value in values.items():
             setattr(row, name, value)
         row.updated_at = timezone.now()  # bulk_update does not touch auto_now fields
         to_update.append(row)
     AggregatedLabel.objects.bulk_create(to_create, batch_size=_BATCH)
-    AggregatedLabel.objects.bulk_update(to_update, [*_AGGREGATED_FIELDS, "updated_at"], batch_size=_UPDATE_BATCH)
-    # turns whose answers were all rejected since the last run have nothing left to aggregate
-    AggregatedLabel.objects.filter(pk__in=[row.pk for row in existing.values()]).delete()
+    fields = [*_AGGREGATED_FIELDS, "sent_back_at", "updated_at"]
+    AggregatedLabel.objects.bulk_update(to_update, fields, batch_size=_UPDATE_BATCH)
+    log.extend(gold_trail.aggregated_created(row) for row in to_create)
+    # turns whose answers were all rejected since the last run have nothing left to aggregate; a
+    # reviewer's label stays (it rests on the reviewer's reading, not only on the answers)
+    gone = [row for row in existing.values() if row.status != AggregatedLabel.ADJUDICATED]
+    log.extend(gold_trail.aggregated_removed(row) for row in gone)
+    AggregatedLabel.objects.filter(pk__in=[row.pk for row in gone]).delete()
+    gold_trail.write(log)
 
 
 def _unchanged(row, values: dict) -> bool:
@@ -234,10 +249,14 @@ def _write_turn_labels(
     A turn keeps one crowd label: the last campaign aggregated over it wins. Its provenance carries
     the gold's uncertainty: the answers it rests on, the Dawid-Skene posterior and the policy."""
     winners = {turn: labels[r.label] for turn, r in majorities.items() if r.label and r.label in labels}
-    existing = {tl.turn_id: tl for tl in TurnLabel.objects.filter(source=TurnLabel.CROWD, turn_id__in=list(majorities))}
+    adjudicated = gold_trail.adjudications(campaign)
+    winners |= {turn: labels[name] for turn, (name, _) in adjudicated.items() if name in labels}
+    crowd = TurnLabel.objects.filter(source=TurnLabel.CROWD, turn_id__in=[*majorities, *adjudicated])
+    existing = {tl.turn_id: tl for tl in crowd}
+    before = {turn: (row.label_id, (row.provenance or {}).get("campaign")) for turn, row in existing.items()}
     to_create, to_update = [], []
     for turn_id, label in winners.items():
-        result = majorities[turn_id]
+        result = majorities.get(turn_id) or MajorityResult(None, {}, 0)
         provenance = {
             "campaign": campaign.pk,
             "votes": result.votes,
@@ -247,6 +266,8 @@ def _write_turn_labels(
             "posterior": opinion.posterior.get(turn_id, {}),
             "policy": answer_policy(campaign),
         }
+        if turn_id in adjudicated:
+            provenance["adjudicated"] = adjudicated[turn_id][1]
         row = existing.pop(turn_id, None)
         if row is None:
             to_create.append(
@@ -265,6 +286,8 @@ def _write_turn_labels(
         to_update.append(row)
     TurnLabel.objects.bulk_create(to_create, batch_size=_BATCH)
     TurnLabel.objects.bulk_update(to_update, ["label", "confidence", "provenance"], batch_size=_UPDATE_BATCH)
-    lost = [row.pk for row in existing.values() if (row.provenance or {}).get("campaign") == campaign.pk]
-    TurnLabel.objects.filter(pk__in=lost).delete()
+    lost = [row for row in existing.values() if (row.provenance or {}).get("campaign") == campaign.pk]
+    names = {label.pk: name for name, label in labels.items()}
+    TurnLabel.objects.filter(pk__in=[row.pk for row in lost]).delete()
+    gold_trail.write(gold_trail.turn_labels_changed(campaign, before, [*to_create, *to_update], lost, names))
     return len(winners)

@@ -47,6 +47,22 @@ def create_follow_up_hits(campaign: Campaign, *, seed: int | None = None) -> lis
         return bundle_again(locked, items, random.Random(seed), kind=HIT.FOLLOW_UP, workers=1)
 
 
+def follow_up_for_turns(campaign: Campaign, turn_ids: list[int], *, seed: int | None = None) -> list[HIT]:
+    """One more seat for these turns (a reviewer sent them back for more answers), whatever the
+    policy: a follow-up HIT showing each turn's first screen, taken by a worker who has not
+    answered it. A turn whose HIT still waits for answers gets nothing more (it will get them)."""
+    with transaction.atomic():
+        locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        waiting = {turn for turn, held in turn_seats(locked).items() if held.open}
+        firsts = HITItem.objects.filter(hit__campaign=locked, quiz_question__isnull=True, target_turn_id__in=turn_ids)
+        chosen: dict[int, HITItem] = {}
+        for item in firsts.exclude(target_turn_id__in=waiting).order_by("hit__position", "position"):
+            chosen.setdefault(item.target_turn_id, item)
+        if not chosen:
+            return []
+        return bundle_again(locked, list(chosen.values()), random.Random(seed), kind=HIT.FOLLOW_UP, workers=1)
+
+
 def extra_seat_counts(hits: list[HIT]) -> dict[str, int]:
     """What the aggregation job and command report of the HITs just opened."""
     return {
@@ -131,10 +147,13 @@ def turn_seats(campaign: Campaign) -> dict[int, TurnSeats]:
 
 def hits_short_of_majority(campaign: Campaign) -> list[HIT]:
     """Published regular HITs whose every seat holds counted work, with a dialogue item whose
-    turn has no majority yet (2 of 3 ...), and room for one more worker. Under a redundancy
-    policy other than `fixed`: an item the policy leaves open, below its cap."""
+    turn has no majority yet (2 of 3 ...), and room for one more worker. Under `fixed` only with
+    tie-breaking on: `fixed` buys exactly the first seats otherwise, as the cost preview counts.
+    Under another redundancy policy: an item the policy leaves open, below its cap."""
     if campaign.redundancy_policy != FIXED:
         return _hits_short_under_policy(campaign)
+    if not campaign.tie_breaking:
+        return []
     votes = campaign_votes(campaign)  # a label outside the campaign's set votes for nothing
     short = []
     for hit in _complete_published(campaign, campaign.workers_per_hit + campaign.tie_break_workers):

@@ -1,6 +1,8 @@
 """Scoring a label assignment's quiz screens: a quiz answer is right when it is the quiz
-question's gold label (picked among the choices or through "Other"; typed text is never right)."""
+question's gold label, picked among the choices or through "Other", or typed in a spelling that
+names it (labeling.crowd.qualification.answered_right); any other typed text is wrong."""
 
+from labeling.crowd.qualification import answered_right
 from labeling.models import Response
 from labeling.task_types.base import QuizScore, WrongQuizAnswer, quiz_items_of
 
@@ -14,7 +16,7 @@ def score_quiz(assignment) -> QuizScore:
     for item in quiz_items:
         gold = item.quiz_question.gold_label
         response = responses.get(item.pk)
-        if response is not None and response.label_id == gold.pk:
+        if response is not None and answered_right(response.answer, gold.name):
             correct += 1
             continue
         given = response.answer if response is not None else "(no answer)"

@@ -9,6 +9,7 @@ from collections import Counter, defaultdict
 from functools import partial
 
 from django.conf import settings
+from django.db.models.functions import Coalesce
 
 from annotation.models import Turn
 from labeling.crowd.agreement import (
@@ -23,9 +24,10 @@ from labeling.crowd.agreement import (
     top_confusions,
     unanimous_share,
 )
+from labeling.crowd.label_text import look_alike_of, visible
 from labeling.crowd.majority import MajorityResult, majority_vote, normalise_answer
 from labeling.crowd.speed import is_too_fast, median_seconds
-from labeling.models import Assignment, Campaign, HITItem, Worker
+from labeling.models import AggregatedLabel, Assignment, Campaign, HITItem, Worker
 from labeling.task_types.last_turn_label.aggregation import (
     CrowdAnswer,
     known_labels,
@@ -118,15 +120,22 @@ def _confusion(by_turn, winners) -> dict:
 
 
 def _worker_table(campaign, answers: list[CrowdAnswer], normalised, winners) -> list[dict]:
-    agreement = agreement_with_majority(
-        ((a.turn_id, a.worker_id, normalised[id(a)]) for a in answers if a.quiz_gold is None), winners
-    )
+    work = [(a.turn_id, a.worker_id, normalised[id(a)]) for a in answers if a.quiz_gold is None]
+    agreement = agreement_with_majority(work, winners)
+    # and with the Dawid-Skene label the last aggregation stored (too slow to refit on every reload)
+    opinion = AggregatedLabel.objects.filter(campaign=campaign).exclude(dawid_skene_label="")
+    with_opinion = agreement_with_majority(work, dict(opinion.values_list("turn_id", "dawid_skene_label")))
     quiz = quiz_accuracy((a.worker_id, normalised[id(a)], a.quiz_gold) for a in answers if a.quiz_gold is not None)
     seconds: dict[int, float] = defaultdict(float)
     for a in answers:
         seconds[a.assignment_id] += a.seconds
+    # keyed by the person: a platform landing's identity counts as the proven worker it was merged
+    # into, as the answers above are (load_answers), so a platform worker's row carries its flags
     assignments = (
-        Assignment.objects.filter(hit__campaign=campaign).counted().values_list("pk", "worker_id", "quiz_correct")
+        Assignment.objects.filter(hit__campaign=campaign)
+        .counted()
+        .annotate(person=Coalesce("worker__merged_into_id", "worker_id"))
+        .values_list("pk", "person", "quiz_correct")
     )
     per_worker: dict[int, dict] = defaultdict(lambda: {"hits": 0, "seconds": 0.0, "quiz_marks": []})
     for pk, worker_id, quiz_correct in assignments:
@@ -151,6 +160,9 @@ def _worker_table(campaign, answers: list[CrowdAnswer], normalised, winners) -> 
                 "quiz_mark": round(sum(marks) / len(marks), 2) if marks else None,
                 "quiz_accuracy": _round(quiz[worker_id].rate) if worker_id in quiz else None,
                 "agreement_with_majority": _round(agreement[worker_id].rate) if worker_id in agreement else None,
+                "agreement_with_dawid_skene": _round(with_opinion[worker_id].rate)
+                if worker_id in with_opinion
+                else None,
                 "seconds_per_hit": round(row["seconds"] / row["hits"], 1) if row["hits"] else None,
                 **speed.get(worker_id, {"median_seconds": None, "too_fast": False}),
             }
@@ -183,9 +195,14 @@ def _other_answers(dialogue_answers: list[CrowdAnswer], normalised, label_names:
             proposals[normalised[id(a)]].append(a)
     example_turns = {a.turn_id for group in proposals.values() for a in group[:EXAMPLES_PER_PROPOSAL]}
     texts = dict(Turn.objects.filter(pk__in=example_turns).values_list("pk", "text"))
+    names = known_labels().values()
     proposed = [
         {
             "text": text,
+            # what a researcher sees before accepting: the text with any invisible or direction
+            # character written as its code point, and the existing label it looks like
+            "shown": visible(text),
+            "looks_like": look_alike_of(text, names),
             "count": len(group),
             "examples": [texts.get(a.turn_id, "") for a in group[:EXAMPLES_PER_PROPOSAL]],
         }

@@ -104,6 +104,10 @@ def cached_labels(campaign_id: int) -> LabelSet:
     return cached[1]
 
 
+def forget_labels() -> None:
+    _labels_cache.clear()
+
+
 def _read_label_set(campaign_id: int) -> LabelSet:
     offered = Label.objects.offered()
     listed_ids = campaign_labels(campaign_id).values("pk")

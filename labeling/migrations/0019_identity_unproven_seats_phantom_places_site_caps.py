@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labeling', '0016_qual_qualification_posterior'),
+        ('labeling', '0018_merge_audit_report'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

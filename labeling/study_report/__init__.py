@@ -1,0 +1,7 @@
+"""The study's record for the paper: `build_report(campaign) -> StudyReport` and its renderers
+(`to_markdown`, `to_latex`, `to_json`, `methods_paragraph`). See docs/analysis/study-report.md."""
+
+from labeling.study_report.figures import StudyReport, Table4, build_report
+from labeling.study_report.render import methods_paragraph, to_json, to_latex, to_markdown
+
+__all__ = ["StudyReport", "Table4", "build_report", "methods_paragraph", "to_json", "to_latex", "to_markdown"]
