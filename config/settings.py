@@ -348,6 +348,11 @@ MTURK_AUTO_APPROVAL_HOURS = env_int("MTURK_AUTO_APPROVAL_HOURS", 72)
 MTURK_FEE_RATE = env_float("MTURK_FEE_RATE", 0.20)
 MTURK_FEE_RATE_10_PLUS = env_float("MTURK_FEE_RATE_10_PLUS", 0.40)
 PROLIFIC_FEE_RATE = env_float("PROLIFIC_FEE_RATE", 0.333)
+# VAT Prolific adds to its fee "if applicable" (UK workspaces: 20 %); the cost preview includes it
+PROLIFIC_VAT_RATE = env_float("PROLIFIC_VAT_RATE", 0.20)
+# talk to the in-process stand-ins of Prolific and MTurk (labeling/platforms/standin) instead of the
+# real platforms: for a demo or a rehearsal; nothing leaves the process and nothing is paid
+PLATFORM_STANDIN = env_bool("PLATFORM_STANDIN", default=False)
 # Prolific: the project studies are created in (its workspace's currency must be the campaign's)
 PROLIFIC_PROJECT_ID = env_str("PROLIFIC_PROJECT_ID", "") or ""
 # the lowest hourly reward each platform takes, per currency: Prolific documents £6.00 / $8.00 an
@@ -377,7 +382,7 @@ PLATFORM_RETRY_ATTEMPTS = env_int("PLATFORM_RETRY_ATTEMPTS", 4)
 PLATFORM_RETRY_BASE_SECONDS = env_float("PLATFORM_RETRY_BASE_SECONDS", 1.0)
 # Celery beat queues a platform sync of every published campaign this often (0: never)
 PLATFORM_SYNC_MINUTES = env_int("PLATFORM_SYNC_MINUTES", 10)
-if not 0 <= PLATFORM_EXPECTED_BONUS_SHARE <= 1 or min(MTURK_FEE_RATE, MTURK_FEE_RATE_10_PLUS, PROLIFIC_FEE_RATE) < 0:
+if not 0 <= PLATFORM_EXPECTED_BONUS_SHARE <= 1 or min(MTURK_FEE_RATE, MTURK_FEE_RATE_10_PLUS, PROLIFIC_FEE_RATE, PROLIFIC_VAT_RATE) < 0:
     raise ConfigError("PLATFORM_EXPECTED_BONUS_SHARE must be within 0..1 and the fee rates not negative")
 if min(PROLIFIC_MIN_HOURLY_RATE_GBP, PROLIFIC_MIN_HOURLY_RATE_USD, MTURK_MIN_HOURLY_RATE) < 0:
     raise ConfigError("PROLIFIC_MIN_HOURLY_RATE_GBP/_USD and MTURK_MIN_HOURLY_RATE must not be negative")

@@ -5,7 +5,7 @@
 
 Signs in through the login page with Debian's chromium (playwright drives it; /usr/bin/chromium,
 `apt-get install chromium`) as the demo researcher, opens the demo campaign's dashboard at 1280 px,
-then as annotator1 claims a HIT of the demo campaign and opens its first screen at 375 px, and
+then as annotator2 claims a HIT of the demo campaign and opens its first screen at 375 px, and
 writes docs/screenshots/researcher-1280-dashboard.png and annotator-375-screen.png. Claiming takes
 one of the seats left open for people: take the pictures on a throw-away build. The manual's other
 pictures are written by the browser tests (docs/pages.md).
@@ -41,7 +41,8 @@ def dashboard(browser, base: str) -> None:
 
 def annotator_screen(browser, base: str) -> None:
     page = browser.new_page(viewport={"width": 375, "height": 740})
-    sign_in(page, base, "annotator1", "demo-annotator1")
+    sign_in(page, base, "annotator2", "demo-annotator2")  # annotator1 may hold a HIT already
+    page.goto(f"{base}/labeling/")
     row = page.locator("tr", has=page.get_by_text(DEMO_CAMPAIGN, exact=True))
     row.locator("button[type=submit]").first.click()
     page.wait_for_load_state("networkidle")

@@ -6,7 +6,7 @@ services called here.
 
 What a landing may take (docs/crowd/identity-and-integrity.md):
 - Prolific: the SESSION_ID must be a submission of this campaign's study, of this PROLIFIC_PID,
-  and ACTIVE, asked of Prolific at once (`_prolific_verdict`). A session Prolific does not stand
+  and live (ACTIVE, or RESERVED: the place held for them), asked of Prolific at once (`_prolific_verdict`). A session Prolific does not stand
   behind gets nothing; one Prolific cannot be asked about gets a page that asks again shortly
   (LandingPending), and nothing either. A proven landing is the participant's at once.
 - MTurk cannot be asked before the work is submitted, but it admits only MaxAssignments real
@@ -40,6 +40,7 @@ ONE_HIT = (
     "please return to {platform}."
 )
 OTHER_STUDY = "This session belongs to another study of this site. Please open that study's own link."
+LIVE_SESSION = ("ACTIVE", "RESERVED")
 NOT_PUBLISHED = "This is not a HIT this study published on MTurk. Please return it."
 NOT_OPEN_TO_YOU = (
     "This HIT is not open to you: you hold a place on it under another MTurk HIT, or the study's "
@@ -213,8 +214,10 @@ def session_refusal(submission: dict | None, participant: str, studies: set[str]
         return "no such session"
     if submission.get("study_id") not in studies:
         return "a session of another study"
-    if submission.get("participant") != participant:
+    # "participant" in the reference of "Retrieve a submission", "participant_id" in its listings
+    if (submission.get("participant") or submission.get("participant_id")) != participant:
         return "another participant's session"
-    if submission.get("status") != "ACTIVE":
+    # RESERVED: the place is held for this participant; ACTIVE: they started (submission-object)
+    if submission.get("status") not in LIVE_SESSION:
         return f"the session is {str(submission.get('status', '')).lower() or 'in no state'}"
     return ""

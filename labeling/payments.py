@@ -102,6 +102,20 @@ def record_payments(campaign: Campaign) -> dict[str, int]:
     return {"approved": approved.count(), "new_entries": after - before}
 
 
+def record_reward_share(assignment: Assignment, share: Decimal) -> PaymentEntry | None:
+    """The platform approved the work with part of its reward (Prolific's PARTIALLY APPROVED): the
+    reward entry is owed at that share, written before `record_payments` would owe the full reward
+    (unique per assignment and kind, so a repeat changes nothing; an entry already paid is left)."""
+    reward, _bonus = reward_and_bonus(assignment.hit.campaign, assignment.hit.kind)
+    amount = (reward * share).quantize(Decimal("0.01"))
+    entry, created = PaymentEntry.objects.get_or_create(
+        assignment=assignment, kind=PaymentEntry.REWARD, defaults={"worker_id": assignment.worker_id, "amount": amount}
+    )
+    if not created and entry.paid_at is None and entry.amount != amount:
+        PaymentEntry.objects.filter(pk=entry.pk, paid_at__isnull=True).update(amount=amount)
+    return entry
+
+
 def _entry(assignment: Assignment, kind: str, amount: Decimal) -> PaymentEntry:
     return PaymentEntry(worker_id=assignment.worker_id, assignment_id=assignment.pk, kind=kind, amount=amount)
 

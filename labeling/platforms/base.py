@@ -7,6 +7,7 @@ is sync's, so both platforms follow the same rules.
 """
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ class ExternalResult:
     answers: dict[str, str] = field(default_factory=dict)  # e.g. the completion code posted back
     platform_status: str = ""  # the platform's own word
     hit_id: str = ""  # MTurk HITId
+    paid_share: Decimal | None = None  # approved with part of the reward (Prolific's PARTIALLY APPROVED)
 
 
 class CrowdPlatform(Protocol):

@@ -34,9 +34,10 @@ sleep = time.sleep  # tests replace it
 class PlatformHTTPError(Exception):
     """A platform's HTTP answer outside 2xx (raised by the REST adapters for `call` to classify)."""
 
-    def __init__(self, status: int, detail: str) -> None:
+    def __init__(self, status: int, detail: str, retry_after: str | None = None) -> None:
         super().__init__(f"HTTP {status}: {detail[:300]}")
         self.status, self.detail = status, detail
+        self.retry_after = retry_after  # a 429's Retry-After header (seconds), waited before the next try
 
 
 class PlatformCallError(PlatformError):
@@ -63,10 +64,19 @@ def call(platform: str, operation: str, fn: Callable[[], T], *, repeatable: bool
             if not retry or attempt == attempts:
                 logger.warning("%s %s failed: %s (attempt %d of %d)", platform, operation, code, attempt, attempts)
                 raise PlatformCallError(platform, operation, code, detail) from error
-            delay = random.uniform(0, min(MAX_DELAY_SECONDS, base * 2 ** (attempt - 1)))
+            delay = max(random.uniform(0, min(MAX_DELAY_SECONDS, base * 2 ** (attempt - 1))), _retry_after(error))
             logger.info("%s %s: %s, try %d of %d in %.1fs", platform, operation, code, attempt + 1, attempts, delay)
             sleep(delay)
     raise AssertionError("unreachable")
+
+
+def _retry_after(error: Exception) -> float:
+    """The wait a 429 asks for (Retry-After in seconds, RFC 9110 section 10.2.3), capped; 0 when none."""
+    value = getattr(error, "retry_after", None)
+    try:
+        return min(MAX_DELAY_SECONDS, max(0.0, float(value))) if value else 0.0
+    except ValueError:  # an HTTP date: the backoff's own delay then
+        return 0.0
 
 
 def classify(error: Exception, *, repeatable: bool) -> tuple[str | None, str, bool]:

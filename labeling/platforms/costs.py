@@ -34,34 +34,81 @@ class CostPreview:
     fees: Decimal
     pay: "HourlyPay | None" = None
     refusals: tuple[str, ...] = field(default=())
+    quiz_seats: int = 0  # the qualification quiz's places, paid their own reward
+    quiz_reward_each: Decimal = Decimal(0)
+    quiz_rewards: Decimal = Decimal(0)
+    vat_rate: Decimal = Decimal(0)  # on the platform's fees (Prolific: where applicable)
+    vat: Decimal = Decimal(0)
+    fee_note: str = ""  # how the fees were reckoned, when not one rate on everything
 
     @property
     def total(self) -> Decimal:
-        return self.rewards + self.expected_bonuses + self.fees
+        return self.rewards + self.quiz_rewards + self.expected_bonuses + self.fees + self.vat
 
     def lines(self) -> list[tuple[str, str]]:
         """(what, amount as money) rows for a page."""
         share = f"{self.bonus_share * 100:.0f} %"
-        return [
-            (f"Rewards: {self.seats} × {money(self.reward_each, self.currency)}", money(self.rewards, self.currency)),
+        rows = [
+            (f"Rewards: {self.seats} × {money(self.reward_each, self.currency)}", money(self.rewards, self.currency))
+        ]
+        if self.quiz_seats:
+            rows.append(
+                (
+                    f"Qualification quiz: {self.quiz_seats} × {money(self.quiz_reward_each, self.currency)}",
+                    money(self.quiz_rewards, self.currency),
+                )
+            )
+        rows += [
             (
                 f"Expected bonuses: {share} of {self.seats} × {money(self.bonus_each, self.currency)}",
                 money(self.expected_bonuses, self.currency),
             ),
-            (f"Platform fees: {self.fee_rate * 100:.1f} % of rewards and bonuses", money(self.fees, self.currency)),
-            ("Total", money(self.total, self.currency)),
-        ] + (self.pay.lines() if self.pay is not None else [])
+            (
+                self.fee_note or f"Platform fees: {self.fee_rate * 100:.1f} % of rewards and bonuses",
+                money(self.fees, self.currency),
+            ),
+        ]
+        if self.vat_rate:
+            rows.append((f"VAT: {self.vat_rate * 100:.0f} % of the fees", money(self.vat, self.currency)))
+        return rows + [("Total", money(self.total, self.currency))] + (self.pay.lines() if self.pay else [])
 
 
 def cost_preview(
-    *, seats: int, reward: Decimal, bonus: Decimal, bonus_share: Decimal, fee_rate: Decimal, currency: str
+    *,
+    seats: int,
+    reward: Decimal,
+    bonus: Decimal,
+    bonus_share: Decimal,
+    fee_rate: Decimal,
+    currency: str,
+    quiz_seats: int = 0,
+    quiz_reward: Decimal = Decimal(0),
+    reward_fees: Decimal | None = None,
+    vat_rate: Decimal = Decimal(0),
+    fee_note: str = "",
 ) -> CostPreview:
-    if seats < 0 or reward < 0 or bonus < 0 or not 0 <= bonus_share <= 1 or fee_rate < 0:
+    """Rewards (and the quiz's), expected bonuses, fees and VAT on the fees. `fee_rate` applies to
+    rewards and bonuses unless `reward_fees` gives the rewards' fees already reckoned (MTurk's
+    depend on each HIT's assignments)."""
+    if min(seats, quiz_seats, reward, bonus, quiz_reward, fee_rate, vat_rate) < 0 or not 0 <= bonus_share <= 1:
         raise ValueError("seats, reward, bonus and fee rate must not be negative; bonus share within 0..1")
-    rewards = (reward * seats).quantize(CENT, rounding=ROUND_HALF_UP)
-    bonuses = (bonus * seats * bonus_share).quantize(CENT, rounding=ROUND_HALF_UP)
-    fees = ((rewards + bonuses) * fee_rate).quantize(CENT, rounding=ROUND_HALF_UP)
-    return CostPreview(currency, seats, reward, bonus, bonus_share, fee_rate, rewards, bonuses, fees)
+    rewards = _cents(reward * seats)
+    quiz_rewards = _cents(quiz_reward * quiz_seats)
+    bonuses = _cents(bonus * seats * bonus_share)
+    if reward_fees is None:
+        fees = _cents((rewards + quiz_rewards + bonuses) * fee_rate)
+    else:
+        fees = _cents(reward_fees + bonuses * fee_rate)
+    vat = _cents(fees * vat_rate)
+    return CostPreview(
+        currency, seats, reward, bonus, bonus_share, fee_rate, rewards, bonuses, fees,
+        quiz_seats=quiz_seats, quiz_reward_each=quiz_reward, quiz_rewards=quiz_rewards,
+        vat_rate=vat_rate, vat=vat, fee_note=fee_note,
+    )  # fmt: skip
+
+
+def _cents(amount: Decimal) -> Decimal:
+    return Decimal(amount).quantize(CENT, rounding=ROUND_HALF_UP)
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,6 @@ _ANSWER_NS = "{http://mechanicalturk.amazonaws.com/AWSMechanicalTurkDataSchemas/
 _STATUS = {"Submitted": base.SUBMITTED, "Approved": base.APPROVED, "Rejected": base.REJECTED}
 # MTurk's answer to a UniqueRequestToken it has seen: the earlier request was done
 _ALREADY_DONE = re.compile(r"UniqueRequestToken|already (been )?(processed|exists|used)", re.IGNORECASE)
-_HIT_ID = re.compile(r"\b[A-Z0-9]{30}\b")
 TOKEN_LENGTH = 64
 # MTurk honours a UniqueRequestToken for 24 hours; an hour's margin for clocks and slow calls
 TOKEN_TRUSTED_FOR = timedelta(hours=23)
@@ -48,8 +47,17 @@ TEN_ASSIGNMENTS = 10
 
 
 def make_client(sandbox: bool = True):
+    """The one transport point: boto3's mturk client, or the stand-in's (labeling.platforms.standin)
+    when one is installed or PLATFORM_STANDIN is set."""
     import boto3
     from botocore.config import Config
+
+    from labeling.platforms import standin
+
+    if standin.installed("mturk") is not None:
+        return standin.installed("mturk").client()
+    if settings.PLATFORM_STANDIN:
+        return standin.shared("mturk").client()
 
     # retries are ours (labeling.platforms.calls): one try per call here
     options = {"region_name": REGION, "config": Config(retries={"total_max_attempts": 1})}
@@ -85,6 +93,11 @@ def fee_rate(max_assignments: int) -> Decimal:
     """MTurk's commission: MTURK_FEE_RATE, or MTURK_FEE_RATE_10_PLUS for HITs of 10+ assignments."""
     rate = settings.MTURK_FEE_RATE_10_PLUS if max_assignments >= 10 else settings.MTURK_FEE_RATE
     return Decimal(str(rate))
+
+
+def _priced(campaign: Campaign, paid: list[int], quiz: list[int]) -> list[tuple[Decimal, int]]:
+    """(reward, assignments) of each HIT to be published."""
+    return [(campaign.reward, w) for w in paid] + [(campaign.qualification_reward, w) for w in quiz]
 
 
 def _unsettled_hit_ids(publication: Publication) -> list[str]:
@@ -140,17 +153,32 @@ class MTurkPlatform(MTurkQualifications):
     # --- publishing ------------------------------------------------------------------------------
 
     def cost_preview(self, campaign: Campaign, base_url: str = "") -> CostPreview:
-        """The cost, the hourly rate against MTURK_MIN_HOURLY_RATE, and what refuses publishing
-        (the qualification quiz's HIT is paid its own reward: its pay is checked on its own)."""
-        unpublished = campaign.hits.filter(external_id="").exclude(kind=HIT.QUALIFICATION)
-        hits = list(unpublished.values_list("required_workers", flat=True))
+        """The cost of the unpublished HITs (the quiz's at its own reward), MTurk's fees as its
+        pricing page reckons them (https://www.mturk.com/pricing: 20 % on rewards and bonuses, 20 %
+        more on the rewards of HITs of 10 or more assignments, never on bonuses), the hourly rate
+        against MTURK_MIN_HOURLY_RATE, and what refuses publishing."""
+        unpublished = list(campaign.hits.filter(external_id="").values_list("kind", "required_workers"))
+        paid = [workers for kind, workers in unpublished if kind != HIT.QUALIFICATION]
+        quiz = [workers for kind, workers in unpublished if kind == HIT.QUALIFICATION]
+        if not campaign.qualification_required:
+            quiz = []
+        reward_fees = sum(
+            (reward * workers * fee_rate(workers) for reward, workers in _priced(campaign, paid, quiz)), Decimal(0)
+        )
         preview = cost_preview(
-            seats=sum(hits),
+            seats=sum(paid),
             reward=campaign.reward,
             bonus=campaign.bonus,
             bonus_share=Decimal(str(settings.PLATFORM_EXPECTED_BONUS_SHARE)),
-            fee_rate=fee_rate(max(hits, default=0)),
+            fee_rate=Decimal(str(settings.MTURK_FEE_RATE)),
             currency=campaign.currency,
+            quiz_seats=sum(quiz),
+            quiz_reward=campaign.qualification_reward,
+            reward_fees=reward_fees,
+            fee_note=(
+                f"MTurk fees: {settings.MTURK_FEE_RATE * 100:.0f} % of rewards and bonuses, "
+                f"{settings.MTURK_FEE_RATE_10_PLUS * 100:.0f} % of the rewards of HITs of 10+ assignments"
+            ),
         )
         pay = checks.hourly_pay(campaign, settings.MTURK_MIN_HOURLY_RATE)
         refusals = (
@@ -204,12 +232,26 @@ class MTurkPlatform(MTurkQualifications):
         }
         try:
             return self._call("create_hit_with_hit_type", **params)["HIT"]["HITId"]
-        except calls.PlatformCallError as error:
-            # a HIT created by an earlier try whose answer was lost: MTurk names it
-            found = _HIT_ID.search(error.detail) if _ALREADY_DONE.search(error.detail) else None
+        except calls.PlatformCallError:
+            # an earlier try may have made it (its answer lost; a repeat of its token is refused):
+            # MTurk's refusal names no HIT, so the HIT type's HITs are listed to find it
+            found = self._listed_hit(hit_type, params["RequesterAnnotation"])
             if found is None:
                 raise
-            return found.group(0)
+            return found
+
+    def _listed_hit(self, hit_type: str, annotation: str) -> str | None:
+        """Our HIT of this HIT type and annotation among the requester's HITs, if MTurk made it.
+        https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_ListHITsOperation.html"""
+        token = None
+        while True:
+            page = self._call("list_hits", MaxResults=100, **({"NextToken": token} if token else {}))
+            for listed in page.get("HITs", []):
+                if listed.get("HITTypeId") == hit_type and listed.get("RequesterAnnotation") == annotation:
+                    return listed["HITId"]
+            token = page.get("NextToken")
+            if not token:
+                return None
 
     def _adopt_listed_hits(self, publication: Publication, quiz_hit_type: str = "") -> int:
         """HITs an earlier publish made whose answer was lost more than a token's life ago: found
@@ -287,33 +329,42 @@ class MTurkPlatform(MTurkQualifications):
         """One send_bonus per entry, with the entry's UniqueRequestToken recorded before the call:
         a repeat (after a lost answer, or an interrupted sync) gets MTurk's "already used". A token
         older than MTurk honours is never resent: the assignment's bonus payments are listed first;
-        one found is recorded as paid, and only a bonus MTurk never paid is sent, with a new token."""
+        one found is recorded as paid, and only a bonus MTurk never paid is sent, with a new token.
+        Each entry is paid on its own (an account short of funds refuses each, and the others go
+        on); the failures are raised together after the last."""
+        paid, errors = 0, []
+        for entry in entries:
+            try:
+                paid += self._pay_bonus(entry)
+            except PlatformError as error:
+                errors.append(f"bonus {entry.pk}: {error}")
+        if errors:
+            raise PlatformError(f"bonuses: {len(errors)} failed: " + "; ".join(errors)[:1500])
+        return paid
+
+    def _pay_bonus(self, entry: PaymentEntry) -> int:
         from labeling.payments import mark_entries_paid, renew_request_token, request_token_age, reserve_request_token
 
-        paid = 0
-        for entry in entries:
-            submission = entry.assignment.platform_submission
-            token = reserve_request_token(entry)
-            age = request_token_age(token)
-            if age is None or age > TOKEN_TRUSTED_FOR:
-                if self._bonus_paid(submission.external_id, submission.worker_external_id, entry.amount):
-                    paid += mark_entries_paid(ids=[entry.pk])
-                    continue
-                token = renew_request_token(entry, token)
-            params = {
-                "WorkerId": submission.worker_external_id,
-                "AssignmentId": submission.external_id,
-                "BonusAmount": f"{entry.amount:.2f}",
-                "Reason": "Quiz bonus: thank you for careful work.",
-                "UniqueRequestToken": token,
-            }
-            try:
-                self._call("send_bonus", **params)
-            except calls.PlatformCallError as error:
-                if not _ALREADY_DONE.search(error.detail):
-                    raise
-            paid += mark_entries_paid(ids=[entry.pk])
-        return paid
+        submission = entry.assignment.platform_submission
+        token = reserve_request_token(entry)
+        age = request_token_age(token)
+        if age is None or age > TOKEN_TRUSTED_FOR:
+            if self._bonus_paid(submission.external_id, submission.worker_external_id, entry.amount):
+                return mark_entries_paid(ids=[entry.pk])
+            token = renew_request_token(entry, token)
+        params = {
+            "WorkerId": submission.worker_external_id,
+            "AssignmentId": submission.external_id,
+            "BonusAmount": f"{entry.amount:.2f}",
+            "Reason": "Quiz bonus: thank you for careful work.",
+            "UniqueRequestToken": token,
+        }
+        try:
+            self._call("send_bonus", **params)
+        except calls.PlatformCallError as error:
+            if not _ALREADY_DONE.search(error.detail):
+                raise
+        return mark_entries_paid(ids=[entry.pk])
 
     def _bonus_paid(self, assignment_id: str, worker_id: str, amount: Decimal) -> bool:
         """Whether MTurk lists a bonus of `amount` to this worker for this assignment (our ledger
@@ -343,9 +394,11 @@ class MTurkPlatform(MTurkQualifications):
                 f"HIT {hit.external_id}: MTurk cannot extend a HIT created with fewer than {TEN_ASSIGNMENTS} "
                 f"assignments to {places}; it keeps {hit.required_workers}"
             )
-        current = self._call("get_hit", HITId=hit.external_id)["HIT"]["MaxAssignments"]
+        listed = self._call("get_hit", HITId=hit.external_id)["HIT"]
+        current = listed["MaxAssignments"]
         if current >= places:
             return
+        self._extend_if_expired(hit.external_id, listed.get("Expiration"))
         params = {
             "HITId": hit.external_id,
             "NumberOfAdditionalAssignments": places - current,
@@ -371,8 +424,28 @@ class MTurkPlatform(MTurkQualifications):
                 SendNotification=False,
             )
 
+    def _extend_if_expired(self, hit_id: str, expiration) -> None:
+        """An expired HIT no longer appears in searches, so an assignment added to it finds no
+        worker: its lifetime is extended first (MTURK_LIFETIME_HOURS from now).
+        https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_UpdateExpirationForHITOperation.html"""
+        from django.utils import timezone
+
+        if expiration is None or expiration > timezone.now():
+            return
+        until = timezone.now() + timedelta(hours=settings.MTURK_LIFETIME_HOURS)
+        self._call("update_expiration_for_hit", HITId=hit_id, ExpireAt=until)
+
     def close(self, publication: Publication) -> None:
+        """Expire every HIT of the campaign (an ExpireAt in the past expires a HIT at once; repeating
+        it is harmless). Each HIT is tried; the errors are raised together after the last.
+        https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_UpdateExpirationForHITOperation.html"""
         from datetime import UTC, datetime
 
+        errors = []
         for hit_id in publication.campaign.hits.exclude(external_id="").values_list("external_id", flat=True):
-            self._call("update_expiration_for_hit", HITId=hit_id, ExpireAt=datetime(2015, 1, 1, tzinfo=UTC))
+            try:
+                self._call("update_expiration_for_hit", HITId=hit_id, ExpireAt=datetime(2015, 1, 1, tzinfo=UTC))
+            except PlatformError as error:
+                errors.append(f"HIT {hit_id}: {error}")
+        if errors:
+            raise PlatformError("; ".join(errors)[:2000])

@@ -6,8 +6,10 @@ A campaign becomes one study: its URL is our signed entry link with Prolific's
 and one completion code (kept in Publication.completion_code and shown by our return page).
 
 The token comes only from the environment (PROLIFIC_API_TOKEN), is sent only in the
-Authorization header and never stored or logged. `make_session` is the one point tests may
-replace; tests intercept HTTP with `responses`, so nothing touches the network.
+Authorization header and never stored or logged. `make_session` is the one transport point: tests
+either intercept HTTP with `responses` or install the stateful stand-in (labeling.platforms.standin)
+there, so nothing touches the network. `submission(session_id)` looks one submission up (for
+checking a landing).
 
 Money: Prolific pays rewards in the workspace's currency, so the workspace of PROLIFIC_PROJECT_ID
 must pay in the campaign's currency (read before anything is created), and the reward must reach
@@ -16,24 +18,36 @@ https://researcher-help.prolific.com/hc/en-gb/articles/4407695146002-Prolific-s-
 Prolific checks it at the median completion time: https://researcher-help.prolific.com/en/article/4dd6a0).
 Rejecting a submission of a full study, or a participant returning one awaiting review, pauses the
 study (https://researcher-help.prolific.com/hc/en-gb/articles/360010963354-Pausing-stopping-a-study);
-sync starts it again while places remain (`resume_after_rejection`).
+sync starts every paused study of the campaign again while the campaign is open, and pauses them
+while the researcher paused it (`keep_recruiting`, labeling.platforms.prolific_studies).
 
-Bonuses: Prolific's bulk bonus is two calls: "set up" (creates an unpaid payment object) and
-"pay" (NOT idempotent: paying one object twice pays twice). The ledger records the object's id on
+Bonuses (labeling.platforms.prolific_bonuses): Prolific's bulk bonus is two calls: "set up"
+(creates an unpaid payment object, at most 200 participants each) and "pay" (NOT idempotent: paying one object twice pays twice). The ledger records the object's id on
 the entries after set-up, and the start of the one pay call before it is sent; a pay call that may
 or may not have gone through is never sent again (see labeling.payments.payment_unsure).
 """
 
 import os
 import secrets
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 
 from django.conf import settings
 
-from labeling.models import HIT, Campaign, PaymentEntry, PlatformQualification, Publication, QualificationResult
+from labeling.models import HIT, Campaign, Publication
 from labeling.platforms import base, calls, checks, qualification
 from labeling.platforms.base import ExternalResult, PlatformError
 from labeling.platforms.costs import CostPreview, cost_preview
+from labeling.platforms.prolific_bonuses import ProlificBonuses
+from labeling.platforms.prolific_studies import (
+    ProlificStudies,
+    minor_units,
+    paid_estimate,
+    paid_places,
+    quiz_places,
+    quiz_study_id,
+    refused_outright,
+    time_limit_refusals,
+)
 
 API = "https://api.prolific.com/api/v1"
 TIMEOUT_SECONDS = (5, 30)  # connect, read
@@ -46,13 +60,14 @@ _STATUS = {
     "ACTIVE": base.ACTIVE,
     "AWAITING REVIEW": base.SUBMITTED,
     "APPROVED": base.APPROVED,
-    "PARTIALLY APPROVED": base.APPROVED,  # approved with part of the reward, on Prolific's site
+    # approved with part of the reward: recorded at the share paid (ExternalResult.paid_share)
+    "PARTIALLY APPROVED": base.APPROVED,
     "REJECTED": base.REJECTED,
     "RETURNED": base.RETURNED,
     "TIMED-OUT": base.RETURNED,
     "SCREENED OUT": base.RETURNED,
 }
-STUDY_PAUSED = "PAUSED"
+PARTIALLY_APPROVED = "PARTIALLY APPROVED"
 # Prolific requires a rejection message of at least 100 characters and a category
 MIN_REJECTION_MESSAGE = 100
 REJECTION_CATEGORY = "LOW_EFFORT"
@@ -65,8 +80,16 @@ REJECTION_TAIL = (
 
 
 def make_session():
+    """The one transport point: a `requests` session, or the stand-in's (labeling.platforms.standin)
+    when one is installed or PLATFORM_STANDIN is set."""
     import requests
 
+    from labeling.platforms import standin
+
+    if standin.installed("prolific") is not None:
+        return standin.installed("prolific").session()
+    if settings.PLATFORM_STANDIN:
+        return standin.shared("prolific").session()
     token = os.environ.get("PROLIFIC_API_TOKEN", "")
     if not token:
         raise PlatformError("PROLIFIC_API_TOKEN is not set in the environment; the Prolific adapter needs it")
@@ -75,17 +98,12 @@ def make_session():
     return session
 
 
-def minor_units(amount: Decimal) -> int:
-    """Prolific's rewards are in pence or cents."""
-    return int((amount * 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))
-
-
 def rejection_message(reason: str) -> str:
     message = reason.strip()
     return message if len(message) >= MIN_REJECTION_MESSAGE else (message + REJECTION_TAIL)[:2000]
 
 
-class ProlificPlatform:
+class ProlificPlatform(ProlificStudies, ProlificBonuses):
     name = "prolific"
     requests_returns = True  # sync asks for returns of completed work ours never received
 
@@ -103,7 +121,8 @@ class ProlificPlatform:
         def send():
             response = self.session.request(method, f"{API}{path}", json=json, timeout=TIMEOUT_SECONDS)
             if not 200 <= response.status_code < 300:
-                raise calls.PlatformHTTPError(response.status_code, response.text)
+                retry_after = (getattr(response, "headers", None) or {}).get("Retry-After")
+                raise calls.PlatformHTTPError(response.status_code, response.text, retry_after)
             return response.json() if response.content else {}
 
         return calls.call(self.name, operation, send, repeatable=repeatable)
@@ -111,17 +130,26 @@ class ProlificPlatform:
     # --- publishing ------------------------------------------------------------------------------
 
     def cost_preview(self, campaign: Campaign, base_url: str = "") -> CostPreview:
-        """The cost, the hourly rate against PROLIFIC_MIN_HOURLY_RATE_<currency>, and what refuses
-        publishing (the workspace's currency is read when publishing)."""
+        """The cost of the paid places and the quiz's places, with Prolific's service fee on rewards
+        and bonuses and VAT on that fee (PROLIFIC_FEE_RATE, PROLIFIC_VAT_RATE); the hourly rate
+        against PROLIFIC_MIN_HOURLY_RATE_<currency>; what refuses publishing (the time limit below
+        Prolific's minimum maximum time among them). The workspace's currency is read when publishing.
+        Fees: https://researcher-help.prolific.co/hc/en-gb/articles/360009222573-Bonus-payments
+        ("bonus payments are charged at the same commission rate (+ VAT if applicable)")."""
         publication = campaign.publications.filter(platform=self.name).first()
         published = publication.places if publication is not None and publication.external_id else 0
+        setup = campaign.platform_qualifications.filter(platform=self.name).first()
+        quiz_published = setup.places if setup is not None and setup.quiz_external_id else 0
         preview = cost_preview(
-            seats=max(0, _seats(campaign) - published),
+            seats=max(0, paid_places(campaign) - published),
             reward=campaign.reward,
             bonus=campaign.bonus,
             bonus_share=Decimal(str(settings.PLATFORM_EXPECTED_BONUS_SHARE)),
             fee_rate=Decimal(str(settings.PROLIFIC_FEE_RATE)),
             currency=campaign.currency,
+            quiz_seats=max(0, quiz_places(campaign) - quiz_published) if campaign.qualification_required else 0,
+            quiz_reward=campaign.qualification_reward,
+            vat_rate=Decimal(str(settings.PROLIFIC_VAT_RATE)),
         )
         setting = f"PROLIFIC_MIN_HOURLY_RATE_{campaign.currency}"
         pay = checks.hourly_pay(campaign, getattr(settings, setting, None))
@@ -131,11 +159,15 @@ class ProlificPlatform:
             else [f"Prolific pays in GBP or USD; the campaign is in {campaign.currency}"]
         )
         refusals += qualification.pay_refusals(campaign, getattr(settings, setting, None), "Prolific", setting)
+        refusals += time_limit_refusals(campaign)
         return checks.with_checks(preview, pay, refusals + pay.refusals("Prolific", setting))
 
     def publish(self, campaign: Campaign, base_url: str) -> int:
-        """Create the study (once: its id is saved as soon as Prolific answers) and publish it.
-        A study created by a try whose answer was lost stays an unpublished draft on Prolific."""
+        """All or nothing: the participant group, then both studies created as drafts (each id
+        saved as soon as Prolific answers), then the paid study published, then the quiz study (a
+        live quiz for a study that does not exist would pay people for nothing). A refusal before
+        anything was published deletes the drafts made (`_undo_drafts`); a lost answer or a 5xx
+        leaves them for the next try, which reads each study's state before publishing it."""
         from labeling.entry_tokens import platform_links
         from labeling.platforms.publications import publication_for
 
@@ -145,26 +177,40 @@ class ProlificPlatform:
             self._check_workspace_currency(campaign)
         publication = publication_for(campaign, self.name, completion_code=secrets.token_hex(4).upper())
         url = platform_links(base_url, campaign)["prolific"]
-        quiz = self._qualification(campaign, url) if campaign.qualification_required else None
-        places = _seats(campaign)
-        if not publication.external_id:
-            study = self._study(campaign, url, publication.completion_code, places)
-            if quiz is not None:  # only the quiz's passers, whom sync adds to the group
-                study["filters"] = [{"filter_id": ALLOWLIST_FILTER, "selected_values": [quiz.external_id]}]
-            study = self._request("create study", "POST", "/studies/", repeatable=False, json=study)
-            Publication.objects.filter(pk=publication.pk).update(external_id=study["id"], places=places)
-            publication.external_id, publication.places = study["id"], places
-        if publication.status == Publication.DRAFT:
-            path = f"/studies/{publication.external_id}/transition/"
-            self._request("publish study", "POST", path, repeatable=True, json={"action": "PUBLISH"})
-            Publication.objects.filter(pk=publication.pk).update(status=Publication.ACTIVE)
-            publication.status = Publication.ACTIVE
-            return publication.places
-        if places > publication.places:  # HITs added since: more places
-            before = publication.places
-            self._set_places(publication, places)
-            return places - before
-        return 0
+        try:
+            quiz = self._quiz_draft(campaign, url) if campaign.qualification_required else None
+            if not publication.external_id:
+                self._create_paid_study(campaign, publication, url, quiz)
+            published = 0
+            if publication.status == Publication.DRAFT:
+                self._publish_study(publication.external_id, "publish study")
+                Publication.objects.filter(pk=publication.pk).update(status=Publication.ACTIVE)
+                publication.status, published = Publication.ACTIVE, publication.places
+        except calls.PlatformCallError as error:
+            if publication.status == Publication.DRAFT and refused_outright(error):
+                self._undo_drafts(campaign, publication)
+            raise
+        if quiz is not None:
+            self._publish_quiz(quiz)
+        return published or self._more_places(campaign, publication)
+
+    def _create_paid_study(self, campaign, publication, url: str, quiz) -> None:
+        places = paid_places(campaign)
+        study = self._study(campaign, url, publication.completion_code, places)
+        if quiz is not None:  # only the quiz's passers, whom sync adds to the group
+            study["filters"] = [{"filter_id": ALLOWLIST_FILTER, "selected_values": [quiz.external_id]}]
+        study = self._create_study(study, "create study")
+        Publication.objects.filter(pk=publication.pk).update(external_id=study["id"], places=places)
+        publication.external_id, publication.places = study["id"], places
+
+    def _more_places(self, campaign: Campaign, publication: Publication) -> int:
+        """HITs added since publishing: more places (an absolute number)."""
+        places = paid_places(campaign)
+        if places <= publication.places:
+            return 0
+        before = publication.places
+        self._set_places(publication, places)
+        return places - before
 
     def _check_workspace_currency(self, campaign: Campaign) -> None:
         """Prolific pays rewards in the workspace's currency: a campaign in another one would pay
@@ -213,90 +259,13 @@ class ProlificPlatform:
                 }
             ],
             "total_available_places": places,
-            "estimated_completion_time": max(1, min(campaign.time_limit_minutes, campaign.estimated_minutes)),
+            "estimated_completion_time": paid_estimate(campaign),
+            # at least Prolific's minimum for the estimate: checked before anything is created
+            # (prolific_studies.time_limit_refusals)
             "maximum_allowed_time": campaign.time_limit_minutes,
             "reward": minor_units(campaign.reward),
             "device_compatibility": ["desktop"],
         }
-
-    # --- the qualification step (labeling.qualification) --------------------------------------------
-
-    def _qualification(self, campaign: Campaign, url: str) -> PlatformQualification:
-        """The participant group of the quiz's passers (which the paid study allowlists) and the quiz
-        study (without that filter), each created once and recorded at once; the study published."""
-        setup = qualification.platform_setup(campaign, self.name)
-        if not setup.external_id:
-            setup.external_id = self._create_group(campaign)
-            PlatformQualification.objects.filter(pk=setup.pk).update(external_id=setup.external_id)
-        if not setup.completion_code:
-            setup.completion_code = secrets.token_hex(4).upper()
-            PlatformQualification.objects.filter(pk=setup.pk).update(completion_code=setup.completion_code)
-        if not setup.quiz_external_id:
-            places = _quiz_seats(campaign)
-            body = self._quiz_study(campaign, url, setup.completion_code, places)
-            study = self._request("create quiz study", "POST", "/studies/", repeatable=False, json=body)
-            setup.quiz_external_id, setup.places = study["id"], places
-            PlatformQualification.objects.filter(pk=setup.pk).update(quiz_external_id=study["id"], places=places)
-        elif _quiz_seats(campaign) > setup.places:  # seats opened since: more places (an absolute number)
-            places = _quiz_seats(campaign)
-            path = f"/studies/{setup.quiz_external_id}/"
-            self._request("set quiz places", "PATCH", path, repeatable=True, json={"total_available_places": places})
-            PlatformQualification.objects.filter(pk=setup.pk).update(places=places)
-        if setup.status == Publication.DRAFT:
-            path = f"/studies/{setup.quiz_external_id}/transition/"
-            self._request("publish quiz study", "POST", path, repeatable=True, json={"action": "PUBLISH"})
-            PlatformQualification.objects.filter(pk=setup.pk).update(status=Publication.ACTIVE)
-            setup.status = Publication.ACTIVE
-        return setup
-
-    def _create_group(self, campaign: Campaign) -> str:
-        """A participant group in the project's workspace. A lost answer may leave an empty group
-        behind (harmless); the id is recorded as soon as Prolific answers.
-        https://docs.prolific.com/api-reference/participant-groups/create-participant-group"""
-        body = {
-            "name": f"Quiz passed: campaign {campaign.pk} ({campaign.name})"[:120],
-            "workspace_id": self._workspace_id(),
-            "description": "Participants who passed this campaign's qualification quiz (added by our sync).",
-        }
-        group = self._request("create participant group", "POST", "/participant-groups/", repeatable=False, json=body)
-        return group["id"]
-
-    def _quiz_study(self, campaign: Campaign, url: str, completion_code: str, places: int) -> dict:
-        """The quiz as a study of its own: one place per seat of the qualification HITs, the quiz's
-        reward and minutes, and no participant-group filter."""
-        minutes = campaign.qualification_minutes
-        return {
-            **self._study(campaign, url, completion_code, places),
-            "name": f"Qualification quiz: {campaign.name}"[:120],
-            "internal_name": f"campaign {campaign.pk} qualification",
-            "description": (
-                "A short quiz of film dialogues with known answers, each answer checked as you go. "
-                "Participants who pass are invited to the paid labeling study."
-            ),
-            "estimated_completion_time": max(1, min(campaign.time_limit_minutes, minutes)),
-            "reward": minor_units(campaign.qualification_reward),
-        }
-
-    def grant_qualifications(self, publication: Publication, results: list[QualificationResult]) -> None:
-        """Add the passing participants to the group the paid study allowlists; members already
-        in it are ignored by Prolific, so a repeat is harmless.
-        https://docs.prolific.com/api-reference/participant-groups/add-to-participant-group"""
-        setup = PlatformQualification.objects.get(campaign_id=publication.campaign_id, platform=self.name)
-        ids = sorted({result.worker.external_id for result in results})
-        path = f"/participant-groups/{setup.external_id}/participants/"
-        self._request("add to participant group", "POST", path, repeatable=True, json={"participant_ids": ids})
-
-    def _set_places(self, publication: Publication, places: int) -> None:
-        # an absolute number: setting it twice is harmless
-        self._request(
-            "set places",
-            "PATCH",
-            f"/studies/{publication.external_id}/",
-            repeatable=True,
-            json={"total_available_places": places},
-        )
-        Publication.objects.filter(pk=publication.pk, places__lt=places).update(places=places)
-        publication.places = max(publication.places, places)
 
     def worker_preview_url(self, publication: Publication) -> str:
         return f"https://app.prolific.com/researcher/workspaces/studies/{publication.external_id}"
@@ -306,7 +275,7 @@ class ProlificPlatform:
     def fetch_results(self, publication: Publication) -> list[ExternalResult]:
         """The paid study's submissions and, when the campaign has one, the quiz study's."""
         results = self._submissions(publication.external_id)
-        quiz = _quiz_study_id(publication)
+        quiz = quiz_study_id(publication.campaign_id)
         return results + (self._submissions(quiz) if quiz else [])
 
     def _submissions(self, study_id: str) -> list[ExternalResult]:
@@ -333,7 +302,16 @@ class ProlificPlatform:
             ProlificPlatform.status_of(status),
             answers,
             platform_status=status,
+            paid_share=_paid_share(row) if status == PARTIALLY_APPROVED else None,
         )
+
+    def submission(self, session_id: str) -> dict:
+        """One submission as Prolific holds it: {"id", "participant_id", "study_id", "status"}
+        (the SESSION_ID a participant lands with is the submission's id), for checking a landing.
+        Raises PlatformError (PlatformCallError with code "404" for an unknown id).
+        https://docs.prolific.com/api-reference/submissions/get-submission"""
+        row = self._request("get submission", "GET", f"/submissions/{session_id}/", repeatable=True)
+        return {name: row.get(name, "") for name in ("id", "participant_id", "study_id", "status")}
 
     def approve(self, publication: Publication, result: ExternalResult) -> None:
         self._transition(result, {"action": "APPROVE"})
@@ -347,65 +325,9 @@ class ProlificPlatform:
         path = f"/submissions/{result.assignment_id}/transition/"
         self._request(f"{body['action'].lower()} submission", "POST", path, repeatable=True, json=body)
 
-    def pay_bonuses(self, publication: Publication, entries: list[PaymentEntry]) -> int:
-        """Set up one bulk bonus for the due entries, record its id on them, claim its one pay call
-        in the ledger, pay, record the payment. Entries already tied to an unpaid, unstarted
-        object (an interrupted earlier run) are paid through that object."""
-        from labeling.payments import attach_platform_reference
-
-        paid = 0
-        for reference in sorted({e.platform_reference for e in entries if e.platform_reference}):
-            paid += self._pay(reference)
-        fresh = [e for e in entries if not e.platform_reference]
-        if not fresh:
-            return paid
-        by_participant: dict[str, Decimal] = {}
-        for entry in fresh:
-            participant = entry.assignment.platform_submission.worker_external_id
-            by_participant[participant] = by_participant.get(participant, Decimal(0)) + entry.amount
-        csv = "\n".join(f"{participant},{amount:.2f}" for participant, amount in sorted(by_participant.items()))
-        created = self._request(
-            "set up bonuses",
-            "POST",
-            "/submissions/bonus-payments/",
-            repeatable=False,  # a lost answer leaves an unpaid object behind: harmless
-            json={"study_id": publication.external_id, "csv_bonuses": csv},
-        )
-        tied = attach_platform_reference([e.pk for e in fresh], created["id"])
-        if len(tied) != len(fresh):
-            raise PlatformError(f"bulk bonus {created['id']}: another run paid some of these entries; left unpaid")
-        return paid + self._pay(created["id"])
-
-    def _pay(self, reference: str) -> int:
-        from labeling.payments import abandon_reference, mark_entries_paid, start_pay
-
-        if not start_pay(reference):
-            return 0  # another run sends (or sent) this pay call
-        try:
-            self._request("pay bonuses", "POST", f"/bulk-bonus-payments/{reference}/pay/", repeatable=False)
-        except calls.PlatformCallError as error:
-            if error.code.isdigit() and 400 <= int(error.code) < 500 and error.code != "429":
-                abandon_reference(reference)  # refused outright: nothing was paid
-            raise  # anything else: the entries stay "pay started" for a researcher to check
-        return mark_entries_paid(reference=reference)
-
     def add_places(self, publication: Publication, hit: HIT, places: int) -> None:
-        seats = _seats(publication.campaign, extra={hit.pk: places})
+        seats = paid_places(publication.campaign, extra={hit.pk: places})
         self._set_places(publication, seats)
-
-    def resume_after_rejection(self, publication: Publication) -> bool:
-        """Prolific pauses a full study when one of its submissions is rejected; the freed place is
-        offered again only once the study is started. Started (START) while places remain.
-        https://docs.prolific.com/api-reference/studies (get a study: status, places_taken,
-        total_available_places; transition a study: action START)"""
-        path = f"/studies/{publication.external_id}/"
-        study = self._request("get study", "GET", path, repeatable=True)
-        if study.get("status") != STUDY_PAUSED:
-            return False
-        if int(study.get("places_taken") or 0) >= int(study.get("total_available_places") or 0):
-            return False
-        self._request("start study", "POST", f"{path}transition/", repeatable=True, json={"action": "START"})
-        return True
 
     def request_return(self, publication: Publication, result: ExternalResult, reason: str) -> None:
         """Documented for completed submissions (AWAITING REVIEW): sync sends it only for those.
@@ -414,27 +336,16 @@ class ProlificPlatform:
         path = f"/submissions/{result.assignment_id}/request-return/"
         self._request("request return", "POST", path, repeatable=True, json={"request_return_reasons": [reason]})
 
-    def close(self, publication: Publication) -> None:
-        for study in filter(None, [publication.external_id, _quiz_study_id(publication)]):
-            path = f"/studies/{study}/transition/"
-            self._request("stop study", "POST", path, repeatable=True, json={"action": "STOP"})
 
-
-def _seats(campaign: Campaign, extra: dict[int, int] | None = None) -> int:
-    """Places the campaign needs: its paid HITs' required workers (`extra` overrides some HITs');
-    the qualification quiz is a study of its own."""
-    rows = campaign.hits.exclude(kind=HIT.QUALIFICATION).values_list("pk", "required_workers")
-    return sum((extra or {}).get(pk, workers) for pk, workers in rows)
-
-
-def _quiz_seats(campaign: Campaign) -> int:
-    rows = campaign.hits.filter(kind=HIT.QUALIFICATION).values_list("required_workers", flat=True)
-    return sum(rows)
-
-
-def _quiz_study_id(publication: Publication) -> str:
-    setup = PlatformQualification.objects.filter(campaign_id=publication.campaign_id, platform=ProlificPlatform.name)
-    return setup.values_list("quiz_external_id", flat=True).first() or ""
+def _paid_share(row: dict) -> Decimal:
+    """The share of the reward a PARTIALLY APPROVED submission was paid. Prolific's reference names
+    the status (https://docs.prolific.com/api-reference/submissions/transition-submission: "providing
+    the necessary data in the request body") but no document settles the field that reports it; we
+    read `percentage_of_reward` and, without it, record nothing paid (0) rather than the full reward."""
+    try:
+        return (Decimal(str(row.get("percentage_of_reward") or 0)) / 100).quantize(Decimal("0.0001"))
+    except ArithmeticError:
+        return Decimal(0)
 
 
 # --- checking a landing (wt-identity: the landing's own lookup, kept apart from sync) -----------
@@ -450,13 +361,14 @@ def landing_submission(platform: ProlificPlatform, session_id: str) -> dict | No
     PlatformError: the landing is then not proven, and fails closed.
 
     "Retrieve a submission", GET /api/v1/submissions/{id}/ (id: "the ID we pass to the survey
-    platform using %SESSION_ID%"), answers the submission's `study_id`, `participant` and
-    `status` (https://docs.prolific.com/api-reference/submissions/get-submission; the statuses:
+    platform using %SESSION_ID%"), answers the submission's `study_id`, `participant` (the list
+    of a study's submissions calls it `participant_id`) and `status` (https://docs.prolific.com/api-reference/submissions/get-submission; the statuses:
     https://docs.prolific.com/api-reference/submissions/submission-object)."""
     from requests import exceptions as http
 
     try:
-        response = platform.session.get(f"{API}/submissions/{session_id}/", timeout=LANDING_TIMEOUT_SECONDS)
+        # `request`, the one call the adapter's transport point answers (a stand-in's session too)
+        response = platform.session.request("GET", f"{API}/submissions/{session_id}/", timeout=LANDING_TIMEOUT_SECONDS)
     except (http.ConnectionError, http.Timeout) as error:
         raise PlatformError(f"prolific get submission: {type(error).__name__}") from error
     if response.status_code == 404:

@@ -8,18 +8,25 @@ One run:
    the quiz mark met -> approve on the platform, then here; below it -> reject on the platform
    or flag for review (campaign.below_mark); a researcher's decision from the page is carried
    out the same way; the platform's own approvals and rejections (auto-approval, a decision
-   made on the platform's site) are mirrored here; a Prolific participant who completed there
-   but whose work here expired is asked to return it, once (never work still in progress); a
-   rejection that paused a Prolific study is followed by a resume while places remain;
+   made on the platform's site) are mirrored here (a partial approval at the share paid); a
+   Prolific participant who completed there but whose work here expired is asked to return it,
+   once (never work still in progress);
 3. expires our pending work the platform never reported within PLATFORM_UNMATCHED_EXPIRE_HOURS;
 4. records the ledger, stamps rewards paid by the platform and pays due bonuses (each step
    recorded before and after its call: labeling.payments);
 5. adds a worker to the complete HITs the campaign's task type says are short of answers (a label
    campaign's: a turn short of a 2-of-3 majority, up to workers_per_hit + tie_break_workers); a
    HIT the platform refuses more workers is noted and the rest go on;
-6. tells the platform who passed the campaign's qualification quiz, once their quiz submission
+6. keeps every Prolific study of an open campaign recruiting (a study Prolific paused by itself
+   is started again; while the researcher paused the campaign, its studies are paused);
+7. tells the platform who passed the campaign's qualification quiz, once their quiz submission
    was confirmed (MTurk: our qualification type, which the paid HIT type requires; Prolific: the
    participant group the paid study allowlists), and records it (labeling.qualification).
+
+One failing item never blocks the rest: each submission, each bonus (or bulk bonus), each HIT
+short of workers, the studies' restart, the grants and the blocks are tried on their own, and
+their failures are noted (Publication.last_sync_error) for the next sync to try again. A closed
+publication is settled and paid, never offered again (no places added, no study restarted).
 
 Every step reads the state it changes, so running it again (after an interruption anywhere, or
 just again) converges: nothing is done twice and nothing is skipped. One run at a time per
@@ -94,10 +101,9 @@ def _sync(publication: Publication, platform: CrowdPlatform) -> dict:
     counts: Counter = Counter()
     claim.expire_stale_assignments()
     results = platform.fetch_results(publication)
-    failures, newly_freed = [], 0
+    failures: list[str] = []
     for result in results:
-        submission, before_status = _record(publication, result)
-        before = submission.decision
+        submission, _before_status = _record(publication, result)
         try:
             counts[_settle(platform, publication, submission, result)] += 1
         except (PlatformError, payments.ReviewRefused) as error:
@@ -105,23 +111,32 @@ def _sync(publication: Publication, platform: CrowdPlatform) -> dict:
             # noted on it, the rest goes on; the next sync reads its new state and settles it
             PlatformSubmission.objects.filter(pk=submission.pk).update(note=str(error)[:255])
             failures.append(f"{result.assignment_id}: {error}")
-        newly_freed += submission.decision == PlatformSubmission.REJECTED != before
-        newly_freed += result.status == base.RETURNED and _was_submitted(platform, before_status)
-    if newly_freed:
-        counts["resumed"] = _resume(platform, publication, failures)
     counts["expired_unreported"] = _expire_unreported(publication)
     payments.record_payments(campaign)
     approved = PlatformSubmission.objects.filter(publication=publication, decision=PlatformSubmission.APPROVED)
     payments.mark_rewards_paid(list(approved.exclude(assignment=None).values_list("assignment_id", flat=True)))
-    counts["bonuses_paid"] = platform.pay_bonuses(publication, payments.bonuses_due(publication))
-    counts["places_added"] = _add_places(platform, publication, failures)
+    counts["bonuses_paid"] = _isolated(
+        "bonuses", failures, platform.pay_bonuses, publication, payments.bonuses_due(publication)
+    )
+    if publication.status != Publication.CLOSED:  # a closed campaign is offered to no one again
+        counts["places_added"] = _add_places(platform, publication, failures)
+        counts["restarted"] = _keep_recruiting(platform, publication, failures)
     counts["qualified"] = _grant_qualifications(platform, publication, failures)
+    _isolated("blocks", failures, _block, platform, publication)
     counts["errors"] = len(failures)
-    _block(platform, publication)
     counts["fetched"] = len(results)
     if failures:
         Publication.objects.filter(pk=publication.pk).update(last_sync_error="; ".join(failures)[:2000])
     return dict(counts)
+
+
+def _isolated(step: str, failures: list[str], action, *args) -> int:
+    """Run one step whose failure must not stop the sync: noted, and the next sync tries again."""
+    try:
+        return int(action(*args) or 0)
+    except PlatformError as error:
+        failures.append(f"{step}: {error}")
+        return 0
 
 
 # --- recording and matching ---------------------------------------------------------------------
@@ -176,6 +191,8 @@ def _decide(submission: PlatformSubmission, submission_status: str, **changes) -
 def _settle(platform, publication, submission: PlatformSubmission, result: ExternalResult) -> str:
     assignment = _fresh(submission.assignment)
     if result.status == base.APPROVED:
+        if result.paid_share is not None and assignment is not None:
+            payments.record_reward_share(assignment, result.paid_share)  # before the full reward is owed
         _mirror_approval(assignment)
         _decide(submission, PlatformSubmission.APPROVED)
         return "approved"
@@ -184,8 +201,11 @@ def _settle(platform, publication, submission: PlatformSubmission, result: Exter
             payments.reject_assignment(assignment)
         _decide(submission, PlatformSubmission.REJECTED)
         return "rejected"
+    if result.status == base.RETURNED:
+        _withdraw(assignment)
+        return result.status
     if result.status != base.SUBMITTED:
-        return result.status  # in progress, returned, timed out or unknown: nothing to do yet
+        return result.status  # in progress or unknown: nothing to do yet
     if _wants_return(platform, submission, assignment):
         return _request_return(platform, publication, submission, result)
     decision = _decision(publication.campaign, submission, result, assignment)
@@ -208,6 +228,17 @@ def _settle(platform, publication, submission: PlatformSubmission, result: Exter
         _decide(submission, flagged, note=decision.note[:255])
         return "flagged"
     return "waiting"
+
+
+def _withdraw(assignment: Assignment | None) -> None:
+    """Work the participant returned (or that timed out) on the platform after submitting it here:
+    never paid, so it does not count and its seat is free for the place the platform offers again."""
+    if assignment is None or assignment.status != Assignment.SUBMITTED:
+        return
+    if assignment.platform_confirmed_at is None:
+        submit.expire_unconfirmed([assignment.pk])
+    else:
+        payments.reject_assignment(assignment)
 
 
 def _fresh(assignment: Assignment | None) -> Assignment | None:
@@ -278,24 +309,12 @@ def _request_return(platform, publication, submission, result) -> str:
     return "return_requested"
 
 
-def _was_submitted(platform, word: str) -> bool:
-    """Whether the platform's word meant work submitted (a return of it frees a place; a return
-    of work in progress frees nothing and must not undo a researcher's own pause)."""
-    status_of = getattr(platform, "status_of", None)
-    return status_of is not None and status_of(word) == base.SUBMITTED
-
-
-def _resume(platform, publication: Publication, failures: list[str]) -> int:
-    """A rejection (or a return of submitted work) frees a place and may have paused the study
-    (Prolific): start it again while places remain."""
-    resume = getattr(platform, "resume_after_rejection", None)
-    if resume is None:
-        return 0
-    try:
-        return int(resume(publication))
-    except PlatformError as error:
-        failures.append(f"resume after a rejection: {error}")
-        return 0
+def _keep_recruiting(platform, publication: Publication, failures: list[str]) -> int:
+    """Prolific pauses a full study by itself when a submission of it is rejected or returned: every
+    study of the campaign (the quiz study too) is started again while the campaign is open, and
+    paused while the researcher paused the campaign (their pause is the campaign's status)."""
+    keep = getattr(platform, "keep_recruiting", None)
+    return 0 if keep is None else _isolated("studies", failures, keep, publication)
 
 
 # --- after the submissions ----------------------------------------------------------------------

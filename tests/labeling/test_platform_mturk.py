@@ -140,12 +140,23 @@ def test_publishing_again_sends_nothing_and_a_non_dollar_campaign_is_refused(pub
         publish_campaign(pounds, get_platform("mturk"), "https://site.example")
 
 
-def test_a_hit_whose_creation_answer_was_lost_is_found_by_its_token(stub):
+def test_a_hit_whose_creation_answer_was_lost_is_found_among_the_hit_types_hits(stub):
+    """MTurk's refusal of a repeated token names no HIT (its form is not documented): the HIT type's
+    HITs are listed and ours found by its annotation."""
     campaign = draft_campaign(hits=1)
+    hit = campaign.hits.get()
     stub.add_response("create_hit_type", {"HITTypeId": "3HITTYPE"}, None)
     lost = "3AAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
-    message = f"The HIT with UniqueRequestToken has already been created: HITId {lost}"
-    stub.add_client_error("create_hit_with_hit_type", "RequestError", message)
+    stub.add_client_error("create_hit_with_hit_type", "RequestError", "The value of UniqueRequestToken was used")
+    listed = [
+        {
+            "HITId": "3OTHERHIT",
+            "HITTypeId": "3OTHERTYPE",
+            "RequesterAnnotation": f"campaign {campaign.pk} hit {hit.pk}",
+        },
+        {"HITId": lost, "HITTypeId": "3HITTYPE", "RequesterAnnotation": f"campaign {campaign.pk} hit {hit.pk}"},
+    ]
+    stub.add_response("list_hits", {"HITs": listed, "NumResults": 2}, {"MaxResults": 100})
     publish_campaign(campaign, get_platform("mturk"), "https://site.example")
     assert campaign.hits.get().external_id == lost
 
@@ -169,7 +180,20 @@ def test_the_cost_preview_page_shows_rewards_fees_and_bonuses_in_dollars(client,
     )  # fmt: skip
     client.force_login(researcher)
     html = client.get(reverse("labeling:campaign_publish", args=[campaign.pk]) + "?platform=mturk").content.decode()
-    assert "$16.20" in html and "$0.60" in html and "$20.16" in html and "20.0 %" in html and "$8.10/h" in html
+    assert "$16.20" in html and "$0.60" in html and "$20.16" in html and "$8.10/h" in html
+    assert "20 % of rewards and bonuses, 40 % of the rewards of HITs of 10+ assignments" in html
+
+
+def test_the_extra_fee_is_on_the_rewards_of_hits_of_ten_or_more_assignments_only(db):
+    """https://www.mturk.com/pricing: 20 % on rewards and bonuses; 20 % more on the rewards of HITs
+    of 10 or more assignments, never on bonuses."""
+    campaign = draft_campaign(hits=2)  # 3 seats each
+    campaign.hits.filter(pk=campaign.hits.first().pk).update(required_workers=10)
+    preview = get_platform("mturk").cost_preview(campaign)
+    # rewards: 10 x 2.70 x 40 % + 3 x 2.70 x 20 % = 10.80 + 1.62; bonuses: 13 x 0.10 x 20 % = 0.26
+    assert (preview.rewards, preview.expected_bonuses, preview.fees) == (
+        Decimal("35.10"), Decimal("1.30"), Decimal("12.68")
+    )  # fmt: skip
     assert not HIT.objects.exclude(external_id="").exists()  # a preview publishes nothing
 
 

@@ -10,7 +10,6 @@ import pytest
 from botocore.stub import ANY
 from django.urls import reverse
 from django.utils import timezone
-from responses import matchers
 
 from jobs.models import JobRun
 from labeling import payments
@@ -19,25 +18,14 @@ from labeling.platforms import PlatformError, base, get_platform, mturk, publish
 from labeling.platforms.costs import HourlyPay, hourly_rate
 from labeling.platforms.prolific import API, ProlificPlatform
 from labeling.platforms.sync import sync_publication
-from tests.labeling.platform_helpers import (
-    draft_campaign,
-    mturk_landing,
-    prolific_landing,
-    prolific_sessions,
-    slept,
-    work_through_pages,
-)
+from tests.labeling.platform_helpers import draft_campaign, mturk_landing, prolific_sessions, slept, work_through_pages
 from tests.labeling.test_platform_mturk import expect_get_hit, expect_list, expect_publish, listed, short_hit, stub
 from tests.labeling.test_platform_prolific import (
-    AUTH,
     STUDY,
+    answer_study_states,
     api,
-    expect_study,
-    expect_submissions,
     expect_workspace,
-    land_and_submit,
     study_created,
-    submission,
 )
 
 __all__ = ["api", "slept", "stub", "prolific_sessions"]
@@ -148,43 +136,11 @@ def test_the_measured_median_time_per_hit_is_checked_once_hits_were_done(db, set
 def study(api):
     campaign = draft_campaign(hits=2, currency="GBP", below_mark=Campaign.REJECT)
     expect_workspace(api, "GBP")
+    answer_study_states(api)
     api.post(f"{API}/studies/", json=study_created(campaign, 6), status=201)
     api.post(f"{API}/studies/{STUDY}/transition/", json={"id": STUDY, "status": "ACTIVE"})
     publish_campaign(campaign, get_platform("prolific"), SITE)
     return campaign, Publication.objects.get(campaign=campaign)
-
-
-def reject_one(api, client, campaign) -> None:
-    land_and_submit(client, campaign, "5f00000000000000000000b1", "64ccccccccccccccccccccc1", wrong_quiz=1)
-    expect_submissions(api, submission("64ccccccccccccccccccccc1", "5f00000000000000000000b1", "AWAITING REVIEW"))
-    api.post(f"{API}/submissions/64ccccccccccccccccccccc1/transition/", json={"status": "REJECTED"})
-
-
-def test_a_rejection_that_paused_the_study_is_followed_by_a_resume_while_places_remain(study, api, client):
-    campaign, publication = study
-    reject_one(api, client, campaign)
-    expect_study(api, "PAUSED", places=6, taken=5)  # the rejected place is free again
-    start = api.post(
-        f"{API}/studies/{STUDY}/transition/",
-        json={"id": STUDY, "status": "ACTIVE"},
-        match=[AUTH, matchers.json_params_matcher({"action": "START"})],
-    )
-    counts = sync_publication(publication)
-    assert counts["rejected"] == 1 and counts["resumed"] == 1 and start.call_count == 1
-    # the next sync sees the rejection again but decides nothing new: no study read, no START
-    expect_submissions(api, submission("64ccccccccccccccccccccc1", "5f00000000000000000000b1", "REJECTED"))
-    assert "resumed" not in sync_publication(publication) and start.call_count == 1
-
-
-def test_it_refuses_to_resume_a_paused_study_with_no_place_left(study, api, client):
-    campaign, publication = study
-    reject_one(api, client, campaign)
-    expect_study(api, "PAUSED", places=6, taken=6)
-    assert sync_publication(publication)["resumed"] == 0
-    assert not [c for c in api.calls if c.request.body and b'"START"' in c.request.body]
-
-
-# --- MTurk: https, minimum pay, token expiry, ten assignments -------------------------------------
 
 
 def test_it_refuses_an_http_site_address_for_mturk_naming_the_setting(stub):
@@ -218,8 +174,9 @@ def lost_bonus(stub, client, settings, slept):
     expect_list(stub, ids[1], listed(ids[1]))
     stub.add_response("approve_assignment", {}, None)
     stub.add_client_error("send_bonus", "ServiceUnavailable", "try later")
-    with pytest.raises(PlatformError, match="send_bonus"):
-        sync_publication(publication)
+    assert sync_publication(publication)["errors"] == 1  # noted; the sync went on
+    publication.refresh_from_db()
+    assert "send_bonus" in publication.last_sync_error
     old = payments.new_request_token(timezone.now() - timedelta(hours=25))
     PaymentEntry.objects.filter(kind=PaymentEntry.BONUS).update(request_token=old)
     expect_list(stub, ids[0], listed(ids[0], good, status="Approved"))
@@ -310,31 +267,14 @@ def test_a_hit_at_nine_assignments_is_not_extended_past_nine_and_the_sync_carrie
 
 
 def test_the_study_body_names_its_project_and_estimate(api):
-    campaign = draft_campaign(hits=1, currency="GBP", estimated_minutes=25, reward=Decimal("3.40"))
+    # Prolific's minimum maximum time for 25 minutes: 2 + 2 x 25 + 2 x 5 = 62
+    campaign = draft_campaign(
+        hits=1, currency="GBP", estimated_minutes=25, reward=Decimal("3.40"), time_limit_minutes=62
+    )
     expect_workspace(api, "GBP")
+    answer_study_states(api)
     api.post(f"{API}/studies/", json=study_created(campaign, 3), status=201)
     api.post(f"{API}/studies/{STUDY}/transition/", json={"id": STUDY, "status": "ACTIVE"})
     publish_campaign(campaign, get_platform("prolific"), SITE)
     body = json.loads(api.calls[2].request.body)
-    assert (body["estimated_completion_time"], body["reward"]) == (25, 340)
-
-
-def test_a_return_of_submitted_work_resumes_the_paused_study(study, api, client):
-    campaign, publication = study
-    client.get(prolific_landing(campaign, worker="5f00000000000000000000d1", session="64fff1", study=STUDY))
-    expect_submissions(api, submission("64fff1", "5f00000000000000000000d1", "AWAITING REVIEW"))
-    assert sync_publication(publication)["waiting"] == 1  # still open here: no decision yet
-    expect_submissions(api, submission("64fff1", "5f00000000000000000000d1", "RETURNED"))
-    expect_study(api, "PAUSED", places=6, taken=5)
-    api.post(f"{API}/studies/{STUDY}/transition/", json={"id": STUDY, "status": "ACTIVE"})
-    assert sync_publication(publication)["resumed"] == 1
-
-
-def test_it_refuses_to_resume_for_a_return_of_work_in_progress(study, api, client):
-    campaign, publication = study
-    client.get(prolific_landing(campaign, worker="5f00000000000000000000d1", session="64fff1", study=STUDY))
-    expect_submissions(api, submission("64fff1", "5f00000000000000000000d1", "ACTIVE"))
-    sync_publication(publication)
-    expect_submissions(api, submission("64fff1", "5f00000000000000000000d1", "RETURNED"))
-    counts = sync_publication(publication)  # a researcher's own pause stays: the study is not even read
-    assert "resumed" not in counts and counts["errors"] == 0
+    assert (body["estimated_completion_time"], body["reward"], body["maximum_allowed_time"]) == (25, 340, 62)

@@ -2,6 +2,7 @@
 Prolific's documented API (https://docs.prolific.com/api-reference); an unexpected call fails."""
 
 import json
+import re
 from decimal import Decimal
 
 import pytest
@@ -50,6 +51,23 @@ def expect_workspace(api, currency: str = "GBP") -> None:
     api.get(f"{API}/workspaces/{WORKSPACE}/balance/", json=balance, match=[AUTH])
 
 
+def answer_study_states(api, states: dict | None = None) -> dict:
+    """Prolific's answer to "get a study" for any study, from `states` (study id -> status) or else
+    what this test's own calls did to it: UNPUBLISHED until a PUBLISH was posted, ACTIVE after.
+    The adapter reads a study's state before PUBLISH and at every sync (keep_recruiting)."""
+    states = {} if states is None else states
+
+    def answer(request):
+        study = request.url.rstrip("/").split("/")[-1]
+        moved = f"{API}/studies/{study}/transition/"
+        published = any(c.request.url == moved and b"PUBLISH" in (c.request.body or b"") for c in api.calls)
+        status = states.get(study) or ("ACTIVE" if published else "UNPUBLISHED")
+        return 200, {}, json.dumps({"id": study, "status": status, "total_available_places": 6, "places_taken": 0})
+
+    api.add_callback(responses.GET, re.compile(rf"{re.escape(API)}/studies/\w+/$"), callback=answer)
+    return states
+
+
 def expect_study(api, status: str, *, places: int, taken: int) -> None:
     """Prolific's answer to "get a study" (trimmed to the fields we read and a few more)."""
     study = {"id": STUDY, "status": status, "total_available_places": places, "places_taken": taken, "reward": 270}
@@ -92,6 +110,7 @@ def expect_submissions(api, *rows: dict) -> None:
 def published(api):
     campaign = draft_campaign(hits=2, currency="GBP")
     expect_workspace(api, "GBP")
+    answer_study_states(api)
     api.post(f"{API}/studies/", json=study_created(campaign, 6), status=201, match=[AUTH])
     api.post(
         f"{API}/studies/{STUDY}/transition/",
@@ -143,18 +162,19 @@ def test_without_a_token_in_the_environment_nothing_is_sent(monkeypatch, setting
 def test_the_cost_preview_is_in_pounds_with_prolifics_fee(client, researcher, db):
     campaign = draft_campaign(hits=2, currency="GBP")  # 6 places x £2.70, bonus £0.10, 33.3 %
     preview = get_platform("prolific").cost_preview(campaign)
-    assert (preview.rewards, preview.expected_bonuses, preview.fees, preview.total) == (
-        Decimal("16.20"), Decimal("0.60"), Decimal("5.59"), Decimal("22.39")
+    assert (preview.rewards, preview.expected_bonuses, preview.fees, preview.vat, preview.total) == (
+        Decimal("16.20"), Decimal("0.60"), Decimal("5.59"), Decimal("1.12"), Decimal("23.51")
     )  # fmt: skip
     client.force_login(researcher)
     html = client.get(reverse("labeling:campaign_publish", args=[campaign.pk]) + "?platform=prolific").content.decode()
-    assert "£16.20" in html and "£22.39" in html and "33.3 %" in html
+    assert "£16.20" in html and "£23.51" in html and "33.3 %" in html and "VAT" in html
     assert "£8.10/h" in html and "£6.00/h" in html and 'id="confirm-publish"' in html
 
 
 def test_publishing_from_the_page_queues_the_job_that_creates_the_study(client, researcher, api, run_jobs_at_once):
     campaign = draft_campaign(hits=1, currency="GBP")
     expect_workspace(api, "GBP")
+    answer_study_states(api)
     api.post(f"{API}/studies/", json=study_created(campaign, 3), status=201)
     api.post(f"{API}/studies/{STUDY}/transition/", json={"id": STUDY, "status": "ACTIVE"})
     client.force_login(researcher)
@@ -232,7 +252,8 @@ def test_a_participant_who_completed_there_but_not_here_is_asked_to_return_once(
         match=[AUTH],
     )
     assert sync_publication(publication)["return_requested"] == 1
-    assert json.loads(api.calls[-1].request.body)["request_return_reasons"]
+    asked = [c for c in api.calls if c.request.url.endswith("/request-return/")]
+    assert len(asked) == 1 and json.loads(asked[0].request.body)["request_return_reasons"]
     expect_submissions(api, submission("64ddd1", "5f00000000000000000000c1", "AWAITING REVIEW"))
     assert sync_publication(publication).get("return_requested", 0) == 0  # asked once
     assert PlatformSubmission.objects.get().decision == PlatformSubmission.RETURN_REQUESTED
@@ -272,8 +293,9 @@ def test_a_pay_call_with_a_lost_answer_is_never_sent_again_by_sync(published, cl
     api.post(f"{API}/submissions/64bbbbbbbbbbbbbbbbbbbbb1/transition/", json={})
     api.post(f"{API}/submissions/bonus-payments/", status=201, json={"id": "BULK1", "study": STUDY})
     api.post(f"{API}/bulk-bonus-payments/BULK1/pay/", body=requests.exceptions.ReadTimeout("lost"))
-    with pytest.raises(PlatformError, match="pay bonuses"):
-        sync_publication(publication)
+    assert sync_publication(publication)["errors"] == 1  # noted on the publication; the sync went on
+    publication.refresh_from_db()
+    assert "pay bonuses" in publication.last_sync_error
     # the next syncs do not pay it again: the researcher is asked to check
     expect_submissions(api, submission("64bbbbbbbbbbbbbbbbbbbbb1", "5f00000000000000000000a1", "APPROVED"))
     assert sync_publication(publication)["bonuses_paid"] == 0

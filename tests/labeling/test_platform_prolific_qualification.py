@@ -21,7 +21,15 @@ from tests.labeling.platform_helpers import (
     slept,
     work_through_pages,
 )
-from tests.labeling.test_platform_prolific import AUTH, STUDY, WORKSPACE, api, expect_workspace, submission
+from tests.labeling.test_platform_prolific import (
+    AUTH,
+    STUDY,
+    WORKSPACE,
+    answer_study_states,
+    api,
+    expect_workspace,
+    submission,
+)
 
 __all__ = ["api", "slept", "prolific_sessions"]
 # HITs built with the built-in quiz bank; every Prolific landing is asked of Prolific (its stand-in)
@@ -46,6 +54,7 @@ def published(api):
     )
     qualification.build_qualification_hit(campaign, 2, seed=5)
     expect_workspace(api, "GBP")
+    answer_study_states(api)
     group = {"id": GROUP, "name": "x", "workspace_id": WORKSPACE, "participant_count": 0}
     api.post(f"{API}/participant-groups/", json=group, status=201, match=[AUTH, partial(workspace_id=WORKSPACE)])
     quiz_name = f"campaign {campaign.pk} qualification"
