@@ -94,6 +94,9 @@ def test_without_a_token_nothing_is_sent(monkeypatch):
         (submission("S1", "P1", status="AWAITING REVIEW"), "the session is awaiting review"),
         (submission("S1", "P1", status="RETURNED"), "the session is returned"),
         (submission("S1", "P1"), ""),
+        (submission("S1", "P1", status="RESERVED"), ""),  # the place is held for them
+        ({"id": "S1", "study_id": STUDY, "participant_id": "P1", "status": "ACTIVE"}, ""),  # the listings' name
+        ({"id": "S1", "study_id": STUDY, "participant_id": "P2", "status": "ACTIVE"}, "another participant's session"),
     ],
 )
 def test_prolific_stands_behind_an_active_session_of_this_study_and_participant_only(answer, why):
