@@ -25,6 +25,7 @@ CHROMIUM_ARGS = [
 ]
 
 pytestmark = [
+    pytest.mark.usefixtures("quiz_demo_bank"),  # HITs built with the built-in quiz bank
     pytest.mark.browser,
     pytest.mark.slow,
     pytest.mark.skipif(

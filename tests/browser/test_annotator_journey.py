@@ -11,7 +11,7 @@ from tests.browser.support import DESKTOP, PHONE, Journey, browser_marks, chromi
 from tests.browser.test_annotator_hit import choose, is_autosave, key_for
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
-pytestmark = browser_marks
+pytestmark = [*browser_marks, pytest.mark.usefixtures("quiz_demo_bank")]  # HITs built with the built-in quiz bank
 
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])

@@ -16,6 +16,7 @@ from tests.browser.test_annotator_hit import (  # noqa: F401  (the page fixture)
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
 pytestmark = [
+    pytest.mark.usefixtures("quiz_demo_bank"),  # HITs built with the built-in quiz bank
     pytest.mark.browser,
     pytest.mark.slow,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium"),

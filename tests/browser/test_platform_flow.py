@@ -16,6 +16,7 @@ from tests.labeling.platform_helpers import SANDBOX, draft_campaign, mturk_landi
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 pytestmark = [
+    pytest.mark.usefixtures("quiz_demo_bank"),  # HITs built with the built-in quiz bank
     pytest.mark.browser,
     pytest.mark.slow,
     pytest.mark.skipif(
