@@ -16,8 +16,17 @@ app.autodiscover_tasks()
 def schedule_periodic_jobs(sender, **kwargs) -> None:
     """Celery beat (`python -m config.beat`, which reads .env first, or `celery -A config beat`) queues
     these; the jobs themselves run in workers.
-    labeling.platform_sync every PLATFORM_SYNC_MINUTES (0: off)."""
+    labeling.platform_sync every PLATFORM_SYNC_MINUTES, labeling.free_lapsed_seats every
+    PLATFORM_SEAT_SWEEP_MINUTES (0: off; a claim sweeps first either way)."""
     from django.conf import settings
+
+    sweep = getattr(settings, "PLATFORM_SEAT_SWEEP_MINUTES", 0)
+    if sweep:
+        sender.add_periodic_task(
+            sweep * 60.0,
+            sender.signature("jobs.start_scheduled", args=("labeling.free_lapsed_seats", {})),
+            name="free lapsed seats",
+        )
 
     minutes = getattr(settings, "PLATFORM_SYNC_MINUTES", 0)
     if minutes:

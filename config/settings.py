@@ -199,8 +199,12 @@ AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 
-# Crowd-platform landings: new platform workers per client IP and per campaign in an hour.
+# Crowd-platform landings the platform has not proven (MTurk's; a Prolific landing is proven at
+# once): new identities per client address (IPv4 address, IPv6 /PLATFORM_IPV6_PREFIX network) in
+# an hour, per IPv6 /48 (one site: a home or an office often gets a whole /48), and per campaign
+# counting only those holding a seat (an identity holding nothing costs others nothing).
 PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR = env_int("PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR", 10)
+PLATFORM_NEW_WORKERS_PER_IPV6_48_PER_HOUR = env_int("PLATFORM_NEW_WORKERS_PER_IPV6_48_PER_HOUR", 20)
 PLATFORM_NEW_WORKERS_PER_CAMPAIGN_PER_HOUR = env_int("PLATFORM_NEW_WORKERS_PER_CAMPAIGN_PER_HOUR", 300)
 # the per-address cap counts an IPv6 address by its network of this many bits (one home or
 # phone gets a whole /64); IPv4 addresses count one by one
@@ -365,6 +369,14 @@ PLATFORM_UNMATCHED_EXPIRE_HOURS = env_int("PLATFORM_UNMATCHED_EXPIRE_HOURS", 48)
 # submitted platform work that a sync run after it did not find on the platform (a made-up
 # worker id's) frees its seat after this many hours, at the next landing on its campaign
 PLATFORM_UNCONFIRMED_SEAT_HOURS = env_float("PLATFORM_UNCONFIRMED_SEAT_HOURS", 2.0)
+# an unproven platform identity's submitted work that its platform has not confirmed frees its
+# seat this many minutes after the campaign's time limit ran out, whatever its platform and with
+# no sync (checked at every claim and by Celery beat every PLATFORM_SEAT_SWEEP_MINUTES); keep it
+# above PLATFORM_SYNC_MINUTES, which confirms real work before then
+PLATFORM_UNCONFIRMED_GRACE_MINUTES = env_int("PLATFORM_UNCONFIRMED_GRACE_MINUTES", 30)
+PLATFORM_SEAT_SWEEP_MINUTES = env_int("PLATFORM_SEAT_SWEEP_MINUTES", 5)
+if min(PLATFORM_UNCONFIRMED_GRACE_MINUTES, PLATFORM_SEAT_SWEEP_MINUTES) < 0:
+    raise ConfigError("PLATFORM_UNCONFIRMED_GRACE_MINUTES and PLATFORM_SEAT_SWEEP_MINUTES must not be negative")
 # platform calls: tries per call (throttling, connection errors) and the first backoff
 PLATFORM_RETRY_ATTEMPTS = env_int("PLATFORM_RETRY_ATTEMPTS", 4)
 PLATFORM_RETRY_BASE_SECONDS = env_float("PLATFORM_RETRY_BASE_SECONDS", 1.0)

@@ -107,3 +107,17 @@ def model_rater_job(job, campaign_id: int, model_version_id: int | None = None) 
         return rate_with_model_version(campaign, ModelVersion.objects.get(pk=model_version_id))
     progress = lambda done, total: report_progress(job, done, total, "items rated")  # noqa: E731
     return rate_with_endpoint(campaign, endpoint_from_settings(), progress=progress)
+
+
+class FreeLapsedSeatsParameters(JobParameters):
+    pass
+
+
+@register("labeling.free_lapsed_seats", parameters=FreeLapsedSeatsParameters)
+def free_lapsed_seats_job(job) -> dict:
+    """Give back the seats that lapsed: accepted work past its time limit, and unproven platform
+    work its platform did not confirm within the time limit plus PLATFORM_UNCONFIRMED_GRACE_MINUTES
+    (Celery beat, every PLATFORM_SEAT_SWEEP_MINUTES; every claim does the same first)."""
+    from labeling.actions.claim import expire_stale_assignments
+
+    return {"expired": expire_stale_assignments()}

@@ -1,20 +1,54 @@
 """A crowd-platform worker's landing, once its link is read and checked (labeling.platform_views):
-the landing's identity (labeling.workers), the seats of unconfirmed work freed, a HIT claimed and
-bound to the platform's id of the work. The view signs the worker in and renders; every row this
-writes or locks is written or locked by the services called here.
+the platform asked whether it stands behind the landing (where its API can say), the landing's
+identity (labeling.workers), a HIT claimed and bound to the platform's id of the work. The view
+signs the worker in and renders; every row this writes or locks is written or locked by the
+services called here.
+
+What a landing may take (docs/crowd/identity-and-integrity.md):
+- Prolific: the SESSION_ID must be a submission of this campaign's study, of this PROLIFIC_PID,
+  and live (ACTIVE, or RESERVED: the place held for them), asked of Prolific at once (`_prolific_verdict`). A session Prolific does not stand
+  behind gets nothing; one Prolific cannot be asked about gets a page that asks again shortly
+  (LandingPending), and nothing either. A proven landing is the participant's at once.
+- MTurk cannot be asked before the work is submitted, but it admits only MaxAssignments real
+  workers to each HIT it lists: a landing for a HIT we published gets a phantom place on the HIT
+  of ours it maps to (claim.take_phantom_place), which takes no seat, so made-up ids cost honest
+  workers nothing; a hitId we never published is refused. Only a study made by hand (no HIT of
+  the campaign published on MTurk) gives its landings an unproven seat, capped per address and
+  given back by itself (labeling.actions.claim's sweep).
+- Either way one landing is one HIT of its own campaign (labeling.actions.claim).
 """
 
 from dataclasses import dataclass
 
+from django.conf import settings
+from django.core.cache import cache
+
+from config.client_ip import address_block
 from labeling import workers
-from labeling.actions import claim, submit
-from labeling.models import Assignment, Campaign, Worker
+from labeling.actions import claim
+from labeling.models import HIT, Assignment, Campaign, PlatformQualification, Publication, Worker
+from labeling.platforms import base, get_platform
+from labeling.platforms.prolific import landing_submission
 
 BLOCKED = "Your worker id is blocked from taking HITs in this project. Please return the HIT."
 OPENED_ELSEWHERE = (
     "This HIT is open under another platform assignment of your worker id. Go back to that one, "
     "or accept this one again once it expired."
 )
+ONE_HIT = (
+    "This link's HIT was already given out ({status}). Each {platform} session gets one HIT; "
+    "please return to {platform}."
+)
+OTHER_STUDY = "This session belongs to another study of this site. Please open that study's own link."
+LIVE_SESSION = ("ACTIVE", "RESERVED")
+NOT_PUBLISHED = "This is not a HIT this study published on MTurk. Please return it."
+NOT_OPEN_TO_YOU = (
+    "This HIT is not open to you: you hold a place on it under another MTurk HIT, or the study's "
+    "qualification quiz comes first. Please return it."
+)
+ADDRESS_UNREADABLE = "Your address could not be read, so this landing cannot be checked; please try again."
+TOO_MANY_REFUSED = "Too many sessions from your address were not confirmed by Prolific; please try again later."
+NOT_PROVEN = "Prolific does not list this as an active session of this study for your Prolific id ({why})."
 
 
 @dataclass(frozen=True)
@@ -40,13 +74,21 @@ class LandingRefused(Exception):
         self.title, self.message, self.status = title, message, status
 
 
+class LandingPending(Exception):
+    """The platform could not be asked just now: nothing is created, the page asks again."""
+
+
 def land(landing: Landing, *, ip: str | None) -> tuple[Worker, Assignment | None]:
     """The landing's worker and the HIT it gets (None when none is left). Raises LandingRefused
-    for a blocked platform id, an account that cannot be used, the landing caps, and a HIT bound
-    to another platform assignment of the same worker id."""
+    for a blocked platform id, a session the platform does not stand behind, an account that
+    cannot be used, the landing caps, a session of another campaign or whose HIT was given out,
+    and a HIT bound to another platform assignment; LandingPending when Prolific cannot be asked."""
     if workers.platform_id_blocked(landing.platform, landing.worker_id):
         raise LandingRefused("Not allowed", BLOCKED, status=403)
-    submit.free_unconfirmed_seats(landing.campaign)
+    proven = landing.platform == Worker.PROLIFIC and _prolific_proven(landing, ip)
+    phantom = landing.platform == Worker.MTURK and _published_on_mturk(landing.campaign)
+    if phantom and landing.prefer_hit_id is None:
+        raise LandingRefused("Not a HIT of this study", NOT_PUBLISHED, status=403)
     try:
         worker = workers.platform_worker(
             landing.platform,
@@ -54,28 +96,128 @@ def land(landing: Landing, *, ip: str | None) -> tuple[Worker, Assignment | None
             landing_key=landing.external_assignment,
             campaign=landing.campaign,
             ip=ip,
+            proven=proven,
         )
     except workers.AccountConflict as conflict:
         raise LandingRefused("Account problem", str(conflict), status=409) from conflict
+    except workers.AddressUnreadable as unreadable:
+        raise LandingRefused("Address not readable", str(unreadable), status=403) from unreadable
     except workers.SignupLimited as limited:
         raise LandingRefused("Too many new workers", str(limited), status=429) from limited
     if worker.is_blocked:
         raise LandingRefused("Not allowed", BLOCKED, status=403)
-    assignment = claim.claim_next_hit(worker, landing.campaign, prefer_hit_id=landing.prefer_hit_id)
-    if assignment is not None and not _bound_to(assignment, landing):
+    if worker.signup_campaign_id != landing.campaign.pk:
+        raise LandingRefused("Another study's session", OTHER_STUDY, status=409)
+    return worker, _claim(worker, landing, phantom=phantom)
+
+
+def _claim(worker: Worker, landing: Landing, *, phantom: bool) -> Assignment | None:
+    """The landing's one HIT: a phantom place on the MTurk HIT's own HIT of ours, or a seat."""
+    if phantom:
+        assignment = claim.take_phantom_place(worker, landing.campaign, landing.prefer_hit_id)
+    else:
+        assignment = claim.claim_next_hit(worker, landing.campaign, prefer_hit_id=landing.prefer_hit_id)
+    if assignment is None:
+        _refuse_a_second_hit(worker, landing)
+        if phantom:
+            raise LandingRefused("HIT not open to you", NOT_OPEN_TO_YOU, status=409)
+    elif not _bound_to(assignment, landing):
         # someone who knows the worker id but not the platform's assignment id: no sign-in
         raise LandingRefused("HIT opened elsewhere", OPENED_ELSEWHERE, status=409)
-    return worker, assignment
+    return assignment
+
+
+def _published_on_mturk(campaign: Campaign) -> bool:
+    """Whether any HIT of the campaign was published on MTurk (has MTurk's HIT id)."""
+    return HIT.objects.filter(campaign=campaign).exclude(external_id="").exists()
+
+
+def _refuse_a_second_hit(worker: Worker, landing: Landing) -> None:
+    """A landing whose one HIT was given out (reloaded after submitting, or left to expire) is told
+    so; None from the claim otherwise means that no HIT is left."""
+    status = claim.held_status(worker)
+    if status is not None:
+        platform = "Prolific" if landing.platform == Worker.PROLIFIC else "MTurk"
+        raise LandingRefused("HIT already given", ONE_HIT.format(status=status, platform=platform), status=409)
 
 
 def _bound_to(assignment: Assignment, landing: Landing) -> bool:
     """Bind the assignment to the platform's id of the work at its first landing (one conditional
-    UPDATE, so two racing landings bind one id); True when it is bound to this landing's id.
-    A live HIT of another campaign is left alone: the caller sends the worker back to it."""
-    if assignment.hit.campaign_id != landing.campaign.pk:
-        return True
+    UPDATE, so two racing landings bind one id); True when it is bound to this landing's id."""
     Assignment.objects.filter(pk=assignment.pk, platform_assignment_id="").update(
         platform_assignment_id=landing.external_assignment
     )
     bound = Assignment.objects.filter(pk=assignment.pk).values_list("platform_assignment_id", flat=True).first()
     return bound == landing.external_assignment
+
+
+# --- Prolific stands behind the landing, or it gets nothing ---------------------------------------
+
+
+def _prolific_proven(landing: Landing, ip: str | None) -> bool:
+    """True when Prolific stands behind the landing (asked once: a proven landing's identity
+    remembers it); LandingRefused when it does not, LandingPending when it cannot be asked.
+
+    Made-up sessions cost a call to Prolific each, so the sessions Prolific refused count toward
+    the address's landing caps (PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR, per IPv6 /48 its own), kept
+    in the cache for an hour: past them Prolific is not asked, and a flood from a few addresses
+    cannot spend the API's rate limit that honest landings need."""
+    if workers.landing_proven(landing.platform, landing.worker_id, landing.external_assignment):
+        return True
+    if ip is None:
+        raise LandingRefused("Address not readable", ADDRESS_UNREADABLE, status=403)
+    studies = prolific_studies(landing.campaign)
+    if not studies:
+        raise LandingRefused("Not a study of this site", NOT_PROVEN.format(why="no study published"), status=403)
+    counters = _refusal_counters(ip)
+    if any((cache.get(key) or 0) >= limit for key, limit in counters):
+        raise LandingRefused("Too many unconfirmed sessions", TOO_MANY_REFUSED, status=429)
+    try:
+        submission = landing_submission(get_platform(Worker.PROLIFIC), landing.external_assignment)
+    except base.PlatformError as error:
+        raise LandingPending(str(error)) from error
+    why = session_refusal(submission, landing.worker_id, studies)
+    if why:
+        for key, _limit in counters:
+            cache.add(key, 0, timeout=3600)
+            cache.incr(key)
+        raise LandingRefused("Session not confirmed", NOT_PROVEN.format(why=why), status=403)
+    return True
+
+
+def _refusal_counters(ip: str) -> list[tuple[str, int]]:
+    """The cache keys counting refused sessions from the address's blocks, with their caps."""
+    counters = [
+        (
+            f"prolific-refused:{address_block(ip, settings.PLATFORM_IPV6_PREFIX)}",
+            settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR,
+        )
+    ]
+    site = address_block(ip, workers.SITE_PREFIX)
+    if ":" in site:
+        counters.append((f"prolific-refused:{site}", settings.PLATFORM_NEW_WORKERS_PER_IPV6_48_PER_HOUR))
+    return counters
+
+
+def prolific_studies(campaign: Campaign) -> set[str]:
+    """The Prolific study ids whose sessions open this campaign: its study and its quiz study."""
+    studies = Publication.objects.filter(campaign=campaign, platform=Worker.PROLIFIC).values_list("external_id")
+    quiz = PlatformQualification.objects.filter(campaign=campaign, platform=Worker.PROLIFIC).values_list(
+        "quiz_external_id"
+    )
+    return {study for (study,) in [*studies, *quiz] if study}
+
+
+def session_refusal(submission: dict | None, participant: str, studies: set[str]) -> str:
+    """Why Prolific's answer does not stand behind this landing; "" when it does."""
+    if submission is None:
+        return "no such session"
+    if submission.get("study_id") not in studies:
+        return "a session of another study"
+    # "participant" in the reference of "Retrieve a submission", "participant_id" in its listings
+    if (submission.get("participant") or submission.get("participant_id")) != participant:
+        return "another participant's session"
+    # RESERVED: the place is held for this participant; ACTIVE: they started (submission-object)
+    if submission.get("status") not in LIVE_SESSION:
+        return f"the session is {str(submission.get('status', '')).lower() or 'in no state'}"
+    return ""

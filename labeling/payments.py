@@ -49,7 +49,10 @@ def reject_assignment(assignment: Assignment) -> Assignment:
         raise ReviewRefused(f"assignment {assignment.pk} was already paid")
     with transaction.atomic(), audit_trail.watching_assignment(assignment):
         # done work holds a seat; rejected work does not: its seat is free again
-        if Assignment.objects.filter(pk=assignment.pk, status__in=Assignment.DONE).update(status=Assignment.REJECTED):
+        rejected = Assignment.objects.filter(pk=assignment.pk, status__in=Assignment.DONE).update(
+            status=Assignment.REJECTED
+        )
+        if rejected and not assignment.phantom:  # a phantom place held no seat (labeling.seats)
             seats.free([assignment.hit_id])
         moved = _move(assignment, set(Assignment.FINAL), Assignment.REJECTED)
         PaymentEntry.objects.filter(assignment=assignment, paid_at__isnull=True).delete()

@@ -15,13 +15,18 @@ claim and its binding to the platform's id of the work labeling.landing's.
 
 Trust: MTurk's ExternalQuestion parameters (workerId, assignmentId, turkSubmitTo) and Prolific's
 (PROLIFIC_PID, STUDY_ID, SESSION_ID) are NOT signed. So:
-- every link carries the campaign's secret entry token (labeling.entry_tokens); without it a
-  landing is a 403 and creates nothing (no user, no worker, no session);
-- new identities per client address (an IPv6 address counted by its /PLATFORM_IPV6_PREFIX
-  network) and per campaign and hour are capped (settings PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR /
-  _PER_CAMPAIGN_PER_HOUR, counted by labeling.workers): a 429, nothing created;
+- every link carries its publication's token (labeling.entry_tokens: one per campaign and
+  platform); without it a landing is a 403 and creates nothing (no user, no worker, no session),
+  and the Prolific link's token does not open the MTurk landing, nor the other way round;
+- a Prolific landing is asked of Prolific first (labeling.landing): a session it does not list as
+  this participant's active session of this study gets a 403 and nothing; one it cannot be asked
+  about gets the "checking" page, which asks again (fail closed, no web worker held waiting);
+- new unproven identities per client address (an IPv6 address counted by its
+  /PLATFORM_IPV6_PREFIX network and its /48) and per campaign and hour are capped (counted by
+  labeling.workers): a 429, nothing created; an address that cannot be read is refused;
 - a browser signed in as another account is never switched without a confirmation posted from our
-  own page (CSRF-checked), so a forged link cannot sign a victim into the forger's worker;
+  own page (CSRF-checked), so a forged link cannot sign a victim into the forger's worker; nor is
+  one mid-HIT switched to another session of its own worker id;
 - a worker id with a made-up assignment or session id opens an empty identity of its own,
   never the history, completion codes or live HIT of the worker it names;
 - a platform worker's answers count only once the platform confirms the submission
@@ -35,15 +40,15 @@ from django.contrib.auth import login
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.html import format_html
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
 from config.client_ip import client_ip
 from config.pages import refusal
 from labeling import qualification, workers
+from labeling.actions.claim import live_assignment
 from labeling.entry_tokens import TOKEN_PARAMETER, token_matches
-from labeling.landing import Landing, LandingRefused, land
+from labeling.landing import Landing, LandingPending, LandingRefused, land
 from labeling.models import HIT, Assignment, Campaign, Publication, Worker
 from labeling.platforms.costs import money
 
@@ -54,6 +59,7 @@ MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
 MTURK_SUBMIT_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
 MTURK_SUBMIT_PATH = "/mturk/externalSubmit"
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
+CHECK_AGAIN_SECONDS = 3  # the "checking with Prolific" page reloads itself this often
 SESSION_KEY = "platform_return"
 # What MTurk's preview (no assignment accepted yet) shows: a made-up screen of the task, never one
 # of the campaign's own dialogues (quiz answers must not leak to a worker who has not accepted).
@@ -149,7 +155,7 @@ def platform_return(request: HttpRequest, assignment_id: int) -> HttpResponse:
 
 
 def _mturk_landing(params) -> Landing:
-    campaign = _campaign(params)
+    campaign = _campaign(params, Worker.MTURK)
     assignment_id = params.get("assignmentId", "")
     if assignment_id == MTURK_PREVIEW:
         return Landing(Worker.MTURK, "", campaign, preview=True, return_info={})
@@ -178,7 +184,7 @@ def _mturk_landing(params) -> Landing:
 
 
 def _prolific_landing(params) -> Landing:
-    campaign = _campaign(params)
+    campaign = _campaign(params, Worker.PROLIFIC)
     worker_id = _platform_id(params, "PROLIFIC_PID")
     info = {
         "kind": Worker.PROLIFIC,
@@ -198,7 +204,7 @@ def _platform_id(params, name: str) -> str:
     return value
 
 
-def _campaign(params) -> Campaign:
+def _campaign(params, platform: str) -> Campaign:
     for name in ("campaign", "hit"):
         if params.get(name) and not params[name].isdigit():
             raise BadLanding(f"{name} must be a number; got {params[name][:80]!r}.")
@@ -206,7 +212,7 @@ def _campaign(params) -> Campaign:
         raise BadLanding("campaign is missing from the link.")
     campaign = Campaign.objects.filter(pk=int(params["campaign"])).first()
     # an unknown campaign reads like a wrong token: a forged link learns nothing
-    if campaign is None or not token_matches(campaign, params.get(TOKEN_PARAMETER)):
+    if campaign is None or not token_matches(campaign, params.get(TOKEN_PARAMETER), platform):
         raise BadToken()
     return campaign
 
@@ -236,28 +242,29 @@ def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
         worker, assignment = land(landing, ip=client_ip(request))
     except LandingRefused as refused:
         return _problem(request, refused.title, refused.message, status=refused.status)
+    except LandingPending:
+        return _checking(request, landing)
     # login() rotates the session key (and empties the session when another user was signed in),
     # so what the return view needs is stored after it.
     login(request, worker.user, backend=settings.MODEL_BACKEND)
     if assignment is None:
         message = "Every HIT of this campaign is taken or already done by you. Please return the HIT. Thank you!"
         return _problem(request, "No HIT left", message, status=409)
-    if assignment.hit.campaign_id != campaign.pk:
-        return _another_hit_open(request, assignment)
     request.session[SESSION_KEY] = {**landing.return_info, "assignment": assignment.pk}
     return redirect(reverse("labeling:assignment_detail", args=[assignment.pk]))
 
 
-def _another_hit_open(request: HttpRequest, assignment: Assignment) -> HttpResponse:
-    """claim_next_hit hands back a live HIT of another campaign first; its result belongs to the
-    platform assignment that opened it, not to this one."""
-    url = reverse("labeling:assignment_detail", args=[assignment.pk])
-    message = format_html(
-        'You still have an unfinished HIT of “{}”. <a href="{}">Finish it</a> first, then accept this one again.',
-        assignment.hit.campaign.name,
-        url,
-    )
-    return _problem(request, "Another HIT is open", message, status=409)
+def _checking(request: HttpRequest, landing: Landing) -> HttpResponse:
+    """Prolific could not be asked just now: nothing was created; the page asks again by itself
+    (a reload of this landing, one short call each), so no web worker waits on Prolific."""
+    context = {
+        "campaign": landing.campaign,
+        "platform": "Prolific",
+        "url": request.get_full_path(),
+        "retry_seconds": CHECK_AGAIN_SECONDS,
+    }
+    # 202, not 503: a proxy may put its own page in place of a 5xx body, and this one must reload
+    return render(request, "labeling/platform/checking.html", context, status=202)
 
 
 def _needs_confirmation(request: HttpRequest, landing: Landing) -> bool:
@@ -268,8 +275,17 @@ def _needs_confirmation(request: HttpRequest, landing: Landing) -> bool:
     if request.method == "POST" and request.POST.get("confirm") == "switch":
         return False
     # a browser signed in as another landing of the same platform id (the next HIT) switches
-    # freely: its work goes to that id either way, and only the platform's confirmation proves it
-    return request.user.pk not in workers.accounts_of_platform_id(landing.platform, landing.worker_id)
+    # freely once its HIT is done: its work goes to that id either way, and only the platform's
+    # confirmation proves it; mid-HIT, another session id asks first (never a silent switch)
+    same_id = request.user.pk in workers.accounts_of_platform_id(landing.platform, landing.worker_id)
+    return not same_id or _mid_hit_elsewhere(request, landing)
+
+
+def _mid_hit_elsewhere(request: HttpRequest, landing: Landing) -> bool:
+    current = getattr(request.user, "worker", None)
+    if current is None or current.landing_key == landing.external_assignment:
+        return False
+    return live_assignment(current) is not None
 
 
 def _problem(request: HttpRequest, title: str, message: str, *, status: int) -> HttpResponse:

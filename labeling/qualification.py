@@ -4,8 +4,10 @@ A campaign with `qualification_required` gets one qualification HIT (`build_qual
 kind HIT.QUALIFICATION) of `qualification_items` quiz screens and one seat per worker it may
 qualify; each seat has its own quiz dialogues from the secret pool.
 
-- Items: feedback shows each screen's known answer at once, to workers a platform has not proven
-  yet, so a qualification item is spent: it is drawn only among items never shown, with every
+- Items: feedback shows each screen's known answer at once to a proven attempt (a site worker,
+  a landing its platform stood behind: a Prolific session asked at landing, or a confirmed one);
+  an unproven landing's (MTurk's until it submits) answers show once the platform confirms its
+  submission, so made-up ids spend no item and hold no seat for good. A shown item is spent: it is drawn only among items never shown, with every
   exposure the cap allows reserved (quiz_pool.draw with QUIZ_MAX_EXPOSURES seats), so it retires at
   once and is scored for no one else, ever. Each feedback counts as a reveal (record_reveals),
   and a claim skips any HIT with an item the worker was shown (quiz_pool.seen_by), as for any quiz.
@@ -17,10 +19,12 @@ qualify; each seat has its own quiz dialogues from the secret pool.
   labeling.crowd.qualification.passes against `qualification_mark`).
 - Gate (`claimable_q`, a filter of labeling.actions.claim.open_hits_for; `may_take_paid_work`): in such
   a campaign a worker is offered its paid HITs only with a passing result, and the qualification
-  HIT only while they never held a seat on one (one attempt per worker and campaign: a retry
-  would come after the known answers were shown; an attempt left to expire is spent too). A
-  platform worker is one person across their landings (same platform and worker id), and their
-  pass counts once the platform confirmed the quiz's submission (what sync also waits for before
+  HIT only while they never held a seat on one (one attempt per proven person and campaign: a
+  retry would come after the known answers were shown; an attempt left to expire is spent too).
+  A platform worker is one person across their landings (same platform and worker id), but only
+  the landings the platform stood behind spend the person's attempt (`_attempts`: a borrowed id
+  cannot spend its owner's), and their pass counts once the platform confirmed the quiz's
+  submission (what sync also waits for before
   granting it on the platform: MTurk's qualification, Prolific's participant group).
 - Pay: the qualification HIT pays `qualification_reward`, no bonus (`reward_and_bonus`); its
   minutes are the paid HIT's per screen (crowd.qualification.quiz_minutes), checked against the
@@ -120,10 +124,22 @@ def _passing(worker_id, campaign_ref) -> QuerySet[QualificationResult]:
 
 
 def _attempts(worker_id, campaign_ref) -> QuerySet[Assignment]:
-    """Seats the person ever took on the campaign's qualification HITs (one attempt each)."""
+    """The attempts that spend the person's one: this identity's own seats on the campaign's
+    qualification HITs, and those of the person's landings the platform stood behind (merged
+    into the proven worker). A landing nobody proved (a made-up session, a borrowed id's) spends
+    only its own: it cannot spend the owner's attempt."""
     return Assignment.objects.filter(
-        hit__campaign_id=campaign_ref, hit__kind=HIT.QUALIFICATION, worker__in=workers.same_person(worker_id)
+        _own_or_proven(worker_id),
+        hit__campaign_id=campaign_ref,
+        hit__kind=HIT.QUALIFICATION,
+        worker__in=workers.same_person(worker_id),
     )
+
+
+def _own_or_proven(worker_id) -> Q:
+    """Rows (with a `worker`) of this identity, or of a landing of the person its platform stood
+    behind (merged into the proven worker), or of the proven worker itself."""
+    return Q(worker_id=worker_id) | Q(worker__merged_into__isnull=False) | Q(worker__landing_key="")
 
 
 def claimable_q(worker: Worker) -> Q:
@@ -160,7 +176,8 @@ def status_of(worker: Worker, campaign: Campaign) -> QualificationStatus | None:
         return None
     mark = campaign.qualification_mark
     person = workers.same_person(worker.pk)
-    result = QualificationResult.objects.filter(campaign=campaign, worker__in=person).order_by("-passed").first()
+    results = QualificationResult.objects.filter(_own_or_proven(worker.pk), campaign=campaign, worker__in=person)
+    result = results.order_by("-passed").first()
     if result is not None:
         if not result.passed:
             return QualificationStatus("failed", result, mark)
@@ -198,7 +215,9 @@ def check_screen(assignment: Assignment, item: HITItem) -> QuizCheck | None:
     is not a quiz screen of this assignment's qualification HIT, or has no answer yet."""
     if item.hit_id != assignment.hit_id or item.seat not in (0, assignment.seat) or item.quiz_question_id is None:
         return None
-    if assignment.hit.kind != HIT.QUALIFICATION:
+    if assignment.hit.kind != HIT.QUALIFICATION or assignment.worker.is_pending_identity:
+        # an unproven landing's (a made-up id's) answers are shown once the platform confirms its
+        # submission, like a paid HIT's: no item is spent on it, no seat held for good
         return None
     existing = QuizCheck.objects.filter(assignment=assignment, item=item).first()
     if existing is not None:

@@ -36,12 +36,12 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q, Sum
+from django.db.models import F, Q, QuerySet, Sum
 from django.utils import timezone
 
 from labeling.crowd import quiz_matching
 from labeling.crowd.quiz_matching import ScreenProfile
-from labeling.models import HITItem, QuizQuestion, Worker
+from labeling.models import HITItem, QuizQuestion
 
 
 class PoolTooSmall(ValueError):
@@ -219,12 +219,13 @@ def _demo_sets(hit_count: int, per_hit: int, rng: random.Random, shortage: str) 
     return [rng.sample(bank, per_hit) for _ in range(hit_count)]
 
 
-def seen_by(worker: Worker):
-    """Ids of the pool items the worker was shown: on any HIT they held, the shared ones and
-    their own seat's (a subquery for claims)."""
+def seen_by(person) -> QuerySet:
+    """Ids of the pool items shown to `person` (a queryset of Workers: one person's every
+    landing, labeling.workers.same_person): on any HIT they held, the shared ones and their own
+    seat's (a subquery for claims)."""
     own_seat = Q(seat=0) | Q(seat=F("hit__assignments__seat"))
     return HITItem.objects.filter(
-        own_seat, hit__assignments__worker=worker, quiz_question__dialogue__isnull=False
+        own_seat, hit__assignments__worker__in=person, quiz_question__dialogue__isnull=False
     ).values("quiz_question_id")
 
 

@@ -33,6 +33,7 @@ urlpatterns = [
         name="campaign_qualification_seats",
     ),
     path("campaigns/<int:pk>/sync/", views.campaign_sync, name="campaign_sync"),
+    path("campaigns/<int:pk>/release-unproven/", views.campaign_release_unproven, name="campaign_release_unproven"),
     path("campaigns/<int:pk>/platform-close/", views.campaign_platform_close, name="campaign_platform_close"),
     path("campaigns/<int:pk>/bonus-check/", views.campaign_unsure_payment, name="campaign_unsure_payment"),
     path(

@@ -28,6 +28,7 @@ from annotation.export.cells import escape_cell
 from config.pages import confirmation_page, confirmed, refusal
 from jobs.runtime import start_job
 from labeling import liveness, quiz_pool, task_types
+from labeling.actions.release import release_unproven, unproven_holdings
 from labeling.campaigns import (
     CampaignRefused,
     StatusChangeRefused,
@@ -238,6 +239,7 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "unpublished": not campaign.publications.exists(),
         "bought": answers_bought(campaign),
         "qualification": campaign_summary(campaign),
+        "unproven": unproven_holdings(campaign),
     }
     return render(request, "labeling/researcher/campaign_detail.html", context)
 
@@ -280,6 +282,16 @@ def campaign_publish(request: HttpRequest, pk: int) -> HttpResponse:
 def campaign_sync(request: HttpRequest, campaign: Campaign) -> str:
     job = start_job("labeling.platform_sync", {"campaign_id": campaign.pk}, user=request.user)
     return f"Sync queued as job {job.pk}."
+
+
+@campaign_action()
+def campaign_release_unproven(request: HttpRequest, campaign: Campaign) -> str:
+    """Give back now the seats that unproven platform identities hold (labeling.actions.release)."""
+    held = release_unproven(campaign)
+    return (
+        f"Released {held.seats} seats and {held.phantom_places} phantom places on {held.hits} HITs, "
+        f"held by {held.identities} unproven identities ({held.submitted} submitted, unconfirmed)."
+    )
 
 
 @campaign_action()

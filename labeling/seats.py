@@ -20,6 +20,9 @@ row lock, in a statement that starts after the lock is held, so they see every c
 by a writer that held the lock before them, and a writer still waiting for it moves the count
 after them.
 
+An MTurk landing's phantom place (Assignment.phantom: MTurk itself admits only MaxAssignments real
+workers to the HIT) holds no seat: it is never counted, taken or freed.
+
 A qualification seat (labeling.qualification) whose holder was shown a known answer (a QuizCheck)
 holds its seat for good, whatever became of the assignment: its quiz items are spent, so the slot
 is never handed to another worker. An expiry or rejection still frees it in the count; the next
@@ -40,8 +43,10 @@ SEAT_STATUSES = (Assignment.ACCEPTED, *Assignment.DONE)
 
 
 def _holds_a_seat() -> Q:
-    """By status, or for good once shown a known answer (a qualification seat, see above)."""
-    return Q(status__in=SEAT_STATUSES) | Q(Exists(QuizCheck.objects.filter(assignment=OuterRef("pk"))))
+    """By status, or for good once shown a known answer (a qualification seat, see above); an
+    MTurk landing's phantom place (Assignment.phantom) never."""
+    held = Q(status__in=SEAT_STATUSES) | Q(Exists(QuizCheck.objects.filter(assignment=OuterRef("pk"))))
+    return held & Q(phantom=False)
 
 
 def taken(hit_id: int) -> int:

@@ -1,11 +1,13 @@
 """The one writer of Worker rows: every worker is created, found, merged and blocked here.
 
 - A site account's worker (`worker_for_user`), made on first use.
-- A crowd-platform landing's pending identity (`platform_worker`): a Worker keyed by the
-  platform's worker id AND the platform's id of the work it came with (MTurk assignmentId,
-  Prolific SESSION_ID), since the unsigned worker id alone proves nothing. It gets a plain
-  (never staff) site account of its own, and new identities are capped per client address and
-  per campaign and hour (settings PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR / _PER_CAMPAIGN_PER_HOUR).
+- A crowd-platform landing's identity (`platform_worker`): a Worker keyed by the platform's
+  worker id AND the platform's id of the work it came with (MTurk assignmentId, Prolific
+  SESSION_ID), since the unsigned worker id alone proves nothing. It gets a plain (never staff)
+  site account of its own. One the platform stood behind at landing (Prolific) is merged into the
+  id's proven worker at once; new unproven ones are capped per client address, per IPv6 /48 and
+  per campaign and hour (settings PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR, _PER_IPV6_48_PER_HOUR,
+  _PER_CAMPAIGN_PER_HOUR).
 - The platform id's proven worker (`merge_proven_identity`): a landing's identity points at it
   once the platform confirms its submission; aggregation, agreement and reports count through it.
 - The proven workers of an imported results file (`imported_workers`).
@@ -20,13 +22,16 @@ from datetime import timedelta
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet, Subquery
+from django.db.models import Exists, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
 from annotation import audit
 from config.client_ip import address_block
 from labeling import fast_path
-from labeling.models import Campaign, Worker
+from labeling.models import Assignment, Campaign, Worker
+
+# an IPv6 site (a home, an office) often holds a whole /48: its /64s share one cap too
+SITE_PREFIX = 48
 
 
 class AccountConflict(Exception):
@@ -35,6 +40,10 @@ class AccountConflict(Exception):
 
 class SignupLimited(Exception):
     """Too many new workers from this address, or for this campaign, in the last hour."""
+
+
+class AddressUnreadable(SignupLimited):
+    """The client's address cannot be read, so no cap could count this landing: refused."""
 
 
 # --- Site workers -------------------------------------------------------------------------------
@@ -62,21 +71,25 @@ def platform_worker(
     landing_key: str,
     campaign: Campaign | None = None,
     ip: str | None = None,
+    proven: bool = False,
 ) -> Worker:
-    """The pending identity of one landing (platform worker id + the platform's id of the work,
+    """The identity of one landing (platform worker id + the platform's id of the work,
     `landing_key`) with its own site account, both created on first arrival; the same landing
-    again (a reload, a second tab) gets the same one.
+    again (a reload, a second tab) gets the same one. `proven`: the platform stood behind this
+    landing (a Prolific session it lists as active for this study and participant): it is merged
+    into the platform id's proven worker at once and counts toward no landing cap.
 
     The Worker row is locked while its account is created, so two tabs landing at once create
     one account. An existing account is reused only if it is this Worker's, active, not staff and
-    without a password (see _may_sign_in_from_platform). A new identity counts toward the landing
-    limits of `ip` and `campaign` (SignupLimited when one is reached; nothing is created).
+    without a password (see _may_sign_in_from_platform). A new unproven identity counts toward the
+    landing caps of `ip` and `campaign` (SignupLimited when one is reached or the address cannot
+    be read; nothing is created).
     """
     if not landing_key:
         raise ValueError("landing_key: a platform landing needs the platform's id of the work")
     with transaction.atomic():
         known = Worker.objects.filter(platform=platform, external_id=external_id, landing_key=landing_key).exists()
-        if not known:
+        if not known and not proven:
             _check_signup_limits(campaign, ip)
         worker, _ = Worker.objects.select_for_update().get_or_create(
             platform=platform,
@@ -85,6 +98,7 @@ def platform_worker(
             defaults={
                 "signup_ip": ip,
                 "signup_network": address_block(ip, settings.PLATFORM_IPV6_PREFIX),
+                "signup_site_network": address_block(ip, SITE_PREFIX),
                 "signup_campaign": campaign,
             },
         )
@@ -92,27 +106,50 @@ def platform_worker(
         if worker.user_id is None and not worker.is_blocked:
             worker.user = _new_account(f"{platform}-{external_id}-{landing_key}")
             worker.save(update_fields=["user"])
+        if proven:
+            merge_proven_identity(worker)
         user = worker.user
     if user is not None and not _may_sign_in_from_platform(user):
         raise AccountConflict("This worker id is linked to an account that cannot sign in from a crowd platform.")
     return worker
 
 
+def landing_proven(platform: str, external_id: str, landing_key: str) -> bool:
+    """Whether this landing's identity exists and its platform stood behind it already."""
+    return Worker.objects.filter(
+        platform=platform, external_id=external_id, landing_key=landing_key, merged_into__isnull=False
+    ).exists()
+
+
 def _check_signup_limits(campaign: Campaign | None, ip: str | None) -> None:
-    """Refuse a new identity past the hourly caps. The campaign row is locked first, so
-    concurrent landings on one campaign count one after another. An address counts by its block
-    (config.client_ip.address_block): every IPv6 address of one /64 is one address."""
+    """Refuse a new unproven identity past the hourly caps, or from an address that cannot be read
+    (counted nowhere, it would pass every cap). Only unproven identities count: a proven one is a
+    person the platform stands behind. Per block: an IPv4 address, an IPv6 /PLATFORM_IPV6_PREFIX
+    network, and an IPv6 /48 with its own cap (a site's many /64s). Per campaign only identities
+    that hold a seat count, so landings that hold nothing (every HIT taken, a seat given back)
+    cannot lock honest landings out; the campaign row is locked first, so concurrent landings on
+    one campaign count one after another."""
+    if ip is None:
+        raise AddressUnreadable("Your address could not be read, so this landing cannot be counted; please try again.")
     since = timezone.now() - timedelta(hours=1)
+    recent = Worker.objects.filter(created_at__gte=since, merged_into__isnull=True).exclude(landing_key="")
     if campaign is not None:
         Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
         limit = settings.PLATFORM_NEW_WORKERS_PER_CAMPAIGN_PER_HOUR
-        if Worker.objects.filter(signup_campaign=campaign, created_at__gte=since).count() >= limit:
+        holding = Assignment.objects.filter(
+            worker=OuterRef("pk"), status__in=(Assignment.ACCEPTED, Assignment.SUBMITTED), phantom=False
+        )
+        if recent.filter(Exists(holding), signup_campaign=campaign).count() >= limit:
             raise SignupLimited(f"This study has taken {limit} new workers in the last hour; please try again later.")
-    if ip is not None:
-        limit = settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR
-        block = address_block(ip, settings.PLATFORM_IPV6_PREFIX)
-        if Worker.objects.filter(signup_network=block, created_at__gte=since).count() >= limit:
-            raise SignupLimited(f"{limit} new workers came from your address in the last hour; please try again later.")
+    per_address = settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR
+    if recent.filter(signup_network=address_block(ip, settings.PLATFORM_IPV6_PREFIX)).count() >= per_address:
+        raise SignupLimited(
+            f"{per_address} new workers came from your address in the last hour; please try again later."
+        )
+    site = address_block(ip, SITE_PREFIX)
+    per_site = settings.PLATFORM_NEW_WORKERS_PER_IPV6_48_PER_HOUR
+    if ":" in site and recent.filter(signup_site_network=site).count() >= per_site:
+        raise SignupLimited(f"{per_site} new workers came from your network in the last hour; please try again later.")
 
 
 def _may_sign_in_from_platform(user) -> bool:

@@ -2,40 +2,63 @@
 
 A claim locks the worker's row (one claim at a time per worker), then finds a HIT with a free seat
 by one indexed SELECT ... FOR UPDATE SKIP LOCKED on the free-seat count (labeling.seats), counts
-its seats again under that lock and takes one. An assignment past its time limit is expired
-before every claim, freeing its seat.
+its seats again under that lock and takes one. Before every claim (and on Celery beat), one probe
+finds the seats that come back: an assignment past its time limit, and unproven work (a platform
+identity its platform had not proven) still unconfirmed a grace after its time limit.
+
+A crowd-platform landing's identity (Worker.landing_key) gets one HIT, of the campaign whose link
+it came by (Worker.signup_campaign), ever: the platform gives each of its sessions one piece of
+work, so a second HIT (the home page's "Start another HIT", a reload after submitting, another
+campaign's page) would be a seat no platform stands behind.
 """
 
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
-from django.db.models import Case, Exists, IntegerField, OuterRef, Value, When
+from django.db.models import Case, Exists, IntegerField, OuterRef, Q, QuerySet, Value, When
 from django.utils import timezone
 
-from labeling import fast_path, qualification, quiz_pool, seats
+from labeling import fast_path, qualification, quiz_pool, seats, workers
 from labeling.models import HIT, Assignment, Campaign, HITItem, Worker
 
 
+def _lapsed_q(now: datetime) -> Q:
+    """Seats that come back: accepted past the time limit, or unproven work its platform did not
+    confirm within the time limit and PLATFORM_UNCONFIRMED_GRACE_MINUTES (a made-up id's)."""
+    grace = timedelta(minutes=settings.PLATFORM_UNCONFIRMED_GRACE_MINUTES)
+    unconfirmed = Q(
+        status=Assignment.SUBMITTED,
+        unproven=True,
+        phantom=False,  # a phantom place holds no seat: sync alone decides its work
+        platform_confirmed_at__isnull=True,
+        expires_at__lte=now - grace,
+    )
+    return Q(status=Assignment.ACCEPTED, expires_at__lte=now) | unconfirmed
+
+
 def expire_stale_assignments(now: datetime | None = None) -> int:
-    """Mark accepted assignments past their time limit expired, freeing their seat. Returns how many.
+    """Mark the assignments whose seat comes back (`_lapsed_q`) expired, freeing their seat.
+    Returns how many. Expired unconfirmed work never counts and shows no feedback.
 
     Run before every claim (holding no lock), so the common case (nothing lapsed) is one read of
-    the partial index `assignment_live_expiry`. Lapsed rows are locked in id order before they
-    change. A row another transaction holds is waited for, not skipped: when that one is another
-    claim's expiry, the row is re-checked after it commits and left out (it is expired), so each
+    the partial indexes `assignment_live_expiry` and `assignment_unproven_expiry` (one probe: a
+    bitmap OR on PostgreSQL). Lapsed rows are locked in id order before they change. A row another
+    transaction holds is waited for, not skipped: when that one is another claim's expiry, the
+    row is re-checked after it commits and left out (it is expired), so each
     freed seat is counted once however many claims run this at the same time, and this claim's
     search then sees the seat it freed. (Skipping it let a claim answer "no HIT left" while a
     seat was being freed.) An answer or submission holds the row for milliseconds and changes no
     seat.
     """
     now = now or timezone.now()
-    lapsed = Assignment.objects.filter(status=Assignment.ACCEPTED, expires_at__lte=now)
+    lapsed = Assignment.objects.filter(_lapsed_q(now))
     if not lapsed.exists():
         return 0
     with transaction.atomic():
-        locked = list(lapsed.select_for_update().order_by("pk").values_list("pk", "hit_id"))
-        Assignment.objects.filter(pk__in=[pk for pk, _ in locked]).update(status=Assignment.EXPIRED)
-        seats.free(hit_id for _, hit_id in locked)
+        locked = list(lapsed.select_for_update().order_by("pk").values_list("pk", "hit_id", "phantom"))
+        Assignment.objects.filter(pk__in=[pk for pk, _, _ in locked]).update(status=Assignment.EXPIRED)
+        seats.free(hit_id for _, hit_id, phantom in locked if not phantom)  # a phantom place held none
     return len(locked)
 
 
@@ -58,6 +81,10 @@ def claim_next_hit(
     The HIT is found by one indexed SELECT ... FOR UPDATE SKIP LOCKED on the free-seat count
     (labeling.seats); its seats are counted again under the lock before one is taken.
     """
+    if worker.landing_key:
+        campaign = _landing_campaign(worker, campaign)
+        if campaign is None:
+            return None
     if worker.is_blocked or (campaign is not None and campaign.status != Campaign.OPEN):
         return None
     expire_stale_assignments()
@@ -66,10 +93,11 @@ def claim_next_hit(
         locked_worker = Worker.objects.select_for_update().get(pk=worker.pk)
         if locked_worker.is_blocked:
             return None
-        # One live HIT per worker across campaigns: finish (or let expire) the current one first.
-        existing = live_assignment(locked_worker)
+        # One live HIT per worker across campaigns: finish (or let expire) the current one first;
+        # a platform landing's one HIT, whatever became of it
+        existing = _landing_assignment(locked_worker) if worker.landing_key else live_assignment(locked_worker)
         if existing is not None:
-            return existing
+            return existing if _is_live(existing) else None
         hit = _lock_hit_with_free_seat(locked_worker, campaign, prefer_hit_id)
         if hit is None:
             return None
@@ -79,10 +107,67 @@ def claim_next_hit(
             worker=locked_worker,
             expires_at=timezone.now() + timedelta(minutes=minutes),
             seat=seats.slot_for_new_seat(hit.pk),  # under the HIT's row lock, taken above
+            unproven=locked_worker.is_pending_identity,
         )
 
 
-def open_hits_for(worker: Worker, campaign: Campaign | None, *, now: datetime | None = None):
+def _landing_campaign(worker: Worker, asked: Campaign | None) -> Campaign | None:
+    """The one campaign a platform landing's identity may claim in: its link's (None when asked
+    for another one: nothing to claim)."""
+    if asked is not None:
+        return asked if asked.pk == worker.signup_campaign_id else None
+    return Campaign.objects.filter(pk=worker.signup_campaign_id).first()
+
+
+def _landing_assignment(worker: Worker) -> Assignment | None:
+    """A platform landing's one assignment, in whatever state (one read, as live_assignment's)."""
+    return Assignment.objects.filter(worker=worker).select_related("hit__campaign").order_by("-pk").first()
+
+
+def _is_live(assignment: Assignment) -> bool:
+    return (
+        assignment.status == Assignment.ACCEPTED
+        and assignment.expires_at > timezone.now()
+        and assignment.hit.campaign.status == Campaign.OPEN
+    )
+
+
+def held_status(worker: Worker) -> str | None:
+    """The state of the one HIT a platform landing was given ("submitted", "expired", ...), or
+    None while it was given none."""
+    return Assignment.objects.filter(worker=worker).order_by("-pk").values_list("status", flat=True).first()
+
+
+def take_phantom_place(worker: Worker, campaign: Campaign, hit_id: int) -> Assignment | None:
+    """An MTurk landing's place on the HIT of ours its MTurk HIT maps to, taking no seat
+    (Assignment.phantom: MTurk admits only MaxAssignments real workers to its HIT, so the place
+    a real worker needs is always there, and a made-up id's costs nothing). The landing's one
+    HIT, as in claim_next_hit; None when the HIT is not open to this worker (its qualification
+    gate, or another landing of the same person holding a place on it)."""
+    campaign = _landing_campaign(worker, campaign)
+    if worker.is_blocked or campaign is None or campaign.status != Campaign.OPEN:
+        return None
+    expire_stale_assignments()
+    with transaction.atomic():
+        locked_worker = Worker.objects.select_for_update().get(pk=worker.pk)
+        existing = _landing_assignment(locked_worker)
+        if locked_worker.is_blocked or existing is not None:
+            return existing if existing is not None and _is_live(existing) else None
+        hits = open_hits_for(locked_worker, campaign, free_seat=False).filter(pk=hit_id).select_related("campaign")
+        hit = hits.first()
+        if hit is None:
+            return None
+        return Assignment.objects.create(
+            hit=hit,
+            worker=locked_worker,
+            expires_at=timezone.now() + timedelta(minutes=hit.campaign.time_limit_minutes),
+            seat=seats.slot_for_new_seat(hit.pk),
+            unproven=locked_worker.is_pending_identity,
+            phantom=True,
+        )
+
+
+def open_hits_for(worker: Worker, campaign: Campaign | None, *, now: datetime | None = None, free_seat: bool = True):
     """The HITs the worker may claim, in claim order: open campaign, a free seat by the count,
     never held by this worker, no dialogue they hold elsewhere, no quiz item they have seen.
     Each exclusion is a NOT EXISTS probe of the candidate HIT's own rows (indexed by hit), so
@@ -94,16 +179,33 @@ def open_hits_for(worker: Worker, campaign: Campaign | None, *, now: datetime | 
         quiz_question__isnull=True,
         target_turn__isnull=False,
     ).values("target_turn_id")
-    hits = HIT.objects.filter(campaign__status=Campaign.OPEN, seats_free__gt=0)
+    hits = HIT.objects.filter(campaign__status=Campaign.OPEN)
+    if free_seat:  # (a phantom place needs none)
+        hits = hits.filter(seats_free__gt=0)
     if campaign is not None:
         hits = hits.filter(campaign=campaign)
+    person = workers.same_person(worker.pk)  # a platform id's every landing; a site worker's own row
     return hits.filter(
         ~Exists(Assignment.objects.filter(hit=OuterRef("pk"), worker=worker)),
+        # one real worker never in two seats of one HIT, whatever platform HITs it is offered by
+        # (two MTurk HITs mapped to one of ours); the qualification quiz counts attempts apart
+        # (qualification.claimable_q), so a borrowed id's attempt does not lock its owner out
+        Q(kind=HIT.QUALIFICATION) | ~Exists(_seats_of(person)),
         ~Exists(HITItem.objects.filter(hit=OuterRef("pk"), target_turn_id__in=held_turns)),
-        # no quiz item twice
-        ~Exists(HITItem.objects.filter(hit=OuterRef("pk"), quiz_question__in=quiz_pool.seen_by(worker))),
+        # no quiz item twice per person (not per landing); the quiz HIT's items are spent per seat
+        # and its attempts counted apart, so another landing's (a borrowed id's) never close it
+        Q(kind=HIT.QUALIFICATION) | ~Exists(_quiz_seen(person)),
         qualification.claimable_q(worker),  # a campaign's qualification quiz first, paid HITs after a pass
     ).order_by("campaign_id", "position", "pk")
+
+
+def _seats_of(person) -> QuerySet[Assignment]:
+    """The candidate HIT's seats the person holds or held (expired ones were never seats)."""
+    return Assignment.objects.filter(hit=OuterRef("pk"), worker__in=person).exclude(status=Assignment.EXPIRED)
+
+
+def _quiz_seen(person) -> QuerySet[HITItem]:
+    return HITItem.objects.filter(hit=OuterRef("pk"), quiz_question__in=quiz_pool.seen_by(person))
 
 
 class _HitFull(Exception):
@@ -189,6 +291,8 @@ _CLAIM_SEARCH = fast_path.ClaimSearch(open_hits_for)
 def open_hit_count(worker: Worker, campaign: Campaign | None) -> int:
     """How many HITs the worker may claim (of `campaign`, when given): open_hits_for's count
     (the home page asks it for every open campaign; with the fast path on, by SQL compiled once)."""
+    if worker.landing_key and (campaign is None or campaign.pk != worker.signup_campaign_id or held_status(worker)):
+        return 0  # a platform landing's one HIT was given out, or this is not its link's campaign
     if fast_path.enabled():
         return _CLAIM_SEARCH.count(worker, campaign)
     return open_hits_for(worker, campaign).count()

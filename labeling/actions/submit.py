@@ -144,8 +144,9 @@ def expire_unconfirmed(assignment_ids: list[int]) -> int:
             .filter(pk__in=assignment_ids)
             .select_for_update(of=("self",))
             .order_by("pk")
-            .values_list("pk", "hit_id")
+            .values_list("pk", "hit_id", "phantom")
         )
-        Assignment.objects.filter(pk__in=[pk for pk, _ in locked]).update(status=Assignment.EXPIRED)
-        seats.free(hit_id for _, hit_id in locked)  # done work held a seat; expired work does not
+        Assignment.objects.filter(pk__in=[pk for pk, _, _ in locked]).update(status=Assignment.EXPIRED)
+        # done work held a seat (a phantom place none); expired work does not
+        seats.free(hit_id for _, hit_id, phantom in locked if not phantom)
     return len(locked)

@@ -22,6 +22,8 @@ class Worker(models.Model):
     # and its block: an IPv6 address's /PLATFORM_IPV6_PREFIX network, an IPv4 address itself)
     signup_ip = models.GenericIPAddressField(null=True, blank=True)
     signup_network = models.CharField(max_length=64, blank=True)
+    # an IPv6 address's /48 (one site, whose /64s share a cap too); an IPv4 address itself
+    signup_site_network = models.CharField(max_length=64, blank=True)
     signup_campaign = models.ForeignKey("Campaign", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     # A platform landing is a pending identity of its own: the platform's id of the work it came
     # with (MTurk assignmentId, Prolific SESSION_ID) is its key, since the worker id alone proves
@@ -39,6 +41,7 @@ class Worker(models.Model):
         indexes = [
             models.Index(fields=["signup_ip", "created_at"]),
             models.Index(fields=["signup_network", "created_at"]),
+            models.Index(fields=["signup_site_network", "created_at"]),
             models.Index(fields=["signup_campaign", "created_at"]),
         ]
 

@@ -151,6 +151,15 @@ class Assignment(models.Model):
     # which of the HIT's seat slots this is: its quiz screens are the HIT's items of this seat
     # (HITItem.seat); 0 on a HIT whose items all are shared. Chosen by the claim (labeling.seats)
     seat = models.PositiveSmallIntegerField(default=0)
+    # taken by a platform identity its platform had not proven (an MTurk landing): done but
+    # unconfirmed, a seat (not a phantom place) comes back by itself PLATFORM_UNCONFIRMED_GRACE_MINUTES
+    # after its time limit (labeling.actions.claim.expire_stale_assignments), sync or no sync
+    unproven = models.BooleanField(default=False)
+    # a place beyond the HIT's seats: an MTurk landing on the HIT of ours that its MTurk HIT maps
+    # to. MTurk lets only MaxAssignments real workers accept that HIT, so the platform is the gate:
+    # the place takes no seat a real worker needs (labeling.seats never counts it), and a made-up
+    # id's place costs nothing; its answers count, like any platform work, once confirmed
+    phantom = models.BooleanField(default=False)
 
     objects = AssignmentQuerySet.as_manager()
 
@@ -160,6 +169,14 @@ class Assignment(models.Model):
             models.Index(fields=["hit", "status"]),
             # expire_stale_assignments, run before every claim, finds the lapsed seats here
             models.Index(fields=["expires_at"], condition=models.Q(status="accepted"), name="assignment_live_expiry"),
+            # ... and the seats held by unproven work never confirmed
+            models.Index(
+                fields=["expires_at"],
+                condition=models.Q(
+                    status="submitted", unproven=True, phantom=False, platform_confirmed_at__isnull=True
+                ),
+                name="assignment_unproven_expiry",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -346,3 +346,33 @@ def _paid_share(row: dict) -> Decimal:
         return (Decimal(str(row.get("percentage_of_reward") or 0)) / 100).quantize(Decimal("0.0001"))
     except ArithmeticError:
         return Decimal(0)
+
+
+# --- checking a landing (wt-identity: the landing's own lookup, kept apart from sync) -----------
+
+# a landing waits at most this long for Prolific (connect, read): one try, no retry (the page asks
+# again), so a slow Prolific holds a web worker for seconds at most, never for a retry's backoff
+LANDING_TIMEOUT_SECONDS = (1.5, 2.5)
+
+
+def landing_submission(platform: ProlificPlatform, session_id: str) -> dict | None:
+    """Prolific's submission `session_id` (the SESSION_ID a landing brings), or None when Prolific
+    knows no such submission (404). Any other failure (not configured, a timeout, 429, 5xx) raises
+    PlatformError: the landing is then not proven, and fails closed.
+
+    "Retrieve a submission", GET /api/v1/submissions/{id}/ (id: "the ID we pass to the survey
+    platform using %SESSION_ID%"), answers the submission's `study_id`, `participant` (the list
+    of a study's submissions calls it `participant_id`) and `status` (https://docs.prolific.com/api-reference/submissions/get-submission; the statuses:
+    https://docs.prolific.com/api-reference/submissions/submission-object)."""
+    from requests import exceptions as http
+
+    try:
+        # `request`, the one call the adapter's transport point answers (a stand-in's session too)
+        response = platform.session.request("GET", f"{API}/submissions/{session_id}/", timeout=LANDING_TIMEOUT_SECONDS)
+    except (http.ConnectionError, http.Timeout) as error:
+        raise PlatformError(f"prolific get submission: {type(error).__name__}") from error
+    if response.status_code == 404:
+        return None
+    if response.status_code != 200:
+        raise PlatformError(f"prolific get submission: HTTP {response.status_code}")
+    return response.json()

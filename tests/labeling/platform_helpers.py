@@ -6,12 +6,54 @@ from urllib.parse import urlencode
 import pytest
 from django.urls import reverse
 
+from labeling import landing
+from labeling.entry_tokens import publication_token
 from labeling.hits import build_hits
-from labeling.models import Assignment, Campaign
+from labeling.models import Assignment, Campaign, Publication, Worker
 from labeling.platforms import calls
+from labeling.platforms.base import PlatformError
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 
 SANDBOX = "https://workersandbox.mturk.com"
+
+
+class ProlificSessions:
+    """A stateful stand-in of Prolific's "Retrieve a submission" (GET /api/v1/submissions/{id}/,
+    https://docs.prolific.com/api-reference/submissions/get-submission): a participant who opens
+    the study link has an ACTIVE submission of that study; any other id is unknown (None, as the
+    adapter reads a 404); `down` makes every call fail as a timeout would. Counts the calls."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict] = {}
+        self.down = False
+        self.calls = 0
+
+    def start(self, session: str, participant: str, study: str, status: str = "ACTIVE") -> None:
+        self.rows[session] = {"id": session, "study_id": study, "participant": participant, "status": status}
+
+    def finish(self, session: str) -> None:
+        self.rows[session]["status"] = "AWAITING REVIEW"
+
+    def lookup(self, platform, session_id: str) -> dict | None:
+        self.calls += 1
+        if self.down:
+            raise PlatformError("prolific get submission: ReadTimeout")
+        row = self.rows.get(session_id)
+        return dict(row) if row else None
+
+
+_stand_in: list[ProlificSessions] = []
+
+
+@pytest.fixture
+def prolific_sessions(monkeypatch) -> ProlificSessions:
+    """Prolific's submissions, asked at every Prolific landing (labeling.landing); the landings
+    that `prolific_landing` builds are sessions Prolific knows unless made up."""
+    sessions = ProlificSessions()
+    monkeypatch.setattr(landing, "landing_submission", sessions.lookup)
+    _stand_in.append(sessions)
+    yield sessions
+    _stand_in.remove(sessions)
 
 
 @pytest.fixture
@@ -40,7 +82,7 @@ def draft_campaign(hits: int = 2, **fields) -> Campaign:
 def mturk_landing(campaign: Campaign, *, worker: str, assignment: str, hit_id: str, preview: bool = False) -> str:
     params = {
         "campaign": campaign.pk,
-        "token": campaign.entry_token,
+        "token": publication_token(campaign, Worker.MTURK),
         "assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE" if preview else assignment,
         "hitId": hit_id,
         "turkSubmitTo": SANDBOX,
@@ -50,15 +92,31 @@ def mturk_landing(campaign: Campaign, *, worker: str, assignment: str, hit_id: s
     return f"{reverse('labeling:platform_mturk')}?{urlencode(params)}"
 
 
-def prolific_landing(campaign: Campaign, *, worker: str, session: str, study: str) -> str:
+def prolific_landing(campaign: Campaign, *, worker: str, session: str, study: str, made_up: bool = False) -> str:
+    """The study link as Prolific fills it in. Unless `made_up`, the participant opened it on
+    Prolific: with the `prolific_sessions` stand-in on, the session is an active submission of
+    `study`, which is the campaign's Prolific study (recorded when the campaign has none yet)."""
+    if not made_up:
+        prolific_knows(campaign, participant=worker, session=session, study=study)
     params = {
         "campaign": campaign.pk,
-        "token": campaign.entry_token,
+        "token": publication_token(campaign, Worker.PROLIFIC),
         "PROLIFIC_PID": worker,
         "STUDY_ID": study,
         "SESSION_ID": session,
     }
     return f"{reverse('labeling:platform_prolific')}?{urlencode(params)}"
+
+
+def prolific_knows(campaign: Campaign, *, participant: str, session: str, study: str) -> None:
+    """With the `prolific_sessions` stand-in on: the participant opened the study link on Prolific
+    (an active submission of `study`), and `study` is the campaign's Prolific study (recorded when
+    the campaign has none yet, as publishing would)."""
+    if not _stand_in:
+        return
+    _stand_in[-1].start(session, participant, study)
+    if not campaign.publications.exists():
+        Publication.objects.create(campaign=campaign, platform=Worker.PROLIFIC, external_id=study)
 
 
 def work_through_pages(client, landing_url: str, *, wrong_quiz: int = 0) -> Assignment:

@@ -13,6 +13,7 @@ from django.test import Client
 from django.urls import reverse
 
 from labeling.actions.submit import submit_assignment
+from labeling.entry_tokens import publication_token
 from labeling.hits import build_hits
 from labeling.models import AggregatedLabel, Assignment, PaymentEntry, Worker
 from labeling.payments import approve_submitted, record_payments
@@ -55,10 +56,15 @@ def test_the_attackers_walk_fails_at_every_step(settings, annotators):
     fakes = []
     for n in range(3):
         browser = Client(REMOTE_ADDR="203.0.113.66")
-        assert browser.get(link(campaign, f"FAKE{n}", campaign.entry_token)).status_code == 302
+        assert browser.get(link(campaign, f"FAKE{n}", publication_token(campaign, Worker.MTURK))).status_code == 302
         fakes.append(browser)
     # a fourth made-up worker from the same address is refused, and creates nothing
-    assert Client(REMOTE_ADDR="203.0.113.66").get(link(campaign, "FAKE9", campaign.entry_token)).status_code == 429
+    assert (
+        Client(REMOTE_ADDR="203.0.113.66")
+        .get(link(campaign, "FAKE9", publication_token(campaign, Worker.MTURK)))
+        .status_code
+        == 429
+    )
     assert Worker.objects.count() == 3
     for assignment in Assignment.objects.all():
         answer_everything(assignment)
@@ -76,7 +82,7 @@ def test_the_attackers_walk_fails_at_every_step(settings, annotators):
     # 3. Sign a victim's browser into a made-up worker with a link: it asks first, switches nothing.
     victim = Client(REMOTE_ADDR="198.51.100.20")
     victim.force_login(annotators[0])
-    assert victim.get(link(campaign, "FAKE0", campaign.entry_token)).status_code == 200
+    assert victim.get(link(campaign, "FAKE0", publication_token(campaign, Worker.MTURK))).status_code == 200
     assert victim.session["_auth_user_id"] == str(annotators[0].pk)
 
     # 4. Log out and reuse the old session cookie: the session is gone.

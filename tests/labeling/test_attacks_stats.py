@@ -23,10 +23,13 @@ from labeling.platforms import get_platform
 from labeling.platforms.checks import measured_minutes
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 from tests.labeling.page_walk import claim, landed, submit, walk, worker_rows
-from tests.labeling.platform_helpers import mturk_landing, prolific_landing
+from tests.labeling.platform_helpers import mturk_landing, prolific_landing, prolific_sessions
 
 # the dashboard's Aggregate button queues a job: it runs at once here (tests/conftest.py)
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("run_jobs_at_once")]
+__all__ = ["prolific_sessions"]
+# every Prolific landing is asked of Prolific at landing (labeling.landing): its stand-in knows the
+# sessions these tests open, whose work stays unconfirmed until a test confirms it
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("run_jobs_at_once", "prolific_sessions")]
 
 SCREENS = 20
 

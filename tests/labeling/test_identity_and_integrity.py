@@ -31,12 +31,11 @@ from labeling.screens import screens_of
 from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
 from labeling.workers import worker_for_user
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
-from tests.labeling.platform_helpers import prolific_landing
+from tests.labeling.platform_helpers import mturk_landing, prolific_landing, prolific_sessions
 
-pytestmark = [
-    pytest.mark.django_db,
-    pytest.mark.usefixtures("quiz_demo_bank"),
-]  # HITs built with the built-in quiz bank
+__all__ = ["prolific_sessions"]
+# HITs built with the built-in quiz bank; every Prolific landing is asked of Prolific (its stand-in)
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quiz_demo_bank", "prolific_sessions")]
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 EXPLANATION = "A loss said plainly is sadness."
@@ -61,8 +60,16 @@ def study(settings):
     return campaign
 
 
-def land(client: Client, campaign, *, worker: str, session: str):
-    return client.get(prolific_landing(campaign, worker=worker, session=session, study="STUDY1"))
+def land(client: Client, campaign, *, worker: str, session: str, made_up: bool = False):
+    """A Prolific landing: a session Prolific knows (the stand-in), unless `made_up`."""
+    link = prolific_landing(campaign, worker=worker, session=session, study="STUDY1", made_up=made_up)
+    return client.get(link)
+
+
+def unproven_land(client: Client, campaign, *, worker: str, session: str):
+    """An MTurk landing: MTurk cannot be asked before the work is submitted, so it is unproven
+    (a made-up workerId and assignmentId land like this too)."""
+    return client.get(mturk_landing(campaign, worker=worker, assignment=session, hit_id="HIT1"))
 
 
 def landed_assignment(response) -> Assignment:
@@ -87,28 +94,30 @@ def test_it_refuses_to_sign_a_borrowed_worker_id_in_as_its_owner(study):
     confirm_platform_submission(owned)
     code = Assignment.objects.get(pk=owned.pk).completion_code
 
-    # the attacker knows the victim's PROLIFIC_PID and makes up a SESSION_ID
+    # the attacker knows the victim's PROLIFIC_PID and makes up a SESSION_ID: Prolific does not
+    # list it, so the landing gets nothing (was: an empty identity of its own with a HIT)
     attacker = Client(REMOTE_ADDR="203.0.113.9")
-    taken = landed_assignment(land(attacker, study, worker="VICTIM", session="MADEUP"))
-    assert attacker.session["_auth_user_id"] != victim.session["_auth_user_id"]
-    assert taken.worker_id != owned.worker_id
-    home = attacker.get(reverse("labeling:worker_home")).content.decode()
-    assert code not in home
-    assert attacker.get(reverse("labeling:assignment_done", args=[owned.pk])).status_code == 404
+    assert land(attacker, study, worker="VICTIM", session="MADEUP", made_up=True).status_code == 403
+    assert "_auth_user_id" not in attacker.session
+    assert not Worker.objects.filter(landing_key="MADEUP").exists()
+    done_page = attacker.get(reverse("labeling:assignment_done", args=[owned.pk]))
+    assert done_page.status_code == 302 and "/login/" in done_page["Location"]  # signed in as no one
+    assert code not in done_page.content.decode()
 
     # ...and the victim's next real landing is not refused: it gets a HIT of its own
     again = landed_assignment(land(Client(REMOTE_ADDR="198.51.100.7"), study, worker="VICTIM", session="REAL2"))
-    assert again.pk not in (owned.pk, taken.pk)
+    assert again.pk != owned.pk
 
 
 def test_a_confirmed_landing_is_merged_into_the_platform_ids_worker(study):
     browser = Client(REMOTE_ADDR="198.51.100.7")
-    assignment = landed_assignment(land(browser, study, worker="PROVEN1", session="S1"))
+    # (an MTurk landing: a Prolific one is proven, and merged, at landing)
+    assignment = landed_assignment(unproven_land(browser, study, worker="PROVEN1", session="S1"))
     assert Worker.objects.get(pk=assignment.worker_id).is_pending_identity
     submit_through_page(browser, assignment)
     confirm_platform_submission(assignment)
     identity = Worker.objects.get(pk=assignment.worker_id)
-    proven = Worker.objects.get(platform=Worker.PROLIFIC, external_id="PROVEN1", landing_key="")
+    proven = Worker.objects.get(platform=Worker.MTURK, external_id="PROVEN1", landing_key="")
     assert identity.merged_into == proven and not identity.is_pending_identity
     # the identity keeps its own pages
     assert browser.get(reverse("labeling:assignment_done", args=[assignment.pk])).status_code == 200
@@ -125,14 +134,17 @@ def test_a_blocked_platform_id_is_refused_whatever_session_it_brings(study):
 def test_it_counts_an_ipv6_slash_64_as_one_address(study, settings):
     settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR = 10
     settings.PLATFORM_IPV6_PREFIX = 64
+    # (MTurk landings: the caps count unproven identities; a Prolific one is proven at landing)
     statuses = [
-        land(Client(REMOTE_ADDR=f"2001:db8:7:1::{n:x}"), study, worker=f"SIXW{n}", session=f"S{n}").status_code
+        unproven_land(Client(REMOTE_ADDR=f"2001:db8:7:1::{n:x}"), study, worker=f"SIXW{n}", session=f"S{n}").status_code
         for n in range(1, 13)
     ]
     assert statuses == [302] * 10 + [429] * 2
     assert Worker.objects.filter(external_id__startswith="SIXW").count() == 10
     # another /64 is another address
-    assert land(Client(REMOTE_ADDR="2001:db8:7:2::1"), study, worker="SIXW99", session="S99").status_code == 302
+    assert (
+        unproven_land(Client(REMOTE_ADDR="2001:db8:7:2::1"), study, worker="SIXW99", session="S99").status_code == 302
+    )
 
 
 # --- quiz answers that cannot be harvested ------------------------------------------------------
@@ -140,7 +152,7 @@ def test_it_counts_an_ipv6_slash_64_as_one_address(study, settings):
 
 def test_a_made_up_ids_feedback_shows_no_quiz_answer(study):
     harvester = Client(REMOTE_ADDR="203.0.113.9")
-    assignment = landed_assignment(land(harvester, study, worker="MADEUP1", session="JUNK1"))
+    assignment = landed_assignment(unproven_land(harvester, study, worker="MADEUP1", session="JUNK1"))
     page = submit_through_page(harvester, assignment, wrong_quiz=1)
     quiz = assignment.hit.items.get(quiz_question__isnull=False, seat=assignment.seat).quiz_question
     assert 'id="quiz-pending"' in page and 'id="quiz-score"' not in page
@@ -166,11 +178,11 @@ def test_a_confirmed_platform_worker_sees_the_feedback_and_it_counts_as_a_reveal
 def test_a_seat_taken_by_work_never_confirmed_is_freed_within_hours(study, settings):
     settings.PLATFORM_UNCONFIRMED_SEAT_HOURS = 2
     harvester = Client(REMOTE_ADDR="203.0.113.9")
-    assignment = landed_assignment(land(harvester, study, worker="MADEUP2", session="JUNK2"))
+    assignment = landed_assignment(unproven_land(harvester, study, worker="MADEUP2", session="JUNK2"))
     submit_through_page(harvester, assignment)
     three_hours_ago = timezone.now() - timedelta(hours=3)
     Assignment.objects.filter(pk=assignment.pk).update(submitted_at=three_hours_ago)
-    publication = Publication.objects.create(campaign=study, platform=Worker.PROLIFIC, external_id="STUDY1")
+    publication = Publication.objects.create(campaign=study, platform=Worker.MTURK, external_id="")
     # a sync that ran before the window was over proves nothing yet
     Publication.objects.filter(pk=publication.pk).update(last_synced_at=three_hours_ago + timedelta(hours=1))
     assert free_unconfirmed_seats(study) == 0
@@ -211,7 +223,7 @@ def test_no_two_seats_of_a_hit_share_a_quiz_item(study, annotators):
 
 def test_a_made_up_ids_feedback_gives_a_second_seat_of_the_hit_no_quiz_answer(study):
     first = Client(REMOTE_ADDR="203.0.113.9")
-    harvested = landed_assignment(land(first, study, worker="MADEUP1", session="JUNK1"))
+    harvested = landed_assignment(unproven_land(first, study, worker="MADEUP1", session="JUNK1"))
     submit_through_page(first, harvested, wrong_quiz=1)
     # even were its work confirmed (a real worker passing answers on), what its feedback shows...
     confirm_platform_submission(harvested)
@@ -219,7 +231,9 @@ def test_a_made_up_ids_feedback_gives_a_second_seat_of_the_hit_no_quiz_answer(st
     (shown,) = quiz_questions_of(harvested)
     assert EXPLANATION in page and 'id="quiz-score"' in page
     # ...is no quiz item of a second seat of the same HIT
-    second = landed_assignment(land(Client(REMOTE_ADDR="203.0.113.9"), study, worker="MADEUP2", session="JUNK2"))
+    second = landed_assignment(
+        unproven_land(Client(REMOTE_ADDR="203.0.113.9"), study, worker="MADEUP2", session="JUNK2")
+    )
     assert second.hit_id == harvested.hit_id and second.seat != harvested.seat
     assert shown not in quiz_questions_of(second) and quiz_questions_of(second)
 

@@ -9,6 +9,7 @@ from django.db import connection
 from django.urls import reverse
 
 from labeling.actions.submit import submit_assignment
+from labeling.entry_tokens import publication_token
 from labeling.hits import build_hits
 from labeling.models import Assignment, Campaign, Worker
 from labeling.platforms import hit_url
@@ -18,10 +19,12 @@ from tests.labeling.hit_factory import (
     make_dialogues,
     open_campaign,
 )
+from tests.labeling.platform_helpers import prolific_knows, prolific_sessions
 from tests.threads import run_together
 
-# the HITs here take their quiz screens from the built-in one-turn quiz bank
-pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
+__all__ = ["prolific_sessions"]
+# HITs built with the built-in quiz bank; every Prolific landing is asked of Prolific (its stand-in)
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank", "prolific_sessions")
 
 SANDBOX = "https://workersandbox.mturk.com"
 
@@ -41,7 +44,7 @@ def mturk_url(target: Campaign, **overrides) -> str:
         "hitId": "3HIT0001",
         "workerId": "A1WORKER",
         "turkSubmitTo": SANDBOX,
-        "token": target.entry_token,
+        "token": publication_token(target, Worker.MTURK),
     }
     params.update(overrides)
     return f"{reverse('labeling:platform_mturk')}?{urlencode(params)}"
@@ -53,9 +56,11 @@ def prolific_url(target: Campaign, **overrides) -> str:
         "PROLIFIC_PID": "5f1e2d3c4b5a69788796a5b4",
         "STUDY_ID": "S1",
         "SESSION_ID": "X9",
-        "token": target.entry_token,
+        "token": publication_token(target, Worker.PROLIFIC),
     }
     params.update(overrides)
+    known = {"participant": params["PROLIFIC_PID"], "session": params["SESSION_ID"], "study": params["STUDY_ID"]}
+    prolific_knows(target, **known)
     return f"{reverse('labeling:platform_prolific')}?{urlencode(params)}"
 
 
@@ -78,7 +83,8 @@ def test_the_published_hit_url_is_the_mturk_landing(campaign):
     hit = campaign.hits.first()
     url = hit_url("https://site.example/", hit)
     assert url == (
-        f"https://site.example/labeling/platform/mturk/?campaign={campaign.pk}&hit={hit.pk}&token={campaign.entry_token}"
+        f"https://site.example/labeling/platform/mturk/?campaign={campaign.pk}&hit={hit.pk}"
+        f"&token={publication_token(campaign, Worker.MTURK)}"
     )
 
 
@@ -186,26 +192,29 @@ def test_a_blocked_worker_gets_no_account(client, campaign):
     assert Worker.objects.get().user is None and not get_user_model().objects.exists()
 
 
-def test_a_live_hit_of_another_campaign_must_be_finished_first(client, campaign):
+def test_a_session_of_another_campaign_opens_nothing_here(client, campaign):
+    # (was: the other campaign's live HIT came first; a landing's identity is now bound to the
+    # campaign of the link it came by, so the same platform work on another link gets nothing)
     other = open_campaign(name="Day shift", dialogues_per_hit=2, quiz_per_hit=1)
     build_hits(other, make_dialogues(2, prefix="o"), seed=2)
     first = landed_assignment(client.get(mturk_url(other)))
-    # the same platform work again in a browser of its own: the identity's live HIT comes first
     response = client.get(mturk_url(campaign))
     assert response.status_code == 409
-    html = response.content.decode()
-    assert "Day shift" in html and reverse("labeling:assignment_detail", args=[first.pk]) in html
-    assert client.session["platform_return"]["external_assignment"] == "3ASSIGN0001"
+    assert "another study" in response.content.decode()
+    assert Assignment.objects.get() == first and first.hit.campaign == other
 
 
 def test_another_platform_assignment_is_an_identity_of_its_own(client, campaign):
     first = landed_assignment(client.get(mturk_url(campaign)))
-    # the next HIT in the same browser: no "switch accounts?" (same worker id), its own seat
+    # mid-HIT, another assignment id of the same worker id asks first (no silent switch) ...
+    response = client.get(mturk_url(campaign, assignmentId="3ASSIGN0002"))
+    assert response.status_code == 200 and Assignment.objects.count() == 1
+    # ... once the HIT is done, the next HIT in the same browser needs no "switch accounts?"
+    submit_it(first)
     response = client.get(mturk_url(campaign, assignmentId="3ASSIGN0002"))
     assert response.status_code == 302
     second = Assignment.objects.exclude(pk=first.pk).get()
     assert second.worker != first.worker and second.platform_assignment_id == "3ASSIGN0002"
-    assert Assignment.objects.get(pk=first.pk).status == Assignment.ACCEPTED
 
 
 def test_a_campaign_that_is_not_open_says_so(client, campaign):
@@ -301,7 +310,8 @@ def test_a_site_assignment_has_no_platform_return(client, campaign, annotators):
 
 def test_prolific_landing_signs_in_claims_and_returns_the_code(client, campaign):
     assignment = landed_assignment(client.get(prolific_url(campaign)))
-    worker = Worker.objects.get(platform=Worker.PROLIFIC)
+    worker = Worker.objects.exclude(landing_key="").get(platform=Worker.PROLIFIC)
+    assert worker.merged_into is not None  # Prolific stood behind the session at once
     assert worker.external_id == "5f1e2d3c4b5a69788796a5b4"
     assert worker.user.username == "prolific-5f1e2d3c4b5a69788796a5b4-X9" and not worker.user.is_staff
     assert client.session["platform_return"]["study"] == "S1"
@@ -323,7 +333,7 @@ def test_the_same_id_on_two_platforms_is_two_workers(client, campaign):
     landed_assignment(client.get(prolific_url(campaign, PROLIFIC_PID="A1WORKER")))
     client.logout()
     client.get(mturk_url(campaign))
-    assert Worker.objects.filter(external_id="A1WORKER").count() == 2
+    assert Worker.objects.filter(external_id="A1WORKER").exclude(landing_key="").count() == 2
     assert set(get_user_model().objects.values_list("username", flat=True)) == {
         "mturk-A1WORKER-3ASSIGN0001",
         "prolific-A1WORKER-X9",
@@ -340,7 +350,9 @@ def test_the_same_id_on_two_platforms_is_two_workers(client, campaign):
 def test_tabs_landing_at_once_make_one_worker_and_one_account(known_worker):
     if known_worker:
         Worker.objects.create(platform=Worker.MTURK, external_id="A1RACE", landing_key="3AS")
-    results = run_together(6, lambda _index: platform_worker(Worker.MTURK, "A1RACE", landing_key="3AS").user_id)
+    results = run_together(
+        6, lambda _index: platform_worker(Worker.MTURK, "A1RACE", landing_key="3AS", ip="192.0.2.1").user_id
+    )
     assert not [r for r in results if isinstance(r, Exception)], results
     assert len(set(results)) == 1
     assert Worker.objects.filter(external_id="A1RACE").count() == 1

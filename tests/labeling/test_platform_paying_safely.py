@@ -18,7 +18,7 @@ from labeling.platforms import PlatformError, base, get_platform, mturk, publish
 from labeling.platforms.costs import HourlyPay, hourly_rate
 from labeling.platforms.prolific import API, ProlificPlatform
 from labeling.platforms.sync import sync_publication
-from tests.labeling.platform_helpers import draft_campaign, mturk_landing, slept, work_through_pages
+from tests.labeling.platform_helpers import draft_campaign, mturk_landing, prolific_sessions, slept, work_through_pages
 from tests.labeling.test_platform_mturk import expect_get_hit, expect_list, expect_publish, listed, short_hit, stub
 from tests.labeling.test_platform_prolific import (
     STUDY,
@@ -28,11 +28,9 @@ from tests.labeling.test_platform_prolific import (
     study_created,
 )
 
-__all__ = ["api", "slept", "stub"]
-pytestmark = [
-    pytest.mark.django_db,
-    pytest.mark.usefixtures("quiz_demo_bank"),
-]  # HITs built with the built-in quiz bank
+__all__ = ["api", "slept", "stub", "prolific_sessions"]
+# HITs built with the built-in quiz bank; every Prolific landing is asked of Prolific (its stand-in)
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quiz_demo_bank", "prolific_sessions")]
 SITE = "https://site.example"
 
 

@@ -12,18 +12,23 @@ from django.urls import reverse
 from responses import matchers
 
 from labeling import payments
+from labeling.entry_tokens import publication_token
 from labeling.models import HIT, Assignment, Campaign, PaymentEntry, PlatformSubmission, Publication, Worker
 from labeling.platforms import PlatformError, get_platform, publish_campaign
 from labeling.platforms.prolific import API, MIN_REJECTION_MESSAGE
 from labeling.platforms.sync import sync_publication
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues
-from tests.labeling.platform_helpers import draft_campaign, prolific_landing, slept, work_through_pages
+from tests.labeling.platform_helpers import (
+    draft_campaign,
+    prolific_landing,
+    prolific_sessions,
+    slept,
+    work_through_pages,
+)
 
-__all__ = ["slept"]
-pytestmark = [
-    pytest.mark.django_db,
-    pytest.mark.usefixtures("quiz_demo_bank"),
-]  # HITs built with the built-in quiz bank
+__all__ = ["slept", "prolific_sessions"]
+# HITs built with the built-in quiz bank; every Prolific landing is asked of Prolific (its stand-in)
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quiz_demo_bank", "prolific_sessions")]
 TOKEN = "prolific-test-token"
 STUDY = "60aaaaaaaaaaaaaaaaaaaaaa"
 PROJECT, WORKSPACE = "61pppppppppppppppppppppp", "62wwwwwwwwwwwwwwwwwwwwww"
@@ -131,7 +136,8 @@ def test_the_study_points_at_our_signed_link_with_prolifics_placeholders(publish
     body = json.loads(created[0].request.body)
     url = body["external_study_url"]
     assert url.startswith(f"https://site.example/labeling/platform/prolific/?campaign={campaign.pk}&token=")
-    assert campaign.entry_token in url
+    # the Prolific publication's own token (it does not open the MTurk landing)
+    assert f"token={publication_token(campaign, Worker.PROLIFIC)}&" in url and campaign.entry_token not in url
     assert "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}" in url
     assert body["prolific_id_option"] == "url_parameters"
     assert body["completion_codes"] == [

@@ -14,7 +14,13 @@ from labeling.models import HIT, Assignment, PlatformQualification, Publication,
 from labeling.platforms import get_platform, publish_campaign
 from labeling.platforms.prolific import ALLOWLIST_FILTER, API
 from labeling.platforms.sync import sync_publication
-from tests.labeling.platform_helpers import draft_campaign, prolific_landing, slept, work_through_pages
+from tests.labeling.platform_helpers import (
+    draft_campaign,
+    prolific_landing,
+    prolific_sessions,
+    slept,
+    work_through_pages,
+)
 from tests.labeling.test_platform_prolific import (
     AUTH,
     STUDY,
@@ -25,11 +31,9 @@ from tests.labeling.test_platform_prolific import (
     submission,
 )
 
-__all__ = ["api", "slept"]
-pytestmark = [
-    pytest.mark.django_db,
-    pytest.mark.usefixtures("quiz_demo_bank"),
-]  # HITs built with the built-in quiz bank
+__all__ = ["api", "slept", "prolific_sessions"]
+# HITs built with the built-in quiz bank; every Prolific landing is asked of Prolific (its stand-in)
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quiz_demo_bank", "prolific_sessions")]
 GROUP, QUIZ_STUDY = "65gggggggggggggggggggggg", "66qqqqqqqqqqqqqqqqqqqqqq"
 PASS, FAIL = "5f00000000000000000000a1", "5f00000000000000000000a2"
 

@@ -13,14 +13,17 @@ from django.utils import timezone
 
 from labeling.actions.claim import claim_next_hit
 from labeling.actions.submit import submit_assignment
+from labeling.entry_tokens import publication_token
 from labeling.hits import build_hits
 from labeling.models import Assignment, Campaign, Worker
 from labeling.workers import platform_worker, worker_for_user
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
+from tests.labeling.platform_helpers import prolific_knows, prolific_sessions
 from tests.threads import run_together
 
-# the HITs here take their quiz screens from the built-in one-turn quiz bank
-pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
+__all__ = ["prolific_sessions"]
+# HITs built with the built-in quiz bank; every Prolific landing is asked of Prolific (its stand-in)
+pytestmark = pytest.mark.usefixtures("quiz_demo_bank", "prolific_sessions")
 
 SANDBOX = "https://workersandbox.mturk.com"
 
@@ -40,7 +43,7 @@ def mturk_url(target: Campaign, worker: str = "A1WORKER", **overrides) -> str:
         "hitId": "3HIT0001",
         "workerId": worker,
         "turkSubmitTo": SANDBOX,
-        "token": target.entry_token,
+        "token": publication_token(target, Worker.MTURK),
     }
     params.update(overrides)
     return f"{reverse('labeling:platform_mturk')}?{urlencode({k: v for k, v in params.items() if v is not None})}"
@@ -48,8 +51,12 @@ def mturk_url(target: Campaign, worker: str = "A1WORKER", **overrides) -> str:
 
 def prolific_url(target: Campaign, worker: str = "P1WORKER", **overrides) -> str:
     params = {"campaign": target.pk, "PROLIFIC_PID": worker, "STUDY_ID": "S1", "SESSION_ID": "X9"}
-    params["token"] = target.entry_token
+    params["token"] = publication_token(target, Worker.PROLIFIC)
     params.update(overrides)
+    if all(params.get(name) for name in ("PROLIFIC_PID", "SESSION_ID", "STUDY_ID")):
+        prolific_knows(
+            target, participant=params["PROLIFIC_PID"], session=params["SESSION_ID"], study=params["STUDY_ID"]
+        )
     return f"{reverse('labeling:platform_prolific')}?{urlencode({k: v for k, v in params.items() if v is not None})}"
 
 
@@ -122,8 +129,11 @@ def test_only_staff_rotate_the_token(client, campaign, annotators):
 def test_the_campaign_page_shows_both_links_with_the_token(client, campaign, researcher):
     client.force_login(researcher)
     html = client.get(reverse("labeling:campaign_detail", args=[campaign.pk])).content.decode()
-    assert f"/labeling/platform/mturk/?campaign={campaign.pk}&amp;token={campaign.entry_token}" in html
-    assert f"/labeling/platform/prolific/?campaign={campaign.pk}&amp;token={campaign.entry_token}" in html
+    # each platform's link carries its own publication token, never the campaign's secret itself
+    mturk, prolific = (publication_token(campaign, platform) for platform in (Worker.MTURK, Worker.PROLIFIC))
+    assert f"/labeling/platform/mturk/?campaign={campaign.pk}&amp;token={mturk}" in html
+    assert f"/labeling/platform/prolific/?campaign={campaign.pk}&amp;token={prolific}" in html
+    assert campaign.entry_token not in html.replace(mturk, "").replace(prolific, "")
     assert "PROLIFIC_PID={{%PROLIFIC_PID%}}" in html
 
 

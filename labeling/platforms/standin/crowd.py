@@ -55,6 +55,11 @@ CLOCK = SimulatedTime()
 _addresses = itertools.count(1)
 
 
+# the "checking with Prolific" page reloads itself until Prolific answers the landing's check
+# (labeling.landing); a participant gives up after this many tries
+LANDING_RELOADS = 5
+
+
 def _address() -> str:
     """A private address of its own per participant (the landing caps count per address)."""
     n = next(_addresses)
@@ -224,13 +229,18 @@ class StudyRun:
         return studies
 
     def _land(self, landing) -> Assignment | None:
-        from labeling.landing import LandingRefused, land
+        from labeling.landing import LandingPending, LandingRefused, land
 
-        try:
-            _worker, assignment = land(landing, ip=_address())
-        except LandingRefused:
-            return None
-        return assignment
+        address = _address()
+        for _reload in range(LANDING_RELOADS):
+            try:
+                _worker, assignment = land(landing, ip=address)
+            except LandingPending:  # Prolific did not answer the landing's check: the page reloads
+                continue
+            except LandingRefused:
+                return None
+            return assignment
+        return None
 
     @staticmethod
     def _answer(assignment: Assignment, *, wrong: bool) -> None:
