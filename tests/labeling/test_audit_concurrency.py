@@ -62,7 +62,10 @@ def test_the_database_refuses_to_change_or_remove_an_entry(campaign):
         "UPDATE annotation_auditentry SET reason = 'x' WHERE id = %s",
         "DELETE FROM annotation_auditentry WHERE id = %s",
     ):
-        with pytest.raises(DatabaseError, match="never updated or deleted"), transaction.atomic():
-            with connection.cursor() as cursor:
-                cursor.execute(statement, [entry.pk])
+        with (
+            pytest.raises(DatabaseError, match="never updated or deleted"),
+            transaction.atomic(),
+            connection.cursor() as cursor,
+        ):
+            cursor.execute(statement, [entry.pk])
     assert AuditEntry.objects.get(pk=entry.pk).reason == entry.reason
