@@ -25,9 +25,11 @@ from tests.labeling.hit_factory import (
 pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
 
 
-@pytest.fixture(autouse=True)
-def _quiz_items_per_seat(settings):
-    settings.QUIZ_ITEMS_PER_SEAT = True  # every seat slot its own quiz items
+@pytest.fixture(autouse=True, params=[False, True], ids=["shared-quiz", "per-seat-quiz"])
+def _quiz_items_per_seat(request, settings):
+    """Every test here runs twice: as shipped (a HIT's quiz items shared by its seats) and with
+    QUIZ_ITEMS_PER_SEAT=1 (each seat slot its own quiz items), under the same claims."""
+    settings.QUIZ_ITEMS_PER_SEAT = request.param
 
 
 @pytest.fixture

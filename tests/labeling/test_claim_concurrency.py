@@ -26,9 +26,18 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _quiz_items_per_seat(settings):
-    settings.QUIZ_ITEMS_PER_SEAT = True  # every seat slot its own quiz items, under the same claims
+@pytest.fixture(autouse=True, params=[False, True], ids=["shared-quiz", "per-seat-quiz"])
+def _quiz_items_per_seat(request, settings):
+    """Every test here runs twice: as shipped (a HIT's quiz items shared by its seats) and with
+    QUIZ_ITEMS_PER_SEAT=1 (each seat slot its own quiz items), under the same claims."""
+    settings.QUIZ_ITEMS_PER_SEAT = request.param
+
+
+def _slots() -> tuple[int, ...]:
+    """The seat slots a three-seat HIT's claims take: 1, 2, 3 with per-seat quiz items, else 0 each."""
+    from django.conf import settings
+
+    return (1, 2, 3) if settings.QUIZ_ITEMS_PER_SEAT else (0, 0, 0)
 
 
 def test_many_workers_claiming_and_submitting_at_once_fill_every_hit_exactly():
@@ -52,8 +61,10 @@ def test_many_workers_claiming_and_submitting_at_once_fill_every_hit_exactly():
     for taken in results:
         assert len(taken) == len(set(taken))  # never twice on one HIT
     assert Response.objects.count() == 12 * 4  # every answer kept once
-    # racing claims took three different seat slots of every HIT
-    assert Counter(submitted.values_list("hit_id", "seat")) == {(hit.pk, seat): 1 for hit in hits for seat in (1, 2, 3)}
+    # with per-seat quiz items racing claims took three different seat slots of every HIT; shared, slot 0
+    assert Counter(submitted.values_list("hit_id", "seat")) == Counter(
+        (hit.pk, seat) for hit in hits for seat in _slots()
+    )
     assert sorted(h for taken in results for h in taken) == sorted(submitted.values_list("hit_id", flat=True))
 
 
@@ -66,7 +77,7 @@ def test_a_crowd_of_claimers_never_puts_more_than_three_on_a_hit():
     granted = [r for r in results if r is not None]
     assert len(granted) == 6
     assert Counter(a.hit_id for a in granted) == {hits[0].pk: 3, hits[1].pk: 3}
-    assert sorted((a.hit_id, a.seat) for a in granted) == [(hit.pk, seat) for hit in hits for seat in (1, 2, 3)]
+    assert sorted((a.hit_id, a.seat) for a in granted) == [(hit.pk, seat) for hit in hits for seat in _slots()]
     assert Assignment.objects.count() == 6
 
 
