@@ -139,6 +139,7 @@ def every_page_in_the_navigation_has_content(campaign, client, django_user_model
     home = client.get("/labeling/").content.decode()
     assert "Demo campaign" in home
     annotator_claims_a_demo_hit_and_answers_a_screen(campaign, client)
+    an_endpoint_rater_labels_the_demo_campaign_through_the_stand_in(campaign)
 
 
 def annotator_claims_a_demo_hit_and_answers_a_screen(campaign, client):
@@ -151,3 +152,24 @@ def annotator_claims_a_demo_hit_and_answers_a_screen(campaign, client):
     answered = client.post(claimed["Location"] + "answer/", {"answer": choice, "go": "next", "seconds": "5"})
     assert answered.status_code == 302 and answered["Location"].endswith("/items/2/"), answered
     assert client.get(answered["Location"]).status_code == 200
+
+
+def an_endpoint_rater_labels_the_demo_campaign_through_the_stand_in(campaign):
+    """A chat model behind an OpenAI-compatible endpoint (the stand-in server of the raters' tests,
+    on 127.0.0.1) rates the demo campaign's items; the study report shows it beside the crowd."""
+    from labeling.models import RaterAnswer
+    from labeling.raters.endpoint import Endpoint
+    from labeling.raters.rate import rate_with_endpoint
+    from labeling.study_report import build_report
+    from tests.labeling.test_model_raters import StandIn
+
+    stand_in = StandIn()
+    try:
+        endpoint = Endpoint(url=stand_in.url, model="stand-in-chat", key="sk-demo", timeout=5.0, max_retries=1)
+        result = rate_with_endpoint(campaign, endpoint, sleep=lambda seconds: None)
+    finally:
+        stand_in.close()
+    answers = RaterAnswer.objects.filter(campaign=campaign)
+    assert result["items"] == answers.count() > 0 and answers.filter(status="ok").count() == answers.count()
+    figures = build_report(campaign, resamples=20).model_raters[0]
+    assert figures["rater"] == "endpoint:stand-in-chat" and figures["statuses"]["ok"] == answers.count()
