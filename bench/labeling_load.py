@@ -1,6 +1,7 @@
 """Load test of the annotator pages: N simulated annotators over HTTP against gunicorn.
 
     .venv/bin/python bench/labeling_load.py [--annotators 100] [--hits-per-annotator 2] [--think 1.0]
+        [--arrival burst|ramp|poisson] [--ramp 30]
 
 What it does:
 1. (re)creates the PostgreSQL database `bench_labeling` on 127.0.0.1 (override with --database-url),
@@ -10,7 +11,9 @@ What it does:
    (nobody is left out silently); `--annotators` site accounts with a signed-in session each;
 2. starts gunicorn on 127.0.0.1 (--worker-class, --workers, --threads; default sync x 4) with DATABASE_URL,
    SECRET_KEY and DB_CONN_MAX_AGE (persistent connections, 60 s unless set) in its environment;
-3. runs one thread per annotator, sending what the browser sends with htmx: POST claim, GET the
+3. runs one thread per annotator, arriving as --arrival says (burst: every one in the first second,
+   as when a platform shows a new study to everyone at once; ramp: evenly over --ramp seconds;
+   poisson: exponential gaps at the rate giving the same mean span), sending what the browser sends with htmx: POST claim, GET the
    first screen, then per screen "think" (about --think seconds), POST the pick (the autosave,
    go=stay; --no-autosave leaves it out) and POST Next with the answer (go=next: the next-item
    request, answered with the next screen's partial), then POST submit; and again until no HIT
@@ -322,15 +325,48 @@ def annotate(
         tally.submitted.append(assignment)
 
 
+ARRIVALS = ("burst", "ramp", "poisson")
+
+
+def arrival_offsets(arrival: str, annotators: int, ramp: float, seed: int) -> list[float]:
+    """Seconds after the start at which each annotator arrives.
+    burst: every one within the first second (a study shown to everyone at once);
+    ramp: evenly spread over `ramp` seconds;
+    poisson: exponential inter-arrival times at the rate (annotators / ramp) that gives the ramp's
+    mean span, so the two profiles compare: same mean rate, bursts and gaps by chance."""
+    if arrival == "burst":
+        rng = random.Random(seed)
+        return [rng.uniform(0, 1.0) for _ in range(annotators)]
+    if arrival == "ramp":
+        return [ramp * index / annotators for index in range(annotators)]
+    if arrival == "poisson":
+        rng = random.Random(seed)
+        rate = annotators / ramp if ramp > 0 else float("inf")
+        offsets, at = [], 0.0
+        for _ in range(annotators):
+            offsets.append(at)
+            at += rng.expovariate(rate) if rate != float("inf") else 0.0
+        return offsets
+    raise ValueError(f"arrival: one of {', '.join(ARRIVALS)}, not {arrival!r}")
+
+
 def run_annotators(
-    port: int, sessions: list[str], think: float, duration: float, seed: int, autosave: bool, ramp: float
+    port: int,
+    sessions: list[str],
+    think: float,
+    duration: float,
+    seed: int,
+    autosave: bool,
+    ramp: float,
+    arrival: str = "ramp",
 ) -> tuple[Tally, float]:
     tally = Tally()
     deadline = time.monotonic() + duration
+    offsets = arrival_offsets(arrival, len(sessions), ramp, seed)
 
     def body(index: int) -> None:
         rng = random.Random(seed * 1000 + index)
-        time.sleep(rng.uniform(0, ramp))  # arrivals spread over the ramp (default: one think time)
+        time.sleep(offsets[index])
         try:
             annotate(Browser(port, sessions[index]), tally, think, deadline, rng, autosave, index)
         except Exception as error:
@@ -486,9 +522,8 @@ def run_once(args, secret_key: str, *, extra_env: dict | None = None, auth_backe
     client_cpu_before = resource.getrusage(resource.RUSAGE_SELF)
     server_cpu_before = worker_cpu_seconds(server.pid)
     try:
-        ramp = args.think if args.ramp is None else args.ramp
         tally, elapsed = run_annotators(
-            args.port, sessions, args.think, args.duration, args.seed, not args.no_autosave, ramp
+            args.port, sessions, args.think, args.duration, args.seed, not args.no_autosave, args.ramp, args.arrival
         )
         server_cpu = sum(worker_cpu_seconds(server.pid).values()) - sum(server_cpu_before.values())
         database_cpu = postgres_backend_cpu_seconds()
@@ -503,7 +538,8 @@ def report(args, run: Run) -> None:
     """Every figure of one run, ending with its key=value line."""
     tally, elapsed, checks, env = run.tally, run.elapsed, run.checks, run.env
     print(
-        f"annotators={args.annotators} hits={args.hits} think={args.think}s gunicorn={args.worker_class} {args.workers} workers"
+        f"annotators={args.annotators} hits={args.hits} think={args.think}s arrival={args.arrival}"
+        f"{'' if args.arrival == 'burst' else f' over {args.ramp:g}s'} gunicorn={args.worker_class} {args.workers} workers"
         f"{f' x {args.threads} threads' if args.worker_class == 'gthread' else ''} "
         f"DB_CONN_MAX_AGE={env['DB_CONN_MAX_AGE']} REDIS_URL={'set' if env.get('REDIS_URL') else 'unset'}"
         f"{f' ANNOTATOR_FAST_PATH={env[FAST_PATH]}' if FAST_PATH in env else ''}"
@@ -611,11 +647,13 @@ def main() -> None:
     parser.add_argument("--think", type=float, default=1.0, help="mean seconds between two answers")
     parser.add_argument("--duration", type=float, default=240, help="hard limit in seconds")
     parser.add_argument(
-        "--ramp",
-        type=float,
-        help="seconds over which the annotators arrive (default: one think time, i.e. all at once: "
-        "every home page, claim and first screen lands in the first second)",
+        "--arrival",
+        choices=ARRIVALS,
+        help="how the annotators arrive: burst (all in the first second: a study shown to everyone at once; "
+        "the default), ramp (evenly over --ramp seconds), poisson (exponential gaps, mean span --ramp); "
+        "--ramp alone means ramp",
     )
+    parser.add_argument("--ramp", type=float, help="seconds over which ramp and poisson arrivals spread (default 30)")
     # sync x 4 measured best on the 2-core machine: 7.2 ms of gunicorn CPU a request against 8.5 for
     # gthread 3 x 8 (GIL hand-offs between a process's threads), and lower p95 of every kind
     parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
@@ -644,6 +682,13 @@ def main() -> None:
         args.hits = hits_needed(args.annotators, args.hits_per_annotator)
     elif (reason := check_hits_serve(args.annotators, args.hits)) is not None:
         parser.error(reason)
+
+    if args.arrival is None:
+        args.arrival = "burst" if args.ramp is None else "ramp"
+    if args.ramp is None:
+        args.ramp = 30.0
+    if args.ramp <= 0 and args.arrival != "burst":
+        parser.error("--ramp: more than 0 seconds for ramp and poisson arrivals")
 
     secret_key = "bench-only-secret-key-" + "x" * 32
     recreate_database(args.database_url)

@@ -46,8 +46,9 @@ from labeling.platforms.summary import campaign_platforms
 from labeling.platforms.sync import request_decision
 from labeling.policy import answers_bought
 from labeling.qualification import campaign_summary
+from labeling.report_cache import cached_campaign_report
 from labeling.report_plots import report_plots
-from labeling.reports import accept_proposed_label, campaign_report, review_proposal
+from labeling.reports import accept_proposed_label, review_proposal
 from labeling.workers import set_blocked
 
 
@@ -327,7 +328,7 @@ def campaign_platform_close(request: HttpRequest, campaign: Campaign) -> str:
 def campaign_report_partial(request: HttpRequest, pk: int) -> HttpResponse:
     """The dashboard's figures, loaded by htmx once the page is up (they take a moment on big campaigns)."""
     campaign = get_object_or_404(Campaign, pk=pk)
-    report = campaign_report(campaign)
+    report = cached_campaign_report(campaign)
     context = {"campaign": campaign, "report": report, "plots": report_plots(report)}
     return render(request, "labeling/researcher/partials/report.html", context)
 

@@ -1,0 +1,145 @@
+"""The campaign report, cached by a fingerprint of everything it reads (labeling.reports).
+
+The report reads every counted answer of a campaign: linear in the campaign, about a second at
+30k answers. A researcher reloads it far more often than its figures change, so a view reads it
+from Django's cache under a key that names the campaign's state, and computes it only when that
+state changed since the last view.
+
+Why a fingerprint and not a counter bumped by the writers: a counter is stale the day someone
+adds a writer and forgets to bump it; a fingerprint is read from the rows themselves, so a change
+the writers make anywhere (an answer saved or edited, a submission, an approval or rejection, a
+platform's confirmation, an aggregation, a block, a merge of identities, a label accepted or a
+proposal refused, a payment) changes the key and the next view computes afresh. Its parts, each an
+aggregate over an index or a small table (report_fingerprint):
+- the campaign's own row (status, name, label set, suggestion model, every column);
+- its answers: count, highest id, latest answered_at (auto_now: an edit moves it);
+- its assignments, per status: count, sum of ids, sum of worker ids, confirmations (count, latest),
+  latest submission, quiz marks (count, sum): a move between statuses changes two sums;
+- its HITs (count, highest id, seats), its aggregated labels (count, highest id, latest update),
+  its payment entries (count, highest id, paid count, latest payment);
+- the workers (per status: count and sum of ids; merges): a block or a merge anywhere;
+- the taxonomy (count, highest id, sum of ids of proposed labels) and the audit log's highest id
+  (a refused proposal, a block, an adjudication are each an audit entry);
+- the settings the report reads (speed flag, suggester warning).
+Rows written by raw SQL around the ORM that change none of these would go unseen; none are.
+
+With REDIS_URL set the cache is Redis, shared by every gunicorn worker; without it each worker
+process keeps its own (locmem), so each computes a changed report once. Entries of an old
+fingerprint are never read again and expire after REPORT_CACHE_SECONDS. REPORT_CACHE=0 turns the
+cache off (bench/report_scale.py measures both ways). Views only read rows and write the cache,
+never a row (tests/labeling/test_one_writer.py).
+"""
+
+import hashlib
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db.models import Count, IntegerField, Max, Q, Sum
+from django.db.models.functions import Cast
+
+from annotation.models import AuditEntry, Label
+from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, PaymentEntry, Response, Worker
+from labeling.reports import campaign_report
+
+KEY_PREFIX = "campaign-report"
+
+
+def cached_campaign_report(campaign: Campaign) -> dict:
+    """campaign_report(campaign), from the cache when nothing it reads has changed."""
+    if not settings.REPORT_CACHE:
+        return campaign_report(campaign)
+    key = f"{KEY_PREFIX}:{campaign.pk}:{report_fingerprint(campaign)}"
+    report = cache.get(key)
+    if report is None:
+        report = campaign_report(campaign)
+        cache.set(key, report, settings.REPORT_CACHE_SECONDS)
+    return report
+
+
+def report_fingerprint(campaign: Campaign) -> str:
+    """A digest of every state the campaign report reads (see the module's docstring)."""
+    parts = [
+        _campaign_row(campaign),
+        _answers(campaign),
+        _assignments(campaign),
+        _hits(campaign),
+        _aggregations(campaign),
+        _payments(campaign),
+        _workers(),
+        _taxonomy(),
+        AuditEntry.objects.aggregate(last=Max("pk"))["last"],
+        (
+            settings.FAST_WORKER_MEDIAN_SECONDS,
+            settings.FAST_WORKER_MIN_ANSWERS,
+            settings.SUGGESTER_OTHER_WARN_RATE,
+            settings.SUGGESTER_WARN_MIN_ANSWERS,
+        ),
+    ]
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
+
+
+def _campaign_row(campaign: Campaign) -> tuple:
+    # read again: the caller's instance may be older than the row
+    fields = [field.attname for field in Campaign._meta.concrete_fields]
+    return tuple(Campaign.objects.filter(pk=campaign.pk).values_list(*fields).first() or ())
+
+
+def _answers(campaign: Campaign) -> tuple:
+    row = Response.objects.filter(assignment__hit__campaign=campaign).aggregate(
+        n=Count("pk"), last=Max("pk"), latest=Max("answered_at")
+    )
+    return row["n"], row["last"], row["latest"]
+
+
+def _assignments(campaign: Campaign) -> list:
+    rows = (
+        Assignment.objects.filter(hit__campaign=campaign)
+        .values("status")
+        .annotate(
+            n=Count("pk"),
+            ids=Sum("pk"),
+            people=Sum("worker_id"),
+            confirmed=Count("platform_confirmed_at"),
+            last_confirmed=Max("platform_confirmed_at"),
+            last_submitted=Max("submitted_at"),
+            marked=Count("quiz_correct"),
+            marks=Sum(Cast("quiz_correct", IntegerField())),
+        )
+        .order_by("status")
+    )
+    return [tuple(row.values()) for row in rows]
+
+
+def _hits(campaign: Campaign) -> tuple:
+    row = HIT.objects.filter(campaign=campaign).aggregate(n=Count("pk"), last=Max("pk"), seats=Sum("required_workers"))
+    return tuple(row.values())
+
+
+def _aggregations(campaign: Campaign) -> tuple:
+    row = AggregatedLabel.objects.filter(campaign=campaign).aggregate(
+        n=Count("pk"), last=Max("pk"), latest=Max("updated_at")
+    )
+    return tuple(row.values())
+
+
+def _payments(campaign: Campaign) -> tuple:
+    row = PaymentEntry.objects.filter(assignment__hit__campaign=campaign).aggregate(
+        n=Count("pk"), last=Max("pk"), paid=Count("paid_at"), latest=Max("paid_at")
+    )
+    return tuple(row.values())
+
+
+def _workers() -> list:
+    rows = (
+        Worker.objects.values("status")
+        .annotate(n=Count("pk"), ids=Sum("pk"), merged=Count("merged_into"), into=Sum("merged_into_id"))
+        .order_by("status")
+    )
+    return [tuple(row.values()) for row in rows]
+
+
+def _taxonomy() -> tuple:
+    row = Label.objects.aggregate(
+        n=Count("pk"), last=Max("pk"), proposed=Sum("pk", filter=Q(kind=Label.PROPOSED)), names=Max("name")
+    )
+    return tuple(row.values())
