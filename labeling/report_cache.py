@@ -1,4 +1,5 @@
-"""The campaign report, cached by a fingerprint of everything it reads (labeling.reports).
+"""The campaign report, cached by a fingerprint of everything it reads (labeling.reports), and
+the dashboard's count of the answers bought (labeling.policy.answers_bought) likewise.
 
 The report reads every counted answer of a campaign: linear in the campaign, about a second at
 30k answers. A researcher reloads it far more often than its figures change, so a view reads it
@@ -31,6 +32,8 @@ never a row (tests/labeling/test_one_writer.py).
 """
 
 import hashlib
+from collections.abc import Callable
+from typing import TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
@@ -42,18 +45,25 @@ from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, PaymentE
 from labeling.reports import campaign_report
 
 KEY_PREFIX = "campaign-report"
+T = TypeVar("T")
 
 
 def cached_campaign_report(campaign: Campaign) -> dict:
     """campaign_report(campaign), from the cache when nothing it reads has changed."""
+    return cached_figures(campaign, "report", campaign_report)
+
+
+def cached_figures(campaign: Campaign, name: str, compute: Callable[[Campaign], T]) -> T:
+    """compute(campaign), from the cache when nothing the fingerprint covers has changed. Only
+    for figures that read nothing outside it (the report; the answers bought on the dashboard)."""
     if not settings.REPORT_CACHE:
-        return campaign_report(campaign)
-    key = f"{KEY_PREFIX}:{campaign.pk}:{report_fingerprint(campaign)}"
-    report = cache.get(key)
-    if report is None:
-        report = campaign_report(campaign)
-        cache.set(key, report, settings.REPORT_CACHE_SECONDS)
-    return report
+        return compute(campaign)
+    key = f"{KEY_PREFIX}:{name}:{campaign.pk}:{report_fingerprint(campaign)}"
+    figures = cache.get(key)
+    if figures is None:
+        figures = compute(campaign)
+        cache.set(key, figures, settings.REPORT_CACHE_SECONDS)
+    return figures
 
 
 def report_fingerprint(campaign: Campaign) -> str:

@@ -46,7 +46,7 @@ from labeling.platforms.summary import campaign_platforms
 from labeling.platforms.sync import request_decision
 from labeling.policy import answers_bought
 from labeling.qualification import campaign_summary
-from labeling.report_cache import cached_campaign_report
+from labeling.report_cache import cached_campaign_report, cached_figures
 from labeling.report_plots import report_plots
 from labeling.reports import accept_proposed_label, review_proposal
 from labeling.workers import set_blocked
@@ -238,7 +238,7 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
         },
         "platforms": campaign_platforms(campaign),
         "unpublished": not campaign.publications.exists(),
-        "bought": answers_bought(campaign),
+        "bought": cached_figures(campaign, "bought", answers_bought),  # counts every answer
         "qualification": campaign_summary(campaign),
         "unproven": unproven_holdings(campaign),
     }

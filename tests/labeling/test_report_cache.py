@@ -15,7 +15,8 @@ from annotation.models import Label
 from labeling import task_types, workers
 from labeling.actions.submit import confirm_platform_submission
 from labeling.models import Assignment, Campaign, Response, Worker
-from labeling.report_cache import cached_campaign_report, report_fingerprint
+from labeling.policy import answers_bought
+from labeling.report_cache import cached_campaign_report, cached_figures, report_fingerprint
 from labeling.reports import campaign_report
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues
 
@@ -69,6 +70,7 @@ def _apply(change: str, campaign: Campaign, rng_index: int, answers: list[list[s
 def _same_figures(campaign: Campaign) -> None:
     fresh = Campaign.objects.get(pk=campaign.pk)
     assert cached_campaign_report(fresh) == campaign_report(fresh)
+    assert cached_figures(fresh, "bought", answers_bought) == answers_bought(fresh)
 
 
 answers_of_a_hit = st.integers(min_value=2, max_value=4).flatmap(
