@@ -56,11 +56,12 @@ def build_campaign(answers: int, seed: int):
 
     from annotation.models import Dialogue, Label, Turn
     from labeling.campaigns import create_campaign
-    from labeling.models import HIT, Assignment, HITItem, Response, Worker
+    from labeling.hits import write_hits
+    from labeling.models import Assignment, HITItem, Response, Worker
+    from labeling.workers import imported_workers
 
     rng = random.Random(seed)
     items = answers // WORKERS_PER_ITEM
-    hits = -(-items // ITEMS_PER_HIT)
     now = timezone.now()
     label_ids = {label.name: label.pk for label in Label.objects.filter(name__in=LABELS)}
     campaign = create_campaign(f"Scale {answers}", fallback_choices=list(LABELS))
@@ -73,30 +74,20 @@ def build_campaign(answers: int, seed: int):
             [Turn(dialogue=d, position=0, text=f"Line {i} of the scale bench.") for i, d in enumerate(dialogues)],
             batch_size=BATCH,
         )
-        people = Worker.objects.bulk_create(
+        # through the product's writers: workers as a results file's (labeling.workers), HITs and
+        # their screens in bulk (labeling.hits.write_hits); assignments and answers in bulk here
+        people = imported_workers(
+            Worker.SITE, [f"scale-{answers}-{i}" for i in range(max(WORKERS_PER_ITEM, answers // ANSWERS_PER_WORKER))]
+        )
+        screens = [
             [
-                Worker(platform=Worker.SITE, external_id=f"scale-{answers}-{i}")
-                for i in range(max(WORKERS_PER_ITEM, answers // ANSWERS_PER_WORKER))
-            ],
-            batch_size=BATCH,
-        )
-        hit_rows = HIT.objects.bulk_create(
-            [HIT(campaign=campaign, position=h + 1, required_workers=WORKERS_PER_ITEM) for h in range(hits)],
-            batch_size=BATCH,
-        )
-        item_rows = HITItem.objects.bulk_create(
-            [
-                HITItem(
-                    hit=hit_rows[i // ITEMS_PER_HIT],
-                    position=i % ITEMS_PER_HIT + 1,
-                    dialogue=dialogues[i],
-                    target_turn=turns[i],
-                    choices=list(LABELS),
-                )
-                for i in range(items)
-            ],
-            batch_size=BATCH,
-        )
+                HITItem(dialogue=dialogues[i], target_turn=turns[i], choices=list(LABELS))
+                for i in range(start, min(start + ITEMS_PER_HIT, items))
+            ]
+            for start in range(0, items, ITEMS_PER_HIT)
+        ]
+        hit_rows = write_hits(campaign, screens, required_workers=WORKERS_PER_ITEM)
+        item_rows = [item for bundle in screens for item in bundle]
         assignments = Assignment.objects.bulk_create(
             [
                 Assignment(
