@@ -11,18 +11,26 @@ adds a writer and forgets to bump it; a fingerprint is read from the rows themse
 the writers make anywhere (an answer saved or edited, a submission, an approval or rejection, a
 platform's confirmation, an aggregation, a block, a merge of identities, a label accepted or a
 proposal refused, a payment) changes the key and the next view computes afresh. Its parts, each an
-aggregate over an index or a small table (report_fingerprint):
+aggregate over the campaign's assignments or a small table (report_fingerprint):
 - the campaign's own row (status, name, label set, suggestion model, every column);
-- its answers: count, highest id, latest answered_at (auto_now: an edit moves it);
 - its assignments, per status: count, sum of ids, sum of worker ids, confirmations (count, latest),
   latest submission, quiz marks (count, sum): a move between statuses changes two sums;
 - its HITs (count, highest id, seats), its aggregated labels (count, highest id, latest update),
   its payment entries (count, highest id, paid count, latest payment);
 - the workers (per status: count and sum of ids; merges): a block or a merge anywhere;
-- the taxonomy (count, highest id, sum of ids of proposed labels) and the audit log's highest id
+- the taxonomy (every label's id, name and kind) and the audit log's highest id
   (a refused proposal, a block, an adjudication are each an audit entry);
 - the settings the report reads (speed flag, suggester warning).
 Rows written by raw SQL around the ORM that change none of these would go unseen; none are.
+
+Why not the answers themselves (count, highest id, latest answered_at): the report reads only the
+answers of counted assignments (submitted or approved; a platform worker's once confirmed), and an
+answer is written only to a live, accepted assignment (labeling.actions.answer.save_response
+refuses any other; tests/labeling/test_report_cache.py holds it). So the counted answers change
+only when an assignment moves into or out of the counted states or is confirmed, which the
+assignment sums see; answers saved to work in progress change no figure and keep the cache. And
+an aggregate over the answers is linear in the campaign: 106 ms at 300k answers here, most of
+the budget of a page at 1M (docs/benchmarks/report-scale.md).
 
 With REDIS_URL set the cache is Redis, shared by every gunicorn worker; without it each worker
 process keeps its own (locmem), so each computes a changed report once. Entries of an old
@@ -37,11 +45,11 @@ from typing import TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import Count, IntegerField, Max, Q, Sum
+from django.db.models import Count, IntegerField, Max, Sum
 from django.db.models.functions import Cast
 
 from annotation.models import AuditEntry, Label
-from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, PaymentEntry, Response, Worker
+from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, PaymentEntry, Worker
 from labeling.reports import campaign_report
 
 KEY_PREFIX = "campaign-report"
@@ -70,7 +78,6 @@ def report_fingerprint(campaign: Campaign) -> str:
     """A digest of every state the campaign report reads (see the module's docstring)."""
     parts = [
         _campaign_row(campaign),
-        _answers(campaign),
         _assignments(campaign),
         _hits(campaign),
         _aggregations(campaign),
@@ -92,13 +99,6 @@ def _campaign_row(campaign: Campaign) -> tuple:
     # read again: the caller's instance may be older than the row
     fields = [field.attname for field in Campaign._meta.concrete_fields]
     return tuple(Campaign.objects.filter(pk=campaign.pk).values_list(*fields).first() or ())
-
-
-def _answers(campaign: Campaign) -> tuple:
-    row = Response.objects.filter(assignment__hit__campaign=campaign).aggregate(
-        n=Count("pk"), last=Max("pk"), latest=Max("answered_at")
-    )
-    return row["n"], row["last"], row["latest"]
 
 
 def _assignments(campaign: Campaign) -> list:
@@ -148,8 +148,6 @@ def _workers() -> list:
     return [tuple(row.values()) for row in rows]
 
 
-def _taxonomy() -> tuple:
-    row = Label.objects.aggregate(
-        n=Count("pk"), last=Max("pk"), proposed=Sum("pk", filter=Q(kind=Label.PROPOSED)), names=Max("name")
-    )
-    return tuple(row.values())
+def _taxonomy() -> list:
+    # every label (a few dozen rows): a rename or a kind changed reads as a change too
+    return list(Label.objects.order_by("pk").values_list("pk", "name", "kind"))
