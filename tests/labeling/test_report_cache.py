@@ -4,10 +4,12 @@ answer, an aggregation, a block, an unblock, a platform's confirmation, an appro
 leaves the answers out because an answer is written only to a live assignment, whose answers the
 report does not count: the last test holds the answer action to that."""
 
+import re
 from itertools import count
 
 import pytest
 from django.core.cache import cache
+from django.test import Client
 from django.urls import reverse
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
@@ -19,7 +21,7 @@ from labeling.actions.answer import save_response
 from labeling.actions.submit import confirm_platform_submission
 from labeling.models import Assignment, Campaign, Response, Worker
 from labeling.policy import answers_bought
-from labeling.report_cache import cached_campaign_report, cached_figures, report_fingerprint
+from labeling.report_cache import CSRF_PLACEHOLDER, cached_campaign_report, cached_figures, report_fingerprint
 from labeling.reports import campaign_report
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues
 
@@ -150,3 +152,27 @@ def test_a_counted_assignment_takes_no_more_answers(small_campaign):
     with pytest.raises(SubmissionRefused):
         save_response(counted, item, label_name="Proud", method=Response.OTHER_LIST)
     assert list(Response.objects.filter(assignment=counted).values_list("pk", "label_id", "answered_at")) == before
+
+
+TOKEN = re.compile(r'name="csrfmiddlewaretoken" value="[^"]+"')
+
+
+def test_the_report_page_is_the_same_cached_or_not_and_its_forms_post(settings, small_campaign, admin_user):
+    """The page is kept rendered with a placeholder for the CSRF token; each view gets its own."""
+    url = reverse("labeling:campaign_report", args=[small_campaign.pk])
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(admin_user)
+    settings.REPORT_CACHE = False
+    live = client.get(url).content.decode()
+    settings.REPORT_CACHE = True
+    cache.clear()
+    client.get(url)
+    cached = client.get(url).content.decode()
+    assert CSRF_PLACEHOLDER not in cached and TOKEN.search(cached)
+    assert TOKEN.sub("TOKEN", cached) == TOKEN.sub("TOKEN", live)
+    worker = Assignment.objects.filter(hit__campaign=small_campaign).first().worker
+    token = TOKEN.search(cached).group(0).split('value="')[1].rstrip('"')
+    response = client.post(reverse("labeling:worker_block", args=[worker.pk]), {"csrfmiddlewaretoken": token})
+    assert response.status_code == 302
+    worker.refresh_from_db()
+    assert worker.status == Worker.BLOCKED
