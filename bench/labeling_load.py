@@ -1,6 +1,7 @@
 """Load test of the annotator pages: N simulated annotators over HTTP against gunicorn.
 
     .venv/bin/python bench/labeling_load.py [--annotators 100] [--hits-per-annotator 2] [--think 1.0]
+        [--arrival burst|ramp|poisson] [--ramp 30]
 
 What it does:
 1. (re)creates the PostgreSQL database `bench_labeling` on 127.0.0.1 (override with --database-url),
@@ -10,7 +11,9 @@ What it does:
    (nobody is left out silently); `--annotators` site accounts with a signed-in session each;
 2. starts gunicorn on 127.0.0.1 (--worker-class, --workers, --threads; default sync x 4) with DATABASE_URL,
    SECRET_KEY and DB_CONN_MAX_AGE (persistent connections, 60 s unless set) in its environment;
-3. runs one thread per annotator, sending what the browser sends with htmx: POST claim, GET the
+3. runs one thread per annotator, arriving as --arrival says (burst: every one in the first second,
+   as when a platform shows a new study to everyone at once; ramp: evenly over --ramp seconds;
+   poisson: exponential gaps at the rate giving the same mean span), sending what the browser sends with htmx: POST claim, GET the
    first screen, then per screen "think" (about --think seconds), POST the pick (the autosave,
    go=stay; --no-autosave leaves it out) and POST Next with the answer (go=next: the next-item
    request, answered with the next screen's partial), then POST submit; and again until no HIT
@@ -70,6 +73,8 @@ KINDS = ("claim", "screen", "autosave", "next", "submit")  # every request an an
 CHOICE = re.compile(r'name="answer" value="([^"]+)" data-key="\d"')
 HEADING = re.compile(r"Dialog (\d+)/(\d+)")
 ASSIGNMENT = re.compile(r"/labeling/assignments/(\d+)/")
+LANDINGS = ("site", "mturk")
+MTURK_SUBMIT_TO = "https://workersandbox.mturk.com"  # one of the landing's accepted turkSubmitTo hosts
 
 
 # --- Setting up the database ---------------------------------------------------------------------
@@ -116,9 +121,13 @@ def check_hits_serve(annotators: int, hits: int) -> str | None:
     return None
 
 
-def fill_database(annotators: int, hits: int, seed: int, *, auth_backend: str | None = None) -> list[str]:
+def fill_database(
+    annotators: int, hits: int, seed: int, *, auth_backend: str | None = None, landing: str = "site"
+) -> list[str]:
     """Migrate, build the campaign, and return one session key per annotator, signed in with
-    `auth_backend` (default: the settings' MODEL_BACKEND; the server's settings must list it)."""
+    `auth_backend` (default: the settings' MODEL_BACKEND; the server's settings must list it).
+    With `landing` "mturk" the campaign is published on MTurk (its stand-in, in this process) and
+    the annotators are not made here: each lands through the platform URL (an empty list)."""
     from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.contrib.sessions.backends.db import SessionStore
@@ -132,7 +141,8 @@ def fill_database(annotators: int, hits: int, seed: int, *, auth_backend: str | 
 
     call_command("migrate", verbosity=0)
     campaign = create_campaign("Load test", fallback_choices=["Neutral", "Joyful", "Sad"], time_limit_minutes=60)
-    set_campaign_status(campaign, Campaign.OPEN)
+    if landing == "site":
+        set_campaign_status(campaign, Campaign.OPEN)
     with transaction.atomic():
         dialogues = []
         for index in range(hits * campaign.dialogues_per_hit):
@@ -145,6 +155,9 @@ def fill_database(annotators: int, hits: int, seed: int, *, auth_backend: str | 
             )
             dialogues.append(dialogue)
     build_hits(campaign, dialogues, seed=seed)
+    if landing == "mturk":
+        publish_on_mturk_standin(campaign)
+        return []
 
     users = get_user_model().objects
     sessions = []
@@ -163,6 +176,46 @@ def fill_database(annotators: int, hits: int, seed: int, *, auth_backend: str | 
         store.create()
         sessions.append(store.session_key)
     return sessions
+
+
+def publish_on_mturk_standin(campaign) -> None:
+    """Publish every HIT of the campaign on the MTurk stand-in (labeling.platforms.standin, in this
+    process: the server never asks MTurk at a landing), through the product's own publish_campaign,
+    which records MTurk's HIT ids and opens the campaign."""
+    from django.test import override_settings
+
+    from labeling.platforms import get_platform, publish_campaign
+
+    with override_settings(PLATFORM_STANDIN=True):
+        publish_campaign(campaign, get_platform("mturk"), "https://bench.invalid")  # MTurk links are https only
+
+
+def mturk_landing_urls(annotators: int, hits_per_annotator: int) -> list[list[str]]:
+    """Per annotator, the MTurk landing URL of each HIT MTurk would hand them: seat s = round x
+    annotators + annotator sits on HIT s // 3, so a HIT's 3 places go to 3 different workers and
+    nobody lands twice on one HIT (each landing its own assignmentId, as MTurk's)."""
+    from labeling.entry_tokens import publication_token
+    from labeling.models import Campaign, Worker
+
+    campaign = Campaign.objects.get(name="Load test")
+    token = publication_token(campaign, Worker.MTURK)
+    hit_ids = list(campaign.hits.order_by("position").values_list("external_id", flat=True))
+    urls: list[list[str]] = [[] for _ in range(annotators)]
+    for round_number in range(hits_per_annotator):
+        for index in range(annotators):
+            seat = round_number * annotators + index
+            if seat // WORKERS_PER_HIT >= len(hit_ids):
+                continue
+            params = {
+                "campaign": campaign.pk,
+                "token": token,
+                "workerId": f"A{index:06d}BENCH",
+                "assignmentId": f"3BENCH{index:06d}R{round_number}",
+                "hitId": hit_ids[seat // WORKERS_PER_HIT],
+                "turkSubmitTo": MTURK_SUBMIT_TO,
+            }
+            urls[index].append(f"/labeling/platform/mturk/?{urllib.parse.urlencode(params)}")
+    return urls
 
 
 # --- The server ---------------------------------------------------------------------------------
@@ -220,13 +273,14 @@ class Tally:
 class Browser:
     """A keep-alive HTTP connection with the session and CSRF cookies of one annotator."""
 
-    def __init__(self, port: int, session_key: str) -> None:
+    def __init__(self, port: int, session_key: str | None) -> None:
         self.port = port
-        self.cookies = {"sessionid": session_key}
+        self.cookies = {"sessionid": session_key} if session_key else {}
+        self.headers: dict[str, str] = {}  # sent with every request (a landing's own address)
         self.connection = http.client.HTTPConnection(HOST, port, timeout=30)
 
     def request(self, method: str, path: str, form: dict | None = None, htmx: bool = False) -> tuple[int, dict, str]:
-        headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())}
+        headers = {"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items()), **self.headers}
         body = None
         if form is not None:
             body = urllib.parse.urlencode(form)
@@ -261,16 +315,27 @@ def annotate(
     rng: random.Random,
     autosave: bool,
     index: int = 0,
+    landings: list[str] | None = None,
 ) -> None:
     """One annotator's whole session: the home page, then claim, first screen, (autosave +) Next
     per screen, submit, and again until no HIT is left or `deadline` (time.monotonic) passes.
+    With `landings` (platform landing URLs, one per HIT) each HIT is claimed by opening its landing
+    URL instead (timed as the claim: the landing signs in and claims), with no home page first.
     Raises RuntimeError on an answer the browser would not expect."""
-    status, _, _ = browser.request("GET", "/labeling/")
-    if status != 200:
-        raise RuntimeError(f"home page answered {status}")
+    if landings is None:
+        status, _, _ = browser.request("GET", "/labeling/")
+        if status != 200:
+            raise RuntimeError(f"home page answered {status}")
+    else:
+        landings = list(landings)
     while time.monotonic() < deadline:
+        if landings is not None and not landings:
+            return  # every HIT the platform handed this annotator is done
         started = time.perf_counter()
-        status, headers, _ = browser.request("POST", "/labeling/claim/", form={})
+        if landings is None:
+            status, headers, _ = browser.request("POST", "/labeling/claim/", form={})
+        else:
+            status, headers, _ = browser.request("GET", landings.pop(0))
         tally.claim_ms.append((time.perf_counter() - started) * 1000)
         found = ASSIGNMENT.search(headers.get("Location", ""))
         if status != 302 or not found:
@@ -317,22 +382,64 @@ def annotate(
         started = time.perf_counter()
         status, headers, _ = browser.request("POST", f"/labeling/assignments/{assignment}/submit/", form={})
         tally.submit_ms.append((time.perf_counter() - started) * 1000)
-        if status != 302 or "feedback" not in headers.get("Location", ""):
+        if status != 302 or not any(end in headers.get("Location", "") for end in ("feedback", "platform/return")):
             raise RuntimeError(f"submit of {assignment} answered {status} {headers.get('Location')}")
         tally.submitted.append(assignment)
 
 
+ARRIVALS = ("burst", "ramp", "poisson")
+
+
+def arrival_offsets(arrival: str, annotators: int, ramp: float, seed: int) -> list[float]:
+    """Seconds after the start at which each annotator arrives.
+    burst: every one within the first second (a study shown to everyone at once);
+    ramp: evenly spread over `ramp` seconds;
+    poisson: exponential inter-arrival times at the rate (annotators / ramp) that gives the ramp's
+    mean span, so the two profiles compare: same mean rate, bursts and gaps by chance."""
+    if arrival == "burst":
+        rng = random.Random(seed)
+        return [rng.uniform(0, 1.0) for _ in range(annotators)]
+    if arrival == "ramp":
+        return [ramp * index / annotators for index in range(annotators)]
+    if arrival == "poisson":
+        rng = random.Random(seed)
+        rate = annotators / ramp if ramp > 0 else float("inf")
+        offsets, at = [], 0.0
+        for _ in range(annotators):
+            offsets.append(at)
+            at += rng.expovariate(rate) if rate != float("inf") else 0.0
+        return offsets
+    raise ValueError(f"arrival: one of {', '.join(ARRIVALS)}, not {arrival!r}")
+
+
 def run_annotators(
-    port: int, sessions: list[str], think: float, duration: float, seed: int, autosave: bool, ramp: float
+    port: int,
+    sessions: list[str],
+    think: float,
+    duration: float,
+    seed: int,
+    autosave: bool,
+    ramp: float,
+    arrival: str = "ramp",
+    landings: list[list[str]] | None = None,
 ) -> tuple[Tally, float]:
+    """One thread per annotator (`sessions`: a signed-in session key each, or None per annotator
+    with `landings`: the platform landing URLs of each)."""
     tally = Tally()
     deadline = time.monotonic() + duration
+    offsets = arrival_offsets(arrival, len(sessions), ramp, seed)
 
     def body(index: int) -> None:
         rng = random.Random(seed * 1000 + index)
-        time.sleep(rng.uniform(0, ramp))  # arrivals spread over the ramp (default: one think time)
+        time.sleep(offsets[index])
         try:
-            annotate(Browser(port, sessions[index]), tally, think, deadline, rng, autosave, index)
+            mine = landings[index] if landings is not None else None
+            browser = Browser(port, sessions[index])
+            if landings is not None:
+                # each platform worker from an address of its own, as through a proxy that names it
+                # (TRUST_X_FORWARDED_FOR): the per-address cap on new platform workers sees people
+                browser.headers["X-Forwarded-For"] = f"10.{index >> 16 & 255}.{index >> 8 & 255}.{index & 255}"
+            annotate(browser, tally, think, deadline, rng, autosave, index, mine)
         except Exception as error:
             tally.errors.append(f"annotator {index}: {error!r}")
 
@@ -479,16 +586,35 @@ def run_once(args, secret_key: str, *, extra_env: dict | None = None, auth_backe
 
     connections.close_all()  # the database is dropped under this process's own connection
     recreate_database(args.database_url)
-    sessions = fill_database(args.annotators, args.hits, args.seed, auth_backend=auth_backend)
+    sessions = fill_database(args.annotators, args.hits, args.seed, auth_backend=auth_backend, landing=args.landing)
+    landings = None
+    if args.landing == "mturk":
+        landings = mturk_landing_urls(args.annotators, math.ceil(args.hits * WORKERS_PER_HIT / args.annotators))
+        sessions = [None] * args.annotators
     env = gunicorn_env(args.database_url, secret_key) | (extra_env or {})
+    if args.landing == "mturk":
+        # the annotators' own addresses (see run_annotators); the campaign's hourly cap on new
+        # platform workers (a safety net against made-up ids, 300) raised to the bench's crowd
+        landings_made = args.hits * WORKERS_PER_HIT
+        env |= {
+            "TRUST_X_FORWARDED_FOR": "1",
+            "PLATFORM_NEW_WORKERS_PER_CAMPAIGN_PER_HOUR": str(max(300, 2 * landings_made)),
+        }
     server = start_gunicorn(args.port, args.workers, args.threads, args.worker_class, env)
     time.sleep(3)  # let every gunicorn worker finish importing the project before counting CPU
     client_cpu_before = resource.getrusage(resource.RUSAGE_SELF)
     server_cpu_before = worker_cpu_seconds(server.pid)
     try:
-        ramp = args.think if args.ramp is None else args.ramp
         tally, elapsed = run_annotators(
-            args.port, sessions, args.think, args.duration, args.seed, not args.no_autosave, ramp
+            args.port,
+            sessions,
+            args.think,
+            args.duration,
+            args.seed,
+            not args.no_autosave,
+            args.ramp,
+            args.arrival,
+            landings,
         )
         server_cpu = sum(worker_cpu_seconds(server.pid).values()) - sum(server_cpu_before.values())
         database_cpu = postgres_backend_cpu_seconds()
@@ -503,7 +629,8 @@ def report(args, run: Run) -> None:
     """Every figure of one run, ending with its key=value line."""
     tally, elapsed, checks, env = run.tally, run.elapsed, run.checks, run.env
     print(
-        f"annotators={args.annotators} hits={args.hits} think={args.think}s gunicorn={args.worker_class} {args.workers} workers"
+        f"annotators={args.annotators} hits={args.hits} think={args.think}s landing={args.landing} arrival={args.arrival}"
+        f"{'' if args.arrival == 'burst' else f' over {args.ramp:g}s'} gunicorn={args.worker_class} {args.workers} workers"
         f"{f' x {args.threads} threads' if args.worker_class == 'gthread' else ''} "
         f"DB_CONN_MAX_AGE={env['DB_CONN_MAX_AGE']} REDIS_URL={'set' if env.get('REDIS_URL') else 'unset'}"
         f"{f' ANNOTATOR_FAST_PATH={env[FAST_PATH]}' if FAST_PATH in env else ''}"
@@ -611,11 +738,20 @@ def main() -> None:
     parser.add_argument("--think", type=float, default=1.0, help="mean seconds between two answers")
     parser.add_argument("--duration", type=float, default=240, help="hard limit in seconds")
     parser.add_argument(
-        "--ramp",
-        type=float,
-        help="seconds over which the annotators arrive (default: one think time, i.e. all at once: "
-        "every home page, claim and first screen lands in the first second)",
+        "--arrival",
+        choices=ARRIVALS,
+        help="how the annotators arrive: burst (all in the first second: a study shown to everyone at once; "
+        "the default), ramp (evenly over --ramp seconds), poisson (exponential gaps, mean span --ramp); "
+        "--ramp alone means ramp",
     )
+    parser.add_argument(
+        "--landing",
+        choices=LANDINGS,
+        default="site",
+        help="how annotators come in: site (signed-in site accounts, claiming from the home page) or mturk "
+        "(the campaign published on the MTurk stand-in; each HIT claimed by opening its MTurk landing URL)",
+    )
+    parser.add_argument("--ramp", type=float, help="seconds over which ramp and poisson arrivals spread (default 30)")
     # sync x 4 measured best on the 2-core machine: 7.2 ms of gunicorn CPU a request against 8.5 for
     # gthread 3 x 8 (GIL hand-offs between a process's threads), and lower p95 of every kind
     parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
@@ -644,6 +780,13 @@ def main() -> None:
         args.hits = hits_needed(args.annotators, args.hits_per_annotator)
     elif (reason := check_hits_serve(args.annotators, args.hits)) is not None:
         parser.error(reason)
+
+    if args.arrival is None:
+        args.arrival = "burst" if args.ramp is None else "ramp"
+    if args.ramp is None:
+        args.ramp = 30.0
+    if args.ramp <= 0 and args.arrival != "burst":
+        parser.error("--ramp: more than 0 seconds for ramp and poisson arrivals")
 
     secret_key = "bench-only-secret-key-" + "x" * 32
     recreate_database(args.database_url)

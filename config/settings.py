@@ -292,6 +292,12 @@ SUGGESTER_OTHER_WARN_RATE = env_float("SUGGESTER_OTHER_WARN_RATE", 0.15)
 if not 0 <= SUGGESTER_OTHER_WARN_RATE <= 1:
     raise ConfigError(f"SUGGESTER_OTHER_WARN_RATE={SUGGESTER_OTHER_WARN_RATE} must be between 0 and 1")
 SUGGESTER_WARN_MIN_ANSWERS = env_int("SUGGESTER_WARN_MIN_ANSWERS", 30)
+# The campaign report (dashboard figures, worker table, API report) is cached under a fingerprint
+# of every row it reads (labeling/report_cache.py), so a view recomputes it only after a change;
+# REPORT_CACHE=0 computes it on every view. Entries of an old fingerprint expire after
+# REPORT_CACHE_SECONDS (they are never read again).
+REPORT_CACHE = env_bool("REPORT_CACHE", default=True)
+REPORT_CACHE_SECONDS = env_int("REPORT_CACHE_SECONDS", 86_400)
 # --- end of input limits ------------------------------------------------------------------------
 
 # --- Study report and model raters (wt-report; docs/analysis/study-report.md) --------------------

@@ -26,7 +26,8 @@ from labeling.forms import candidate_dialogues
 from labeling.hits import build_hits
 from labeling.models import AggregatedLabel, Campaign, Worker
 from labeling.payments import approve_submitted, record_payments
-from labeling.reports import accept_proposed_label, campaign_report
+from labeling.report_cache import cached_campaign_report
+from labeling.reports import accept_proposed_label
 from labeling.serializers import (
     AcceptLabelSerializer,
     AggregatedLabelSerializer,
@@ -92,7 +93,7 @@ class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     @extend_schema(responses=CampaignReportSerializer)
     @action(detail=True, methods=["get"])
     def report(self, request, pk=None, format=None):
-        return Response(campaign_report(self.get_object()))
+        return Response(cached_campaign_report(self.get_object()))
 
     @extend_schema(responses=AggregatedLabelSerializer(many=True))
     @action(detail=True, methods=["get"], url_path="aggregated-labels")
@@ -108,7 +109,7 @@ class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     @extend_schema(responses=WorkerStatsSerializer(many=True))
     @action(detail=True, methods=["get"])
     def workers(self, request, pk=None, format=None):
-        return Response(campaign_report(self.get_object())["workers"])
+        return Response(cached_campaign_report(self.get_object())["workers"])
 
     @extend_schema(request=None, responses={202: JobQueuedSerializer})
     @action(detail=True, methods=["post"])

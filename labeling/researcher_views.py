@@ -19,6 +19,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Count, Sum
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -46,8 +47,8 @@ from labeling.platforms.summary import campaign_platforms
 from labeling.platforms.sync import request_decision
 from labeling.policy import answers_bought
 from labeling.qualification import campaign_summary
-from labeling.report_plots import report_plots
-from labeling.reports import accept_proposed_label, campaign_report, review_proposal
+from labeling.report_cache import CSRF_PLACEHOLDER, cached_figures, cached_report_html
+from labeling.reports import accept_proposed_label, review_proposal
 from labeling.workers import set_blocked
 
 
@@ -237,7 +238,7 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
         },
         "platforms": campaign_platforms(campaign),
         "unpublished": not campaign.publications.exists(),
-        "bought": answers_bought(campaign),
+        "bought": cached_figures(campaign, "bought", answers_bought),  # counts every answer
         "qualification": campaign_summary(campaign),
         "unproven": unproven_holdings(campaign),
     }
@@ -327,9 +328,7 @@ def campaign_platform_close(request: HttpRequest, campaign: Campaign) -> str:
 def campaign_report_partial(request: HttpRequest, pk: int) -> HttpResponse:
     """The dashboard's figures, loaded by htmx once the page is up (they take a moment on big campaigns)."""
     campaign = get_object_or_404(Campaign, pk=pk)
-    report = campaign_report(campaign)
-    context = {"campaign": campaign, "report": report, "plots": report_plots(report)}
-    return render(request, "labeling/researcher/partials/report.html", context)
+    return HttpResponse(cached_report_html(campaign).replace(CSRF_PLACEHOLDER, get_token(request)))
 
 
 @campaign_action()
