@@ -8,8 +8,8 @@ and one completion code (kept in Publication.completion_code and shown by our re
 The token comes only from the environment (PROLIFIC_API_TOKEN), is sent only in the
 Authorization header and never stored or logged. `make_session` is the one transport point: tests
 either intercept HTTP with `responses` or install the stateful stand-in (labeling.platforms.standin)
-there, so nothing touches the network. `submission(session_id)` looks one submission up (for
-checking a landing).
+there, so nothing touches the network. `landing_submission` looks one submission up for a
+landing's check, in one short try (no retries: a waiting participant is shown a page instead).
 
 Money: Prolific pays rewards in the workspace's currency, so the workspace of PROLIFIC_PROJECT_ID
 must pay in the campaign's currency (read before anything is created), and the reward must reach
@@ -304,14 +304,6 @@ class ProlificPlatform(ProlificStudies, ProlificBonuses):
             platform_status=status,
             paid_share=_paid_share(row) if status == PARTIALLY_APPROVED else None,
         )
-
-    def submission(self, session_id: str) -> dict:
-        """One submission as Prolific holds it: {"id", "participant_id", "study_id", "status"}
-        (the SESSION_ID a participant lands with is the submission's id), for checking a landing.
-        Raises PlatformError (PlatformCallError with code "404" for an unknown id).
-        https://docs.prolific.com/api-reference/submissions/get-submission"""
-        row = self._request("get submission", "GET", f"/submissions/{session_id}/", repeatable=True)
-        return {name: row.get(name, "") for name in ("id", "participant_id", "study_id", "status")}
 
     def approve(self, publication: Publication, result: ExternalResult) -> None:
         self._transition(result, {"action": "APPROVE"})
