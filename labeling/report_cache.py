@@ -69,7 +69,11 @@ def cached_figures(campaign: Campaign, name: str, compute: Callable[[Campaign], 
     for figures that read nothing outside it (the report; the answers bought on the dashboard)."""
     if not settings.REPORT_CACHE:
         return compute(campaign)
-    key = f"{KEY_PREFIX}:{name}:{campaign.pk}:{report_fingerprint(campaign)}"
+    return _cached(campaign, name, report_fingerprint(campaign), compute)
+
+
+def _cached(campaign: Campaign, name: str, fingerprint: str, compute: Callable[[Campaign], T]) -> T:
+    key = f"{KEY_PREFIX}:{name}:{campaign.pk}:{fingerprint}"
     figures = cache.get(key)
     if figures is None:
         figures = compute(campaign)
@@ -85,12 +89,19 @@ CSRF_PLACEHOLDER = "report-cache-csrf-token-placeholder"
 def cached_report_html(campaign: Campaign) -> str:
     """The dashboard's report partial, rendered, with CSRF_PLACEHOLDER for the token. Rendering
     the worker table is most of a cached view's cost (0.5 s at 1,500 workers), so the page is
-    kept rendered under the same fingerprint. The template reads nothing of the request."""
-    return cached_figures(campaign, "report-html", _render_report)
+    kept rendered under the same fingerprint, read once for both (the page and its figures).
+    The template reads nothing of the request."""
+    if not settings.REPORT_CACHE:
+        return _render_report(campaign, campaign_report(campaign))
+    fingerprint = report_fingerprint(campaign)
+
+    def render(campaign: Campaign) -> str:
+        return _render_report(campaign, _cached(campaign, "report", fingerprint, campaign_report))
+
+    return _cached(campaign, "report-html", fingerprint, render)
 
 
-def _render_report(campaign: Campaign) -> str:
-    report = cached_campaign_report(campaign)
+def _render_report(campaign: Campaign, report: dict) -> str:
     context = {"campaign": campaign, "report": report, "plots": report_plots(report), "csrf_token": CSRF_PLACEHOLDER}
     return render_to_string("labeling/researcher/partials/report.html", context)
 
