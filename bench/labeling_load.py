@@ -15,9 +15,11 @@ What it does:
    as when a platform shows a new study to everyone at once; ramp: evenly over --ramp seconds;
    poisson: exponential gaps at the rate giving the same mean span), sending what the browser sends with htmx: POST claim, GET the
    first screen, then per screen "think" (about --think seconds), POST the pick (the autosave,
-   go=stay; --no-autosave leaves it out) and POST Next with the answer (go=next: the next-item
-   request, answered with the next screen's partial), then POST submit; and again until no HIT
-   is left or --duration runs out;
+   go=stay) on the screens where the annotator stays past AUTOSAVE_DELAY_MS after picking
+   (--linger-share of them, default 0.2; --per-pick-autosave: every screen, what the browser sent
+   before the delay existed; --no-autosave: none) and POST Next with the answer (go=next: the
+   next-item request, which saves the pick and is answered with the next screen's partial), then
+   POST submit; and again until no HIT is left or --duration runs out;
 4. prints p50/p95/max latency of every kind of request (claim, screen: the GET of a HIT's first
    screen, autosave, next, submit; each timed around its own request and response only),
    submits/s, the CPU per request of the gunicorn workers, the PostgreSQL backends and this
@@ -313,12 +315,14 @@ def annotate(
     think: float,
     deadline: float,
     rng: random.Random,
-    autosave: bool,
+    autosave: float,
     index: int = 0,
     landings: list[str] | None = None,
 ) -> None:
     """One annotator's whole session: the home page, then claim, first screen, (autosave +) Next
     per screen, submit, and again until no HIT is left or `deadline` (time.monotonic) passes.
+    `autosave`: the share of screens on which the browser sends the autosave before Next (the
+    annotator stayed past AUTOSAVE_DELAY_MS after picking; 1 or True: every screen).
     With `landings` (platform landing URLs, one per HIT) each HIT is claimed by opening its landing
     URL instead (timed as the claim: the landing signs in and claims), with no home page first.
     Raises RuntimeError on an answer the browser would not expect."""
@@ -358,7 +362,7 @@ def annotate(
             label = rng.choice(CHOICE.findall(page))
             time.sleep(think * rng.uniform(0.5, 1.5))
             answer_url = f"/labeling/assignments/{assignment}/items/{position}/answer/"
-            if autosave:  # what the browser sends when a choice is picked, before Next
+            if autosave and rng.random() < autosave:  # the pick saved on its own, before Next
                 started = time.perf_counter()
                 status, _, _ = browser.request("POST", answer_url, form={"go": "stay", "answer": label}, htmx=True)
                 tally.autosave_ms.append((time.perf_counter() - started) * 1000)
@@ -418,7 +422,7 @@ def run_annotators(
     think: float,
     duration: float,
     seed: int,
-    autosave: bool,
+    autosave: float,
     ramp: float,
     arrival: str = "ramp",
     landings: list[list[str]] | None = None,
@@ -611,7 +615,7 @@ def run_once(args, secret_key: str, *, extra_env: dict | None = None, auth_backe
             args.think,
             args.duration,
             args.seed,
-            not args.no_autosave,
+            args.linger_share,
             args.ramp,
             args.arrival,
             landings,
@@ -629,7 +633,8 @@ def report(args, run: Run) -> None:
     """Every figure of one run, ending with its key=value line."""
     tally, elapsed, checks, env = run.tally, run.elapsed, run.checks, run.env
     print(
-        f"annotators={args.annotators} hits={args.hits} think={args.think}s landing={args.landing} arrival={args.arrival}"
+        f"annotators={args.annotators} hits={args.hits} think={args.think}s linger_share={args.linger_share:g} "
+        f"landing={args.landing} arrival={args.arrival}"
         f"{'' if args.arrival == 'burst' else f' over {args.ramp:g}s'} gunicorn={args.worker_class} {args.workers} workers"
         f"{f' x {args.threads} threads' if args.worker_class == 'gthread' else ''} "
         f"DB_CONN_MAX_AGE={env['DB_CONN_MAX_AGE']} REDIS_URL={'set' if env.get('REDIS_URL') else 'unset'}"
@@ -760,7 +765,21 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
-        "--no-autosave", action="store_true", help="skip the autosave POST a browser sends when a choice is picked"
+        "--linger-share",
+        type=float,
+        default=0.2,
+        help="share of screens where the annotator stays past AUTOSAVE_DELAY_MS after picking, so "
+        "the browser sends the autosave before Next (default 0.2)",
+    )
+    parser.add_argument(
+        "--per-pick-autosave",
+        dest="linger_share",
+        action="store_const",
+        const=1.0,
+        help="an autosave with every pick (what the browser sent before AUTOSAVE_DELAY_MS; AUTOSAVE_DELAY_MS=0 today)",
+    )
+    parser.add_argument(
+        "--no-autosave", dest="linger_share", action="store_const", const=0.0, help="never an autosave before Next"
     )
     parser.add_argument("--database-url", default=DEFAULT_DATABASE_URL)
     parser.add_argument(

@@ -122,9 +122,9 @@ class Measured:
         return Reply(int(status.split()[0]), dict(headers), content.decode())
 
 
-def walk_one_hit(browser: Measured, rng: random.Random) -> int:
-    """One HIT, as bench/labeling_load.py's annotators send it; returns the screens answered
-    (0 when no HIT was left)."""
+def walk_one_hit(browser: Measured, rng: random.Random, linger_share: float = 1.0) -> int:
+    """One HIT, as bench/labeling_load.py's annotators send it (the autosave before Next on
+    `linger_share` of the screens); returns the screens answered (0 when no HIT was left)."""
     browser.send("home", "GET", "/labeling/")  # also sets the CSRF cookie, as in a browser
     claimed = browser.send("claim", "POST", "/labeling/claim/")
     found = ASSIGNMENT.search(claimed.headers.get("Location", ""))
@@ -143,8 +143,9 @@ def walk_one_hit(browser: Measured, rng: random.Random) -> int:
         position = int(heading.group(1))
         label = rng.choice(CHOICE.findall(page))
         url = f"/labeling/assignments/{assignment}/items/{position}/answer/"
-        saved = browser.send("autosave", "POST", url, {"go": "stay", "answer": label}, htmx=True)
-        assert saved.status == 200, saved.status
+        if rng.random() < linger_share:
+            saved = browser.send("autosave", "POST", url, {"go": "stay", "answer": label}, htmx=True)
+            assert saved.status == 200, saved.status
         response = browser.send("next", "POST", url, {"go": "next", "answer": label, "seconds": "1"}, htmx=True)
         assert response.status == 200, response.status
         page = response.text
@@ -160,6 +161,12 @@ def main() -> None:
     parser.add_argument("--annotators", type=int, default=6)
     parser.add_argument("--profile", choices=["next", "autosave", "submit", "claim", "redirect", "screen", "home"])
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument(
+        "--linger-share",
+        type=float,
+        default=0.2,
+        help="share of screens with an autosave before Next (as bench/labeling_load.py; 1: every screen)",
+    )
     parser.add_argument("--database-url", default=DEFAULT_DATABASE_URL)
     args = parser.parse_args()
     if urllib.parse.urlsplit(args.database_url).hostname not in ("127.0.0.1", "localhost"):
@@ -176,13 +183,13 @@ def main() -> None:
     browsers = [Measured(app, key, args.profile) for key in sessions]
     # A first HIT per annotator warms imports, template and label caches; not counted.
     for browser in browsers:
-        walk_one_hit(browser, rng)
+        walk_one_hit(browser, rng, args.linger_share)
         browser.cpu_ms.clear()
         browser.queries.clear()
     PROFILER.clear()
     screens = 0
     for browser in browsers:
-        while answered := walk_one_hit(browser, rng):
+        while answered := walk_one_hit(browser, rng, args.linger_share):
             screens += answered
 
     merged: dict[str, list[float]] = defaultdict(list)

@@ -283,6 +283,11 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 2_621_440) 
 # Seconds on a screen: one save credits at most this much; a worker whose median seconds per
 # dialogue screen is under the threshold (after enough answers) is flagged on the dashboard.
 SCREEN_SECONDS_CAP = env_float("SCREEN_SECONDS_CAP", 600.0)
+# A pick is saved this long after it was made unless Next or Back carried it first (one request
+# per screen instead of two); a page left before then sends it as it goes (static/labeling/hit.js).
+AUTOSAVE_DELAY_MS = env_int("AUTOSAVE_DELAY_MS", 2000)
+if not 0 <= AUTOSAVE_DELAY_MS <= 60_000:
+    raise ConfigError(f"AUTOSAVE_DELAY_MS={AUTOSAVE_DELAY_MS} must be between 0 and 60000")
 FAST_WORKER_MEDIAN_SECONDS = env_float("FAST_WORKER_MEDIAN_SECONDS", 3.0)
 FAST_WORKER_MIN_ANSWERS = env_int("FAST_WORKER_MIN_ANSWERS", 5)
 # The campaign dashboard warns that the suggester is weak for this corpus when more than this

@@ -201,6 +201,7 @@ def _render_item(
         "task_template": task_type.template,
         "saved": saved is not None,
         "error": error,
+        "autosave_delay": settings.AUTOSAVE_DELAY_MS,
         **task_type.screen(assignment, item, saved),
     }
     htmx = _is_htmx(request)

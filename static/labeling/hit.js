@@ -1,5 +1,6 @@
 // The HIT screen's keyboard and "Other" list. Answers themselves are posted by htmx attributes in
-// templates/labeling/partials/screen.html; this file only adds shortcuts, filtering and timing.
+// templates/labeling/partials/screen.html; this file only adds shortcuts, filtering, timing, the
+// retry of a failed request and the save of a pick still waiting when the page is left.
 (function () {
   "use strict";
   // htmx re-runs body scripts when it restores a page from history: install the handlers once.
@@ -91,15 +92,49 @@
   // Time spent on a screen travels with every save of it: the seconds since the screen was shown
   // (or since its last save), measured here as the request is built. htmx 2 hands over the
   // parameters as a FormData proxy without an `in` check, so the form's own elements decide.
+  // A request carrying a pick not yet saved counts the seconds until the pick, not until the
+  // (delayed) request: the time spent deciding, as when every pick was sent at once.
+  function secondsOnScreen() {
+    const until = pendingPick && pickedAt > shownAt ? pickedAt : Date.now();
+    const seconds = ((until - shownAt) / 1000).toFixed(1);
+    shownAt = until;
+    return seconds;
+  }
   document.addEventListener("htmx:configRequest", (event) => {
     const form = itemForm();
-    if (form && form.contains(event.detail.elt)) {
-      event.detail.parameters.seconds = ((Date.now() - shownAt) / 1000).toFixed(1);
-      shownAt = Date.now();
-    }
+    if (form && form.contains(event.detail.elt)) event.detail.parameters.seconds = secondsOnScreen();
   });
   document.addEventListener("htmx:afterSwap", (event) => {
     if (event.detail.target && event.detail.target.id !== "save-status") shownAt = Date.now();
+  });
+
+  // A pick is saved AUTOSAVE_DELAY_MS after it was made (the hx-trigger's delay), or by the Next or
+  // Back that carries it first: one request per screen for an annotator who picks and moves on.
+  // A page left in between (closed, reloaded, sent to the background on a phone) sends the pick as
+  // it goes, so it is not lost.
+  let pendingPick = false;
+  let pickedAt = 0;
+  document.addEventListener("change", (event) => {
+    if (event.target.closest && event.target.closest("#item-form .answers")) {
+      pendingPick = true;
+      pickedAt = Date.now();
+    }
+  });
+  document.addEventListener("htmx:beforeRequest", (event) => {
+    const form = itemForm();
+    if (form && form.contains(event.detail.elt)) pendingPick = false; // this request carries it
+  });
+  function sendPendingPick() {
+    const form = itemForm();
+    if (!pendingPick || !form || !navigator.sendBeacon) return;
+    const data = new FormData(form);
+    data.set("go", "stay");
+    data.set("seconds", secondsOnScreen());
+    if (navigator.sendBeacon(form.getAttribute("action"), data)) pendingPick = false;
+  }
+  window.addEventListener("pagehide", sendPendingPick);
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "hidden") sendPendingPick();
   });
 
   // A request that fails (no network, or the server answering 5xx while it restarts: a 503 with
@@ -137,6 +172,10 @@
     const xhr = event.detail.xhr;
     const status = xhr ? xhr.status : 0;
     if (status && status < 500) return; // the server's own answer (a refusal), not a fault
+    const form = itemForm();
+    if (form && form.contains(event.detail.elt) && form.querySelector('input[name="answer"]:checked')) {
+      pendingPick = true; // not saved: a page left before the retry still sends it
+    }
     failures += 1;
     const replay = replayOf(event.detail);
     if (!replay || failures > RETRY_LIMIT) {
