@@ -10,7 +10,10 @@ What it does:
    ceil(2 N / 3) HITs), or `--hits` when given, refused when it has fewer seats than annotators
    (nobody is left out silently); `--annotators` site accounts with a signed-in session each;
 2. starts gunicorn on 127.0.0.1 (--worker-class, --workers, --threads; default sync x 4) with DATABASE_URL,
-   SECRET_KEY and DB_CONN_MAX_AGE (persistent connections, 60 s unless set) in its environment;
+   SECRET_KEY and DB_CONN_MAX_AGE (persistent connections, 600 s unless set, so every backend
+   lives through the run and its CPU is counted) in its environment; --threads goes to gthread
+   only (gunicorn runs a sync worker given threads > 1 as gthread: runs before 2026-11-27 16:50 UTC
+   that say "sync x 4" ran gthread 4 x 8);
 3. runs one thread per annotator, arriving as --arrival says (burst: every one in the first second,
    as when a platform shows a new study to everyone at once; ramp: evenly over --ramp seconds;
    poisson: exponential gaps at the rate giving the same mean span), sending what the browser sends with htmx: POST claim, GET the
@@ -230,7 +233,9 @@ def start_gunicorn(port: int, workers: int, threads: int, worker_class: str, env
         f"--bind={HOST}:{port}",
         f"--workers={workers}",
         f"--worker-class={worker_class}",
-        f"--threads={threads}",
+        # threads > 1 turns the sync worker into gthread (gunicorn's `threads` setting:
+        # https://gunicorn.org/reference/settings/#threads): only gthread is given threads
+        f"--threads={threads if worker_class == 'gthread' else 1}",
         "--keep-alive=5",
         "--log-level=warning",
     ]
@@ -562,8 +567,9 @@ def gunicorn_env(database_url: str, secret_key: str) -> dict:
         "DEBUG": "0",
         "SECURE_SSL_REDIRECT": "0",  # plain HTTP on loopback (the cookie jar here ignores Secure)
         "STATIC_ROOT": static_root,
-        # persistent connections (the settings' default, made explicit): no connection set-up per request
-        "DB_CONN_MAX_AGE": os.environ.get("DB_CONN_MAX_AGE", "60"),
+        # persistent connections, kept past --duration: a backend closed at its 60 s age (the
+        # settings' default) takes its CPU with it, and the run's PostgreSQL figure read too low
+        "DB_CONN_MAX_AGE": os.environ.get("DB_CONN_MAX_AGE", "600"),
     }
 
 
@@ -757,8 +763,9 @@ def main() -> None:
         "(the campaign published on the MTurk stand-in; each HIT claimed by opening its MTurk landing URL)",
     )
     parser.add_argument("--ramp", type=float, help="seconds over which ramp and poisson arrivals spread (default 30)")
-    # sync x 4 measured best on the 2-core machine: 7.2 ms of gunicorn CPU a request against 8.5 for
-    # gthread 3 x 8 (GIL hand-offs between a process's threads), and lower p95 of every kind
+    # sync x 4 (one thread each: gunicorn makes a sync worker given threads gthread) measured best
+    # on the 2-core machine on 2026-11-27: 5.2 ms of gunicorn CPU per answered screen against 6.9
+    # for gthread 4 x 8 (GIL hand-offs between a process's threads), docs/benchmarks/annotator-load.md
     parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker (gthread)")
     parser.add_argument("--worker-class", default="sync", help="gunicorn worker class (sync, gthread)")

@@ -42,6 +42,8 @@ sys.path.insert(0, str(REPO / "bench"))
 from labeling_load import ASSIGNMENT, CHOICE, HEADING, fill_database, recreate_database, setup_django
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/bench_labeling_profile"
+SHOW_SQL: list[str | None] = [None]  # --sql KIND: the kind whose statements are kept
+LAST_SQL: dict[str, list[str]] = {}  # the statements of the last of its longest requests
 PROFILER = cProfile.Profile(time.process_time)  # CPU time; one for all simulated annotators: they take turns
 
 
@@ -97,7 +99,11 @@ class Measured:
 
         def count(execute, sql, params, many, context):
             counted[0] += 1
+            if kind == SHOW_SQL[0]:
+                statements.append(" ".join(sql.split())[:160])
             return execute(sql, params, many, context)
+
+        statements: list[str] = []
 
         profiling = kind == self.profile_kind
         with connection.execute_wrapper(count):
@@ -114,6 +120,8 @@ class Measured:
                 self.profiler.disable()
             self.cpu_ms[kind].append((time.process_time() - started) * 1000)
         self.queries[kind].append(counted[0])
+        if statements and len(statements) >= len(LAST_SQL.get(kind, [])):
+            LAST_SQL[kind] = statements
         status, headers = started_response[0]
         for name, value in headers:
             if name.lower() == "set-cookie":
@@ -162,6 +170,11 @@ def main() -> None:
     parser.add_argument("--profile", choices=["next", "autosave", "submit", "claim", "redirect", "screen", "home"])
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument(
+        "--sql",
+        choices=["next", "autosave", "submit", "claim", "redirect", "screen", "home"],
+        help="print the SQL statements (shortened) of the request of this kind that sent the most",
+    )
+    parser.add_argument(
         "--linger-share",
         type=float,
         default=0.2,
@@ -172,6 +185,7 @@ def main() -> None:
     if urllib.parse.urlsplit(args.database_url).hostname not in ("127.0.0.1", "localhost"):
         parser.error("the bench only talks to a database on 127.0.0.1")
 
+    SHOW_SQL[0] = args.sql
     recreate_database(args.database_url)
     os.environ.setdefault("STATIC_ROOT", tempfile.mkdtemp(prefix="bench-static-"))
     setup_django(args.database_url, "bench-only-secret-key-" + "x" * 32)
@@ -218,6 +232,10 @@ def main() -> None:
     def median(kind: str) -> str:
         return f"{statistics.median(merged[kind]):.2f}" if merged[kind] else "nan"
 
+    for kind, statements in LAST_SQL.items():
+        print(f"SQL of the longest {kind} request ({len(statements)} statements):")
+        for statement in statements:
+            print(f"  {statement}")
     print(
         f"cpu_per_screen_ms={per_screen:.2f} next_cpu_ms={median('next')} autosave_cpu_ms={median('autosave')} "
         f"screen_cpu_ms={median('screen')} submit_cpu_ms={median('submit')} claim_cpu_ms={median('claim')}"

@@ -274,6 +274,97 @@ class ClaimSearch:
         return self._compiled[key]
 
 
+class Compiled:
+    """Any ORM read compiled once per process: ClaimSearch's trick made general. `build(*stand_ins)`
+    returns the queryset (written once, the ORM twin runs it as is with the fast path off); its SQL
+    is compiled on the first call and each call puts its own values where the stand-ins' landed in
+    the parameters. A stand-in must be a value no other parameter has: ids below -7_000_000, or
+    moments in 2001 (STAND_IN_MOMENTS). Every datetime among the parameters must be a stand-in
+    (checked when compiling): a moment computed inside `build` would be frozen into the SQL.
+    Compile it inside a transaction when the query locks (select_for_update)."""
+
+    def __init__(self, build, *stand_ins) -> None:
+        self._build = build
+        self._stand_ins = stand_ins
+        self._compiled: dict[str, tuple[str, list, list[int | None]]] = {}
+
+    def queryset(self, *values):
+        """The ORM twin: the same query for these values, run by the ORM."""
+        return self._build(*values)
+
+    def sql(self, *values) -> tuple[str, list]:
+        """The compiled SQL and the parameters for `values` (given in the stand-ins' order)."""
+        sql, params, slots = self._compile()
+        adapted = [_adapt(value) for value in values]
+        return sql, [param if slot is None else adapted[slot] for param, slot in zip(params, slots, strict=True)]
+
+    def rows(self, *values) -> list[tuple]:
+        sql, params = self.sql(*values)
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchall()
+
+    def count(self, *values) -> int:
+        """How many rows the query reads (its SQL wrapped in a COUNT)."""
+        sql, params = self.sql(*values)
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT COUNT(*) FROM ({sql}) counted", params)
+            return cursor.fetchone()[0]
+
+    def first_row(self, *values) -> tuple | None:
+        sql, params = self.sql(*values)
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchone()
+
+    def _compile(self) -> tuple[str, list, list[int | None]]:
+        key = connection.vendor
+        if key not in self._compiled:
+            sql, params = self._build(*self._stand_ins).query.sql_with_params()
+            stand_ins = [_adapt(value) for value in self._stand_ins]
+            slots: list[int | None] = []
+            for param in params:
+                slot = next((i for i, s in enumerate(stand_ins) if _hashable(param) and param == s), None)
+                if slot is None and isinstance(param, datetime):
+                    raise ValueError(f"a moment that is no stand-in in compiled SQL: {param!r} ({sql})")
+                slots.append(slot)
+            self._compiled[key] = (sql, list(params), slots)
+        return self._compiled[key]
+
+
+# moments no real parameter has, for a Compiled query's datetimes (now, a cutoff, ...)
+STAND_IN_MOMENTS = tuple(datetime(2001, 2, 3, 4, 5, 6, 700 + i, tzinfo=UTC) for i in range(4))
+
+
+def _adapt(value):
+    """A value as the ORM puts it among a query's parameters."""
+    return connection.ops.adapt_datetimefield_value(value) if isinstance(value, datetime) else value
+
+
+def instances(row, *models) -> list:
+    """The instances of `models` whose columns follow one another in `row` (a select_related
+    read: the model's, then each related one's, in `rows.fields` order)."""
+    built, start = [], 0
+    for model in models:
+        size = len(rows.fields(model))
+        built.append(rows.build(model, row[start : start + size]))
+        start += size
+    return built
+
+
+def set_free_seats(hit_id: int, count: int) -> None:
+    """labeling.seats.set_free's UPDATE of one HIT's free-seat count, written once."""
+    with connection.cursor() as cursor:
+        cursor.execute(_set_free_seats_sql(), [count, hit_id])
+
+
+@cache
+def _set_free_seats_sql() -> str:
+    quote = connection.ops.quote_name
+    column = quote(HIT._meta.get_field("seats_free").column)
+    return f"UPDATE {quote(HIT._meta.db_table)} SET {column} = %s WHERE {quote(HIT._meta.pk.column)} = %s"
+
+
 def _hashable(value) -> bool:
     try:
         hash(value)

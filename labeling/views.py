@@ -21,14 +21,15 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Label
+from config import rows
 from config.pages import refusal
-from labeling import hot_reads, qualification, qualification_views, screens, task_types
+from labeling import fast_path, hot_reads, qualification, qualification_views, screens, task_types
 from labeling.actions import SubmissionRefused, refusal_reason
 from labeling.actions.answer import save_answer, save_pick
 from labeling.actions.claim import claim_next_hit, live_assignment, open_hit_count
 from labeling.actions.submit import feedback_shown, quiz_result, submit_assignment
 from labeling.crowd.speed import clamped_seconds
-from labeling.models import Assignment, Campaign, HITItem
+from labeling.models import HIT, Assignment, Campaign, HITItem
 from labeling.workers import worker_for_user
 
 
@@ -74,21 +75,50 @@ def _is_live(assignment: Assignment) -> bool:
 # --- Home and tutorial --------------------------------------------------------------------------
 
 
+_WORKER = fast_path.ClaimSearch.WORKER
+# the home page's reads, compiled once per process with the fast path on (every arrival of a
+# study's first minute opens it): the open campaigns, and the worker's last 50 HITs
+_OPEN_CAMPAIGNS = fast_path.Compiled(lambda: Campaign.objects.filter(status=Campaign.OPEN).order_by("name"))
+_HISTORY = fast_path.Compiled(
+    lambda worker_id: (
+        Assignment.objects.filter(worker_id=worker_id).select_related("hit__campaign").order_by("-accepted_at")[:50]
+    ),
+    _WORKER,
+)
+
+
+def _open_campaigns() -> list[Campaign]:
+    if not fast_path.enabled():
+        return list(_OPEN_CAMPAIGNS.queryset())
+    return [rows.build(Campaign, row) for row in _OPEN_CAMPAIGNS.rows()]
+
+
+def _history(worker) -> list[Assignment]:
+    if not fast_path.enabled():
+        return list(_HISTORY.queryset(worker.pk))
+    history = []
+    for row in _HISTORY.rows(worker.pk):
+        assignment, hit, hit.campaign = fast_path.instances(row, Assignment, HIT, Campaign)
+        assignment.hit = hit
+        history.append(assignment)
+    return history
+
+
 @login_required
 @require_GET
 def worker_home(request: HttpRequest) -> HttpResponse:
     worker = worker_for_user(request.user)
-    open_campaigns = Campaign.objects.filter(status=Campaign.OPEN).order_by("name")
+    open_campaigns = _open_campaigns()
     if request.GET.get("campaign", "").isdigit():
         # a crowd platform's link (labeling.platforms.hit_url) names the campaign to work on
-        open_campaigns = open_campaigns.filter(pk=request.GET["campaign"])
+        open_campaigns = [campaign for campaign in open_campaigns if str(campaign.pk) == request.GET["campaign"]]
     campaigns = [(campaign, open_hit_count(worker, campaign)) for campaign in open_campaigns]
     qualification.annotate_statuses(worker, [campaign for campaign, _ in campaigns])
     context = {
         "worker": worker,
         "campaigns": campaigns,
         "live": live_assignment(worker),
-        "history": worker.assignments.select_related("hit__campaign").order_by("-accepted_at")[:50],
+        "history": _history(worker),
     }
     return render(request, "labeling/worker_home.html", context)
 
@@ -139,9 +169,9 @@ def assignment_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _where_it_stands(assignment: Assignment) -> HttpResponse:
     """A live assignment's first open screen, or its review once every screen is answered."""
-    answered = set(assignment.responses.values_list("item_id", flat=True))
     hit_screens = screens.screens_of(assignment.hit, assignment.seat)
-    first_open = next((p for p in sorted(hit_screens) if hit_screens[p].item.pk not in answered), None)
+    stored = hot_reads.stored_answers(assignment.pk, [screen.item.pk for screen in hit_screens.values()])
+    first_open = next((p for p in sorted(hit_screens) if stored[hit_screens[p].item.pk] is None), None)
     if first_open is None:
         return redirect("labeling:assignment_review", pk=assignment.pk)
     return redirect(_screen_urls(assignment.pk, first_open)[0])
@@ -270,7 +300,12 @@ def answer_item(request: HttpRequest, pk: int, position: int) -> HttpResponse:
 
 def _save_on_the_way(request: HttpRequest, assignment: Assignment, item: HITItem, go: str, task_type) -> None:
     """Save the answer posted with Next, Back or a save; an answer the type refuses is refused,
-    except on Back for a type whose refused answers are unfinished ones (left unsaved there)."""
+    except on Back for a type whose refused answers are unfinished ones (left unsaved there).
+    Most Nexts carry a pick not saved yet (the autosave waits AUTOSAVE_DELAY_MS): one of the three
+    choices is written by the autosave's one statement (save_pick), anything else in full."""
+    seconds = clamped_seconds(request.POST.get("seconds", 0), settings.SCREEN_SECONDS_CAP)
+    if save_pick(assignment.pk, request.user.pk, item.position, request.POST.get("answer", ""), seconds_spent=seconds):
+        return
     try:
         _save_posted_answer(request, assignment, item)
     except SubmissionRefused:

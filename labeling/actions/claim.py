@@ -19,22 +19,45 @@ from django.db import transaction
 from django.db.models import Case, Exists, IntegerField, OuterRef, Q, QuerySet, Value, When
 from django.utils import timezone
 
+from config import rows
 from labeling import fast_path, qualification, quiz_pool, seats, workers
 from labeling.models import HIT, Assignment, Campaign, HITItem, Worker
 
 
-def _lapsed_q(now: datetime) -> Q:
+def _lapsed_q(now: datetime, unconfirmed_before: datetime) -> Q:
     """Seats that come back: accepted past the time limit, or unproven work its platform did not
-    confirm within the time limit and PLATFORM_UNCONFIRMED_GRACE_MINUTES (a made-up id's)."""
-    grace = timedelta(minutes=settings.PLATFORM_UNCONFIRMED_GRACE_MINUTES)
+    confirm within the time limit and PLATFORM_UNCONFIRMED_GRACE_MINUTES (a made-up id's:
+    `unconfirmed_before` is now less that grace)."""
     unconfirmed = Q(
         status=Assignment.SUBMITTED,
         unproven=True,
         phantom=False,  # a phantom place holds no seat: sync alone decides its work
         platform_confirmed_at__isnull=True,
-        expires_at__lte=now - grace,
+        expires_at__lte=unconfirmed_before,
     )
     return Q(status=Assignment.ACCEPTED, expires_at__lte=now) | unconfirmed
+
+
+def _lapsed(now: datetime, unconfirmed_before: datetime):
+    return Assignment.objects.filter(_lapsed_q(now, unconfirmed_before))
+
+
+_NOW, _BEFORE = fast_path.STAND_IN_MOMENTS[:2]
+_WORKER = fast_path.ClaimSearch.WORKER
+# the reads of every claim, compiled once per process with the fast path on (their ORM twins
+# are these same querysets, run as they are with it off)
+_ANY_LAPSED = fast_path.Compiled(lambda now, before: _lapsed(now, before).values("pk")[:1], _NOW, _BEFORE)
+_LOCKED_WORKER = fast_path.Compiled(lambda worker_id: Worker.objects.select_for_update().filter(pk=worker_id), _WORKER)
+_LIVE = fast_path.Compiled(
+    lambda worker_id, now: (
+        Assignment.objects.live(now)
+        .filter(worker_id=worker_id, hit__campaign__status=Campaign.OPEN)
+        .select_related("hit__campaign")
+        .order_by("accepted_at")[:1]
+    ),
+    _WORKER,
+    _NOW,
+)
 
 
 def expire_stale_assignments(now: datetime | None = None) -> int:
@@ -52,9 +75,13 @@ def expire_stale_assignments(now: datetime | None = None) -> int:
     seat.
     """
     now = now or timezone.now()
-    lapsed = Assignment.objects.filter(_lapsed_q(now))
-    if not lapsed.exists():
+    before = now - timedelta(minutes=settings.PLATFORM_UNCONFIRMED_GRACE_MINUTES)
+    if fast_path.enabled():
+        if _ANY_LAPSED.first_row(now, before) is None:
+            return 0
+    elif not _ANY_LAPSED.queryset(now, before).exists():
         return 0
+    lapsed = _lapsed(now, before)
     with transaction.atomic():
         locked = list(lapsed.select_for_update().order_by("pk").values_list("pk", "hit_id", "phantom"))
         Assignment.objects.filter(pk__in=[pk for pk, _, _ in locked]).update(status=Assignment.EXPIRED)
@@ -64,6 +91,13 @@ def expire_stale_assignments(now: datetime | None = None) -> int:
 
 def live_assignment(worker: Worker, campaign: Campaign | None = None) -> Assignment | None:
     """The worker's accepted, unexpired assignment in an open campaign, if any."""
+    if campaign is None and fast_path.enabled():  # every claim and home page asks this
+        row = _LIVE.first_row(worker.pk, timezone.now())
+        if row is None:
+            return None
+        assignment, hit, hit.campaign = fast_path.instances(row, Assignment, HIT, Campaign)
+        assignment.hit = hit
+        return assignment
     assignments = Assignment.objects.live().filter(worker=worker, hit__campaign__status=Campaign.OPEN)
     if campaign is not None:
         assignments = assignments.filter(hit__campaign=campaign)
@@ -90,7 +124,7 @@ def claim_next_hit(
     expire_stale_assignments()
     with transaction.atomic():
         # One claim at a time per worker, so a double click cannot take two HITs.
-        locked_worker = Worker.objects.select_for_update().get(pk=worker.pk)
+        locked_worker = _lock_worker(worker)
         if locked_worker.is_blocked:
             return None
         # One live HIT per worker across campaigns: finish (or let expire) the current one first;
@@ -109,6 +143,16 @@ def claim_next_hit(
             seat=seats.slot_for_new_seat(hit.pk),  # under the HIT's row lock, taken above
             unproven=locked_worker.is_pending_identity,
         )
+
+
+def _lock_worker(worker: Worker) -> Worker:
+    """The worker's row, read again under its lock (inside the caller's transaction)."""
+    if fast_path.enabled():
+        row = _LOCKED_WORKER.first_row(worker.pk)
+        if row is None:
+            raise Worker.DoesNotExist(f"worker {worker.pk}")
+        return rows.build(Worker, row)
+    return _LOCKED_WORKER.queryset(worker.pk).get()
 
 
 def _landing_campaign(worker: Worker, asked: Campaign | None) -> Campaign | None:
@@ -149,7 +193,7 @@ def take_phantom_place(worker: Worker, campaign: Campaign, hit_id: int) -> Assig
         return None
     expire_stale_assignments()
     with transaction.atomic():
-        locked_worker = Worker.objects.select_for_update().get(pk=worker.pk)
+        locked_worker = _lock_worker(worker)
         existing = _landing_assignment(locked_worker)
         if locked_worker.is_blocked or existing is not None:
             return existing if existing is not None and _is_live(existing) else None

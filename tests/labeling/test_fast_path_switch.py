@@ -70,10 +70,14 @@ def fast_path_off(settings, monkeypatch):
         "response_to",
         "route_of",
         "save_pick",
+        "set_free_seats",
+        "instances",
     ):
         monkeypatch.setattr(fast_path, name, refuse)
     monkeypatch.setattr(fast_path.ClaimSearch, "first", refuse)
     monkeypatch.setattr(fast_path.ClaimSearch, "count", refuse)
+    for name in ("sql", "rows", "first_row", "count"):
+        monkeypatch.setattr(fast_path.Compiled, name, refuse)
 
 
 def test_with_it_off_a_whole_hit_runs_through_the_orm_alone(fast_path_off, client, annotators):

@@ -1,0 +1,87 @@
+"""fast_path.Compiled: an ORM read compiled once per process gives what the ORM gives, call after
+call with other values, and refuses a query that would freeze a moment into its SQL. The claim's
+and home page's compiled reads (labeling.actions.claim, labeling.seats, labeling.views) against
+their ORM twins on random states of a campaign."""
+
+import random
+from datetime import timedelta
+
+import pytest
+from django.db import transaction
+from django.utils import timezone
+
+from labeling import fast_path, seats
+from labeling.actions import claim
+from labeling.hits import build_hits
+from labeling.models import HIT, Assignment, Campaign, Worker
+from labeling.views import _HISTORY, _OPEN_CAMPAIGNS, _history, _open_campaigns
+from labeling.workers import worker_for_user
+from tests.labeling.hit_factory import make_dialogues, open_campaign
+
+pytestmark = [pytest.mark.usefixtures("quiz_demo_bank"), pytest.mark.django_db]
+
+
+def _shuffle_states(rng: random.Random, now) -> None:
+    """Every assignment in a random state and time limit (some lapsed), campaigns open or not."""
+    for assignment in Assignment.objects.all():
+        assignment.status = rng.choice(
+            [Assignment.ACCEPTED, Assignment.ACCEPTED, Assignment.SUBMITTED, Assignment.EXPIRED]
+        )
+        assignment.expires_at = now + timedelta(minutes=rng.choice([-90, -5, 5, 60]))
+        assignment.unproven = rng.random() < 0.3
+        assignment.accepted_at = now - timedelta(minutes=rng.randint(1, 500))
+        assignment.save()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_claims_compiled_reads_give_what_their_orm_twins_give(seed, django_user_model):
+    rng = random.Random(seed)
+    campaigns = [open_campaign(name=f"c{seed}-{i}", dialogues_per_hit=3, quiz_per_hit=1) for i in range(2)]
+    for index, campaign in enumerate(campaigns):
+        build_hits(campaign, make_dialogues(9, prefix=f"s{seed}c{index}"), seed=seed)
+    users = [django_user_model.objects.create_user(f"w{seed}-{i}") for i in range(6)]
+    team = [worker_for_user(user) for user in users]
+    for _ in range(12):
+        claim.claim_next_hit(rng.choice(team), rng.choice([None, *campaigns]))
+    now = timezone.now()
+    _shuffle_states(rng, now)
+    Campaign.objects.filter(pk=campaigns[1].pk).update(status=rng.choice([Campaign.OPEN, Campaign.CLOSED]))
+
+    for moment in (now, now + timedelta(minutes=10), now + timedelta(hours=3)):
+        before = moment - timedelta(minutes=30)
+        compiled = claim._ANY_LAPSED.first_row(moment, before)
+        assert (compiled is not None) == claim._ANY_LAPSED.queryset(moment, before).exists()
+        for worker in team:
+            row = claim._LIVE.first_row(worker.pk, moment)
+            twin = claim._LIVE.queryset(worker.pk, moment).first()
+            assert (row and row[0]) == (twin and twin.pk)
+    for worker in team:
+        with transaction.atomic():
+            locked = claim._lock_worker(worker)
+        assert locked == worker and locked.landing_key == worker.landing_key
+        assert [a.pk for a in _history(worker)] == [a.pk for a in _HISTORY.queryset(worker.pk)]
+        assert {a.hit.campaign.pk for a in _history(worker)} <= {c.pk for c in campaigns}
+        live = claim.live_assignment(worker)
+        orm = Assignment.objects.live().filter(worker=worker, hit__campaign__status=Campaign.OPEN)
+        expected = orm.order_by("accepted_at").first()
+        assert (live and (live.pk, live.hit.pk, live.hit.campaign.name)) == (
+            expected and (expected.pk, expected.hit.pk, expected.hit.campaign.name)
+        )
+    for hit in HIT.objects.all():
+        assert seats.taken(hit.pk) == seats._TAKEN.queryset(hit.pk).count()
+        assert {s for (s,) in seats._SLOTS.rows(hit.pk)} == set(seats._SLOTS.queryset(hit.pk))
+    assert [c.pk for c in _open_campaigns()] == [c.pk for c in _OPEN_CAMPAIGNS.queryset()]
+
+
+def test_each_call_puts_its_own_values_in(django_user_model):
+    first, second = (worker_for_user(django_user_model.objects.create_user(name)) for name in ("one", "two"))
+    read = fast_path.Compiled(lambda worker_id: Worker.objects.filter(pk=worker_id).values("external_id"), -7_000_001)
+    assert read.rows(first.pk) == [("one",)]
+    assert read.rows(second.pk) == [("two",)]  # the SQL compiled once, the value of this call
+    assert read.rows(-1) == []
+
+
+def test_a_moment_made_inside_the_query_is_refused_when_compiling(db):
+    frozen = fast_path.Compiled(lambda: Assignment.objects.filter(expires_at__lte=timezone.now()))
+    with pytest.raises(ValueError, match="stand-in"):
+        frozen.rows()
