@@ -54,7 +54,10 @@ _HIT = -7_000_003  # a stand-in id (labeling.fast_path.Compiled)
 # the reads of every claim, compiled once per process with the annotator fast path on
 _TAKEN = fast_path.Compiled(lambda hit_id: Assignment.objects.filter(_holds_a_seat(), hit_id=hit_id).values("pk"), _HIT)
 _SLOTS = fast_path.Compiled(
-    lambda hit_id: HITItem.objects.filter(hit_id=hit_id, seat__gt=0).values_list("seat", flat=True).distinct(), _HIT
+    lambda hit_id: (
+        HITItem.objects.filter(hit_id=hit_id, seat__gt=0).order_by().values_list("seat", flat=True).distinct()
+    ),
+    _HIT,
 )
 
 

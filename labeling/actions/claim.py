@@ -15,7 +15,7 @@ campaign's page) would be a seat no platform stands behind.
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import OperationalError, transaction
 from django.db.models import Case, Exists, IntegerField, OuterRef, Q, QuerySet, Value, When
 from django.utils import timezone
 
@@ -122,6 +122,27 @@ def claim_next_hit(
     if worker.is_blocked or (campaign is not None and campaign.status != Campaign.OPEN):
         return None
     expire_stale_assignments()
+    for attempt in range(DEADLOCK_RETRIES + 1):
+        try:
+            return _claim(worker, campaign, prefer_hit_id)
+        except OperationalError as error:
+            # PostgreSQL ended this transaction to break a deadlock between claimers (rare:
+            # seen under twenty concurrent claimers in tests/labeling/test_claim_concurrency.py):
+            # nothing of it was written, so the claim is simply made again
+            if attempt == DEADLOCK_RETRIES or not _is_deadlock(error) or transaction.get_connection().in_atomic_block:
+                raise  # (inside a caller's transaction, that transaction is what failed)
+    return None
+
+
+DEADLOCK_RETRIES = 3
+
+
+def _is_deadlock(error: OperationalError) -> bool:
+    return getattr(error.__cause__, "sqlstate", None) == "40P01"  # deadlock_detected
+
+
+def _claim(worker: Worker, campaign: Campaign | None, prefer_hit_id: int | None) -> Assignment | None:
+    """claim_next_hit's transaction: lock the worker, return their live HIT or take a seat."""
     with transaction.atomic():
         # One claim at a time per worker, so a double click cannot take two HITs.
         locked_worker = _lock_worker(worker)

@@ -85,3 +85,35 @@ def test_a_moment_made_inside_the_query_is_refused_when_compiling(db):
     frozen = fast_path.Compiled(lambda: Assignment.objects.filter(expires_at__lte=timezone.now()))
     with pytest.raises(ValueError, match="stand-in"):
         frozen.rows()
+
+
+class _Deadlock(Exception):
+    sqlstate = "40P01"
+
+
+@pytest.mark.django_db(transaction=True)  # a claim inside a caller's transaction is not retried
+def test_a_claim_postgresql_ended_to_break_a_deadlock_is_made_again(monkeypatch, django_user_model):
+    from django.db import OperationalError
+
+    campaign = open_campaign(dialogues_per_hit=2, quiz_per_hit=1)
+    build_hits(campaign, make_dialogues(2), seed=4)
+    worker = worker_for_user(django_user_model.objects.create_user("retried"))
+    real, failures = claim._claim, []
+
+    def deadlocked_once(*args):
+        if not failures:
+            failures.append(1)
+            raise OperationalError("deadlock detected") from _Deadlock()
+        return real(*args)
+
+    monkeypatch.setattr(claim, "_claim", deadlocked_once)
+    assignment = claim.claim_next_hit(worker)
+    assert failures == [1] and assignment is not None
+    assert list(Assignment.objects.filter(worker=worker)) == [assignment]  # one seat, taken once
+
+    def other_error(*args):
+        raise OperationalError("server closed the connection")
+
+    monkeypatch.setattr(claim, "_claim", other_error)
+    with pytest.raises(OperationalError):
+        claim.claim_next_hit(worker)  # only a deadlock is retried
