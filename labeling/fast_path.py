@@ -30,7 +30,6 @@ from django.utils import timezone
 from annotation.models import Label
 from annotation.taxonomy import normalise_label_name
 from config import rows
-from labeling import screens
 from labeling.models import HIT, Assignment, Campaign, Response, Worker
 
 
@@ -281,7 +280,8 @@ class Compiled:
     the parameters. A stand-in must be a value no other parameter has: ids below -7_000_000, or
     moments in 2001 (STAND_IN_MOMENTS). Every datetime among the parameters must be a stand-in
     (checked when compiling): a moment computed inside `build` would be frozen into the SQL.
-    Compile it inside a transaction when the query locks (select_for_update)."""
+    Every stand-in must reach the parameters (checked too: the ORM drops an integer out of its
+    field's range). Compile it inside a transaction when the query locks (select_for_update)."""
 
     def __init__(self, build, *stand_ins) -> None:
         self._build = build
@@ -328,6 +328,9 @@ class Compiled:
                 if slot is None and isinstance(param, datetime):
                     raise ValueError(f"a moment that is no stand-in in compiled SQL: {param!r} ({sql})")
                 slots.append(slot)
+            missing = set(range(len(stand_ins))) - set(slots)
+            if missing:  # e.g. an integer lookup the ORM dropped as out of its field's range
+                raise ValueError(f"stand-ins not found among the parameters: {sorted(missing)} ({sql})")
             self._compiled[key] = (sql, list(params), slots)
         return self._compiled[key]
 
@@ -396,6 +399,8 @@ def save_pick(assignment_id: int, user_id: int, position: int, answer: str, seco
         # a qualification screen's answer freezes once checked: the full path knows; a screen of
         # another task type has no label choices, so it never matches below
         return False
+    from labeling import screens  # (screens reads by this module's Compiled: imported late)
+
     screen = screens.screens_of(route.hit, route.seat).get(position)
     key = normalise_label_name(answer)
     if screen is None or not key or not key.isascii():  # SQLite's LOWER folds ASCII only

@@ -17,10 +17,12 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db.models import Exists, OuterRef
 from django.utils.html import format_html_join
 
 from annotation.models import Turn
-from labeling.models import HIT, HITItem, seat_items_q
+from labeling import fast_path
+from labeling.models import HIT, HITItem, QuizQuestion, seat_items_q
 
 SCREENS_TTL_SECONDS = 300
 MAX_CACHED_HITS = 2000  # about 20 screens each: a few MB per process at most
@@ -75,14 +77,42 @@ def forget() -> None:
         _cache.clear()
 
 
-def _read_screens(hit_id: int, seat: int) -> dict[int, Screen]:
-    items = list(
+_HIT, _SEAT = -7_000_003, 32_001  # stand-ins (fast_path.Compiled; a seat is a small positive number)
+# a HIT's items and their dialogues' turns: each process reads every HIT it serves once (all of
+# them within seconds when a study opens), by SQL compiled once with the fast path on
+_ITEMS = fast_path.Compiled(
+    lambda hit_id, seat: (
         HITItem.objects.filter(seat_items_q(seat), hit_id=hit_id).select_related("quiz_question").order_by("position")
-    )
-    dialogue_ids = [item.dialogue_id for item in items if item.dialogue_id is not None]
+    ),
+    _HIT,
+    _SEAT,
+)
+_TURNS = fast_path.Compiled(
+    lambda hit_id: (
+        Turn.objects.filter(Exists(HITItem.objects.filter(hit_id=hit_id, dialogue_id=OuterRef("dialogue_id"))))
+        .order_by("dialogue_id", "position")
+        .values_list("dialogue_id", "pk", "text")
+    ),
+    _HIT,
+)
+
+
+def _items(hit_id: int, seat: int) -> list[HITItem]:
+    if not fast_path.enabled():
+        return list(_ITEMS.queryset(hit_id, seat))
+    items = []
+    for row in _ITEMS.rows(hit_id, seat):
+        item, question = fast_path.instances(row, HITItem, QuizQuestion)
+        item.quiz_question = question if item.quiz_question_id is not None else None
+        items.append(item)
+    return items
+
+
+def _read_screens(hit_id: int, seat: int) -> dict[int, Screen]:
+    items = _items(hit_id, seat)
     turns_by_dialogue: dict[int, list[tuple[int, str]]] = {}
-    rows = Turn.objects.filter(dialogue_id__in=dialogue_ids).order_by("dialogue_id", "position")
-    for dialogue_id, turn_id, text in rows.values_list("dialogue_id", "pk", "text"):
+    rows = _TURNS.rows(hit_id) if fast_path.enabled() else _TURNS.queryset(hit_id)
+    for dialogue_id, turn_id, text in rows:  # the turns of every item's dialogue, whatever its seat
         turns_by_dialogue.setdefault(dialogue_id, []).append((turn_id, text))
     screens = {}
     for item in items:

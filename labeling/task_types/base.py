@@ -228,9 +228,12 @@ class TaskType:
 
 def quiz_items_of(assignment):
     """The quiz items an assignment's seat shows, in screen order."""
-    return HITItem.objects.filter(
-        seat_items_q(assignment.seat), hit_id=assignment.hit_id, quiz_question__isnull=False
-    ).order_by("position")
+    return quiz_items(assignment.hit_id, assignment.seat)
+
+
+def quiz_items(hit_id: int, seat: int):
+    """The quiz items seat slot `seat` of a HIT shows, in screen order."""
+    return HITItem.objects.filter(seat_items_q(seat), hit_id=hit_id, quiz_question__isnull=False).order_by("position")
 
 
 def export_records(campaign, what: str, records: list[dict], fields: list[str], fmt: str) -> Export:

@@ -117,3 +117,32 @@ def test_a_claim_postgresql_ended_to_break_a_deadlock_is_made_again(monkeypatch,
     monkeypatch.setattr(claim, "_claim", other_error)
     with pytest.raises(OperationalError):
         claim.claim_next_hit(worker)  # only a deadlock is retried
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_screens_and_the_quiz_score_read_alike_both_ways(seed, settings, django_user_model):
+    from labeling import screens
+    from labeling.actions.submit import _unanswered
+    from labeling.task_types.last_turn_label.quiz import score_quiz
+    from tests.labeling.hit_factory import answer_everything
+
+    rng = random.Random(seed)
+    campaign = open_campaign(dialogues_per_hit=3, quiz_per_hit=2)
+    build_hits(campaign, make_dialogues(6, prefix=f"q{seed}"), seed=seed)
+    worker = worker_for_user(django_user_model.objects.create_user(f"scored{seed}"))
+    assignment = claim.claim_next_hit(worker)
+    answer_everything(assignment, wrong_quiz=rng.randint(0, 2))
+    Assignment.objects.get(pk=assignment.pk).responses.order_by("?").first().delete()  # one left open
+
+    def read():
+        screens.forget()
+        shown = {
+            hit.pk: [(p, s.item.pk, s.item.quiz_question_id, s.turns_html) for p, s in screens.screens_of(hit).items()]
+            for hit in HIT.objects.all()
+        }
+        return shown, score_quiz(assignment), _unanswered(assignment)
+
+    fast = read()
+    settings.ANNOTATOR_FAST_PATH = False
+    assert read() == fast
+    assert len(fast[2]) == 1

@@ -2,16 +2,52 @@
 question's gold label, picked among the choices or through "Other", or typed in a spelling that
 names it (labeling.crowd.qualification.answered_right); any other typed text is wrong."""
 
+from annotation.models import Label
+from labeling import fast_path
 from labeling.crowd.qualification import answered_right
-from labeling.models import Response
-from labeling.task_types.base import QuizScore, WrongQuizAnswer, quiz_items_of
+from labeling.models import HITItem, QuizQuestion, Response
+from labeling.task_types.base import QuizScore, WrongQuizAnswer, quiz_items
+
+_ASSIGNMENT, _HIT, _SEAT = -7_000_005, -7_000_003, 32_001  # stand-ins (fast_path.Compiled)
+# what a submission reads to score its quiz: compiled once per process with the fast path on
+_ANSWERS = fast_path.Compiled(
+    lambda assignment_id: Response.objects.filter(
+        assignment_id=assignment_id, item__quiz_question__isnull=False
+    ).select_related("label"),
+    _ASSIGNMENT,
+)
+_QUIZ_ITEMS = fast_path.Compiled(
+    lambda hit_id, seat: quiz_items(hit_id, seat).select_related("quiz_question__gold_label"), _HIT, _SEAT
+)
+
+
+def _quiz_answers(assignment) -> dict[int, Response]:
+    if not fast_path.enabled():
+        return {response.item_id: response for response in _ANSWERS.queryset(assignment.pk)}
+    answers = {}
+    for row in _ANSWERS.rows(assignment.pk):
+        response, label = fast_path.instances(row, Response, Label)
+        response.label = label if response.label_id is not None else None
+        answers[response.item_id] = response
+    return answers
+
+
+def _quiz_items(assignment) -> list[HITItem]:
+    if not fast_path.enabled():
+        return list(_QUIZ_ITEMS.queryset(assignment.hit_id, assignment.seat))
+    items = []
+    for row in _QUIZ_ITEMS.rows(assignment.hit_id, assignment.seat):
+        item, question, gold = fast_path.instances(row, HITItem, QuizQuestion, Label)
+        question.gold_label = gold
+        item.quiz_question = question
+        items.append(item)
+    return items
 
 
 def score_quiz(assignment) -> QuizScore:
     """The assignment's quiz screens scored from its saved answers (no side effects)."""
-    answers = Response.objects.filter(assignment=assignment, item__quiz_question__isnull=False)
-    responses = {response.item_id: response for response in answers.select_related("label")}
-    quiz_items = list(quiz_items_of(assignment).select_related("quiz_question__gold_label"))
+    responses = _quiz_answers(assignment)
+    quiz_items = _quiz_items(assignment)
     correct, wrong = 0, []
     for item in quiz_items:
         gold = item.quiz_question.gold_label
