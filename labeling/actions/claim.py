@@ -27,7 +27,7 @@ from labeling.models import HIT, Assignment, Campaign, HITItem, Worker
 def _lapsed_q(now: datetime, unconfirmed_before: datetime) -> Q:
     """Seats that come back: accepted past the time limit, or unproven work its platform did not
     confirm within the time limit and PLATFORM_UNCONFIRMED_GRACE_MINUTES (a made-up id's:
-    `unconfirmed_before` is now less that grace)."""
+    `unconfirmed_before` is now less the grace)."""
     unconfirmed = Q(
         status=Assignment.SUBMITTED,
         unproven=True,
