@@ -100,12 +100,13 @@ def campaign_quiz_history(request: HttpRequest, pk: int) -> HttpResponse:
     if not raw.isdigit() or int(raw) < 1:
         return HttpResponseBadRequest("page: a whole number from 1")
     page = int(raw)
-    people = len(qualification.dashboard_people(campaign))
+    everyone = qualification.dashboard_people(campaign)
+    people = len(everyone)
     pages = max(1, -(-people // qualification.QUIZ_HISTORY_PAGE))
     if page > pages:
         raise Http404(f"page {page}: the quiz history has {pages} page(s)")
     start = (page - 1) * qualification.QUIZ_HISTORY_PAGE
-    rows = qualification.dashboard_rows(campaign, start, start + qualification.QUIZ_HISTORY_PAGE)
+    rows = qualification.dashboard_rows(campaign, start, start + qualification.QUIZ_HISTORY_PAGE, everyone)
     context = {
         "campaign": campaign,
         "rows": rows,
