@@ -90,7 +90,7 @@ class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         campaign = self.get_object()
         return Response({"task_type": campaign.task_type, **task_types.of(campaign).summary(campaign)})
 
-    @extend_schema(responses=CampaignReportSerializer)
+    @extend_schema(responses={200: CampaignReportSerializer, 202: dict})
     @action(detail=True, methods=["get"])
     def report(self, request, pk=None, format=None):
         """The campaign report as last computed (X-Figures-As-Of; X-Figures-Current: 0 while newer
@@ -108,7 +108,7 @@ class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         page = self.paginate_queryset(rows)
         return self.get_paginated_response(AggregatedLabelSerializer(page, many=True).data)
 
-    @extend_schema(responses=WorkerStatsSerializer(many=True))
+    @extend_schema(responses={200: WorkerStatsSerializer(many=True), 202: dict})
     @action(detail=True, methods=["get"])
     def workers(self, request, pk=None, format=None):
         """The report's worker table, as last computed (see `report`)."""

@@ -69,6 +69,7 @@ from django.db.models import Count, IntegerField, Max, Sum
 from django.db.models.functions import Cast
 from django.template.loader import render_to_string
 from django.utils import timezone
+from kombu.exceptions import OperationalError as BrokerUnavailable
 
 from annotation.models import AuditEntry, Label
 from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, CampaignFigures, PaymentEntry, Worker
@@ -176,9 +177,11 @@ def request_refresh(campaign_id: int) -> bool:
 
     try:
         refresh_report.delay(campaign_id)
-    except Exception:
-        cache.delete(_refresh_key(campaign_id))  # a broker away: the next view tries again
-        raise
+    except BrokerUnavailable as error:
+        # the page still shows the figures it has (labelled); the next view asks again
+        cache.delete(_refresh_key(campaign_id))
+        logger.warning("campaign %s: the figures' refresh could not be queued: %s", campaign_id, error)
+        return False
     return True
 
 
@@ -196,7 +199,8 @@ def refresh_figures(campaign_id: int) -> dict:
                 if campaign is None:
                     break
                 fingerprint = report_fingerprint(campaign)
-                if _stored_head(campaign_id) is not None and _stored_head(campaign_id)[0] == fingerprint:
+                head = _stored_head(campaign_id)
+                if head is not None and head[0] == fingerprint:
                     break
                 store_figures(campaign, fingerprint)
                 computed += 1

@@ -311,3 +311,17 @@ def test_the_job_computes_again_when_the_campaign_changed_under_it(settings, sma
     stored = CampaignFigures.objects.get(campaign=small_campaign)
     assert stored.fingerprint == report_fingerprint(small_campaign)
     assert {row["id"]: row["status"] for row in stored.report["workers"]}[worker.pk] == Worker.BLOCKED
+
+
+def test_a_broker_away_leaves_the_page_showing_what_it_has(settings, admin_client, small_campaign):
+    from kombu.exceptions import OperationalError as BrokerUnavailable
+
+    settings.REPORT_CACHE = True
+    url = reverse("labeling:campaign_report", args=[small_campaign.pk])
+    assert admin_client.get(url).status_code == 200
+    workers.set_blocked(Assignment.objects.filter(hit__campaign=small_campaign).first().worker, True, reason="t")
+    with mock.patch("labeling.tasks.refresh_report.delay", side_effect=BrokerUnavailable("away")) as delay:
+        page = admin_client.get(url)
+        again = admin_client.get(url)
+    assert page.status_code == again.status_code == 200 and b"updating" in page.content
+    assert delay.call_count == 2  # the key was freed: each view asks again

@@ -527,3 +527,21 @@ def _downloaded(client, url: str) -> str:
     response = client.get(url)
     assert response.status_code == 200 and response.streaming
     return b"".join(response.streaming_content).decode()
+
+
+def test_an_export_reads_its_records_only_as_it_is_streamed():
+    read = []
+
+    def records():
+        for n in range(3):
+            read.append(n)
+            yield {"item": n, "majority": "=cmd" if n == 2 else "Sad"}
+
+    campaign = Campaign(pk=7)
+    export = export_records(campaign, "answers", records(), ["item", "majority"], "csv")
+    assert read == [] and export.filename == "campaign-7-answers.csv"
+    assert export.text == "item,majority\r\n0,Sad\r\n1,Sad\r\n2,'=cmd\r\n" and read == [0, 1, 2]
+    jsonl = export_records(campaign, "answers", records(), ["item", "majority"], "jsonl")
+    assert jsonl.text.count("\n") == 3
+    with pytest.raises(ValueError, match="unknown export format"):
+        export_records(campaign, "answers", records(), ["item"], "xlsx")
