@@ -179,7 +179,7 @@ def measure(client, campaign, args) -> dict:
 
     with override_settings(REPORT_CACHE=False):
         uncached = time_pages(client, campaign, args.uncached_repeats)
-    with override_settings(REPORT_CACHE=True), mock.patch("labeling.tasks.refresh_report.delay") as queued:
+    with override_settings(REPORT_CACHE=True), mock.patch("labeling.report_cache.refresh_report.delay") as queued:
         # the job is queued, not run: a worker would take it (its work is timed on its own below)
         cache.clear()
         first = time_pages(client, campaign, 1)

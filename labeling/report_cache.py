@@ -1,8 +1,8 @@
 """The researcher's figures of a campaign (the report of labeling.reports, the dashboard's answers
 bought, the rendered report partial), served from what was last computed, never computed in a view.
 
-Stale while revalidate. The figures are computed by the refresh job (labeling.tasks.refresh_report,
-`refresh_figures` here), which stores them in the campaign's CampaignFigures row together with the
+Stale while revalidate. The figures are computed by the refresh job (`refresh_report`, a Celery
+task; its work `refresh_figures`), which stores them in the campaign's CampaignFigures row together with the
 fingerprint of the state it read (below). A page compares that fingerprint with the campaign's
 now: the same, it shows the stored figures; different, it shows them still, labelled "figures as
 of <time>; updating…" (htmx polls until the fresh ones are in), and queues the job; nothing stored
@@ -61,11 +61,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from celery import shared_task
 from django.conf import settings
 from django.core.cache import cache
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
-from django.db.models import Count, IntegerField, Max, Sum
+from django.db.models import BigIntegerField, BooleanField, Count, Func, IntegerField, Max, Sum, Value
 from django.db.models.functions import Cast
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -173,8 +174,6 @@ def request_refresh(campaign_id: int) -> bool:
     REPORT_REFRESH_LOCK_SECONDS); whether it was queued."""
     if not cache.add(_refresh_key(campaign_id), True, settings.REPORT_REFRESH_LOCK_SECONDS):
         return False
-    from labeling.tasks import refresh_report
-
     try:
         refresh_report.delay(campaign_id)
     except BrokerUnavailable as error:
@@ -183,6 +182,15 @@ def request_refresh(campaign_id: int) -> bool:
         logger.warning("campaign %s: the figures' refresh could not be queued: %s", campaign_id, error)
         return False
     return True
+
+
+# acks_late: the work is idempotent (it stores the figures of the state it reads, under its
+# fingerprint) and a copy of it that finds another computing the campaign returns at once.
+# Defined here, where it is queued; labeling/tasks.py names it for Celery's autodiscovery.
+@shared_task(name="labeling.refresh_report", acks_late=True, ignore_result=True)
+def refresh_report(campaign_id: int) -> dict:
+    """The refresh job: compute and store a campaign's researcher figures (refresh_figures)."""
+    return refresh_figures(campaign_id)
 
 
 def refresh_figures(campaign_id: int) -> dict:
@@ -209,14 +217,21 @@ def refresh_figures(campaign_id: int) -> dict:
         cache.delete(_refresh_key(campaign_id))
 
 
+class _TryAdvisoryXactLock(Func):
+    """PostgreSQL's pg_try_advisory_xact_lock(bigint): true when this transaction holds the key."""
+
+    function = "pg_try_advisory_xact_lock"
+    output_field = BooleanField()
+
+
 def _lock_campaign(campaign_id: int) -> bool:
     """A transaction-scoped advisory lock on the campaign's figures (PostgreSQL; elsewhere one
-    process is assumed)."""
+    process is assumed); False when another transaction holds it, or the campaign is gone."""
     if connection.vendor != "postgresql":
         return True
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [ADVISORY_LOCK_CLASS, campaign_id])
-        return bool(cursor.fetchone()[0])
+    key = Cast(Value((ADVISORY_LOCK_CLASS << 32) + campaign_id), BigIntegerField())
+    locked = Campaign.objects.filter(pk=campaign_id).annotate(locked=_TryAdvisoryXactLock(key))
+    return bool(locked.values_list("locked", flat=True).first())
 
 
 def store_figures(campaign: Campaign, fingerprint: str) -> CampaignFigures:

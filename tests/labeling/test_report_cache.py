@@ -228,7 +228,7 @@ def test_the_report_page_is_the_same_cached_or_not_and_its_forms_post(settings, 
 def held_back_job():
     """The refresh job queued but not run (as in production until a worker takes it)."""
     cache.clear()
-    with mock.patch("labeling.tasks.refresh_report.delay") as delay:
+    with mock.patch("labeling.report_cache.refresh_report.delay") as delay:
         yield delay
 
 
@@ -239,7 +239,7 @@ def test_a_page_after_a_change_shows_the_last_figures_labelled_and_polls(setting
     assert admin_client.get(url).status_code == 200  # computed by the job (run at once in tests)
     before = admin_client.get(api).json()
     computed_at = CampaignFigures.objects.get(campaign=small_campaign).computed_at
-    with mock.patch("labeling.tasks.refresh_report.delay") as delay:
+    with mock.patch("labeling.report_cache.refresh_report.delay") as delay:
         cache.clear()
         worker = Worker.objects.get(pk=before[0]["id"])
         workers.set_blocked(worker, True, reason="test")
@@ -320,7 +320,7 @@ def test_a_broker_away_leaves_the_page_showing_what_it_has(settings, admin_clien
     url = reverse("labeling:campaign_report", args=[small_campaign.pk])
     assert admin_client.get(url).status_code == 200
     workers.set_blocked(Assignment.objects.filter(hit__campaign=small_campaign).first().worker, True, reason="t")
-    with mock.patch("labeling.tasks.refresh_report.delay", side_effect=BrokerUnavailable("away")) as delay:
+    with mock.patch("labeling.report_cache.refresh_report.delay", side_effect=BrokerUnavailable("away")) as delay:
         page = admin_client.get(url)
         again = admin_client.get(url)
     assert page.status_code == again.status_code == 200 and b"updating" in page.content

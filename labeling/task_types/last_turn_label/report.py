@@ -34,7 +34,6 @@ from labeling.task_types.last_turn_label.aggregation import (
     CrowdAnswer,
     known_labels,
     load_answers,
-    reading_whole_results,
     votes_by_turn,
     voting_labels,
 )
@@ -256,13 +255,12 @@ def _suggestions(campaign: Campaign, dialogue_answers: list[CrowdAnswer], normal
     normalise = answer_normaliser(known)
     lists: dict[str, list[str] | None] = {}
     ranked = {}
-    with reading_whole_results():
-        for pk, text in stored.iterator(chunk_size=5000):
-            if text not in lists:
-                names = json.loads(text)
-                lists[text] = [normalise(name) for name in names] if len(names) == 3 else None
-            if lists[text] is not None:
-                ranked[pk] = lists[text]
+    for pk, text in stored:
+        if text not in lists:
+            names = json.loads(text)
+            lists[text] = [normalise(name) for name in names] if len(names) == 3 else None
+        if lists[text] is not None:
+            ranked[pk] = lists[text]
     by_rank: Counter = Counter()
     for a in dialogue_answers:
         if a.item_id in ranked and not a.through_other:
