@@ -7,7 +7,7 @@ fingerprint of the state it read (below). A page compares that fingerprint with 
 now: the same, it shows the stored figures; different, it shows them still, labelled "figures as
 of <time>; updating…" (htmx polls until the fresh ones are in), and queues the job; nothing stored
 yet (a campaign's first view), it shows "computing…" and polls. No page view waits for a
-computation: 22 s at 1M answers (docs/benchmarks/report-scale.md).
+computation: 18 s at 1M answers (docs/benchmarks/report-scale.md).
 
 One job per campaign, however many reloads: a view queues it only when it adds the campaign's
 refresh key to the cache (`cache.add`, REPORT_REFRESH_LOCK_SECONDS; shared by every process with
