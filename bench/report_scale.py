@@ -1,5 +1,6 @@
-"""The researcher's pages on big campaigns: the cached report (REPORT_CACHE, labeling/report_cache.py)
-against the report computed on every view, in one run.
+"""The researcher's pages on big campaigns: the figures computed on every view (REPORT_CACHE=0, the
+old path) against the stored figures (REPORT_CACHE=1: computed by the refresh job, stale while
+revalidate; labeling/report_cache.py), in one run; and the campaign's downloads.
 
     .venv/bin/python bench/report_scale.py [--sizes 30000,300000] [--repeats 20] [--uncached-repeats 3]
 
@@ -7,23 +8,28 @@ What it does:
 1. (re)creates the PostgreSQL database `bench_report_scale` on 127.0.0.1 (--database-url), migrates
    it, and builds one campaign per size, in the same database (the smaller ones stay as the other
    campaigns of a real site): `size` answers of site workers, 3 per dialogue item, 20 items a HIT,
-   one worker per 200 answers, each answer its item's gold label with probability 0.7 (bulk inserts,
-   then ANALYZE);
+   one worker per 200 answers, each answer its item's gold label with probability 0.7, and one
+   aggregated label per item (bulk inserts, then ANALYZE);
 2. signs a staff user in (Django's test client, in this process: the page's own cost, no server) and
    times three pages per campaign: the report (the dashboard's figures, labeling:campaign_report),
    the dashboard (labeling:campaign_detail) and the worker table (the API's campaigns/<pk>/workers/);
-3. first with REPORT_CACHE=0 (today's path: every view computes the report), --uncached-repeats
-   views of each page; then with the cache on: one first view (it computes and stores: what the
-   first view after any change costs) and --repeats views after it (nothing changed: read from the
-   cache under the fingerprint, which is itself computed on every view).
+3. first with REPORT_CACHE=0 (every view computes the figures), --uncached-repeats views of each
+   page; then with REPORT_CACHE=1 and the refresh job queued but not run by a worker: one first view
+   (nothing stored: "computing…"), the job's work (refresh_figures, timed: what a worker spends in
+   the background), --repeats views with nothing changed, and --repeats views after a change (a
+   worker blocked: the pages show the last figures, labelled, while the job is queued);
+4. times each download (the label campaign's export as CSV and JSONL, labels.csv): its first chunk,
+   the whole download, and the most memory Python held streaming it, against the export built as
+   one string (what the views did before).
 
-Prints per size the p50/p95 of every page both ways and the first cached view, a line per size
-    answers= report_p95_ms= dashboard_p95_ms= worker_table_p95_ms= (cached) and the uncached ones,
-and ends with one line, every value a comma-separated list over the sizes:
+Prints per size the p50/p95 of every page in each phase, the downloads, and a line per size, and
+ends with one line, every value a comma-separated list over the sizes:
     answers= report_p95_ms= dashboard_p95_ms= worker_table_p95_ms= uncached_report_p95_ms=
-    uncached_worker_table_p95_ms= first_view_ms= report_ratio=
-A ratio of two paths measured minutes apart in one process; the machine is shared, so absolute
-times are noisy. Only 127.0.0.1 is contacted.
+    uncached_worker_table_p95_ms= first_view_ms= stale_view_ms= stale_dashboard_p95_ms= refresh_ms=
+    export_first_chunk_ms= export_streamed_peak_mb= export_whole_file_peak_mb= report_ratio=
+(report_ratio: uncached p95 / stored p95 of the report; stale_view_ms: p95 of the report page after
+a change). A ratio of two paths measured minutes apart in one process; the machine is shared, so
+absolute times are noisy. Only 127.0.0.1 is contacted.
 """
 
 import argparse
@@ -147,7 +153,7 @@ def time_pages(client, campaign, repeats: int) -> dict[str, list[float]]:
             started = time.perf_counter()
             response = client.get(url)
             times[page].append((time.perf_counter() - started) * 1000)
-            if response.status_code != 200:
+            if response.status_code not in (200, 202):  # 202: the API while the first figures are computed
                 raise RuntimeError(f"{page} answered {response.status_code}")
     return times
 
@@ -159,16 +165,107 @@ def p95(values: list[float]) -> float:
 
 
 def measure(client, campaign, args) -> dict:
+    """Every page computed per view (REPORT_CACHE=0), then with the stored figures: the first view
+    (nothing stored: "computing…"), the refresh job's work, views with nothing changed, and views
+    after a change (the last figures, labelled, while the job is queued)."""
+    from unittest import mock
+
     from django.core.cache import cache
     from django.test import override_settings
 
+    from labeling.models import Assignment
+    from labeling.report_cache import refresh_figures
+    from labeling.workers import set_blocked
+
     with override_settings(REPORT_CACHE=False):
         uncached = time_pages(client, campaign, args.uncached_repeats)
-    with override_settings(REPORT_CACHE=True):
+    with override_settings(REPORT_CACHE=True), mock.patch("labeling.report_cache.refresh_report.delay") as queued:
+        # the job is queued, not run: a worker would take it (its work is timed on its own below)
         cache.clear()
         first = time_pages(client, campaign, 1)
+        started = time.perf_counter()
+        refresh_figures(campaign.pk)
+        refresh_ms = [(time.perf_counter() - started) * 1000]
         cached = time_pages(client, campaign, args.repeats)
-    return {"uncached": uncached, "first": first, "cached": cached}
+        worker = Assignment.objects.filter(hit__campaign=campaign).order_by("pk").first().worker
+        set_blocked(worker, True, reason="bench: a change while the researcher reloads")
+        stale = time_pages(client, campaign, args.repeats)
+        set_blocked(worker, False, reason="bench")
+        jobs = queued.call_count
+    return {
+        "uncached": uncached,
+        "first": first,
+        "cached": cached,
+        "stale": stale,
+        "refresh": {"report": refresh_ms},
+        "jobs": jobs,
+    }
+
+
+def add_aggregated_labels(campaign) -> None:
+    """One aggregated label per item, as aggregate_campaign leaves them (bulk, for the exports)."""
+    from labeling.models import AggregatedLabel, HITItem
+
+    items = HITItem.objects.filter(hit__campaign=campaign, quiz_question__isnull=True).values_list(
+        "dialogue_id", "target_turn_id"
+    )
+    rows = [
+        AggregatedLabel(
+            campaign=campaign,
+            dialogue_id=dialogue_id,
+            turn_id=turn_id,
+            label_text=LABELS[turn_id % len(LABELS)],
+            status="majority",
+            answer_count=WORKERS_PER_ITEM,
+            agreement=2 / 3,
+            dawid_skene_label=LABELS[turn_id % len(LABELS)],
+        )
+        for dialogue_id, turn_id in items.iterator(chunk_size=BATCH)
+    ]
+    AggregatedLabel.objects.bulk_create(rows, batch_size=BATCH)
+
+
+def measure_exports(client, campaign) -> dict[str, dict[str, float]]:
+    """Each campaign download: the first chunk's time, the whole download's, and the most memory
+    Python held while streaming it (tracemalloc, a second download), against the whole file built
+    as one string (what the views did before)."""
+    import tracemalloc
+
+    from django.urls import reverse
+
+    from labeling import task_types
+
+    urls = {
+        "export_csv": reverse("labeling:campaign_export", args=[campaign.pk, "csv"]),
+        "export_jsonl": reverse("labeling:campaign_export", args=[campaign.pk, "jsonl"]),
+        "labels_csv": reverse("labeling:campaign_labels_csv", args=[campaign.pk]),
+    }
+    found = {}
+    for name, url in urls.items():
+        started = time.perf_counter()
+        response = client.get(url)
+        chunks = iter(response.streaming_content)
+        size = len(next(chunks))
+        first_ms = (time.perf_counter() - started) * 1000
+        size += sum(len(chunk) for chunk in chunks)
+        total_ms = (time.perf_counter() - started) * 1000
+        tracemalloc.start()
+        for _ in client.get(url).streaming_content:
+            pass
+        streamed_peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        whole = task_types.of(campaign).export(campaign, "jsonl" if name.endswith("jsonl") else "csv").text
+        whole_peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        del whole
+        found[name] = {
+            "first_chunk_ms": first_ms,
+            "total_ms": total_ms,
+            "mb": size / 1e6,
+            "streamed_peak_mb": streamed_peak / 1e6,
+            "whole_file_peak_mb": whole_peak / 1e6,
+        }
+    return found
 
 
 def main() -> None:
@@ -206,11 +303,16 @@ def main() -> None:
         for size in sizes:
             started = time.perf_counter()
             campaign = build_campaign(size, args.seed)
+            add_aggregated_labels(campaign)
             analyze()
             print(f"built {size} answers in {time.perf_counter() - started:.0f} s", flush=True)
             result = measure(client, campaign, args)
+            result["exports"] = measure_exports(client, campaign)
             results.append((size, result))
-            for mode in ("uncached", "first", "cached"):
+            for name, figures in result["exports"].items():
+                print(f"{size:>8} {name}: " + " ".join(f"{k} {v:.1f}" for k, v in figures.items()), flush=True)
+            print(f"{size:>8} refresh jobs queued: {result['jobs']}", flush=True)
+            for mode in ("uncached", "first", "cached", "stale"):
                 cells = "  ".join(
                     f"{page} p50 {statistics.median(result[mode][page]):8.1f} p95 {p95(result[mode][page]):8.1f} ms"
                     for page in PAGES
@@ -219,7 +321,7 @@ def main() -> None:
             cached = {page: p95(result["cached"][page]) for page in PAGES}
             uncached = {page: p95(result["uncached"][page]) for page in PAGES}
             print(
-                f"answers={size} "
+                f"answers={size} refresh_ms={result['refresh']['report'][0]:.0f} "
                 + " ".join(f"{page}_p95_ms={cached[page]:.1f}" for page in PAGES)
                 + " "
                 + " ".join(f"uncached_{page}_p95_ms={uncached[page]:.1f}" for page in PAGES),
@@ -229,6 +331,9 @@ def main() -> None:
     def column(mode: str, page: str) -> str:
         return ",".join(f"{p95(result[mode][page]):.1f}" for _, result in results)
 
+    def exports(name: str, key: str) -> str:
+        return ",".join(f"{result['exports'][name][key]:.1f}" for _, result in results)
+
     ratios = ",".join(
         f"{p95(result['uncached']['report']) / p95(result['cached']['report']):.1f}" for _, result in results
     )
@@ -237,7 +342,11 @@ def main() -> None:
         f"dashboard_p95_ms={column('cached', 'dashboard')} worker_table_p95_ms={column('cached', 'worker_table')} "
         f"uncached_report_p95_ms={column('uncached', 'report')} "
         f"uncached_worker_table_p95_ms={column('uncached', 'worker_table')} "
-        f"first_view_ms={column('first', 'report')} report_ratio={ratios}"
+        f"first_view_ms={column('first', 'report')} stale_view_ms={column('stale', 'report')} "
+        f"stale_dashboard_p95_ms={column('stale', 'dashboard')} refresh_ms={column('refresh', 'report')} "
+        f"export_first_chunk_ms={exports('export_csv', 'first_chunk_ms')} "
+        f"export_streamed_peak_mb={exports('export_csv', 'streamed_peak_mb')} "
+        f"export_whole_file_peak_mb={exports('export_csv', 'whole_file_peak_mb')} report_ratio={ratios}"
     )
 
 

@@ -297,12 +297,19 @@ SUGGESTER_OTHER_WARN_RATE = env_float("SUGGESTER_OTHER_WARN_RATE", 0.15)
 if not 0 <= SUGGESTER_OTHER_WARN_RATE <= 1:
     raise ConfigError(f"SUGGESTER_OTHER_WARN_RATE={SUGGESTER_OTHER_WARN_RATE} must be between 0 and 1")
 SUGGESTER_WARN_MIN_ANSWERS = env_int("SUGGESTER_WARN_MIN_ANSWERS", 30)
-# The campaign report (dashboard figures, worker table, API report) is cached under a fingerprint
-# of every row it reads (labeling/report_cache.py), so a view recomputes it only after a change;
-# REPORT_CACHE=0 computes it on every view. Entries of an old fingerprint expire after
-# REPORT_CACHE_SECONDS (they are never read again).
+# The campaign report (dashboard figures, worker table, API report) is computed by the refresh job
+# and stored with a fingerprint of every row it reads (labeling/report_cache.py): a page shows the
+# stored figures, labelled "as of" and refreshed when the campaign changed since; REPORT_CACHE=0
+# computes them on every view. What a process read is kept REPORT_CACHE_SECONDS in the cache.
+# A view queues at most one refresh per campaign per REPORT_REFRESH_LOCK_SECONDS (the job frees it
+# when done); the job computes again while the campaign changed under it, up to REPORT_REFRESH_ROUNDS.
 REPORT_CACHE = env_bool("REPORT_CACHE", default=True)
 REPORT_CACHE_SECONDS = env_int("REPORT_CACHE_SECONDS", 86_400)
+REPORT_REFRESH_LOCK_SECONDS = env_int("REPORT_REFRESH_LOCK_SECONDS", 120)
+REPORT_REFRESH_ROUNDS = env_int("REPORT_REFRESH_ROUNDS", 3)
+REPORT_POLL_SECONDS = env_int("REPORT_POLL_SECONDS", 3)  # how often a page showing older figures asks again
+if min(REPORT_REFRESH_LOCK_SECONDS, REPORT_REFRESH_ROUNDS, REPORT_POLL_SECONDS) < 1:
+    raise ConfigError("REPORT_REFRESH_LOCK_SECONDS, REPORT_REFRESH_ROUNDS and REPORT_POLL_SECONDS must be at least 1")
 # --- end of input limits ------------------------------------------------------------------------
 
 # --- Study report and model raters (wt-report; docs/analysis/study-report.md) --------------------

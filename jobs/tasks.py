@@ -1,4 +1,4 @@
-"""The one Celery task: a JobRun id in, the job's small result dict out (the work is in jobs.runtime)."""
+"""The one Celery task of every JobRun: a JobRun id in, the job's small result dict out (the work is in jobs.runtime)."""
 
 from celery import shared_task
 

@@ -26,7 +26,7 @@ from labeling.forms import candidate_dialogues
 from labeling.hits import build_hits
 from labeling.models import AggregatedLabel, Campaign, Worker
 from labeling.payments import approve_submitted, record_payments
-from labeling.report_cache import cached_campaign_report
+from labeling.report_cache import shown_figures
 from labeling.reports import accept_proposed_label
 from labeling.serializers import (
     AcceptLabelSerializer,
@@ -90,10 +90,12 @@ class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         campaign = self.get_object()
         return Response({"task_type": campaign.task_type, **task_types.of(campaign).summary(campaign)})
 
-    @extend_schema(responses=CampaignReportSerializer)
+    @extend_schema(responses={200: CampaignReportSerializer, 202: dict})
     @action(detail=True, methods=["get"])
     def report(self, request, pk=None, format=None):
-        return Response(cached_campaign_report(self.get_object()))
+        """The campaign report as last computed (X-Figures-As-Of; X-Figures-Current: 0 while newer
+        figures are computed); 202 while the first ones are."""
+        return _figures_response(shown_figures(self.get_object(), "report"), lambda report: report)
 
     @extend_schema(responses=AggregatedLabelSerializer(many=True))
     @action(detail=True, methods=["get"], url_path="aggregated-labels")
@@ -106,10 +108,11 @@ class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         page = self.paginate_queryset(rows)
         return self.get_paginated_response(AggregatedLabelSerializer(page, many=True).data)
 
-    @extend_schema(responses=WorkerStatsSerializer(many=True))
+    @extend_schema(responses={200: WorkerStatsSerializer(many=True), 202: dict})
     @action(detail=True, methods=["get"])
     def workers(self, request, pk=None, format=None):
-        return Response(cached_campaign_report(self.get_object())["workers"])
+        """The report's worker table, as last computed (see `report`)."""
+        return _figures_response(shown_figures(self.get_object(), "report"), lambda report: report["workers"])
 
     @extend_schema(request=None, responses={202: JobQueuedSerializer})
     @action(detail=True, methods=["post"])
@@ -141,6 +144,15 @@ class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["post"], url_path="record-payments")
     def record_payments(self, request, pk=None, format=None):
         return Response(record_payments(self.get_object()))
+
+
+def _figures_response(shown, pick) -> Response:
+    """The stored figures with when they were computed; 202 (Retry-After) while the first are."""
+    if shown is None:
+        waiting = {"detail": "The campaign's figures are being computed; ask again in a few seconds."}
+        return Response(waiting, status=202, headers={"Retry-After": "5"})
+    headers = {"X-Figures-As-Of": shown.computed_at.isoformat(), "X-Figures-Current": "1" if shown.current else "0"}
+    return Response(pick(shown.value), headers=headers)
 
 
 def _chosen_dialogues(dialogue_ids: list[int] | None, recent: int | None, language: str) -> list[Dialogue]:

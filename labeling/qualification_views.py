@@ -9,7 +9,7 @@ plain form post is redirected to the check's own page (GET, which changes nothin
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -88,3 +88,32 @@ def open_qualification_seats(request: HttpRequest, pk: int) -> HttpResponse:
     else:
         messages.success(request, f"Qualification HIT #{hit.position} built with {hit.required_workers} seats.")
     return redirect("labeling:campaign_detail", pk=pk)
+
+
+@staff_required
+@require_GET
+def campaign_quiz_history(request: HttpRequest, pk: int) -> HttpResponse:
+    """Every worker's quiz history of a campaign, QUIZ_HISTORY_PAGE at a time (the dashboard shows
+    the first DASHBOARD_QUIZ_ROWS)."""
+    campaign = get_object_or_404(Campaign, pk=pk)
+    raw = request.GET.get("page", "1")
+    if not raw.isdigit() or int(raw) < 1:
+        return HttpResponseBadRequest("page: a whole number from 1")
+    page = int(raw)
+    everyone = qualification.dashboard_people(campaign)
+    people = len(everyone)
+    pages = max(1, -(-people // qualification.QUIZ_HISTORY_PAGE))
+    if page > pages:
+        raise Http404(f"page {page}: the quiz history has {pages} page(s)")
+    start = (page - 1) * qualification.QUIZ_HISTORY_PAGE
+    rows = qualification.dashboard_rows(campaign, start, start + qualification.QUIZ_HISTORY_PAGE, everyone)
+    context = {
+        "campaign": campaign,
+        "rows": rows,
+        "page": page,
+        "pages": pages,
+        "people": people,
+        "first": start + 1,
+        "last": start + len(rows),
+    }
+    return render(request, "labeling/researcher/quiz_history.html", context)

@@ -13,6 +13,7 @@ urlpatterns = [
     path("campaigns/<int:pk>/results/", views.campaign_results, name="campaign_results"),
     path("campaigns/<int:pk>/export.<str:fmt>", views.campaign_export, name="campaign_export"),
     path("campaigns/<int:pk>/report/", views.campaign_report_partial, name="campaign_report"),
+    path("campaigns/<int:pk>/quiz-history/", qualification_views.campaign_quiz_history, name="campaign_quiz_history"),
     path("campaigns/<int:pk>/study-report/", study_report_views.study_report_page, name="study_report"),
     path(
         "campaigns/<int:pk>/study-report.<str:fmt>",

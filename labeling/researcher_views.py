@@ -7,7 +7,6 @@ the campaign_action decorator): an action that cannot be undone asks first, then
 back with a message. The views write and lock no row themselves.
 """
 
-import csv
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
@@ -18,14 +17,13 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Count, Sum
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation.export.cells import escape_cell
 from config.pages import confirmation_page, confirmed, refusal
 from jobs.runtime import start_job
 from labeling import liveness, quiz_pool, task_types
@@ -45,10 +43,10 @@ from labeling.platforms import get_platform
 from labeling.platforms.costs import money
 from labeling.platforms.summary import campaign_platforms
 from labeling.platforms.sync import request_decision
-from labeling.policy import answers_bought
 from labeling.qualification import campaign_summary
-from labeling.report_cache import CSRF_PLACEHOLDER, cached_figures, cached_report_html
+from labeling.report_cache import CSRF_PLACEHOLDER, shown_figures
 from labeling.reports import accept_proposed_label, review_proposal
+from labeling.task_types import Export, export_records
 from labeling.workers import set_blocked
 
 
@@ -212,7 +210,12 @@ def campaign_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
         export = task_types.of(campaign).export(campaign, fmt)
     except ValueError as error:
         raise Http404(str(error)) from error
-    response = HttpResponse(export.text, content_type=export.content_type)
+    return _download(export)
+
+
+def _download(export: Export) -> StreamingHttpResponse:
+    """The export streamed as it is read from the database (never the whole file in memory)."""
+    response = StreamingHttpResponse(export.chunks, content_type=export.content_type)
     response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
     return response
 
@@ -238,7 +241,7 @@ def campaign_detail(request: HttpRequest, pk: int) -> HttpResponse:
         },
         "platforms": campaign_platforms(campaign),
         "unpublished": not campaign.publications.exists(),
-        "bought": cached_figures(campaign, "bought", answers_bought),  # counts every answer
+        "bought": shown_figures(campaign, "bought"),  # counts every answer: stored by the refresh job
         "qualification": campaign_summary(campaign),
         "unproven": unproven_holdings(campaign),
     }
@@ -326,9 +329,17 @@ def campaign_platform_close(request: HttpRequest, campaign: Campaign) -> str:
 @staff_required
 @require_GET
 def campaign_report_partial(request: HttpRequest, pk: int) -> HttpResponse:
-    """The dashboard's figures, loaded by htmx once the page is up (they take a moment on big campaigns)."""
+    """The dashboard's figures, loaded by htmx once the page is up: as last computed, labelled with
+    their time and polled again while newer ones are computed (labeling.report_cache)."""
     campaign = get_object_or_404(Campaign, pk=pk)
-    return HttpResponse(cached_report_html(campaign).replace(CSRF_PLACEHOLDER, get_token(request)))
+    shown = shown_figures(campaign, "html")
+    context = {
+        "campaign": campaign,
+        "shown": shown,
+        "report_html": shown.value.replace(CSRF_PLACEHOLDER, get_token(request)) if shown else "",
+        "poll_seconds": settings.REPORT_POLL_SECONDS,
+    }
+    return render(request, "labeling/researcher/partials/report_shown.html", context)
 
 
 @campaign_action()
@@ -454,20 +465,16 @@ def _accept_label(text: str) -> str:
 @staff_required
 @require_GET
 def campaign_labels_csv(request: HttpRequest, pk: int) -> HttpResponse:
-    """The aggregated labels as CSV: one row per turn."""
+    """The aggregated labels as CSV: one row per turn, streamed."""
     campaign = get_object_or_404(Campaign, pk=pk)
-    response = HttpResponse(content_type="text/csv")
-    response["Content-Disposition"] = f'attachment; filename="campaign-{campaign.pk}-labels.csv"'
-    writer = csv.writer(response)
-    writer.writerow(["dialogue", "turn", "status", "label", "answers", "agreement", "dawid_skene_label"])
+    fields = ["dialogue", "turn", "status", "label", "answers", "agreement", "dawid_skene_label"]
     rows = (
         AggregatedLabel.objects.filter(campaign=campaign)
         .order_by("dialogue_id")
         .values_list("dialogue_id", "turn_id", "status", "label_text", "answer_count", "agreement", "dawid_skene_label")
     )
-    for row in rows.iterator():
-        writer.writerow([escape_cell(value) for value in row])  # no formulas in a spreadsheet
-    return response
+    records = (dict(zip(fields, row, strict=True)) for row in rows.iterator(chunk_size=5000))
+    return _download(export_records(campaign, "labels", records, fields, "csv"))  # cells escaped: no formulas
 
 
 def _back_url(request: HttpRequest) -> str:

@@ -9,7 +9,7 @@ majority). Anything else is unresolved.
 """
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from annotation.taxonomy import canonical_label, normalise_label_name
@@ -52,6 +52,20 @@ def normalise_answer(text: str, known_labels: Mapping[str, str] | None = None) -
         if known:
             return known
     return normalise_label_name(text).capitalize()
+
+
+def answer_normaliser(known_labels: Mapping[str, str] | None = None) -> Callable[[str], str]:
+    """normalise_answer with `known_labels` bound, remembering each distinct text: a campaign's
+    answers repeat a few dozen texts (a report normalises a million answers several times)."""
+    memo: dict[str, str] = {}
+
+    def normalise(text: str) -> str:
+        found = memo.get(text)
+        if found is None:
+            found = memo[text] = normalise_answer(text, known_labels)
+        return found
+
+    return normalise
 
 
 def majority_vote(answers: Sequence[str]) -> MajorityResult:

@@ -11,6 +11,7 @@ from labeling.models.campaign import (
     QuizQuestionQuerySet,
     new_entry_token,
 )
+from labeling.models.figures import CampaignFigures
 from labeling.models.payments import PaymentEntry, PlatformSubmission, Publication
 from labeling.models.people import Worker
 from labeling.models.qualification import PlatformQualification, QualificationResult, QuizCheck
@@ -27,6 +28,7 @@ from labeling.models.work import (
 )
 
 __all__ = [
+    "CampaignFigures",
     "RaterAnswer",
     "Worker",
     "new_entry_token",

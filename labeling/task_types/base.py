@@ -13,11 +13,13 @@ gold in `QuizQuestion.gold`.
 import csv
 import io
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from annotation.export.cells import escape_cell
 from labeling.models import HITItem, Response, seat_items_q
+
+EXPORT_CHUNK_CHARS = 64 * 1024
 
 # the form fields every screen posts besides the answer
 SCREEN_FIELDS = ("go", "seconds", "csrfmiddlewaretoken")
@@ -42,9 +44,16 @@ class ConfigRefused(ValueError):
 
 @dataclass(frozen=True)
 class Export:
+    """A download: its text a chunk at a time (`chunks`, read once: a view streams it, so a
+    campaign of a million answers is never one string in memory)."""
+
     content_type: str
     filename: str
-    text: str
+    chunks: Iterable[str]
+
+    @property
+    def text(self) -> str:
+        return "".join(self.chunks)
 
 
 @dataclass(frozen=True)
@@ -236,16 +245,38 @@ def quiz_items(hit_id: int, seat: int):
     return HITItem.objects.filter(seat_items_q(seat), hit_id=hit_id, quiz_question__isnull=False).order_by("position")
 
 
-def export_records(campaign, what: str, records: list[dict], fields: list[str], fmt: str) -> Export:
-    """CSV (cells escaped: no formulas in a spreadsheet) or JSON Lines of `records`."""
+def export_records(campaign, what: str, records: Iterable[dict], fields: list[str], fmt: str) -> Export:
+    """CSV (cells escaped: no formulas in a spreadsheet) or JSON Lines of `records`, read as the
+    download is streamed; an unknown format is refused here (ValueError), before any byte."""
     if fmt == "jsonl":
-        text = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records)
-        return Export("application/x-ndjson", f"campaign-{campaign.pk}-{what}.jsonl", text)
+        lines = (json.dumps(record, ensure_ascii=False) + "\n" for record in records)
+        return Export("application/x-ndjson", f"campaign-{campaign.pk}-{what}.jsonl", _in_chunks(lines))
     if fmt != "csv":
         raise ValueError(f"unknown export format {fmt!r}; use csv or jsonl")
+    return Export("text/csv", f"campaign-{campaign.pk}-{what}.csv", _in_chunks(_csv_lines(records, fields)))
+
+
+def _csv_lines(records: Iterable[dict], fields: list[str]) -> Iterator[str]:
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(fields)
     for record in records:
         writer.writerow([escape_cell(record[name]) for name in fields])
-    return Export("text/csv", f"campaign-{campaign.pk}-{what}.csv", out.getvalue())
+        yield out.getvalue()
+        out.seek(0)
+        out.truncate()
+    yield out.getvalue()
+
+
+def _in_chunks(lines: Iterable[str], size: int = EXPORT_CHUNK_CHARS) -> Iterator[str]:
+    """Lines joined into chunks of about `size` characters (one write per chunk, not per line)."""
+    batch: list[str] = []
+    held = 0
+    for line in lines:
+        batch.append(line)
+        held += len(line)
+        if held >= size:
+            yield "".join(batch)
+            batch, held = [], 0
+    if batch:
+        yield "".join(batch)

@@ -42,6 +42,7 @@ def _pages(campaign: Campaign, worker: Worker) -> list[tuple[str, str, dict]]:
         ("get", reverse("labeling:campaign_detail", args=[campaign.pk]), {}),
         ("get", reverse("labeling:campaign_report", args=[campaign.pk]), {}),
         ("get", reverse("labeling:campaign_labels_csv", args=[campaign.pk]), {}),
+        ("get", reverse("labeling:campaign_quiz_history", args=[campaign.pk]), {}),
         ("post", reverse("labeling:campaign_aggregate", args=[campaign.pk]), {}),
         ("post", reverse("labeling:campaign_approve_submitted", args=[campaign.pk]), {"confirm": "yes"}),
         ("post", reverse("labeling:campaign_record_payments", args=[campaign.pk]), {"confirm": "yes"}),

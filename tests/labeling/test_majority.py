@@ -1,6 +1,7 @@
 """Majority vote and the folding of typed "Other" answers: pure, no database."""
 
 from labeling.crowd.majority import (
+    answer_normaliser,
     known_label_index,
     majority_by_item,
     majority_rate,
@@ -73,3 +74,11 @@ def test_majority_rate_over_items():
     assert results[1].label == "A" and results[2].label is None and results[4].label is None
     assert majority_rate(results.values()) == 0.5
     assert majority_rate([]) is None
+
+
+def test_the_remembering_normaliser_gives_what_normalise_answer_gives():
+    known = known_label_index(["Sad", "Quietly Proud"])
+    normalise = answer_normaliser(known)
+    texts = ["sad", " SAD ", "quietly   proud", "greeting", "Greeting ", "Ｓａｄ", "", "sad"]
+    assert [normalise(text) for text in texts + texts] == [normalise_answer(text, known) for text in texts + texts]
+    assert answer_normaliser()("greeting ") == normalise_answer("greeting ") == "Greeting"

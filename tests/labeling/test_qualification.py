@@ -3,6 +3,7 @@ requires it offers the quiz first, checks each answer as it is given (right or w
 known answer), and offers paid HITs only to a worker who reached the mark; quiz history over
 every campaign on the dashboard."""
 
+import re
 from decimal import Decimal
 
 import pytest
@@ -19,6 +20,7 @@ from labeling.hits import build_hits
 from labeling.models import HIT, Assignment, QualificationResult, QuizCheck, QuizQuestion, Response
 from labeling.quiz_pool import PoolTooSmall
 from labeling.workers import worker_for_user
+from tests.labeling import crowd_factories
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 
 pytestmark = pytest.mark.django_db
@@ -250,6 +252,30 @@ def test_quiz_history_across_two_campaigns_shows_on_the_dashboard(annotators, re
     assert 'id="quiz-history"' in html and "5 / 6" in html and "0.833" in html
     html = staff.get(reverse("labeling:campaign_detail", args=[first.pk])).content.decode()
     assert "passed</span> 4/5" in html and "5 / 6" in html  # here too: every campaign counts
+
+
+def test_the_dashboard_shows_the_first_workers_and_the_quiz_history_page_every_one(researcher, monkeypatch):
+    """A campaign of 1M answers has 5,000 workers: the dashboard shows the first few (by worker id),
+    the quiz history page every one, a page at a time, with the same rows."""
+    monkeypatch.setattr(qualification, "DASHBOARD_QUIZ_ROWS", 2)
+    monkeypatch.setattr(qualification, "QUIZ_HISTORY_PAGE", 2)
+    campaign = open_campaign(name="Many workers")
+    people = crowd_factories.make_workers(5)
+    dialogues = crowd_factories.make_dialogues(1, prefix="many")
+    crowd_factories.make_answered_hit(campaign, people, {dialogues[0]: ["Sad"] * 5})
+    everyone = qualification.dashboard_rows(campaign)
+    assert [row["worker"] for row in everyone] == sorted(worker.external_id for worker in people)
+    staff = signed_in(researcher)
+    html = staff.get(reverse("labeling:campaign_detail", args=[campaign.pk])).content.decode()
+    assert re.findall(r'id="quiz-history-(\d+)"', html) == [str(row["id"]) for row in everyone[:2]]
+    url = reverse("labeling:campaign_quiz_history", args=[campaign.pk])
+    assert "The first 2 of 5 workers" in html and url in html
+    shown = []
+    for page in (1, 2, 3):
+        shown += re.findall(r'id="quiz-history-(\d+)"', staff.get(f"{url}?page={page}").content.decode())
+    assert shown == [str(row["id"]) for row in everyone]
+    assert staff.get(f"{url}?page=4").status_code == 404
+    assert staff.get(f"{url}?page=0").status_code == 400 and staff.get(f"{url}?page=x").status_code == 400
 
 
 def test_the_researcher_opens_quiz_seats_from_the_campaign_page(researcher, annotators):

@@ -440,14 +440,14 @@ def test_the_results_page_and_exports_show_unshuffled_win_rates(db, client, djan
     page = client.get(reverse("labeling:campaign_results", args=[campaign.pk])).content.decode()
     assert "The left side won 12 of 12 judgments" in page
     assert f"<td>{a_left}</td><td>{4 - a_left}</td>" in page
-    exported = client.get(reverse("labeling:campaign_export", args=[campaign.pk, "csv"])).content.decode()
+    exported = _downloaded(client, reverse("labeling:campaign_export", args=[campaign.pk, "csv"]))
     rows = exported.strip().splitlines()
     assert rows[0] == "item,hit,worker,question,picked_side,left_is,winner,dialogue_a,dialogue_b"
     assert len(rows) == 1 + 12
     for row in rows[1:]:
         _, _, _, _, side, left_is, winner, _, _ = row.split(",")
         assert (side, winner) == ("left", unshuffle("left", left_is))
-    jsonl = client.get(reverse("labeling:campaign_export", args=[campaign.pk, "jsonl"])).content.decode()
+    jsonl = _downloaded(client, reverse("labeling:campaign_export", args=[campaign.pk, "jsonl"]))
     assert len(jsonl.strip().splitlines()) == 12
     assert client.get(reverse("labeling:campaign_export", args=[campaign.pk, "xlsx"])).status_code == 404
     detail = client.get(reverse("labeling:campaign_detail", args=[campaign.pk])).content.decode()
@@ -520,3 +520,28 @@ def test_an_annotator_walks_a_pairwise_hit_to_the_end_and_submits(db, client, dj
     assignment.refresh_from_db()
     assert (assignment.status, assignment.quiz_correct) == (Assignment.SUBMITTED, 1)
     assert client.get(reverse("labeling:assignment_feedback", args=[assignment.pk])).status_code == 200
+
+
+def _downloaded(client, url: str) -> str:
+    """A streamed download's text (the export is never one string on the server)."""
+    response = client.get(url)
+    assert response.status_code == 200 and response.streaming
+    return b"".join(response.streaming_content).decode()
+
+
+def test_an_export_reads_its_records_only_as_it_is_streamed():
+    read = []
+
+    def records():
+        for n in range(3):
+            read.append(n)
+            yield {"item": n, "majority": "=cmd" if n == 2 else "Sad"}
+
+    campaign = Campaign(pk=7)
+    export = export_records(campaign, "answers", records(), ["item", "majority"], "csv")
+    assert read == [] and export.filename == "campaign-7-answers.csv"
+    assert export.text == "item,majority\r\n0,Sad\r\n1,Sad\r\n2,'=cmd\r\n" and read == [0, 1, 2]
+    jsonl = export_records(campaign, "answers", records(), ["item", "majority"], "jsonl")
+    assert jsonl.text.count("\n") == 3
+    with pytest.raises(ValueError, match="unknown export format"):
+        export_records(campaign, "answers", records(), ["item"], "xlsx")

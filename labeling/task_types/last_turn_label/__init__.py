@@ -93,5 +93,5 @@ class LastTurnLabel(TaskType):
                 "dialogue_id", "turn_id", "status", "label_text", "answer_count", "agreement", "dawid_skene_label"
             )
         )
-        records = [dict(zip(EXPORT_FIELDS, row, strict=True)) for row in rows.iterator()]
+        records = (dict(zip(EXPORT_FIELDS, row, strict=True)) for row in rows.iterator(chunk_size=5000))
         return export_records(campaign, "labels", records, EXPORT_FIELDS, fmt)

@@ -5,11 +5,13 @@ once the platform confirmed it, see Assignment.objects.counted), with the same n
 majority rule as `aggregate_campaign`, so the dashboard is right even before aggregating.
 """
 
+import json
 from collections import Counter, defaultdict
 from functools import partial
 
 from django.conf import settings
-from django.db.models.functions import Coalesce
+from django.db.models import TextField
+from django.db.models.functions import Cast, Coalesce
 
 from annotation.models import Turn
 from labeling.crowd.agreement import (
@@ -25,7 +27,7 @@ from labeling.crowd.agreement import (
     unanimous_share,
 )
 from labeling.crowd.label_text import look_alike_of, visible
-from labeling.crowd.majority import MajorityResult, majority_vote, normalise_answer
+from labeling.crowd.majority import MajorityResult, answer_normaliser, majority_vote
 from labeling.crowd.speed import is_too_fast, median_seconds
 from labeling.models import AggregatedLabel, Assignment, Campaign, HITItem, Worker
 from labeling.task_types.last_turn_label.aggregation import (
@@ -45,7 +47,8 @@ def label_report(campaign: Campaign) -> dict:
     known = known_labels()
     voting = voting_labels(campaign)
     answers = load_answers(campaign)
-    normalised = {id(a): normalise_answer(a.text, known) for a in answers}
+    normalise = answer_normaliser(known)
+    normalised = {id(a): normalise(a.text) for a in answers}
     dialogue_answers = [a for a in answers if a.quiz_gold is None and a.turn_id is not None]
     by_turn = {
         turn: [text for _, text in votes.answers]
@@ -245,10 +248,19 @@ def _suggestions(campaign: Campaign, dialogue_answers: list[CrowdAnswer], normal
     top-1 suggestion wins. An item's `choices` hold the ranked suggestions best first (the order on
     the screen is drawn per assignment), so rank k is choices[k-1]. Items without three stored
     choices (imported results) count toward the "Other" rate only."""
-    choices = dict(
-        HITItem.objects.filter(hit__campaign=campaign, quiz_question__isnull=True).values_list("pk", "choices")
+    # items repeat a few choice lists: each distinct one is decoded and normalised once
+    stored = HITItem.objects.filter(hit__campaign=campaign, quiz_question__isnull=True).values_list(
+        "pk", Cast("choices", TextField())
     )
-    ranked = {pk: [normalise_answer(name, known) for name in names] for pk, names in choices.items() if len(names) == 3}
+    normalise = answer_normaliser(known)
+    lists: dict[str, list[str] | None] = {}
+    ranked = {}
+    for pk, text in stored:
+        if text not in lists:
+            names = json.loads(text)
+            lists[text] = [normalise(name) for name in names] if len(names) == 3 else None
+        if lists[text] is not None:
+            ranked[pk] = lists[text]
     by_rank: Counter = Counter()
     for a in dialogue_answers:
         if a.item_id in ranked and not a.through_other:

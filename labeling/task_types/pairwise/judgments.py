@@ -1,5 +1,7 @@
 """A pairwise campaign's judgments: every counted pick of a work item, un-shuffled to its source."""
 
+from collections.abc import Iterator
+
 from labeling.crowd import win_rates
 from labeling.models import Campaign, Response, counted_assignment_q
 from labeling.task_types.pairwise.items import dialogue_of
@@ -31,24 +33,21 @@ def load_judgments(campaign: Campaign) -> list[win_rates.Judgment]:
     return judgments
 
 
-def judgment_records(campaign: Campaign) -> list[dict]:
-    records = []
+def judgment_records(campaign: Campaign) -> Iterator[dict]:
+    """Every counted judgment, one record per question, read from the database as it is consumed."""
     for item_id, hit_id, worker_id, data, payload in _counted_responses(campaign).iterator(chunk_size=5000):
         for question, side in data.items():
-            records.append(
-                {
-                    "item": item_id,
-                    "hit": hit_id,
-                    "worker": worker_id,
-                    "question": question,
-                    "picked_side": side,
-                    "left_is": payload["left_is"],
-                    "winner": win_rates.unshuffle(side, payload["left_is"]),
-                    "dialogue_a": dialogue_of(payload, "a"),
-                    "dialogue_b": dialogue_of(payload, "b"),
-                }
-            )
-    return records
+            yield {
+                "item": item_id,
+                "hit": hit_id,
+                "worker": worker_id,
+                "question": question,
+                "picked_side": side,
+                "left_is": payload["left_is"],
+                "winner": win_rates.unshuffle(side, payload["left_is"]),
+                "dialogue_a": dialogue_of(payload, "a"),
+                "dialogue_b": dialogue_of(payload, "b"),
+            }
 
 
 def rounded(value: float | None) -> float | None:
