@@ -12,7 +12,7 @@ from labeling.models.campaign import (
     new_entry_token,
 )
 from labeling.models.payments import PaymentEntry, PlatformSubmission, Publication
-from labeling.models.people import Worker
+from labeling.models.people import ProlificSessionCheck, Worker
 from labeling.models.qualification import PlatformQualification, QualificationResult, QuizCheck
 from labeling.models.raters import RaterAnswer
 from labeling.models.work import (
@@ -29,6 +29,7 @@ from labeling.models.work import (
 __all__ = [
     "RaterAnswer",
     "Worker",
+    "ProlificSessionCheck",
     "new_entry_token",
     "LAST_TURN_LABEL",
     "REDUNDANCY_CHOICES",
