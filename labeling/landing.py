@@ -86,7 +86,10 @@ def land(landing: Landing, *, ip: str | None) -> tuple[Worker, Assignment | None
     if workers.platform_id_blocked(landing.platform, landing.worker_id):
         raise LandingRefused("Not allowed", BLOCKED, status=403)
     proven = landing.platform == Worker.PROLIFIC and _prolific_proven(landing, ip)
-    phantom = landing.platform == Worker.MTURK and _published_on_mturk(landing.campaign)
+    # a hitId of ours (prefer_hit_id) is one we published: the campaign is on MTurk, no query needed
+    phantom = landing.platform == Worker.MTURK and (
+        landing.prefer_hit_id is not None or _published_on_mturk(landing.campaign)
+    )
     if phantom and landing.prefer_hit_id is None:
         raise LandingRefused("Not a HIT of this study", NOT_PUBLISHED, status=403)
     try:
@@ -144,9 +147,10 @@ def _refuse_a_second_hit(worker: Worker, landing: Landing) -> None:
 def _bound_to(assignment: Assignment, landing: Landing) -> bool:
     """Bind the assignment to the platform's id of the work at its first landing (one conditional
     UPDATE, so two racing landings bind one id); True when it is bound to this landing's id."""
-    Assignment.objects.filter(pk=assignment.pk, platform_assignment_id="").update(
+    if Assignment.objects.filter(pk=assignment.pk, platform_assignment_id="").update(
         platform_assignment_id=landing.external_assignment
-    )
+    ):
+        return True  # bound now, by this landing (the common case: one statement)
     bound = Assignment.objects.filter(pk=assignment.pk).values_list("platform_assignment_id", flat=True).first()
     return bound == landing.external_assignment
 
