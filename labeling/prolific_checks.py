@@ -59,8 +59,12 @@ def refusals_capped(ip: str) -> bool:
 
 
 def checks_in_flight(ip: str) -> bool:
-    """Whether the address's blocks have as many checks waiting for Prolific as their caps."""
-    return _over_caps(ProlificSessionCheck.objects.filter(status=ProlificSessionCheck.PENDING), ip)
+    """Whether the address's blocks have as many checks waiting for Prolific as their caps. A check
+    queued longer than STALE_AFTER ago lost its job and is no longer in flight (its participant may
+    have left: it must not hold the address's share of the queue for good)."""
+    since = timezone.now() - STALE_AFTER
+    waiting = ProlificSessionCheck.objects.filter(status=ProlificSessionCheck.PENDING, queued_at__gte=since)
+    return _over_caps(waiting, ip)
 
 
 def _over_caps(rows, ip: str) -> bool:

@@ -173,6 +173,20 @@ def test_a_check_that_failed_every_try_fails_closed_and_the_next_poll_asks_again
     assert browser.get(link).status_code == 302
 
 
+def test_checks_whose_jobs_were_lost_do_not_hold_the_addresss_share_of_the_queue(campaign, prolific, queued, settings):
+    settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR = 2
+    for n in range(2):  # two sessions whose participants left while their jobs were lost
+        Client(REMOTE_ADDR=ADDRESS).get(prolific_landing(campaign, worker=f"L{n}", session=f"L{n}", study=STUDY))
+    queued.clear()
+    started(prolific, "S1", "P1")
+    honest = prolific_landing(campaign, worker="P1", session="S1", study=STUDY, made_up=True)
+    assert Client(REMOTE_ADDR=ADDRESS).get(honest).status_code == 202 and not queued  # two in flight: wait
+    ProlificSessionCheck.objects.update(queued_at=timezone.now() - prolific_checks.STALE_AFTER - timedelta(seconds=1))
+    assert Client(REMOTE_ADDR=ADDRESS).get(honest).status_code == 202 and len(queued) == 1
+    run(queued)
+    assert Client(REMOTE_ADDR=ADDRESS).get(honest).status_code == 302
+
+
 def test_a_check_whose_job_was_lost_is_queued_again_by_a_poll(campaign, prolific, queued):
     started(prolific, "S1", "P1")
     link = prolific_landing(campaign, worker="P1", session="S1", study=STUDY, made_up=True)
