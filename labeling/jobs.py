@@ -121,3 +121,17 @@ def free_lapsed_seats_job(job) -> dict:
     from labeling.actions.claim import expire_stale_assignments
 
     return {"expired": expire_stale_assignments()}
+
+
+class CheckProlificSessionParameters(JobParameters):
+    session_id: str = Field(pattern=r"^[A-Za-z0-9]{1,64}$", title="Prolific SESSION_ID")
+
+
+@register("labeling.check_prolific_session", parameters=CheckProlificSessionParameters)
+def check_prolific_session_job(job, session_id: str) -> dict:
+    """Ask Prolific whether a landing's session is live (labeling.prolific_checks.run_check),
+    retrying timeouts, 429 and 5xx with backoff, and store its answer for the landing's page to
+    read. Queued by the landing, once per session id; never started by hand."""
+    from labeling.prolific_checks import run_check
+
+    return run_check(session_id)

@@ -6,9 +6,11 @@ services called here.
 
 What a landing may take (docs/crowd/identity-and-integrity.md):
 - Prolific: the SESSION_ID must be a submission of this campaign's study, of this PROLIFIC_PID,
-  and live (ACTIVE, or RESERVED: the place held for them), asked of Prolific at once (`_prolific_verdict`). A session Prolific does not stand
-  behind gets nothing; one Prolific cannot be asked about gets a page that asks again shortly
-  (LandingPending), and nothing either. A proven landing is the participant's at once.
+  and live (ACTIVE, or RESERVED: the place held for them). Prolific is asked by a job
+  (labeling.prolific_checks), never in the web request: until its answer is stored the landing
+  gets a page that polls (LandingPending) and nothing else. A session Prolific does not stand
+  behind gets nothing; one Prolific could not be asked about keeps polling (fail closed). A proven
+  landing is the participant's at once.
 - MTurk cannot be asked before the work is submitted, but it admits only MaxAssignments real
   workers to each HIT it lists: a landing for a HIT we published gets a phantom place on the HIT
   of ours it maps to (claim.take_phantom_place), which takes no seat, so made-up ids cost honest
@@ -20,15 +22,12 @@ What a landing may take (docs/crowd/identity-and-integrity.md):
 
 from dataclasses import dataclass
 
-from django.conf import settings
-from django.core.cache import cache
-
-from config.client_ip import address_block
-from labeling import workers
+from labeling import prolific_checks, workers
 from labeling.actions import claim
-from labeling.models import HIT, Assignment, Campaign, PlatformQualification, Publication, Worker
-from labeling.platforms import base, get_platform
-from labeling.platforms.prolific import landing_submission
+from labeling.models import HIT, Assignment, Campaign, ProlificSessionCheck, Worker
+from labeling.prolific_checks import prolific_studies, session_refusal
+
+__all__ = ["Landing", "LandingPending", "LandingRefused", "land", "prolific_studies", "session_refusal"]
 
 BLOCKED = "Your worker id is blocked from taking HITs in this project. Please return the HIT."
 OPENED_ELSEWHERE = (
@@ -40,7 +39,6 @@ ONE_HIT = (
     "please return to {platform}."
 )
 OTHER_STUDY = "This session belongs to another study of this site. Please open that study's own link."
-LIVE_SESSION = ("ACTIVE", "RESERVED")
 NOT_PUBLISHED = "This is not a HIT this study published on MTurk. Please return it."
 NOT_OPEN_TO_YOU = (
     "This HIT is not open to you: you hold a place on it under another MTurk HIT, or the study's "
@@ -48,6 +46,7 @@ NOT_OPEN_TO_YOU = (
 )
 ADDRESS_UNREADABLE = "Your address could not be read, so this landing cannot be checked; please try again."
 TOO_MANY_REFUSED = "Too many sessions from your address were not confirmed by Prolific; please try again later."
+PROLIFIC_NOT_REACHED = "Prolific could not be reached just now; we keep asking."
 NOT_PROVEN = "Prolific does not list this as an active session of this study for your Prolific id ({why})."
 
 
@@ -75,7 +74,8 @@ class LandingRefused(Exception):
 
 
 class LandingPending(Exception):
-    """The platform could not be asked just now: nothing is created, the page asks again."""
+    """The platform's answer is not there yet (its check waits for it, or the platform could not
+    be asked): nothing is created, the page polls. The message, if any, is for the page."""
 
 
 def land(landing: Landing, *, ip: str | None) -> tuple[Worker, Assignment | None]:
@@ -86,7 +86,10 @@ def land(landing: Landing, *, ip: str | None) -> tuple[Worker, Assignment | None
     if workers.platform_id_blocked(landing.platform, landing.worker_id):
         raise LandingRefused("Not allowed", BLOCKED, status=403)
     proven = landing.platform == Worker.PROLIFIC and _prolific_proven(landing, ip)
-    phantom = landing.platform == Worker.MTURK and _published_on_mturk(landing.campaign)
+    # a hitId of ours (prefer_hit_id) is one we published: the campaign is on MTurk, no query needed
+    phantom = landing.platform == Worker.MTURK and (
+        landing.prefer_hit_id is not None or _published_on_mturk(landing.campaign)
+    )
     if phantom and landing.prefer_hit_id is None:
         raise LandingRefused("Not a HIT of this study", NOT_PUBLISHED, status=403)
     try:
@@ -144,9 +147,10 @@ def _refuse_a_second_hit(worker: Worker, landing: Landing) -> None:
 def _bound_to(assignment: Assignment, landing: Landing) -> bool:
     """Bind the assignment to the platform's id of the work at its first landing (one conditional
     UPDATE, so two racing landings bind one id); True when it is bound to this landing's id."""
-    Assignment.objects.filter(pk=assignment.pk, platform_assignment_id="").update(
+    if Assignment.objects.filter(pk=assignment.pk, platform_assignment_id="").update(
         platform_assignment_id=landing.external_assignment
-    )
+    ):
+        return True  # bound now, by this landing (the common case: one statement)
     bound = Assignment.objects.filter(pk=assignment.pk).values_list("platform_assignment_id", flat=True).first()
     return bound == landing.external_assignment
 
@@ -155,69 +159,35 @@ def _bound_to(assignment: Assignment, landing: Landing) -> bool:
 
 
 def _prolific_proven(landing: Landing, ip: str | None) -> bool:
-    """True when Prolific stands behind the landing (asked once: a proven landing's identity
-    remembers it); LandingRefused when it does not, LandingPending when it cannot be asked.
+    """True when Prolific stands behind the landing (a proven landing's identity remembers it);
+    LandingRefused when it does not, LandingPending while its check waits for Prolific's answer
+    (or Prolific could not be asked). Prolific is asked by a job, never here
+    (labeling.prolific_checks): this reads the session's check, or queues it.
 
-    Made-up sessions cost a call to Prolific each, so the sessions Prolific refused count toward
-    the address's landing caps (PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR, per IPv6 /48 its own), kept
-    in the cache for an hour: past them Prolific is not asked, and a flood from a few addresses
-    cannot spend the API's rate limit that honest landings need."""
+    Made-up sessions cost a call to Prolific and a place in the queue each, so the sessions
+    Prolific refused, and the checks still waiting, count toward the address's caps before
+    anything is queued: past the first the address gets a 429, past the second the page polls
+    and nothing is queued until some are answered."""
     if workers.landing_proven(landing.platform, landing.worker_id, landing.external_assignment):
         return True
     if ip is None:
         raise LandingRefused("Address not readable", ADDRESS_UNREADABLE, status=403)
-    studies = prolific_studies(landing.campaign)
+    studies = prolific_checks.prolific_studies(landing.campaign)
     if not studies:
         raise LandingRefused("Not a study of this site", NOT_PROVEN.format(why="no study published"), status=403)
-    counters = _refusal_counters(ip)
-    if any((cache.get(key) or 0) >= limit for key, limit in counters):
+    if prolific_checks.refusals_capped(ip):
         raise LandingRefused("Too many unconfirmed sessions", TOO_MANY_REFUSED, status=429)
-    try:
-        submission = landing_submission(get_platform(Worker.PROLIFIC), landing.external_assignment)
-    except base.PlatformError as error:
-        raise LandingPending(str(error)) from error
-    why = session_refusal(submission, landing.worker_id, studies)
+    check = prolific_checks.check_of(landing.external_assignment)
+    failed = check is not None and check.status == ProlificSessionCheck.FAILED
+    problem = PROLIFIC_NOT_REACHED if failed else ""
+    if check is None or check.status != ProlificSessionCheck.ANSWERED:
+        if (check is None or failed) and prolific_checks.checks_in_flight(ip):
+            raise LandingPending(problem)  # the address's checks fill its share of the queue: wait a poll
+        session = landing.external_assignment
+        check = prolific_checks.ask(session, participant=landing.worker_id, campaign=landing.campaign, ip=ip)
+    if check.status != ProlificSessionCheck.ANSWERED:
+        raise LandingPending(PROLIFIC_NOT_REACHED if check.status == ProlificSessionCheck.FAILED else problem)
+    why = session_refusal(check.submission, landing.worker_id, studies)
     if why:
-        for key, _limit in counters:
-            cache.add(key, 0, timeout=3600)
-            cache.incr(key)
         raise LandingRefused("Session not confirmed", NOT_PROVEN.format(why=why), status=403)
     return True
-
-
-def _refusal_counters(ip: str) -> list[tuple[str, int]]:
-    """The cache keys counting refused sessions from the address's blocks, with their caps."""
-    counters = [
-        (
-            f"prolific-refused:{address_block(ip, settings.PLATFORM_IPV6_PREFIX)}",
-            settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR,
-        )
-    ]
-    site = address_block(ip, workers.SITE_PREFIX)
-    if ":" in site:
-        counters.append((f"prolific-refused:{site}", settings.PLATFORM_NEW_WORKERS_PER_IPV6_48_PER_HOUR))
-    return counters
-
-
-def prolific_studies(campaign: Campaign) -> set[str]:
-    """The Prolific study ids whose sessions open this campaign: its study and its quiz study."""
-    studies = Publication.objects.filter(campaign=campaign, platform=Worker.PROLIFIC).values_list("external_id")
-    quiz = PlatformQualification.objects.filter(campaign=campaign, platform=Worker.PROLIFIC).values_list(
-        "quiz_external_id"
-    )
-    return {study for (study,) in [*studies, *quiz] if study}
-
-
-def session_refusal(submission: dict | None, participant: str, studies: set[str]) -> str:
-    """Why Prolific's answer does not stand behind this landing; "" when it does."""
-    if submission is None:
-        return "no such session"
-    if submission.get("study_id") not in studies:
-        return "a session of another study"
-    # "participant" in the reference of "Retrieve a submission", "participant_id" in its listings
-    if (submission.get("participant") or submission.get("participant_id")) != participant:
-        return "another participant's session"
-    # RESERVED: the place is held for this participant; ACTIVE: they started (submission-object)
-    if submission.get("status") not in LIVE_SESSION:
-        return f"the session is {str(submission.get('status', '')).lower() or 'in no state'}"
-    return ""

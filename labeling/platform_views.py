@@ -18,9 +18,11 @@ Trust: MTurk's ExternalQuestion parameters (workerId, assignmentId, turkSubmitTo
 - every link carries its publication's token (labeling.entry_tokens: one per campaign and
   platform); without it a landing is a 403 and creates nothing (no user, no worker, no session),
   and the Prolific link's token does not open the MTurk landing, nor the other way round;
-- a Prolific landing is asked of Prolific first (labeling.landing): a session it does not list as
-  this participant's active session of this study gets a 403 and nothing; one it cannot be asked
-  about gets the "checking" page, which asks again (fail closed, no web worker held waiting);
+- a Prolific landing is asked of Prolific first, by a job (labeling.landing,
+  labeling.prolific_checks): until the answer is stored it gets the "checking" page, which polls
+  the landing (no web worker held waiting); a session Prolific does not list as this
+  participant's active session of this study gets a 403 and nothing; one it could not be asked
+  about keeps polling (fail closed);
 - new unproven identities per client address (an IPv6 address counted by its
   /PLATFORM_IPV6_PREFIX network and its /48) and per campaign and hour are capped (counted by
   labeling.workers): a 429, nothing created; an address that cannot be read is refused;
@@ -59,7 +61,7 @@ MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
 MTURK_SUBMIT_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
 MTURK_SUBMIT_PATH = "/mturk/externalSubmit"
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
-CHECK_AGAIN_SECONDS = 3  # the "checking with Prolific" page reloads itself this often
+CHECK_AGAIN_SECONDS = 2  # the "checking your Prolific session" page polls the landing this often
 SESSION_KEY = "platform_return"
 # What MTurk's preview (no assignment accepted yet) shows: a made-up screen of the task, never one
 # of the campaign's own dialogues (quiz answers must not leak to a worker who has not accepted).
@@ -242,8 +244,8 @@ def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
         worker, assignment = land(landing, ip=client_ip(request))
     except LandingRefused as refused:
         return _problem(request, refused.title, refused.message, status=refused.status)
-    except LandingPending:
-        return _checking(request, landing)
+    except LandingPending as pending:
+        return _checking(request, landing, str(pending))
     # login() rotates the session key (and empties the session when another user was signed in),
     # so what the return view needs is stored after it.
     login(request, worker.user, backend=settings.MODEL_BACKEND)
@@ -254,14 +256,16 @@ def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
     return redirect(reverse("labeling:assignment_detail", args=[assignment.pk]))
 
 
-def _checking(request: HttpRequest, landing: Landing) -> HttpResponse:
-    """Prolific could not be asked just now: nothing was created; the page asks again by itself
-    (a reload of this landing, one short call each), so no web worker waits on Prolific."""
+def _checking(request: HttpRequest, landing: Landing, problem: str) -> HttpResponse:
+    """Prolific's answer about the session is not there yet (a job asks, labeling.prolific_checks):
+    nothing was created; the page reloads this landing by itself, which reads the answer once it is
+    stored, so no web worker waits on Prolific. `problem`: Prolific could not be reached."""
     context = {
         "campaign": landing.campaign,
         "platform": "Prolific",
         "url": request.get_full_path(),
         "retry_seconds": CHECK_AGAIN_SECONDS,
+        "problem": problem,
     }
     # 202, not 503: a proxy may put its own page in place of a 5xx body, and this one must reload
     return render(request, "labeling/platform/checking.html", context, status=202)

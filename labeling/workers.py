@@ -22,7 +22,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef, QuerySet, Subquery
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from annotation import audit
@@ -88,20 +88,12 @@ def platform_worker(
     if not landing_key:
         raise ValueError("landing_key: a platform landing needs the platform's id of the work")
     with transaction.atomic():
-        known = Worker.objects.filter(platform=platform, external_id=external_id, landing_key=landing_key).exists()
-        if not known and not proven:
+        keys = {"platform": platform, "external_id": external_id, "landing_key": landing_key}
+        # the same landing again (a reload, a second tab): its row, locked, in one statement
+        worker = Worker.objects.select_for_update().filter(**keys).first()
+        if worker is None and not proven:
             _check_signup_limits(campaign, ip)
-        worker, _ = Worker.objects.select_for_update().get_or_create(
-            platform=platform,
-            external_id=external_id,
-            landing_key=landing_key,
-            defaults={
-                "signup_ip": ip,
-                "signup_network": address_block(ip, settings.PLATFORM_IPV6_PREFIX),
-                "signup_site_network": address_block(ip, SITE_PREFIX),
-                "signup_campaign": campaign,
-            },
-        )
+        worker = worker or _new_landing(keys, ip, campaign)
         # a blocked worker is refused by the caller; no account is made for them
         if worker.user_id is None and not worker.is_blocked:
             worker.user = _new_account(f"{platform}-{external_id}-{landing_key}")
@@ -111,6 +103,20 @@ def platform_worker(
         user = worker.user
     if user is not None and not _may_sign_in_from_platform(user):
         raise AccountConflict("This worker id is linked to an account that cannot sign in from a crowd platform.")
+    return worker
+
+
+def _new_landing(keys: dict, ip: str | None, campaign: Campaign | None) -> Worker:
+    """The landing's row, created (or, when a racing tab created it first, that one, locked)."""
+    worker, _ = Worker.objects.select_for_update().get_or_create(
+        **keys,
+        defaults={
+            "signup_ip": ip,
+            "signup_network": address_block(ip, settings.PLATFORM_IPV6_PREFIX),
+            "signup_site_network": address_block(ip, SITE_PREFIX),
+            "signup_campaign": campaign,
+        },
+    )
     return worker
 
 
@@ -133,22 +139,31 @@ def _check_signup_limits(campaign: Campaign | None, ip: str | None) -> None:
         raise AddressUnreadable("Your address could not be read, so this landing cannot be counted; please try again.")
     since = timezone.now() - timedelta(hours=1)
     recent = Worker.objects.filter(created_at__gte=since, merged_into__isnull=True).exclude(landing_key="")
+    network, site = address_block(ip, settings.PLATFORM_IPV6_PREFIX), address_block(ip, SITE_PREFIX)
+    # every cap's count in one statement (each count a filter of the same recent identities)
+    counts = {"network": Count("pk", filter=Q(signup_network=network))}
+    rows = Q(signup_network=network)
+    if ":" in site:
+        counts["site"] = Count("pk", filter=Q(signup_site_network=site))
+        rows |= Q(signup_site_network=site)
     if campaign is not None:
         Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
-        limit = settings.PLATFORM_NEW_WORKERS_PER_CAMPAIGN_PER_HOUR
         holding = Assignment.objects.filter(
             worker=OuterRef("pk"), status__in=(Assignment.ACCEPTED, Assignment.SUBMITTED), phantom=False
         )
-        if recent.filter(Exists(holding), signup_campaign=campaign).count() >= limit:
-            raise SignupLimited(f"This study has taken {limit} new workers in the last hour; please try again later.")
+        counts["campaign"] = Count("pk", filter=Q(Exists(holding), signup_campaign=campaign))
+        rows |= Q(signup_campaign=campaign)
+    counted = recent.filter(rows).aggregate(**counts)
+    limit = settings.PLATFORM_NEW_WORKERS_PER_CAMPAIGN_PER_HOUR
+    if campaign is not None and counted["campaign"] >= limit:
+        raise SignupLimited(f"This study has taken {limit} new workers in the last hour; please try again later.")
     per_address = settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR
-    if recent.filter(signup_network=address_block(ip, settings.PLATFORM_IPV6_PREFIX)).count() >= per_address:
+    if counted["network"] >= per_address:
         raise SignupLimited(
             f"{per_address} new workers came from your address in the last hour; please try again later."
         )
-    site = address_block(ip, SITE_PREFIX)
     per_site = settings.PLATFORM_NEW_WORKERS_PER_IPV6_48_PER_HOUR
-    if ":" in site and recent.filter(signup_site_network=site).count() >= per_site:
+    if ":" in site and counted["site"] >= per_site:
         raise SignupLimited(f"{per_site} new workers came from your network in the last hour; please try again later.")
 
 

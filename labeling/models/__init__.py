@@ -13,7 +13,7 @@ from labeling.models.campaign import (
 )
 from labeling.models.figures import CampaignFigures
 from labeling.models.payments import PaymentEntry, PlatformSubmission, Publication
-from labeling.models.people import Worker
+from labeling.models.people import ProlificSessionCheck, Worker
 from labeling.models.qualification import PlatformQualification, QualificationResult, QuizCheck
 from labeling.models.raters import RaterAnswer
 from labeling.models.work import (
@@ -31,6 +31,7 @@ __all__ = [
     "CampaignFigures",
     "RaterAnswer",
     "Worker",
+    "ProlificSessionCheck",
     "new_entry_token",
     "LAST_TURN_LABEL",
     "REDUNDANCY_CHOICES",

@@ -56,3 +56,50 @@ class Worker(models.Model):
     def is_pending_identity(self) -> bool:
         """A platform landing not yet proven by a confirmed submission (see landing_key)."""
         return bool(self.landing_key) and self.merged_into_id is None
+
+
+class ProlificSessionCheck(models.Model):
+    """What Prolific answered about one SESSION_ID a landing brought (labeling.prolific_checks,
+    its one writer): asked by a job, never in the web request, so every process (web workers, the
+    Celery worker) reads the same answer. One row per session id: a reload or a second tab waits
+    on the same check. The answer is Prolific's, not a verdict: each landing is judged against it
+    (labeling.landing.session_refusal), so a landing with someone else's session id cannot spoil
+    the owner's. `refusal` is the verdict for the landing that asked first, counted toward its
+    address's cap of unconfirmed sessions."""
+
+    PENDING, ANSWERED, FAILED = "pending", "answered", "failed"
+    STATUS_CHOICES = [(PENDING, "Waiting for Prolific"), (ANSWERED, "Answered"), (FAILED, "Prolific not reached")]
+
+    session_id = models.CharField(max_length=64, unique=True)
+    status = models.CharField(max_length=8, choices=STATUS_CHOICES, default=PENDING)
+    # the landing that asked first: its participant, campaign and address blocks
+    participant = models.CharField(max_length=64)
+    campaign = models.ForeignKey("Campaign", on_delete=models.CASCADE, related_name="+")
+    network = models.CharField(max_length=64)
+    site_network = models.CharField(max_length=64)
+    # Prolific's answer: found False for an unknown session (its 404)
+    found = models.BooleanField(default=False)
+    study_id = models.CharField(max_length=64, blank=True)
+    submission_participant = models.CharField(max_length=64, blank=True)
+    submission_status = models.CharField(max_length=32, blank=True)
+    refusal = models.CharField(max_length=120, blank=True, help_text="why the first landing was refused; '' proven")
+    error = models.CharField(max_length=300, blank=True, help_text="why Prolific could not be asked (failed)")
+    created_at = models.DateTimeField(auto_now_add=True)
+    queued_at = models.DateTimeField(help_text="when its job was last queued")
+    answered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["network", "created_at"], name="prolific_check_network"),
+            models.Index(fields=["site_network", "created_at"], name="prolific_check_site"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Prolific session {self.session_id}: {self.status}"
+
+    @property
+    def submission(self) -> dict | None:
+        """Prolific's answer in the shape labeling.landing.session_refusal reads; None: no such session."""
+        if not self.found:
+            return None
+        return {"study_id": self.study_id, "participant": self.submission_participant, "status": self.submission_status}

@@ -9,7 +9,8 @@ The token comes only from the environment (PROLIFIC_API_TOKEN), is sent only in 
 Authorization header and never stored or logged. `make_session` is the one transport point: tests
 either intercept HTTP with `responses` or install the stateful stand-in (labeling.platforms.standin)
 there, so nothing touches the network. `landing_submission` looks one submission up for a
-landing's check, in one short try (no retries: a waiting participant is shown a page instead).
+landing's check, in one short try; the job that checks a landing (labeling.prolific_checks) tries
+it again with backoff, while the participant's page polls.
 
 Money: Prolific pays rewards in the workspace's currency, so the workspace of PROLIFIC_PROJECT_ID
 must pay in the campaign's currency (read before anything is created), and the reward must reach
@@ -340,17 +341,26 @@ def _paid_share(row: dict) -> Decimal:
         return Decimal(0)
 
 
-# --- checking a landing (wt-identity: the landing's own lookup, kept apart from sync) -----------
+# --- checking a landing (a job's lookup, labeling.prolific_checks; kept apart from sync) ---------
 
-# a landing waits at most this long for Prolific (connect, read): one try, no retry (the page asks
-# again), so a slow Prolific holds a web worker for seconds at most, never for a retry's backoff
+# one try waits at most this long for Prolific (connect, read); the job tries again with backoff
 LANDING_TIMEOUT_SECONDS = (1.5, 2.5)
+
+
+class SubmissionLookupFailed(PlatformError):
+    """Prolific could not answer a submission lookup just now (a timeout, a dropped connection,
+    429, 5xx): worth asking again, after `retry_after` seconds when Prolific named a wait."""
+
+    def __init__(self, message: str, retry_after: str | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 def landing_submission(platform: ProlificPlatform, session_id: str) -> dict | None:
     """Prolific's submission `session_id` (the SESSION_ID a landing brings), or None when Prolific
-    knows no such submission (404). Any other failure (not configured, a timeout, 429, 5xx) raises
-    PlatformError: the landing is then not proven, and fails closed.
+    knows no such submission (404), in one try. A failure worth another try (a timeout, a
+    connection error, 429, 5xx) raises SubmissionLookupFailed; any other (not configured, another
+    4xx) PlatformError. Either way the landing is not proven, and fails closed.
 
     "Retrieve a submission", GET /api/v1/submissions/{id}/ (id: "the ID we pass to the survey
     platform using %SESSION_ID%"), answers the submission's `study_id`, `participant` (the list
@@ -362,9 +372,12 @@ def landing_submission(platform: ProlificPlatform, session_id: str) -> dict | No
         # `request`, the one call the adapter's transport point answers (a stand-in's session too)
         response = platform.session.request("GET", f"{API}/submissions/{session_id}/", timeout=LANDING_TIMEOUT_SECONDS)
     except (http.ConnectionError, http.Timeout) as error:
-        raise PlatformError(f"prolific get submission: {type(error).__name__}") from error
+        raise SubmissionLookupFailed(f"prolific get submission: {type(error).__name__}") from error
     if response.status_code == 404:
         return None
+    if response.status_code == 429 or response.status_code >= 500:
+        retry_after = (getattr(response, "headers", None) or {}).get("Retry-After")
+        raise SubmissionLookupFailed(f"prolific get submission: HTTP {response.status_code}", retry_after)
     if response.status_code != 200:
         raise PlatformError(f"prolific get submission: HTTP {response.status_code}")
     return response.json()

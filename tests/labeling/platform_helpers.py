@@ -6,12 +6,12 @@ from urllib.parse import urlencode
 import pytest
 from django.urls import reverse
 
-from labeling import landing
+from labeling import prolific_checks
 from labeling.entry_tokens import publication_token
 from labeling.hits import build_hits
 from labeling.models import Assignment, Campaign, Publication, Worker
 from labeling.platforms import calls
-from labeling.platforms.base import PlatformError
+from labeling.platforms.prolific import SubmissionLookupFailed
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 
 SANDBOX = "https://workersandbox.mturk.com"
@@ -37,7 +37,7 @@ class ProlificSessions:
     def lookup(self, platform, session_id: str) -> dict | None:
         self.calls += 1
         if self.down:
-            raise PlatformError("prolific get submission: ReadTimeout")
+            raise SubmissionLookupFailed("prolific get submission: ReadTimeout")
         row = self.rows.get(session_id)
         return dict(row) if row else None
 
@@ -46,11 +46,14 @@ _stand_in: list[ProlificSessions] = []
 
 
 @pytest.fixture
-def prolific_sessions(monkeypatch) -> ProlificSessions:
-    """Prolific's submissions, asked at every Prolific landing (labeling.landing); the landings
-    that `prolific_landing` builds are sessions Prolific knows unless made up."""
+def prolific_sessions(monkeypatch, run_jobs_at_once) -> ProlificSessions:
+    """Prolific's submissions, asked by the check a Prolific landing queues
+    (labeling.prolific_checks); the landings that `prolific_landing` builds are sessions Prolific
+    knows unless made up. The check's job runs at once (as a worker would pick it up) and its
+    retries do not wait, so a landing reads Prolific's answer on its first request."""
     sessions = ProlificSessions()
-    monkeypatch.setattr(landing, "landing_submission", sessions.lookup)
+    monkeypatch.setattr(prolific_checks, "landing_submission", sessions.lookup)
+    monkeypatch.setattr(calls, "sleep", lambda seconds: None)
     _stand_in.append(sessions)
     yield sessions
     _stand_in.remove(sessions)

@@ -1,28 +1,23 @@
-"""A Prolific landing asked of Prolific at once: the adapter's one lookup (checked against
-Prolific's documented "Retrieve a submission" through `responses`) and what the landing does with
-each answer: proven, refused, or (Prolific cannot be asked) a page that asks again."""
+"""A Prolific landing asked of Prolific: the adapter's one lookup (checked against Prolific's
+documented "Retrieve a submission" through `responses`) and what the landing does with each answer
+its check's job stores (run at once here, see tests/labeling/test_landing_check_job.py for the
+queue): proven, refused, or (Prolific cannot be asked) a page that polls."""
 
 import pytest
 import requests
 import responses
-from django.core.cache import cache
 from django.test import Client
 
 from labeling.landing import session_refusal
-from labeling.models import Assignment, Publication, Worker
+from labeling.models import Assignment, ProlificSessionCheck, Publication, Worker
 from labeling.platforms.base import PlatformError
-from labeling.platforms.prolific import API, ProlificPlatform, landing_submission
+from labeling.platforms.prolific import API, ProlificPlatform, SubmissionLookupFailed, landing_submission
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 from tests.labeling.platform_helpers import prolific_landing, prolific_sessions
 
 __all__ = ["prolific_sessions"]
 STUDY = "60checkstudy0000000000000"
 TOKEN = "prolific-test-token"
-
-
-@pytest.fixture(autouse=True)
-def _no_refusals_counted_yet():
-    cache.clear()  # refused sessions are counted in the cache, which outlives a test's rollback
 
 
 @pytest.fixture
@@ -65,14 +60,22 @@ def test_an_unknown_session_is_none(api):
 @pytest.mark.parametrize(
     "failure", [500, 429, requests.exceptions.ReadTimeout(), requests.exceptions.ConnectionError()]
 )
-def test_a_lookup_that_cannot_be_answered_fails_closed_once_without_retrying(api, failure):
+def test_a_lookup_that_cannot_be_answered_now_is_worth_another_try_and_is_tried_once(api, failure):
     if isinstance(failure, int):
-        api.get(f"{API}/submissions/64abc/", status=failure, json={})
+        api.get(f"{API}/submissions/64abc/", status=failure, json={}, headers={"Retry-After": "3"})
     else:
         api.get(f"{API}/submissions/64abc/", body=failure)
-    with pytest.raises(PlatformError):
+    with pytest.raises(SubmissionLookupFailed) as failed:
         landing_submission(ProlificPlatform(), "64abc")
-    assert len(api.calls) == 1  # one short try: the landing's page asks again, not a retry loop
+    assert len(api.calls) == 1  # one short try: the job tries again, with backoff
+    assert failed.value.retry_after == ("3" if isinstance(failure, int) else None)
+
+
+def test_a_refused_lookup_is_not_worth_another_try(api):
+    api.get(f"{API}/submissions/64abc/", status=403, json={"error": "forbidden"})
+    with pytest.raises(PlatformError) as failed:
+        landing_submission(ProlificPlatform(), "64abc")
+    assert not isinstance(failed.value, SubmissionLookupFailed) and "403" in str(failed.value)
 
 
 def test_without_a_token_nothing_is_sent(monkeypatch):
@@ -117,16 +120,19 @@ def campaign(db, settings):
     return campaign
 
 
-def test_prolific_not_answering_shows_a_page_that_asks_again_and_creates_nothing(campaign, prolific_sessions):
+def test_prolific_not_answering_shows_a_page_that_polls_and_creates_nothing(campaign, prolific_sessions):
     link = prolific_landing(campaign, worker="P1", session="S1", study=STUDY)
     prolific_sessions.down = True
     browser = Client(REMOTE_ADDR="192.0.2.1")
     response = browser.get(link)
     page = response.content.decode()
-    assert response.status_code == 202 and "Checking with Prolific" in page and 'http-equiv="refresh"' in page
+    assert response.status_code == 202 and "Checking your Prolific session" in page
+    assert 'http-equiv="refresh" content="2"' in page and "could not be reached" in page
+    assert prolific_sessions.calls == 4  # the job tried PLATFORM_RETRY_ATTEMPTS times, then failed
     assert not Worker.objects.exists() and "_auth_user_id" not in browser.session
-    prolific_sessions.down = False  # Prolific answers again: the page's reload lands
+    prolific_sessions.down = False  # Prolific answers again: the page's next poll queues the check again
     assert browser.get(link).status_code == 302 and Assignment.objects.count() == 1
+    assert ProlificSessionCheck.objects.get().status == ProlificSessionCheck.ANSWERED
 
 
 def test_a_session_of_another_participant_is_refused(campaign, prolific_sessions):
@@ -157,6 +163,7 @@ def test_sessions_prolific_refused_count_toward_the_address_cap(campaign, prolif
         for n in range(5)
     ]
     assert statuses == [403, 403, 403, 429, 429] and prolific_sessions.calls == 3
+    assert ProlificSessionCheck.objects.count() == 3  # the capped landings queued no check
     # another address is asked as before, and a real session from it lands
     real = prolific_landing(campaign, worker="P1", session="S1", study=STUDY)
     assert Client(REMOTE_ADDR="192.0.2.1").get(real).status_code == 302

@@ -55,8 +55,8 @@ CLOCK = SimulatedTime()
 _addresses = itertools.count(1)
 
 
-# the "checking with Prolific" page reloads itself until Prolific answers the landing's check
-# (labeling.landing); a participant gives up after this many tries
+# the "checking your Prolific session" page reloads itself until the landing's check has Prolific's
+# answer (labeling.prolific_checks); a participant gives up after this many tries
 LANDING_RELOADS = 5
 
 
@@ -230,12 +230,14 @@ class StudyRun:
 
     def _land(self, landing) -> Assignment | None:
         from labeling.landing import LandingPending, LandingRefused, land
+        from labeling.prolific_checks import run_check
 
         address = _address()
         for _reload in range(LANDING_RELOADS):
             try:
                 _worker, assignment = land(landing, ip=address)
-            except LandingPending:  # Prolific did not answer the landing's check: the page reloads
+            except LandingPending:  # the check's job runs (as a worker would take it), the page reloads
+                run_check(landing.external_assignment)
                 continue
             except LandingRefused:
                 return None

@@ -1,0 +1,191 @@
+"""Asking Prolific about a landing's session, off the web request: the one writer of
+ProlificSessionCheck rows.
+
+A Prolific landing that is not proven yet (labeling.landing) calls `ask`: the session's check row
+is made (one per SESSION_ID: a reload or a second tab waits on the same one) and ONE job is queued
+for it (`labeling.check_prolific_session`, labeling.jobs), while the participant's page polls the
+landing. The job (`run_check`, in a Celery worker) asks Prolific's "Retrieve a submission"
+(labeling.platforms.prolific.landing_submission, one short try each) up to PLATFORM_RETRY_ATTEMPTS
+times with backoff on timeouts, 429 and 5xx, and stores Prolific's answer, or that it could not be
+asked (failed: the page keeps polling and the next poll queues the job again). The rows are in the
+database, not the cache: every web process and the worker read the same answer.
+
+Made-up sessions cost a call to Prolific and a place in the queue each, so before a check is
+queued the address must be under its caps (PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR per address or
+IPv6 /PLATFORM_IPV6_PREFIX network, _PER_IPV6_48_PER_HOUR per /48), counted twice here:
+- sessions Prolific refused in the last hour (`refusals_capped`: a 429, Prolific not asked);
+- checks still waiting (`checks_in_flight`: the page polls and nothing is queued until some are
+  answered), so a flood from a few addresses never holds more than the cap in the queue, while
+  honest participants behind one shared address only wait a poll or two.
+"""
+
+import logging
+import random
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from config.client_ip import address_block
+from jobs.runtime import start_job
+from labeling.models import Campaign, PlatformQualification, ProlificSessionCheck, Publication, Worker
+from labeling.platforms import calls, get_platform
+from labeling.platforms.base import PlatformError
+from labeling.platforms.prolific import SubmissionLookupFailed, landing_submission
+from labeling.workers import SITE_PREFIX
+
+logger = logging.getLogger("labeling.platforms")
+
+JOB = "labeling.check_prolific_session"
+LIVE_SESSION = ("ACTIVE", "RESERVED")
+# a check still waiting this long lost its job (a broker or worker restart): the next poll queues it again
+STALE_AFTER = timedelta(seconds=60)
+
+
+# --- the landing's side (web process) -------------------------------------------------------------
+
+
+def check_of(session_id: str) -> ProlificSessionCheck | None:
+    return ProlificSessionCheck.objects.filter(session_id=session_id).first()
+
+
+def refusals_capped(ip: str) -> bool:
+    """Whether the sessions Prolific refused from the address's blocks in the last hour reached a cap."""
+    since = timezone.now() - timedelta(hours=1)
+    refused = ProlificSessionCheck.objects.filter(created_at__gte=since).exclude(refusal="")
+    return _over_caps(refused, ip)
+
+
+def checks_in_flight(ip: str) -> bool:
+    """Whether the address's blocks have as many checks waiting for Prolific as their caps. A check
+    queued longer than STALE_AFTER ago lost its job and is no longer in flight (its participant may
+    have left: it must not hold the address's share of the queue for good)."""
+    since = timezone.now() - STALE_AFTER
+    waiting = ProlificSessionCheck.objects.filter(status=ProlificSessionCheck.PENDING, queued_at__gte=since)
+    return _over_caps(waiting, ip)
+
+
+def _over_caps(rows, ip: str) -> bool:
+    network = address_block(ip, settings.PLATFORM_IPV6_PREFIX)
+    if rows.filter(network=network).count() >= settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR:
+        return True
+    site = address_block(ip, SITE_PREFIX)
+    return ":" in site and rows.filter(site_network=site).count() >= settings.PLATFORM_NEW_WORKERS_PER_IPV6_48_PER_HOUR
+
+
+def ask(session_id: str, *, participant: str, campaign: Campaign, ip: str) -> ProlificSessionCheck:
+    """The session's check, queued once: a new row queues its job; a failed check, or one whose job
+    was lost (pending past STALE_AFTER), is queued again by exactly one poll (a conditional
+    UPDATE). The caller checked the caps first. Returns the row as it stands after queueing (in
+    tests the job runs at once)."""
+    now = timezone.now()
+    with transaction.atomic():
+        check, created = ProlificSessionCheck.objects.get_or_create(
+            session_id=session_id,
+            defaults={
+                "participant": participant,
+                "campaign": campaign,
+                "network": address_block(ip, settings.PLATFORM_IPV6_PREFIX),
+                "site_network": address_block(ip, SITE_PREFIX),
+                "queued_at": now,
+            },
+        )
+        again = Q(status=ProlificSessionCheck.FAILED) | Q(
+            status=ProlificSessionCheck.PENDING, queued_at__lt=now - STALE_AFTER
+        )
+        queue = created or bool(
+            ProlificSessionCheck.objects.filter(again, pk=check.pk).update(
+                status=ProlificSessionCheck.PENDING, queued_at=now, error=""
+            )
+        )
+        if queue:
+            start_job(JOB, {"session_id": session_id})
+    return ProlificSessionCheck.objects.get(pk=check.pk) if queue else check
+
+
+# --- the job's side (Celery worker) ---------------------------------------------------------------
+
+
+def run_check(session_id: str) -> dict:
+    """Ask Prolific about the session and store its answer (or that it could not be asked). A check
+    that is not waiting (answered already, a duplicate message) is left alone."""
+    check = check_of(session_id)
+    if check is None or check.status != ProlificSessionCheck.PENDING:
+        return {"session": session_id, "skipped": check.status if check else "no check"}
+    try:
+        answer = _lookup_with_retries(session_id)
+    except PlatformError as error:
+        ProlificSessionCheck.objects.filter(pk=check.pk, status=ProlificSessionCheck.PENDING).update(
+            status=ProlificSessionCheck.FAILED, error=str(error)[:300], answered_at=timezone.now()
+        )
+        return {"session": session_id, "status": ProlificSessionCheck.FAILED}
+    refusal = session_refusal(answer, check.participant, prolific_studies(check.campaign))
+    ProlificSessionCheck.objects.filter(pk=check.pk, status=ProlificSessionCheck.PENDING).update(
+        status=ProlificSessionCheck.ANSWERED,
+        found=answer is not None,
+        study_id=str((answer or {}).get("study_id") or "")[:64],
+        submission_participant=str(_participant_of(answer or {}) or "")[:64],
+        submission_status=str((answer or {}).get("status") or "")[:32],
+        refusal=refusal[:120],
+        error="",
+        answered_at=timezone.now(),
+    )
+    return {"session": session_id, "status": ProlificSessionCheck.ANSWERED, "proven": not refusal}
+
+
+def _lookup_with_retries(session_id: str) -> dict | None:
+    """landing_submission, tried again after a failure worth another try (SubmissionLookupFailed)
+    with exponential backoff and full jitter (at least a 429's Retry-After), at most
+    PLATFORM_RETRY_ATTEMPTS tries; the last failure is raised."""
+    attempts = max(1, int(settings.PLATFORM_RETRY_ATTEMPTS))
+    base = float(settings.PLATFORM_RETRY_BASE_SECONDS)
+    for attempt in range(1, attempts + 1):
+        try:
+            return landing_submission(get_platform(Worker.PROLIFIC), session_id)
+        except SubmissionLookupFailed as error:
+            if attempt == attempts:
+                logger.warning("prolific landing check failed: %s (attempt %d of %d)", error, attempt, attempts)
+                raise
+            delay = max(random.uniform(0, min(calls.MAX_DELAY_SECONDS, base * 2 ** (attempt - 1))), _wait(error))
+            calls.sleep(delay)
+    raise AssertionError("unreachable")
+
+
+def _wait(error: SubmissionLookupFailed) -> float:
+    try:
+        return min(calls.MAX_DELAY_SECONDS, max(0.0, float(error.retry_after or 0)))
+    except ValueError:  # an HTTP date: the backoff's own delay then
+        return 0.0
+
+
+# --- the verdict (pure but for the studies' read) -------------------------------------------------
+
+
+def prolific_studies(campaign: Campaign) -> set[str]:
+    """The Prolific study ids whose sessions open this campaign: its study and its quiz study."""
+    studies = Publication.objects.filter(campaign=campaign, platform=Worker.PROLIFIC).values_list("external_id")
+    quiz = PlatformQualification.objects.filter(campaign=campaign, platform=Worker.PROLIFIC).values_list(
+        "quiz_external_id"
+    )
+    return {study for (study,) in [*studies, *quiz] if study}
+
+
+def session_refusal(submission: dict | None, participant: str, studies: set[str]) -> str:
+    """Why Prolific's answer does not stand behind this landing; "" when it does."""
+    if submission is None:
+        return "no such session"
+    if submission.get("study_id") not in studies:
+        return "a session of another study"
+    if _participant_of(submission) != participant:
+        return "another participant's session"
+    # RESERVED: the place is held for this participant; ACTIVE: they started (submission-object)
+    if submission.get("status") not in LIVE_SESSION:
+        return f"the session is {str(submission.get('status', '')).lower() or 'in no state'}"
+    return ""
+
+
+def _participant_of(submission: dict) -> str | None:
+    # "participant" in the reference of "Retrieve a submission", "participant_id" in its listings
+    return submission.get("participant") or submission.get("participant_id")
