@@ -8,7 +8,7 @@ from tests.browser.test_annotator_hit import key_for, page, pytestmark, start_a_
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
 
-def _answer_posts(page) -> list[str]:
+def _answer_posts(page) -> list[str]:  # noqa: F811 (the fixture's page)
     """The go= of every POST to an answer URL the page sends from now on (beacons included)."""
     sent: list[str] = []
 
