@@ -48,6 +48,12 @@ _WORKER = fast_path.ClaimSearch.WORKER
 # are these same querysets, run as they are with it off)
 _ANY_LAPSED = fast_path.Compiled(lambda now, before: _lapsed(now, before).values("pk")[:1], _NOW, _BEFORE)
 _LOCKED_WORKER = fast_path.Compiled(lambda worker_id: Worker.objects.select_for_update().filter(pk=worker_id), _WORKER)
+_LANDING_ASSIGNMENT = fast_path.Compiled(
+    lambda worker_id: (
+        Assignment.objects.filter(worker_id=worker_id).select_related("hit__campaign").order_by("-pk")[:1]
+    ),
+    _WORKER,
+)
 _LIVE = fast_path.Compiled(
     lambda worker_id, now: (
         Assignment.objects.live(now)
@@ -186,7 +192,14 @@ def _landing_campaign(worker: Worker, asked: Campaign | None) -> Campaign | None
 
 def _landing_assignment(worker: Worker) -> Assignment | None:
     """A platform landing's one assignment, in whatever state (one read, as live_assignment's)."""
-    return Assignment.objects.filter(worker=worker).select_related("hit__campaign").order_by("-pk").first()
+    if not fast_path.enabled():
+        return _LANDING_ASSIGNMENT.queryset(worker.pk).first()
+    row = _LANDING_ASSIGNMENT.first_row(worker.pk)
+    if row is None:
+        return None
+    assignment, hit, hit.campaign = fast_path.instances(row, Assignment, HIT, Campaign)
+    assignment.hit = hit
+    return assignment
 
 
 def _is_live(assignment: Assignment) -> bool:
@@ -218,8 +231,7 @@ def take_phantom_place(worker: Worker, campaign: Campaign, hit_id: int) -> Assig
         existing = _landing_assignment(locked_worker)
         if locked_worker.is_blocked or existing is not None:
             return existing if existing is not None and _is_live(existing) else None
-        hits = open_hits_for(locked_worker, campaign, free_seat=False).filter(pk=hit_id).select_related("campaign")
-        hit = hits.first()
+        hit = _phantom_hit(locked_worker, campaign, hit_id)
         if hit is None:
             return None
         return Assignment.objects.create(
@@ -230,6 +242,19 @@ def take_phantom_place(worker: Worker, campaign: Campaign, hit_id: int) -> Assig
             unproven=locked_worker.is_pending_identity,
             phantom=True,
         )
+
+
+def _phantom_hit(worker: Worker, campaign: Campaign, hit_id: int) -> HIT | None:
+    """The HIT `hit_id` with its campaign when it is open to the worker (open_hits_for, no free seat
+    needed: a phantom place takes none); by SQL compiled once with the fast path on."""
+    values = (worker.pk, campaign.pk, hit_id, timezone.now())
+    if not fast_path.enabled():
+        return _PHANTOM_HIT.queryset(*values).first()
+    row = _PHANTOM_HIT.first_row(*values)
+    if row is None:
+        return None
+    hit, hit.campaign = fast_path.instances(row, HIT, Campaign)
+    return hit
 
 
 def open_hits_for(worker: Worker, campaign: Campaign | None, *, now: datetime | None = None, free_seat: bool = True):
@@ -351,6 +376,19 @@ def _seats_taken(hit: HIT) -> int:
 
 
 _CLAIM_SEARCH = fast_path.ClaimSearch(open_hits_for)
+# an MTurk landing's HIT, open to its worker (the stand-in worker carries only an id: the search
+# reads nothing else of it, as ClaimSearch relies on too)
+_PHANTOM_HIT = fast_path.Compiled(
+    lambda worker_id, campaign_id, hit_id, now: (
+        open_hits_for(Worker(pk=worker_id), None, now=now, free_seat=False)
+        .filter(campaign_id=campaign_id, pk=hit_id)
+        .select_related("campaign")[:1]
+    ),
+    _WORKER,
+    fast_path.ClaimSearch.CAMPAIGN,
+    -7_000_003,
+    _NOW,
+)
 
 
 def open_hit_count(worker: Worker, campaign: Campaign | None) -> int:
