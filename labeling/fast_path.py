@@ -232,15 +232,19 @@ class ClaimSearch:
         hit.campaign = rows.build(Campaign, row[size:])
         return hit
 
-    def count(self, worker: Worker, campaign: Campaign | None) -> int:
-        """open_hits_for(worker, campaign).count(): what the home page shows per campaign."""
+    def count(self, worker: Worker, campaign: Campaign | None, *, cap: int | None = None) -> int:
+        """open_hits_for(worker, campaign).count(), counting no further than `cap` when given:
+        what the home page shows per campaign."""
         key = ("count", campaign is not None)
         if key not in self._compiled:
             sql, params = self._query(campaign is not None).order_by().values("pk").query.sql_with_params()
-            self._compiled[key] = (f"SELECT COUNT(*) FROM ({sql}) open_hits", list(params))
+            self._compiled[key] = (sql, list(params))
         sql, params = self._compiled[key]
+        params = self._params(params, worker, campaign)
+        if cap is not None:
+            sql, params = f"{sql} LIMIT %s", [*params, cap]
         with connection.cursor() as cursor:
-            cursor.execute(sql, self._params(params, worker, campaign))
+            cursor.execute(f"SELECT COUNT(*) FROM ({sql}) open_hits", params)
             return cursor.fetchone()[0]
 
     def _params(self, params: list, worker: Worker, campaign: Campaign | None) -> list:

@@ -104,6 +104,13 @@ def _history(worker) -> list[Assignment]:
     return history
 
 
+HOME_COUNT_CAP = 50  # "50+" past it: an annotator needs no exact count, and this one costs the same at any size
+
+
+def _shown_count(count: int) -> int | str:
+    return f"{HOME_COUNT_CAP}+" if count > HOME_COUNT_CAP else count
+
+
 @login_required
 @require_GET
 def worker_home(request: HttpRequest) -> HttpResponse:
@@ -112,7 +119,10 @@ def worker_home(request: HttpRequest) -> HttpResponse:
     if request.GET.get("campaign", "").isdigit():
         # a crowd platform's link (labeling.platforms.hit_url) names the campaign to work on
         open_campaigns = [campaign for campaign in open_campaigns if str(campaign.pk) == request.GET["campaign"]]
-    campaigns = [(campaign, open_hit_count(worker, campaign)) for campaign in open_campaigns]
+    campaigns = [
+        (campaign, _shown_count(open_hit_count(worker, campaign, cap=HOME_COUNT_CAP + 1)))
+        for campaign in open_campaigns
+    ]
     qualification.annotate_statuses(worker, [campaign for campaign, _ in campaigns])
     context = {
         "worker": worker,

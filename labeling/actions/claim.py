@@ -391,11 +391,14 @@ _PHANTOM_HIT = fast_path.Compiled(
 )
 
 
-def open_hit_count(worker: Worker, campaign: Campaign | None) -> int:
+def open_hit_count(worker: Worker, campaign: Campaign | None, *, cap: int | None = None) -> int:
     """How many HITs the worker may claim (of `campaign`, when given): open_hits_for's count
-    (the home page asks it for every open campaign; with the fast path on, by SQL compiled once)."""
+    (the home page asks it for every open campaign; with the fast path on, by SQL compiled once).
+    cap: count no further than that (the home page's count then costs the same at any campaign
+    size: the search's probes run for `cap` HITs, not for every HIT of the campaign)."""
     if worker.landing_key and (campaign is None or campaign.pk != worker.signup_campaign_id or held_status(worker)):
         return 0  # a platform landing's one HIT was given out, or this is not its link's campaign
     if fast_path.enabled():
-        return _CLAIM_SEARCH.count(worker, campaign)
-    return open_hits_for(worker, campaign).count()
+        return _CLAIM_SEARCH.count(worker, campaign, cap=cap)
+    hits = open_hits_for(worker, campaign)
+    return (hits[:cap] if cap is not None else hits).count()

@@ -3,6 +3,7 @@ from datetime import timedelta
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 from django.utils import timezone
 
 from labeling.actions.claim import (
@@ -147,6 +148,24 @@ def test_the_home_pages_count_is_open_hits_fors_count(campaign):
     assert counts(second)[0][0] == counts(second)[0][1] == 2
     Campaign.objects.filter(pk=other.pk).update(status=Campaign.PAUSED)
     assert counts(third) == [(1, 1), (1, 1), (0, 0)]
+
+
+def test_the_home_pages_count_stops_at_its_cap(campaign, settings):
+    (worker,) = workers(1)
+    for fast in (True, False):
+        settings.ANNOTATOR_FAST_PATH = fast
+        assert open_hit_count(worker, campaign) == 2
+        assert open_hit_count(worker, campaign, cap=1) == 1  # counted no further
+        assert open_hit_count(worker, campaign, cap=5) == 2
+
+
+def test_the_home_page_shows_a_count_past_its_cap_as_cap_plus(campaign, client, django_user_model, monkeypatch):
+    from labeling import views
+
+    monkeypatch.setattr(views, "HOME_COUNT_CAP", 1)
+    client.force_login(django_user_model.objects.create_user("counter"))
+    page = client.get(reverse("labeling:worker_home")).content.decode()
+    assert '<td class="num">1+</td>' in page and "Start a HIT" in page
 
 
 def test_a_hit_found_full_once_locked_is_passed_over(campaign, monkeypatch):
