@@ -383,11 +383,13 @@ def _hashable(value) -> bool:
 # --- The autosave's one-statement write -----------------------------------------------------------
 
 
-def save_pick(assignment_id: int, user_id: int, position: int, answer: str, seconds: float) -> bool:
+def save_pick(assignment_id: int, user_id: int, position: int, answer: str, seconds: float, screens_of) -> bool:
     """The autosave's common case, one of the screen's three choices picked, written in one SQL
     statement; False when it was not written, and the caller then takes the full path
     (labeling.actions.answer.save_answer), which writes what this leaves or says why it cannot. `seconds`: the
-    page's seconds already clamped as the full path stores them.
+    page's seconds already clamped as the full path stores them. `screens_of`: where a HIT's
+    screens are read (labeling.screens.screens_of, handed in: screens reads by this module's
+    Compiled, so this module does not import it).
 
     Nothing is taken on trust from this process's caches (route_of, the screens): the statement
     locks the assignment row (as save_response does, so a submission and an answer queue behind
@@ -403,9 +405,7 @@ def save_pick(assignment_id: int, user_id: int, position: int, answer: str, seco
         # a qualification screen's answer freezes once checked: the full path knows; a screen of
         # another task type has no label choices, so it never matches below
         return False
-    from labeling import screens  # (screens reads by this module's Compiled: imported late)
-
-    screen = screens.screens_of(route.hit, route.seat).get(position)
+    screen = screens_of(route.hit, route.seat).get(position)
     key = normalise_label_name(answer)
     if screen is None or not key or not key.isascii():  # SQLite's LOWER folds ASCII only
         return False

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from annotation.models import Label
 from annotation.taxonomy import normalise_label_name
-from labeling import fast_path, hot_reads, qualification, task_types
+from labeling import fast_path, hot_reads, qualification, screens, task_types
 from labeling.actions import SubmissionRefused, lock_live, refusal_reason
 from labeling.crowd.label_text import LabelTextRefused, clean_label_text
 from labeling.label_sets import campaign_labels
@@ -70,7 +70,7 @@ def save_pick(assignment_id: int, user_id: int, position: int, answer: str, *, s
     ANNOTATOR_FAST_PATH off: the caller then takes the full path (save_answer)."""
     if not fast_path.enabled():
         return False
-    return fast_path.save_pick(assignment_id, user_id, position, answer, _seconds(seconds_spent))
+    return fast_path.save_pick(assignment_id, user_id, position, answer, _seconds(seconds_spent), screens.screens_of)
 
 
 def save_answer(
