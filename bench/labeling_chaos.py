@@ -11,7 +11,9 @@ What it does:
    one Celery worker (`manage.py run_worker --pool solo`) against them; this process queues a
    `labeling.aggregate_campaign` job every --job-every seconds through the same Redis;
 3. runs --annotators simulated annotators over HTTP, each as the page does it: claim, first
-   screen, then per screen the autosave (go=stay), Next (go=next) with the answer, then submit;
+   screen, then per screen the autosave (go=stay) on --linger-share of the screens (default 0.2:
+   the page sends a pick on its own only after AUTOSAVE_DELAY_MS), Next (go=next) with the answer,
+   which saves it, then submit;
    a request that fails (connection refused or reset, or a 5xx) is what the page shows as
    "Not saved yet ... trying again" (static/labeling/hit.js): counted in errors_shown, then sent
    again after Retry-After or 1, 2, 4... s (retries), for at most --give-up seconds;
@@ -359,6 +361,7 @@ class Annotator:
     def __init__(self, port: int, session_key: str, tally: Tally, give_up: float) -> None:
         self.browser = CountingBrowser(port, session_key, tally)
         self.tally, self.give_up = tally, give_up
+        self.linger_share = 1.0  # share of screens with an autosave before Next
 
     def call(self, kind: str, method: str, path: str, form: dict | None = None, htmx: bool = False):
         """One request as the page sends it: on a network error or a 5xx it shows "Not saved yet"
@@ -405,9 +408,12 @@ class Annotator:
                 time.sleep(think * rng.uniform(0.5, 1.5))
                 url = f"/labeling/assignments/{assignment}/items/{position}/answer/"
                 tally.tried[(assignment, position)] = label
-                status, _, body = self.call("autosave", "POST", url, form={"go": "stay", "answer": label}, htmx=True)
-                if status != 200 or "Saved" not in body:
-                    raise RuntimeError(f"autosave {assignment}/{position} answered {status}: {body[:200]}")
+                if rng.random() < self.linger_share:  # the pick saved on its own before Next
+                    status, _, body = self.call(
+                        "autosave", "POST", url, form={"go": "stay", "answer": label}, htmx=True
+                    )
+                    if status != 200 or "Saved" not in body:
+                        raise RuntimeError(f"autosave {assignment}/{position} answered {status}: {body[:200]}")
                 form = {"go": "next", "answer": label, "seconds": "1"}
                 status, _, page = self.call("next", "POST", url, form=form, htmx=True)
                 if status != 200:
@@ -446,7 +452,9 @@ def run_annotators(port: int, sessions: list[str], tally: Tally, args) -> list[s
         rng = random.Random(args.seed * 1000 + index)
         time.sleep(rng.uniform(0, args.think))
         try:
-            Annotator(port, sessions[index], tally, args.give_up).run(args.think, deadline, rng)
+            annotator = Annotator(port, sessions[index], tally, args.give_up)
+            annotator.linger_share = args.linger_share
+            annotator.run(args.think, deadline, rng)
         except GaveUp as error:
             tally.gave_up.append(f"annotator {index}: {error}")
         except Exception as error:
@@ -528,6 +536,13 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
     parser.add_argument("--job-every", type=float, default=5, help="seconds between two queued aggregation jobs")
+    parser.add_argument(
+        "--linger-share",
+        type=float,
+        default=0.2,
+        help="share of screens with the autosave before Next (the page saves a pick on its own only after "
+        "AUTOSAVE_DELAY_MS; elsewhere Next carries it); 1: every pick sent at once, as the page did before",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder (logs) for a look afterwards")
     args = parser.parse_args()
