@@ -122,7 +122,12 @@
   });
   document.addEventListener("htmx:beforeRequest", (event) => {
     const form = itemForm();
-    if (form && form.contains(event.detail.elt)) pendingPick = false; // this request carries it
+    if (!form || !form.contains(event.detail.elt)) return;
+    if (!pendingPick && event.detail.elt.matches(".answers")) {
+      event.preventDefault(); // the delayed save of a pick already sent as the page was hidden
+      return;
+    }
+    pendingPick = false; // this request carries it
   });
   function sendPendingPick() {
     const form = itemForm();
