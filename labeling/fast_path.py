@@ -114,13 +114,16 @@ def own_assignment_with_answers(
 
 
 def _assignment_from(row, user_id: int) -> Assignment:
-    sizes = [len(rows.fields(model)) for model in (Assignment, HIT)]
-    assignment = rows.build(Assignment, row[: sizes[0]])
-    hit = rows.build(HIT, row[sizes[0] : sizes[0] + sizes[1]])
-    campaign = rows.build(Campaign, row[sizes[0] + sizes[1] :])
-    hit.campaign = campaign
-    assignment.hit = hit
+    assignment = assignment_with_hit(row)
     _remember_route(assignment, user_id)
+    return assignment
+
+
+def assignment_with_hit(row) -> Assignment:
+    """An assignment with `.hit` and `.hit.campaign` from a row of their columns in that order
+    (a read with select_related("hit__campaign"))."""
+    assignment, hit, hit.campaign = instances(row, Assignment, HIT, Campaign)
+    assignment.hit = hit
     return assignment
 
 
@@ -206,83 +209,72 @@ def forget_routes() -> None:
 # --- The claim search, compiled once --------------------------------------------------------------
 
 
-class ClaimSearch:
-    """labeling.actions.claim.open_hits_for's first HIT, locked (FOR UPDATE OF the HIT, SKIP LOCKED or waiting),
-    with its campaign: the ORM query compiled once per process and shape, for a stand-in worker,
-    campaign and time whose parameters each claim replaces with its own. The conditions stay
-    written once, in open_hits_for (handed in: `open_hits(worker, campaign, now=...)`); only the
-    compiling (most of a claim's CPU) is saved."""
+# Stand-ins for a Compiled query's parameters (values no real parameter has), named once for every
+# module that compiles a read: ids no row has, a seat slot past any real one (a seat is a small
+# positive number: the ORM drops an integer out of its field's range), moments in 2001
+STAND_IN_WORKER, STAND_IN_CAMPAIGN, STAND_IN_HIT, STAND_IN_ASSIGNMENT = -7_000_001, -7_000_002, -7_000_003, -7_000_005
+STAND_IN_SEAT = 32_001
+STAND_IN_MOMENTS = tuple(datetime(2001, 2, 3, 4, 5, 6, 700 + i, tzinfo=UTC) for i in range(4))  # now, a cutoff...
 
-    WORKER, CAMPAIGN = -7_000_001, -7_000_002  # ids no row has: where they land in the parameters
-    NOW = datetime(2001, 2, 3, 4, 5, 6, 789, tzinfo=UTC)
+
+class ClaimSearch:
+    """labeling.actions.claim.open_hits_for's first HIT, locked (FOR UPDATE OF the HIT, SKIP LOCKED
+    or waiting), with its campaign, and its count for the home page: Compiled queries, one per
+    shape (with or without a campaign; skipping locked rows or waiting). The conditions stay
+    written once, in open_hits_for (handed in: `open_hits(worker, campaign, now=...)`)."""
 
     def __init__(self, open_hits) -> None:
         self._open_hits = open_hits
-        self._compiled: dict[tuple, tuple[str, list]] = {}
+        self._first = {
+            (with_campaign, skip_locked): self._compiled(
+                with_campaign,
+                lambda query, skip=skip_locked: query.select_related("campaign").select_for_update(
+                    skip_locked=skip, of=("self",)
+                )[:1],
+            )
+            for with_campaign in (False, True)
+            for skip_locked in (False, True)
+        }
+        self._count = {
+            with_campaign: self._compiled(with_campaign, lambda query: query.order_by().values("pk"))
+            for with_campaign in (False, True)
+        }
 
     def first(self, worker: Worker, campaign: Campaign | None, *, skip_locked: bool) -> HIT | None:
-        sql, params = self._sql(campaign is not None, skip_locked)
-        with connection.cursor() as cursor:
-            cursor.execute(sql, self._params(params, worker, campaign))
-            row = cursor.fetchone()
+        """Inside the claim's transaction (the query locks)."""
+        row = self._first[(campaign is not None, skip_locked)].first_row(*self._values(worker, campaign))
         if row is None:
             return None
-        size = len(rows.fields(HIT))  # select_related: the HIT's columns, then the campaign's
-        hit = rows.build(HIT, row[:size])
-        hit.campaign = rows.build(Campaign, row[size:])
+        hit, hit.campaign = instances(row, HIT, Campaign)
         return hit
 
     def count(self, worker: Worker, campaign: Campaign | None, *, cap: int | None = None) -> int:
         """open_hits_for(worker, campaign).count(), counting no further than `cap` when given:
         what the home page shows per campaign."""
-        key = ("count", campaign is not None)
-        if key not in self._compiled:
-            sql, params = self._query(campaign is not None).order_by().values("pk").query.sql_with_params()
-            self._compiled[key] = (sql, list(params))
-        sql, params = self._compiled[key]
-        params = self._params(params, worker, campaign)
-        if cap is not None:
-            sql, params = f"{sql} LIMIT %s", [*params, cap]
-        with connection.cursor() as cursor:
-            cursor.execute(f"SELECT COUNT(*) FROM ({sql}) open_hits", params)
-            return cursor.fetchone()[0]
+        return self._count[campaign is not None].count(*self._values(worker, campaign), cap=cap)
 
-    def _params(self, params: list, worker: Worker, campaign: Campaign | None) -> list:
-        values = {
-            self.WORKER: worker.pk,
-            self.CAMPAIGN: campaign.pk if campaign is not None else None,
-            self._stand_in_now(): connection.ops.adapt_datetimefield_value(timezone.now()),
-        }
-        return [values.get(param, param) if _hashable(param) else param for param in params]
+    def _compiled(self, with_campaign: bool, shape) -> "Compiled":
+        def build(worker_id, *rest):
+            *campaign_id, now = rest
+            query = self._open_hits(Worker(pk=worker_id), None, now=now)
+            if campaign_id:  # what open_hits_for(worker, campaign) adds
+                query = query.filter(campaign_id=campaign_id[0])
+            return shape(query)
 
-    def _query(self, with_campaign: bool):
-        query = self._open_hits(Worker(pk=self.WORKER), None, now=self.NOW)
-        if with_campaign:  # what open_hits_for(worker, campaign) adds
-            query = query.filter(campaign_id=self.CAMPAIGN)
-        return query
+        stand_ins = (STAND_IN_WORKER, STAND_IN_CAMPAIGN) if with_campaign else (STAND_IN_WORKER,)
+        return Compiled(build, *stand_ins, STAND_IN_MOMENTS[0])
 
-    def _stand_in_now(self):
-        return connection.ops.adapt_datetimefield_value(self.NOW)
-
-    def _sql(self, with_campaign: bool, skip_locked: bool) -> tuple[str, list]:
-        key = (with_campaign, skip_locked)
-        if key not in self._compiled:
-            query = (
-                self._query(with_campaign)
-                .select_related("campaign")
-                .select_for_update(skip_locked=skip_locked, of=("self",))[:1]
-            )
-            sql, params = query.query.sql_with_params()  # inside the claim's transaction
-            self._compiled[key] = (sql, list(params))
-        return self._compiled[key]
+    @staticmethod
+    def _values(worker: Worker, campaign: Campaign | None) -> tuple:
+        ids = (worker.pk, campaign.pk) if campaign is not None else (worker.pk,)
+        return (*ids, timezone.now())
 
 
 class Compiled:
-    """Any ORM read compiled once per process: ClaimSearch's trick made general. `build(*stand_ins)`
+    """Any ORM read compiled once per process. `build(*stand_ins)`
     returns the queryset (written once, the ORM twin runs it as is with the fast path off); its SQL
     is compiled on the first call and each call puts its own values where the stand-ins' landed in
-    the parameters. A stand-in must be a value no other parameter has: ids below -7_000_000, or
-    moments in 2001 (STAND_IN_MOMENTS). Every datetime among the parameters must be a stand-in
+    the parameters. A stand-in must be a value no other parameter has (the STAND_IN_ names). Every datetime among the parameters must be a stand-in
     (checked when compiling): a moment computed inside `build` would be frozen into the SQL.
     Every stand-in must reach the parameters (checked too: the ORM drops an integer out of its
     field's range). Compile it inside a transaction when the query locks (select_for_update)."""
@@ -308,9 +300,11 @@ class Compiled:
             cursor.execute(sql, params)
             return cursor.fetchall()
 
-    def count(self, *values) -> int:
-        """How many rows the query reads (its SQL wrapped in a COUNT)."""
+    def count(self, *values, cap: int | None = None) -> int:
+        """How many rows the query reads (its SQL wrapped in a COUNT), no further than `cap`."""
         sql, params = self.sql(*values)
+        if cap is not None:
+            sql, params = f"{sql} LIMIT %s", [*params, cap]
         with connection.cursor() as cursor:
             cursor.execute(f"SELECT COUNT(*) FROM ({sql}) counted", params)
             return cursor.fetchone()[0]
@@ -337,10 +331,6 @@ class Compiled:
                 raise ValueError(f"stand-ins not found among the parameters: {sorted(missing)} ({sql})")
             self._compiled[key] = (sql, list(params), slots)
         return self._compiled[key]
-
-
-# moments no real parameter has, for a Compiled query's datetimes (now, a cutoff, ...)
-STAND_IN_MOMENTS = tuple(datetime(2001, 2, 3, 4, 5, 6, 700 + i, tzinfo=UTC) for i in range(4))
 
 
 def _adapt(value):

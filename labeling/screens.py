@@ -77,7 +77,7 @@ def forget() -> None:
         _cache.clear()
 
 
-_HIT, _SEAT = -7_000_003, 32_001  # stand-ins (fast_path.Compiled; a seat is a small positive number)
+_HIT, _SEAT = fast_path.STAND_IN_HIT, fast_path.STAND_IN_SEAT
 # a HIT's items and their dialogues' turns: each process reads every HIT it serves once (all of
 # them within seconds when a study opens), by SQL compiled once with the fast path on
 _ITEMS = fast_path.Compiled(

@@ -50,7 +50,7 @@ def _holds_a_seat() -> Q:
     return held & Q(phantom=False)
 
 
-_HIT = -7_000_003  # a stand-in id (labeling.fast_path.Compiled)
+_HIT = fast_path.STAND_IN_HIT
 # the reads of every claim, compiled once per process with the annotator fast path on
 _TAKEN = fast_path.Compiled(lambda hit_id: Assignment.objects.filter(_holds_a_seat(), hit_id=hit_id).values("pk"), _HIT)
 _SLOTS = fast_path.Compiled(

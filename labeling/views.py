@@ -29,7 +29,7 @@ from labeling.actions.answer import save_answer, save_pick
 from labeling.actions.claim import claim_next_hit, live_assignment, open_hit_count
 from labeling.actions.submit import feedback_shown, quiz_result, submit_assignment
 from labeling.crowd.speed import clamped_seconds
-from labeling.models import HIT, Assignment, Campaign, HITItem
+from labeling.models import Assignment, Campaign, HITItem
 from labeling.workers import worker_for_user
 
 
@@ -75,7 +75,7 @@ def _is_live(assignment: Assignment) -> bool:
 # --- Home and tutorial --------------------------------------------------------------------------
 
 
-_WORKER = fast_path.ClaimSearch.WORKER
+_WORKER = fast_path.STAND_IN_WORKER
 # the home page's reads, compiled once per process with the fast path on (every arrival of a
 # study's first minute opens it): the open campaigns, and the worker's last 50 HITs
 _OPEN_CAMPAIGNS = fast_path.Compiled(lambda: Campaign.objects.filter(status=Campaign.OPEN).order_by("name"))
@@ -96,12 +96,7 @@ def _open_campaigns() -> list[Campaign]:
 def _history(worker) -> list[Assignment]:
     if not fast_path.enabled():
         return list(_HISTORY.queryset(worker.pk))
-    history = []
-    for row in _HISTORY.rows(worker.pk):
-        assignment, hit, hit.campaign = fast_path.instances(row, Assignment, HIT, Campaign)
-        assignment.hit = hit
-        history.append(assignment)
-    return history
+    return [fast_path.assignment_with_hit(row) for row in _HISTORY.rows(worker.pk)]
 
 
 HOME_COUNT_CAP = 50  # "50+" past it: an annotator needs no exact count, and this one costs the same at any size

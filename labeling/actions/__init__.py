@@ -41,7 +41,8 @@ def refusal_reason(assignment: Assignment) -> str | None:
 # of=("self",): the assignment's row only, never its worker's (read along, unlocked) nor a HIT's or
 # campaign's (that would queue every answer of a campaign behind one another)
 _LOCKED = fast_path.Compiled(
-    lambda pk: Assignment.objects.select_for_update(of=("self",)).select_related("worker").filter(pk=pk), -7_000_005
+    lambda pk: Assignment.objects.select_for_update(of=("self",)).select_related("worker").filter(pk=pk),
+    fast_path.STAND_IN_ASSIGNMENT,
 )
 
 

@@ -43,7 +43,7 @@ def _lapsed(now: datetime, unconfirmed_before: datetime):
 
 
 _NOW, _BEFORE = fast_path.STAND_IN_MOMENTS[:2]
-_WORKER = fast_path.ClaimSearch.WORKER
+_WORKER = fast_path.STAND_IN_WORKER
 # the reads of every claim, compiled once per process with the fast path on (their ORM twins
 # are these same querysets, run as they are with it off)
 _ANY_LAPSED = fast_path.Compiled(lambda now, before: _lapsed(now, before).values("pk")[:1], _NOW, _BEFORE)
@@ -101,9 +101,7 @@ def live_assignment(worker: Worker, campaign: Campaign | None = None) -> Assignm
         row = _LIVE.first_row(worker.pk, timezone.now())
         if row is None:
             return None
-        assignment, hit, hit.campaign = fast_path.instances(row, Assignment, HIT, Campaign)
-        assignment.hit = hit
-        return assignment
+        return fast_path.assignment_with_hit(row)
     assignments = Assignment.objects.live().filter(worker=worker, hit__campaign__status=Campaign.OPEN)
     if campaign is not None:
         assignments = assignments.filter(hit__campaign=campaign)
@@ -197,9 +195,7 @@ def _landing_assignment(worker: Worker) -> Assignment | None:
     row = _LANDING_ASSIGNMENT.first_row(worker.pk)
     if row is None:
         return None
-    assignment, hit, hit.campaign = fast_path.instances(row, Assignment, HIT, Campaign)
-    assignment.hit = hit
-    return assignment
+    return fast_path.assignment_with_hit(row)
 
 
 def _is_live(assignment: Assignment) -> bool:
@@ -385,8 +381,8 @@ _PHANTOM_HIT = fast_path.Compiled(
         .select_related("campaign")[:1]
     ),
     _WORKER,
-    fast_path.ClaimSearch.CAMPAIGN,
-    -7_000_003,
+    fast_path.STAND_IN_CAMPAIGN,
+    fast_path.STAND_IN_HIT,
     _NOW,
 )
 

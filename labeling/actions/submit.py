@@ -30,9 +30,9 @@ _UNANSWERED = fast_path.Compiled(
         .exclude(responses__assignment_id=assignment_id)
         .values_list("position", flat=True)
     ),
-    -7_000_005,
-    -7_000_003,
-    32_001,
+    fast_path.STAND_IN_ASSIGNMENT,
+    fast_path.STAND_IN_HIT,
+    fast_path.STAND_IN_SEAT,
 )
 
 

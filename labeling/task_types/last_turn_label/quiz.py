@@ -8,7 +8,7 @@ from labeling.crowd.qualification import answered_right
 from labeling.models import HITItem, QuizQuestion, Response
 from labeling.task_types.base import QuizScore, WrongQuizAnswer, quiz_items
 
-_ASSIGNMENT, _HIT, _SEAT = -7_000_005, -7_000_003, 32_001  # stand-ins (fast_path.Compiled)
+_ASSIGNMENT, _HIT, _SEAT = fast_path.STAND_IN_ASSIGNMENT, fast_path.STAND_IN_HIT, fast_path.STAND_IN_SEAT
 # what a submission reads to score its quiz: compiled once per process with the fast path on
 _ANSWERS = fast_path.Compiled(
     lambda assignment_id: Response.objects.filter(
