@@ -264,7 +264,9 @@ class Tally:
     next_sent_at: list[float] = field(default_factory=list)  # time.monotonic() of each next-item request
     submit_ms: list[float] = field(default_factory=list)
     claim_ms: list[float] = field(default_factory=list)
-    screen_ms: list[float] = field(default_factory=list)  # GET of a HIT's first screen
+    screen_ms: list[float] = field(
+        default_factory=list
+    )  # GET of a first screen a claim redirected to (none when the claim shows it)
     autosave_ms: list[float] = field(default_factory=list)
     sent: dict[tuple[int, int], str] = field(default_factory=dict)  # (assignment, position) -> label
     submitted: list[int] = field(default_factory=list)
@@ -342,26 +344,30 @@ def annotate(
             return  # every HIT the platform handed this annotator is done
         started = time.perf_counter()
         if landings is None:
-            status, headers, _ = browser.request("POST", "/labeling/claim/", form={})
+            # as the home page's button sends it: with htmx, which a server that serves the first
+            # screen in the claim's own answer (HX-Push-Url) uses; an older one redirects
+            status, headers, page = browser.request("POST", "/labeling/claim/", form={}, htmx=True)
         else:
-            status, headers, _ = browser.request("GET", landings.pop(0))
+            status, headers, page = browser.request("GET", landings.pop(0))
         tally.claim_ms.append((time.perf_counter() - started) * 1000)
-        found = ASSIGNMENT.search(headers.get("Location", ""))
-        if status != 302 or not found:
+        shown = status == 200 and ASSIGNMENT.search(headers.get("HX-Push-Url", ""))
+        found = shown or (status == 302 and ASSIGNMENT.search(headers.get("Location", "")))
+        if not found:
             if index not in tally.served:
                 tally.turned_away.append(index)
             return  # no HIT left for this annotator
         tally.served.add(index)
         assignment = int(found.group(1))
-        location = headers["Location"]  # the first screen (a redirect through the assignment before)
-        while "/items/" not in location:
-            _, headers, _ = browser.request("GET", location)
+        if not shown:  # the first screen is a redirect away (through the assignment, on older servers)
             location = headers["Location"]
-        started = time.perf_counter()
-        status, _, page = browser.request("GET", location)
-        tally.screen_ms.append((time.perf_counter() - started) * 1000)
-        if status != 200:
-            raise RuntimeError(f"first screen of {assignment} answered {status}")
+            while "/items/" not in location:
+                _, headers, _ = browser.request("GET", location)
+                location = headers["Location"]
+            started = time.perf_counter()
+            status, _, page = browser.request("GET", location)
+            tally.screen_ms.append((time.perf_counter() - started) * 1000)
+            if status != 200:
+                raise RuntimeError(f"first screen of {assignment} answered {status}")
         while (heading := HEADING.search(page)) is not None and time.monotonic() < deadline:
             position = int(heading.group(1))
             label = rng.choice(CHOICE.findall(page))

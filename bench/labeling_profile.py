@@ -4,7 +4,7 @@
 
 Fills a fresh PostgreSQL database (`bench_labeling_profile` on 127.0.0.1 by default, like
 bench/labeling_load.py), then walks annotators through whole HITs, sending what the browser sends
-with htmx (claim, which redirects to the first screen, the first screen, autosave + Next per screen,
+with htmx (claim, which shows the first screen (older servers: a redirect, then the first screen), autosave + Next per screen,
 submit) straight to Django's WSGI handler, as gunicorn does once it has parsed the request: the
 production middleware, CSRF checks and session cookies, nothing of the test Client. It reports
 the process CPU milliseconds of each kind of request (Django, templates and the database driver;
@@ -134,18 +134,23 @@ def walk_one_hit(browser: Measured, rng: random.Random, linger_share: float = 1.
     """One HIT, as bench/labeling_load.py's annotators send it (the autosave before Next on
     `linger_share` of the screens); returns the screens answered (0 when no HIT was left)."""
     browser.send("home", "GET", "/labeling/")  # also sets the CSRF cookie, as in a browser
-    claimed = browser.send("claim", "POST", "/labeling/claim/")
-    found = ASSIGNMENT.search(claimed.headers.get("Location", ""))
-    if claimed.status != 302 or not found:
+    # with htmx, as the home page's button sends it: the claim shows the first screen itself
+    # (HX-Push-Url); an older server redirects to it
+    claimed = browser.send("claim", "POST", "/labeling/claim/", htmx=True)
+    shown = claimed.status == 200 and ASSIGNMENT.search(claimed.headers.get("HX-Push-Url", ""))
+    found = shown or (claimed.status == 302 and ASSIGNMENT.search(claimed.headers.get("Location", "")))
+    if not found:
         return 0
     assignment = int(found.group(1))
-    location = claimed.headers["Location"]  # the first screen (an older server: the assignment, a redirect)
-    while True:
-        reply = browser.send("screen" if "/items/" in location else "redirect", "GET", location)
-        if reply.status != 302:
-            break
-        location = reply.headers["Location"]
-    page = reply.text
+    page = claimed.text
+    if not shown:
+        location = claimed.headers["Location"]  # the first screen (older servers: the assignment, a redirect)
+        while True:
+            reply = browser.send("screen" if "/items/" in location else "redirect", "GET", location)
+            if reply.status != 302:
+                break
+            location = reply.headers["Location"]
+        page = reply.text
     screens = 0
     while (heading := HEADING.search(page)) is not None:
         position = int(heading.group(1))

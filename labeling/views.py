@@ -76,12 +76,15 @@ def _is_live(assignment: Assignment) -> bool:
 
 
 _WORKER = fast_path.STAND_IN_WORKER
+HISTORY_SHOWN = 50  # the home page's last HITs
 # the home page's reads, compiled once per process with the fast path on (every arrival of a
 # study's first minute opens it): the open campaigns, and the worker's last 50 HITs
 _OPEN_CAMPAIGNS = fast_path.Compiled(lambda: Campaign.objects.filter(status=Campaign.OPEN).order_by("name"))
 _HISTORY = fast_path.Compiled(
     lambda worker_id: (
-        Assignment.objects.filter(worker_id=worker_id).select_related("hit__campaign").order_by("-accepted_at")[:50]
+        Assignment.objects.filter(worker_id=worker_id)
+        .select_related("hit__campaign")
+        .order_by("-accepted_at")[:HISTORY_SHOWN]
     ),
     _WORKER,
 )
@@ -97,6 +100,21 @@ def _history(worker) -> list[Assignment]:
     if not fast_path.enabled():
         return list(_HISTORY.queryset(worker.pk))
     return [fast_path.assignment_with_hit(row) for row in _HISTORY.rows(worker.pk)]
+
+
+def _live_among(history: list[Assignment], worker) -> Assignment | None:
+    """live_assignment(worker), taken from the worker's history when it holds every assignment
+    of theirs (fewer than HISTORY_SHOWN): the same rule (accepted, inside its time limit, in an
+    open campaign, the earliest accepted), one read less on every home page; else read."""
+    if len(history) >= HISTORY_SHOWN:
+        return live_assignment(worker)
+    now = timezone.now()
+    live = [
+        a
+        for a in history
+        if a.status == Assignment.ACCEPTED and a.expires_at > now and a.hit.campaign.status == Campaign.OPEN
+    ]
+    return min(live, key=lambda a: a.accepted_at, default=None)
 
 
 HOME_COUNT_CAP = 50  # "50+" past it: an annotator needs no exact count, and this one costs the same at any size
@@ -119,12 +137,8 @@ def worker_home(request: HttpRequest) -> HttpResponse:
         for campaign in open_campaigns
     ]
     qualification.annotate_statuses(worker, [campaign for campaign, _ in campaigns])
-    context = {
-        "worker": worker,
-        "campaigns": campaigns,
-        "live": live_assignment(worker),
-        "history": _history(worker),
-    }
+    history = _history(worker)
+    context = {"worker": worker, "campaigns": campaigns, "live": _live_among(history, worker), "history": history}
     return render(request, "labeling/worker_home.html", context)
 
 
@@ -149,11 +163,14 @@ def claim(request: HttpRequest) -> HttpResponse:
     if worker.is_blocked:
         messages.error(request, "Your account is blocked from taking HITs.")
         return redirect("labeling:worker_home")
+    asked_at = timezone.now()
     assignment = claim_next_hit(worker, campaign)
     if assignment is None:
         messages.info(request, "No HIT is available for you right now. Thank you!")
         return redirect("labeling:worker_home")
-    return _where_it_stands(assignment)  # straight there: no second redirect through the assignment
+    # accepted by this claim (not a live one resumed): nothing of it is answered yet
+    fresh = assignment.accepted_at >= asked_at
+    return _where_it_stands(request, assignment, whole_page=True, fresh=fresh)  # straight there, in this one answer
 
 
 # --- One assignment -----------------------------------------------------------------------------
@@ -169,16 +186,29 @@ def assignment_detail(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect("labeling:assignment_feedback", pk=pk)
     if not _is_live(assignment):
         return _closed(request, assignment)
-    return _where_it_stands(assignment)
+    return _where_it_stands(request, assignment)
 
 
-def _where_it_stands(assignment: Assignment) -> HttpResponse:
-    """A live assignment's first open screen, or its review once every screen is answered."""
+def _where_it_stands(
+    request: HttpRequest, assignment: Assignment, *, whole_page: bool = False, fresh: bool = False
+) -> HttpResponse:
+    """A live assignment's first open screen, or its review once every screen is answered: a
+    redirect there, or with `whole_page` for htmx (a claim from the home page) the screen's whole
+    page in this answer, its URL pushed: the first second of a study is every arrival's claim and
+    first screen at once, and one request less each is what lets the burst drain (issue 37).
+    `fresh`: accepted just now, so no answer is read (there is none)."""
     hit_screens = screens.screens_of(assignment.hit, assignment.seat)
-    stored = hot_reads.stored_answers(assignment.pk, [screen.item.pk for screen in hit_screens.values()])
+    if fresh:
+        stored = dict.fromkeys(screen.item.pk for screen in hit_screens.values())
+    else:
+        stored = hot_reads.stored_answers(assignment.pk, [screen.item.pk for screen in hit_screens.values()])
     first_open = next((p for p in sorted(hit_screens) if stored[hit_screens[p].item.pk] is None), None)
     if first_open is None:
-        return redirect("labeling:assignment_review", pk=assignment.pk)
+        return _redirect(request, "labeling:assignment_review", assignment.pk)
+    if whole_page and _is_htmx(request):
+        item = hit_screens[first_open].item
+        # an open screen has no stored answer, in any task type's terms
+        return _render_item(request, assignment, item, stored={item.pk: None}, whole_page=True)
     return redirect(_screen_urls(assignment.pk, first_open)[0])
 
 
@@ -215,11 +245,18 @@ def _item_at(assignment: Assignment, position: int) -> HITItem:
 
 
 def _render_item(
-    request: HttpRequest, assignment: Assignment, item: HITItem, error: str = "", stored: dict | None = None
+    request: HttpRequest,
+    assignment: Assignment,
+    item: HITItem,
+    error: str = "",
+    stored: dict | None = None,
+    *,
+    whole_page: bool = False,
 ) -> HttpResponse:
     """One screen: the shared frame (position, Back/Next, save status, the time limit) around the
     task type's block. `stored`: the assignment's answers already read for this request (as the
-    type's stored_answers); the screen's own answer is read when its item is not among the keys."""
+    type's stored_answers); the screen's own answer is read when its item is not among the keys.
+    htmx gets the screen's partial, unless `whole_page` (an htmx swap of the whole body)."""
     task_type = task_types.of(assignment.hit.campaign)
     if stored is None or item.pk not in stored:
         stored = task_type.stored_answers(assignment.pk, [item.pk])
@@ -240,7 +277,8 @@ def _render_item(
         **task_type.screen(assignment, item, saved),
     }
     htmx = _is_htmx(request)
-    response = render(request, task_type.screen_template if htmx else "labeling/screen_page.html", context)
+    partial = htmx and not whole_page
+    response = render(request, task_type.screen_template if partial else "labeling/screen_page.html", context)
     if htmx:
         response["HX-Push-Url"] = item_url
     return response

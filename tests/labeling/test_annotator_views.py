@@ -14,7 +14,7 @@ from django.utils.html import escape
 
 from annotation.models import Label
 from labeling.hits import build_hits
-from labeling.models import Assignment, Response
+from labeling.models import HIT, Assignment, Response
 from labeling.workers import worker_for_user
 from tests.labeling.hit_factory import (
     make_dialogues,
@@ -350,3 +350,87 @@ def test_posted_seconds_are_clamped_by_the_server(annotator, campaign, posted, s
     clock.advance(1200)  # the server's clock allows more than the cap
     assert answer(annotator, assignment, 1, answer=item.choices[0], seconds=posted).status_code == 200
     assert Response.objects.get(assignment=assignment, item=item).seconds_spent == stored
+
+
+# --- Start a HIT with htmx: the claim answers with the first screen ------------------------------
+
+
+def _claim_with_htmx(client):
+    return client.post(reverse("labeling:claim"), **HTMX)
+
+
+def test_a_claim_with_htmx_answers_with_the_first_screens_whole_page_and_pushes_its_url(annotator, campaign):
+    response = _claim_with_htmx(annotator)
+    assert response.status_code == 200
+    assignment = Assignment.objects.get()
+    assert response["HX-Push-Url"] == item_url(assignment, 1)
+    page = response.content.decode()
+    # the whole page (htmx swaps the body in and takes the title), with the screen's own script
+    assert page.lstrip().lower().startswith("<!doctype html>")
+    assert "<title>Dialog 1/6</title>" in page and 'id="hit-item"' in page and "labeling/hit.js" in page
+    # the same screen a GET of the pushed URL shows (the CSRF token aside)
+    shown = annotator.get(item_url(assignment, 1)).content.decode()
+    token = re.compile(r'name="csrfmiddlewaretoken" value="[^"]+"|"X-CSRFToken": "[^"]+"')
+    assert token.sub("", page) == token.sub("", shown)
+
+
+def test_a_claim_with_htmx_resumes_a_live_hit_at_its_first_open_screen(annotator, campaign):
+    assignment = start_hit(annotator)
+    for position in (1, 2):
+        label = re.search(
+            r'name="answer" value="([^"]+)"', annotator.get(item_url(assignment, position)).content.decode()
+        )
+        answer(annotator, assignment, position, go="next", answer=label.group(1))
+    response = _claim_with_htmx(annotator)
+    assert response.status_code == 200
+    assert response["HX-Push-Url"] == item_url(assignment, 3)
+    assert "<title>Dialog 3/6</title>" in response.content.decode()
+
+
+def test_a_claim_with_htmx_of_a_fully_answered_hit_sends_the_browser_to_the_review(annotator, campaign):
+    assignment = start_hit(annotator)
+    for position in range(1, 7):
+        label = re.search(
+            r'name="answer" value="([^"]+)"', annotator.get(item_url(assignment, position)).content.decode()
+        )
+        answer(annotator, assignment, position, go="next", answer=label.group(1))
+    response = _claim_with_htmx(annotator)
+    assert response.status_code == 204
+    assert response["HX-Redirect"] == reverse("labeling:assignment_review", args=[assignment.pk])
+
+
+def test_a_claim_with_htmx_and_nothing_left_goes_home_with_the_message(annotator, db):
+    response = _claim_with_htmx(annotator)
+    assert response.status_code == 302 and response["Location"] == reverse("labeling:worker_home")
+    assert "No HIT is available" in annotator.get(response["Location"]).content.decode()
+
+
+def test_the_home_pages_live_hit_follows_live_assignments_rule(annotator, annotators, campaign, clock):
+    """The home page takes the live HIT from the history it shows (one read less): the same
+    answer as live_assignment through a live HIT, its expiry, and a history longer than shown."""
+    from labeling import views
+    from labeling.actions.claim import live_assignment
+
+    worker = worker_for_user(annotators[0])
+
+    def shown_live():
+        page = annotator.get(reverse("labeling:worker_home")).content.decode()
+        found = re.search(r'id="resume-hit" href="/labeling/assignments/(\d+)/"', page)
+        return int(found.group(1)) if found else None
+
+    assert shown_live() is None
+    assignment = start_hit(annotator)
+    assert shown_live() == assignment.pk == live_assignment(worker).pk
+    clock.advance((campaign.time_limit_minutes + 1) * 60)
+    assert shown_live() is None and live_assignment(worker) is None
+    # a history longer than the page shows: the live HIT is read, not looked for in it
+    hits = HIT.objects.bulk_create(HIT(campaign=campaign, position=100 + n) for n in range(views.HISTORY_SHOWN))
+    Assignment.objects.bulk_create(
+        Assignment(hit=hit, worker=worker, status=Assignment.EXPIRED, expires_at=timezone.now()) for hit in hits
+    )
+    Assignment.objects.filter(pk=assignment.pk).update(
+        status=Assignment.ACCEPTED,
+        accepted_at=timezone.now() - timedelta(days=1),
+        expires_at=timezone.now() + timedelta(minutes=5),
+    )
+    assert shown_live() == assignment.pk == live_assignment(worker).pk
