@@ -63,6 +63,7 @@ class Measured:
         self.cookies = {"sessionid": session_key}
         self.cpu_ms: dict[str, list[float]] = defaultdict(list)
         self.queries: dict[str, list[int]] = defaultdict(list)
+        self.database_ms: dict[str, list[float]] = defaultdict(list)  # the PostgreSQL backend's CPU
         self.profile_kind = profile_kind
         self.profiler = PROFILER
 
@@ -99,13 +100,19 @@ class Measured:
 
         def count(execute, sql, params, many, context):
             counted[0] += 1
-            if kind == SHOW_SQL[0]:
-                statements.append(" ".join(sql.split())[:160])
-            return execute(sql, params, many, context)
+            if kind != SHOW_SQL[0]:
+                return execute(sql, params, many, context)
+            before = _backend_cpu_ns(connection)
+            result = execute(sql, params, many, context)
+            after = _backend_cpu_ns(connection)
+            spent = f"{(after[1] - before[1]) / 1000:6.0f} us  " if before and after and before[0] == after[0] else ""
+            statements.append(spent + " ".join(sql.split())[:160])
+            return result
 
         statements: list[str] = []
 
         profiling = kind == self.profile_kind
+        database_before = _backend_cpu_ns(connection)
         with connection.execute_wrapper(count):
             started = time.process_time()
             if profiling:
@@ -119,6 +126,9 @@ class Measured:
             if profiling:
                 self.profiler.disable()
             self.cpu_ms[kind].append((time.process_time() - started) * 1000)
+        database_after = _backend_cpu_ns(connection)
+        if database_before is not None and database_after is not None:
+            self.database_ms[kind].append((database_after[1] - database_before[1]) / 1e6)
         self.queries[kind].append(counted[0])
         if statements and len(statements) >= len(LAST_SQL.get(kind, [])):
             LAST_SQL[kind] = statements
@@ -128,6 +138,26 @@ class Measured:
                 key, _, rest = value.partition("=")
                 self.cookies[key.strip()] = rest.split(";", 1)[0]
         return Reply(int(status.split()[0]), dict(headers), content.decode())
+
+
+_BACKEND: dict[int, int] = {}  # id of a DB-API connection -> its PostgreSQL backend's pid
+
+
+def _backend_cpu_ns(connection) -> tuple[int, int] | None:
+    """(pid, CPU ns so far) of the PostgreSQL backend serving Django's connection, from
+    /proc/<pid>/schedstat (nanoseconds, unlike /proc/<pid>/stat's 10 ms ticks); None when there is
+    no open connection or the server is not on this machine. Read outside the timed window."""
+    raw = connection.connection
+    if raw is None:
+        return None
+    pid = _BACKEND.get(id(raw))
+    if pid is None:
+        pid = _BACKEND[id(raw)] = raw.info.backend_pid
+    try:
+        with open(f"/proc/{pid}/schedstat") as stat:
+            return pid, int(stat.read().split()[0])
+    except OSError:
+        return None
 
 
 def walk_one_hit(browser: Measured, rng: random.Random, linger_share: float = 1.0) -> int:
@@ -205,6 +235,7 @@ def main() -> None:
         walk_one_hit(browser, rng, args.linger_share)
         browser.cpu_ms.clear()
         browser.queries.clear()
+        browser.database_ms.clear()
     PROFILER.clear()
     screens = 0
     for browser in browsers:
@@ -213,21 +244,26 @@ def main() -> None:
 
     merged: dict[str, list[float]] = defaultdict(list)
     queries: dict[str, list[int]] = defaultdict(list)
+    database: dict[str, list[float]] = defaultdict(list)
     for browser in browsers:
         for kind, values in browser.cpu_ms.items():
             merged[kind] += values
             queries[kind] += browser.queries[kind]
+            database[kind] += browser.database_ms[kind]
     for kind, values in merged.items():
         print(
             f"{kind:>9}: {len(values):5d} requests, CPU median {statistics.median(values):6.2f} ms, "
-            f"mean {statistics.fmean(values):6.2f} ms, SQL statements mean {statistics.fmean(queries[kind]):5.2f}"
+            f"mean {statistics.fmean(values):6.2f} ms, SQL statements mean {statistics.fmean(queries[kind]):5.2f}, "
+            f"PostgreSQL CPU mean {statistics.fmean(database[kind]) if database[kind] else float('nan'):5.2f} ms"
         )
     per_hit = sum(sum(values) for kind, values in merged.items() if kind != "home")
     per_screen = per_hit / max(screens, 1)
+    database_per_screen = sum(sum(v) for k, v in database.items() if k != "home") / max(screens, 1)
     print(
         f"CPU per answered screen: {per_screen:.2f} ms ({screens} screens; every request of their HITs, "
         f"home page aside); SQL statements per screen "
-        f"{sum(sum(v) for k, v in queries.items() if k != 'home') / max(screens, 1):.2f}"
+        f"{sum(sum(v) for k, v in queries.items() if k != 'home') / max(screens, 1):.2f}; "
+        f"PostgreSQL CPU per screen {database_per_screen:.2f} ms"
     )
     if args.profile:
         stats = pstats.Stats(PROFILER)
@@ -243,7 +279,8 @@ def main() -> None:
             print(f"  {statement}")
     print(
         f"cpu_per_screen_ms={per_screen:.2f} next_cpu_ms={median('next')} autosave_cpu_ms={median('autosave')} "
-        f"screen_cpu_ms={median('screen')} submit_cpu_ms={median('submit')} claim_cpu_ms={median('claim')}"
+        f"screen_cpu_ms={median('screen')} submit_cpu_ms={median('submit')} claim_cpu_ms={median('claim')} "
+        f"database_cpu_per_screen_ms={database_per_screen:.2f}"
     )
 
 
