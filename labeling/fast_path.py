@@ -76,7 +76,7 @@ def own_assignment(pk: int, user_id: int, *, lock: bool = False) -> Assignment |
     loaded; None otherwise. lock: inside the caller's transaction, lock its row (only its)."""
     if not rows.is_key(pk):
         return None  # a URL's id past any key (SQLite would raise OverflowError: a 500)
-    with connection.cursor() as cursor:
+    with rows.cursor() as cursor:
         cursor.execute(_assignment_sql(lock), [pk, user_id])
         row = cursor.fetchone()
     return None if row is None else _assignment_from(row, user_id)
@@ -103,7 +103,7 @@ def own_assignment_with_answers(
     stored: dict[int, tuple[str | None, str, str] | None] = dict.fromkeys(item_ids)
     if not item_ids or not rows.is_key(pk):
         return own_assignment(pk, user_id), stored
-    with connection.cursor() as cursor:
+    with rows.cursor() as cursor:
         cursor.execute(_assignment_with_answers_sql(len(item_ids)), [*item_ids, pk, user_id])
         found = cursor.fetchall()
     if not found:
@@ -140,7 +140,7 @@ def stored_answers(assignment_id: int, item_ids: list[int]) -> dict[int, tuple[s
         f" LEFT JOIN {quote(Label._meta.db_table)} l ON l.id = r.label_id"
         f" WHERE r.assignment_id = %s AND r.item_id IN ({', '.join(['%s'] * len(item_ids))})"
     )
-    with connection.cursor() as cursor:
+    with rows.cursor() as cursor:
         cursor.execute(sql, [assignment_id, *item_ids])
         stored.update({item_id: (name, text, method) for item_id, name, text, method in cursor.fetchall()})
     return stored
@@ -297,7 +297,7 @@ class Compiled:
 
     def rows(self, *values) -> list[tuple]:
         sql, params = self.sql(*values)
-        with _cursor() as cursor:
+        with rows.cursor() as cursor:
             cursor.execute(sql, params)
             return cursor.fetchall()
 
@@ -306,13 +306,13 @@ class Compiled:
         sql, params = self.sql(*values)
         if cap is not None:
             sql, params = f"{sql} LIMIT %s", [*params, cap]
-        with _cursor() as cursor:
+        with rows.cursor() as cursor:
             cursor.execute(f"SELECT COUNT(*) FROM ({sql}) counted", params)
             return cursor.fetchone()[0]
 
     def first_row(self, *values) -> tuple | None:
         sql, params = self.sql(*values)
-        with _cursor() as cursor:
+        with rows.cursor() as cursor:
             cursor.execute(sql, params)
             return cursor.fetchone()
 
@@ -365,31 +365,6 @@ def _inline_constants(sql: str, params: list, slots: list[int | None]) -> tuple[
     return sql, kept_params, kept_slots
 
 
-def _cursor():
-    """A cursor for compiled SQL. On PostgreSQL with prepared statements on (the database
-    OPTIONS' prepare_threshold, settings DB_PREPARED_STATEMENTS), one that binds its parameters on
-    the server, so psycopg prepares each compiled statement on a connection once it ran there
-    prepare_threshold times, and PostgreSQL stops planning it on every call (it plans the claim's
-    search in ~4 ms and runs it in 0.2). Django's wrapper stays around it: its execute wrappers,
-    execute wrappers and error translation apply as to any Django cursor. While Django logs
-    queries (DEBUG, a test capturing them) it binds on the client as before: the log then shows
-    each statement with its values, which it cannot read back from a prepared one."""
-    prepares = connection.settings_dict["OPTIONS"].get("prepare_threshold") is not None
-    if connection.vendor != "postgresql" or not prepares or connection.queries_logged:
-        return connection.cursor()
-    from django.db.backends.postgresql.base import TIMESTAMPTZ_OID, ServerBindingCursor
-    from django.db.backends.postgresql.psycopg_any import register_tzloader
-    from psycopg.pq import Format
-
-    connection.ensure_connection()
-    connection.validate_thread_sharing()
-    cursor = ServerBindingCursor(connection.connection)
-    loader = connection.connection.adapters.get_loader(TIMESTAMPTZ_OID, Format.TEXT)
-    if connection.timezone != loader.timezone:  # as Django's own cursors (create_cursor)
-        register_tzloader(connection.timezone, cursor)
-    return connection.make_cursor(cursor)
-
-
 def _adapt(value):
     """A value as the ORM puts it among a query's parameters."""
     return connection.ops.adapt_datetimefield_value(value) if isinstance(value, datetime) else value
@@ -408,7 +383,7 @@ def instances(row, *models) -> list:
 
 def set_free_seats(hit_id: int, count: int) -> None:
     """labeling.seats.set_free's UPDATE of one HIT's free-seat count, written once."""
-    with connection.cursor() as cursor:
+    with rows.cursor() as cursor:
         cursor.execute(_set_free_seats_sql(), [count, hit_id])
 
 
@@ -475,7 +450,7 @@ def save_pick(assignment_id: int, user_id: int, position: int, answer: str, seco
         now,
         now,
     ]
-    with connection.cursor() as cursor:
+    with rows.cursor() as cursor:
         cursor.execute(_pick_sql(), params)
         return cursor.fetchone() is not None
 
