@@ -4,6 +4,7 @@ statement for both), or else read by SQL written once (config.rows). Same checks
 the user must exist and be active, and django.contrib.auth.get_user still verifies the
 session's hash against the password (and the fallback secret keys) afterwards."""
 
+from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import partial
 
@@ -19,21 +20,24 @@ from config import rows
 _session_being_authenticated = ContextVar("session_being_authenticated", default=None)
 
 
-def _get_user(request):
-    """auth.get_user(request), with the request's session offered to ModelBackend.get_user."""
-    token = _session_being_authenticated.set(request.session)
+@contextmanager
+def authenticating(session):
+    """Offer `session`'s user, read with it, to ModelBackend.get_user while the block runs."""
+    token = _session_being_authenticated.set(session)
     try:
-        return auth.get_user(request)
+        yield
     finally:
         _session_being_authenticated.reset(token)
+
+
+def _get_user(request):
+    with authenticating(request.session):
+        return auth.get_user(request)
 
 
 async def _aget_user(request):
-    token = _session_being_authenticated.set(request.session)
-    try:
+    with authenticating(request.session):
         return await auth.aget_user(request)
-    finally:
-        _session_being_authenticated.reset(token)
 
 
 def _cached_user(request):
