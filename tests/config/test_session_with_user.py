@@ -18,7 +18,7 @@ from django.utils import timezone
 from config.auth import ModelBackend, authenticating
 from config.sessions.models import UserSession
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_path_only")]
+pytestmark = pytest.mark.django_db
 
 HOME = reverse("labeling:worker_home")
 DJANGO_AUTH_MIDDLEWARE = "django.contrib.auth.middleware.AuthenticationMiddleware"
@@ -37,7 +37,8 @@ def session_and_user_reads(queries) -> list[str]:
 
 
 @pytest.fixture
-def annotator(client, annotators):
+def annotator(fast_path_only, client, annotators):
+    """Signed in with the settings' engine: the fast path's (the suite skips these with it off)."""
     client.force_login(annotators[0])
     return client
 
@@ -105,7 +106,7 @@ def test_deleting_a_user_deletes_its_sessions(annotator, annotators):
     assert not signed_in(annotator)
 
 
-def test_the_backend_serves_only_the_user_read_with_the_session_being_authenticated(annotators):
+def test_the_backend_serves_only_the_user_read_with_the_session_being_authenticated(fast_path_only, annotators):
     """Outside a request's authentication, or for another id, the user is read from the database."""
     with CaptureQueriesContext(connection) as queries:
         assert ModelBackend().get_user(annotators[1].pk) == annotators[1]
