@@ -6,6 +6,7 @@ user still end a session at the next request; with the fast path off Django's ow
 from importlib import import_module
 
 import pytest
+from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.contrib.sessions.models import Session
 from django.core.management import call_command
@@ -162,3 +163,22 @@ def test_clearsessions_clears_the_engines_table(settings, engine, model):
     call_command("clearsessions")
     assert [model.get_decoded() for model in model.objects.all()] == [{"kept": True, "_session_expiry": 3600}]
     assert all(row.expire_date > timezone.now() for row in model.objects.all())
+
+
+def test_the_migration_carries_djangos_live_sessions_over_with_their_users(annotators, settings):
+    """Switching to the fast path's table signs nobody out: live sessions are copied, expired ones not."""
+    settings.SESSION_ENGINE = "django.contrib.sessions.backends.db"
+    browser = Client()
+    browser.force_login(annotators[2])
+    expired = import_module(settings.SESSION_ENGINE).SessionStore()
+    expired["_auth_user_id"] = str(annotators[1].pk)
+    expired.set_expiry(-60)
+    expired.create()
+    migration = import_module("config.sessions.migrations.0002_carry_over_django_sessions")
+    migration.carry_over(apps, None)
+    migration.carry_over(apps, None)  # run again, copies nothing twice
+    assert list(UserSession.objects.values_list("session_key", "user_id")) == [
+        (browser.cookies["sessionid"].value, annotators[2].pk)
+    ]
+    settings.SESSION_ENGINE = "config.sessions.db"
+    assert browser.get(HOME).status_code == 200  # the same cookie, read from the new table
