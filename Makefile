@@ -61,7 +61,7 @@ ANNOTATOR_TESTS = tests/labeling/test_claim.py tests/labeling/test_claim_concurr
 	tests/labeling/test_save_pick.py tests/labeling/test_submit.py tests/labeling/test_attacker_walkthrough.py \
 	tests/labeling/test_identity_and_integrity.py tests/labeling/test_one_writer.py \
 	tests/labeling/test_fast_path_switch.py tests/labeling/test_platform_landing.py \
-	tests/labeling/test_qualification.py tests/labeling/test_task_types.py
+	tests/labeling/test_qualification.py tests/labeling/test_task_types.py tests/config/test_session_with_user.py
 
 test: install browser-deps docs-check
 	$(BIN)/python -m pytest $(PYTEST_XDIST) -m "not alone" $(PYTEST_ARGS)

@@ -133,9 +133,10 @@ def fill_database(
     `auth_backend` (default: the settings' MODEL_BACKEND; the server's settings must list it).
     With `landing` "mturk" the campaign is published on MTurk (its stand-in, in this process) and
     the annotators are not made here: each lands through the platform URL (an empty list)."""
+    from importlib import import_module
+
     from django.conf import settings
     from django.contrib.auth import get_user_model
-    from django.contrib.sessions.backends.db import SessionStore
     from django.core.management import call_command
     from django.db import transaction
 
@@ -170,7 +171,7 @@ def fill_database(
         user = users.create(username=f"bench{index}")
         user.set_unusable_password()  # no PBKDF2 cost: the bench signs in by session, not by form
         user.save()
-        store = SessionStore()
+        store = import_module(settings.SESSION_ENGINE).SessionStore()  # the engine the server reads
         store.update(
             {
                 "_auth_user_id": str(user.pk),

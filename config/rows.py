@@ -66,6 +66,37 @@ def fetch_one(model, where: str, params: list):
     return None if row is None else build(model, row)
 
 
+@cache
+def _select_joined(model, field_name: str, where: str) -> str:
+    field = model._meta.get_field(field_name)
+    related = field.related_model
+    quote = connection.ops.quote_name
+    table, related_table = quote(model._meta.db_table), quote(related._meta.db_table)
+    target = quote(field.target_field.column)
+    return (
+        f"SELECT {', '.join(columns(model, 't') + columns(related, 'r'))} FROM {table} t "
+        f"LEFT JOIN {related_table} r ON r.{target} = t.{quote(field.column)} WHERE {where}"
+    )
+
+
+def fetch_one_joined(model, field_name: str, where: str, params: list):
+    """As `fetch_one`, with the row the foreign key `field_name` points at read by the same
+    statement (a LEFT JOIN, aliased `r`): (instance, related instance or None), or (None, None)."""
+    with cursor() as reading:
+        reading.execute(_select_joined(model, field_name, where), params)
+        row = reading.fetchone()
+    if row is None:
+        return None, None
+    own = len(fields(model))
+    related_model = model._meta.get_field(field_name).related_model
+    related = None if row[own + _pk_index(related_model)] is None else build(related_model, row[own:])
+    return build(model, row[:own]), related
+
+
+def _pk_index(model) -> int:
+    return fields(model).index(model._meta.pk)
+
+
 def cursor():
     """A cursor for SQL written once (this module's reads, labeling.fast_path's). On PostgreSQL
     with prepared statements on (the database OPTIONS' prepare_threshold, settings

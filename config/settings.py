@@ -45,6 +45,8 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "jobs",
+    # the fast path's session table (config.sessions.models); Django's own serves with the fast path off
+    "config.sessions",
     "axes",
     "annotation",
     "labeling",
@@ -180,6 +182,10 @@ else:
 # The backend a password or a platform landing signs in with (labeling.platform_views names it):
 # Django's, or with the fast path config.auth.ModelBackend, which reads the user with SQL compiled once
 MODEL_BACKEND = "config.auth.ModelBackend" if ANNOTATOR_FAST_PATH else "django.contrib.auth.backends.ModelBackend"
+if ANNOTATOR_FAST_PATH:  # hands authentication the user the session engine read with the session
+    MIDDLEWARE[MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware")] = (
+        "config.auth.AuthenticationMiddleware"
+    )
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", MODEL_BACKEND]
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
 _LOCKOUT_MINUTES = env_int("LOGIN_LOCKOUT_MINUTES", 15)

@@ -1,21 +1,4 @@
-"""Session stores that read a session row with SQL written once (config.rows) instead of a
-compiled ORM query on every request. Same table, expiry rule and logout as Django's own:
-`db` for sites without Redis, `cached_db` (the Redis cache in front) when REDIS_URL is set."""
-
-from django.contrib.sessions.models import Session
-from django.utils import timezone
-
-from config import rows
-
-
-class ReadOnceMixin:
-    def _get_session_from_db(self):
-        if not self.session_key:
-            self._session_key = None
-            return None
-        session = rows.fetch_one(
-            Session, "t.session_key = %s AND t.expire_date > %s", [self.session_key, timezone.now()]
-        )
-        if session is None:
-            self._session_key = None
-        return session
+"""The annotator fast path's session engines: `db` for sites without Redis, `cached_db` (the
+Redis cache in front) when REDIS_URL is set. Same expiry rule and logout as Django's own; their
+table (models.UserSession) keeps the signed-in user's id, so a session read from the database
+brings its user with it (store.py), and config.auth hands that user to authentication."""

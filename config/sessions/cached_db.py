@@ -1,6 +1,6 @@
 from django.contrib.sessions.backends import cached_db
 
-from config.sessions import ReadOnceMixin
+from config.sessions.store import ReadOnceMixin
 
 
 class SessionStore(ReadOnceMixin, cached_db.SessionStore):

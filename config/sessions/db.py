@@ -1,6 +1,6 @@
 from django.contrib.sessions.backends import db
 
-from config.sessions import ReadOnceMixin
+from config.sessions.store import ReadOnceMixin
 
 
 class SessionStore(ReadOnceMixin, db.SessionStore):

@@ -11,6 +11,7 @@ import sys
 import pytest
 from django.urls import reverse
 
+from config import auth as fast_auth
 from config import rows
 from labeling import fast_path
 from labeling.hits import build_hits
@@ -23,15 +24,17 @@ pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 DJANGO_BACKEND = "django.contrib.auth.backends.ModelBackend"
+DJANGO_AUTH_MIDDLEWARE = "django.contrib.auth.middleware.AuthenticationMiddleware"
 
 
 def _settings(flag: str) -> str:
-    """(session engine, auth backends, the landing's backend) as settings read them with
-    ANNOTATOR_FAST_PATH=flag, in a fresh process (both are chosen at start-up)."""
+    """(session engine, auth backends, the landing's backend, the auth middleware) as settings read
+    them with ANNOTATOR_FAST_PATH=flag, in a fresh process (all are chosen at start-up)."""
     code = (
         "import django, os; os.environ['DJANGO_SETTINGS_MODULE'] = 'config.settings'; django.setup(); "
         "from django.conf import settings as s; "
-        "print(repr((s.SESSION_ENGINE, s.AUTHENTICATION_BACKENDS, s.MODEL_BACKEND)))"
+        "auth = [m for m in s.MIDDLEWARE if m.endswith('AuthenticationMiddleware')]; "
+        "print(repr((s.SESSION_ENGINE, s.AUTHENTICATION_BACKENDS, s.MODEL_BACKEND, auth)))"
     )
     environment = {k: v for k, v in os.environ.items() if k != "REDIS_URL"} | {"ANNOTATOR_FAST_PATH": flag}
     result = subprocess.run(
@@ -43,9 +46,10 @@ def _settings(flag: str) -> str:
 
 def test_off_the_settings_name_djangos_own_session_store_and_backend():
     axes = "axes.backends.AxesStandaloneBackend"
-    assert _settings("0") == repr(("django.contrib.sessions.backends.db", [axes, DJANGO_BACKEND], DJANGO_BACKEND))
+    off = ("django.contrib.sessions.backends.db", [axes, DJANGO_BACKEND], DJANGO_BACKEND, [DJANGO_AUTH_MIDDLEWARE])
+    assert _settings("0") == repr(off)
     on = "config.auth.ModelBackend"
-    assert _settings("1") == repr(("config.sessions.db", [axes, on], on))
+    assert _settings("1") == repr(("config.sessions.db", [axes, on], on, ["config.auth.AuthenticationMiddleware"]))
 
 
 @pytest.fixture
@@ -55,12 +59,16 @@ def fast_path_off(settings, monkeypatch):
     settings.SESSION_ENGINE = settings.SESSION_ENGINE.replace("config.sessions", "django.contrib.sessions.backends")
     settings.MODEL_BACKEND = DJANGO_BACKEND
     settings.AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", DJANGO_BACKEND]
+    settings.MIDDLEWARE = [
+        DJANGO_AUTH_MIDDLEWARE if name.endswith("AuthenticationMiddleware") else name for name in settings.MIDDLEWARE
+    ]
 
     def refuse(*args, **kwargs):
         raise AssertionError("the fast path ran with ANNOTATOR_FAST_PATH off")
 
-    for name in ("fetch_one", "build"):
+    for name in ("fetch_one", "fetch_one_joined", "build"):
         monkeypatch.setattr(rows, name, refuse)
+    monkeypatch.setattr(fast_auth, "_get_user", refuse)
     for name in (
         "worker_of",
         "own_assignment",
