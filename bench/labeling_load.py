@@ -770,10 +770,12 @@ def main() -> None:
         "(the campaign published on the MTurk stand-in; each HIT claimed by opening its MTurk landing URL)",
     )
     parser.add_argument("--ramp", type=float, help="seconds over which ramp and poisson arrivals spread (default 30)")
-    # sync x 4 (one thread each: gunicorn makes a sync worker given threads gthread) measured best
-    # on the 2-core machine on 2026-11-27: 5.2 ms of gunicorn CPU per answered screen against 6.9
-    # for gthread 4 x 8 (GIL hand-offs between a process's threads), docs/benchmarks/annotator-load.md
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
+    # sync x 2 (one thread each: gunicorn makes a sync worker given threads gthread): on the 2-core
+    # machine on 2026-11-27, with claims and screens as cheap as issue 37 made them, 2 workers used
+    # 4.0-4.8 ms of gunicorn CPU per answered screen against 5.0 for 3 and 5.5 for 4 (more processes
+    # than cores contend for them) and answered the burst's claims at p95 0.60-0.64 s against 0.97;
+    # gthread 2 x 1 or 2 x 2: 5.1-5.3 ms (docs/benchmarks/annotator-load.md)
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker (gthread)")
     parser.add_argument("--worker-class", default="sync", help="gunicorn worker class (sync, gthread)")
     parser.add_argument("--port", type=int, default=8765)

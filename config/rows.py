@@ -110,14 +110,20 @@ def cursor():
     prepares = connection.settings_dict["OPTIONS"].get("prepare_threshold") is not None
     if connection.vendor != "postgresql" or not prepares or connection.queries_logged:
         return connection.cursor()
+    server_binding, timestamptz, text, register_tzloader = _postgresql()
+    connection.ensure_connection()
+    connection.validate_thread_sharing()
+    bound = server_binding(connection.connection)
+    if connection.timezone != connection.connection.adapters.get_loader(timestamptz, text).timezone:
+        register_tzloader(connection.timezone, bound)  # as Django's own cursors (create_cursor)
+    return connection.make_cursor(bound)
+
+
+@cache
+def _postgresql():
+    """What `cursor` needs of the PostgreSQL backend, imported on first use (SQLite has no psycopg)."""
     from django.db.backends.postgresql.base import TIMESTAMPTZ_OID, ServerBindingCursor
     from django.db.backends.postgresql.psycopg_any import register_tzloader
     from psycopg.pq import Format
 
-    connection.ensure_connection()
-    connection.validate_thread_sharing()
-    bound = ServerBindingCursor(connection.connection)
-    loader = connection.connection.adapters.get_loader(TIMESTAMPTZ_OID, Format.TEXT)
-    if connection.timezone != loader.timezone:  # as Django's own cursors (create_cursor)
-        register_tzloader(connection.timezone, bound)
-    return connection.make_cursor(bound)
+    return ServerBindingCursor, TIMESTAMPTZ_OID, Format.TEXT, register_tzloader
