@@ -9,7 +9,7 @@ What it does:
    3 workers per HIT) sized to the annotators: `--hits-per-annotator` HITs each (default 2, so
    ceil(2 N / 3) HITs), or `--hits` when given, refused when it has fewer seats than annotators
    (nobody is left out silently); `--annotators` site accounts with a signed-in session each;
-2. starts gunicorn on 127.0.0.1 (--worker-class, --workers, --threads; default sync x 4) with DATABASE_URL,
+2. starts gunicorn on 127.0.0.1 (--worker-class, --workers, --threads; default sync x 2) with DATABASE_URL,
    SECRET_KEY and DB_CONN_MAX_AGE (persistent connections, 600 s unless set, so every backend
    lives through the run and its CPU is counted) in its environment; --threads goes to gthread
    only (gunicorn runs a sync worker given threads > 1 as gthread: runs before 2026-11-27 16:50 UTC
