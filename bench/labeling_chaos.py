@@ -396,12 +396,16 @@ class Annotator:
         tally = self.tally
         self.call("screen", "GET", "/labeling/")
         while time.monotonic() < deadline:
-            status, headers, _ = self.call("claim", "POST", "/labeling/claim/", form={})
-            found = ASSIGNMENT.search(headers.get("Location", ""))
-            if status != 302 or not found:
+            # with htmx, as the home page's button sends it: the first screen comes in the claim's
+            # answer (HX-Push-Url); a claim replayed after a lost answer resumes the same HIT
+            status, headers, page = self.call("claim", "POST", "/labeling/claim/", form={}, htmx=True)
+            target = headers.get("HX-Push-Url") or headers.get("HX-Redirect") or headers.get("Location", "")
+            found = ASSIGNMENT.search(target)
+            if status not in (200, 204, 302) or not found:
                 return  # no HIT left for this annotator
             assignment = int(found.group(1))
-            page = self.follow(headers["Location"])
+            if status != 200:  # the review (every screen answered before a lost answer), or a redirect
+                page = self.follow(target)
             while (heading := HEADING.search(page)) is not None and time.monotonic() < deadline:
                 position = int(heading.group(1))
                 label = rng.choice(CHOICE.findall(page))
