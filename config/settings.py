@@ -108,11 +108,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"]["init_command"] = "PRAGMA journal_mode=WAL;"
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 else:
-    # PostgreSQL plans the annotator's hot reads once per connection (labeling.fast_path.Compiled
-    # binds them on the server, and psycopg prepares each after `prepare_threshold` runs): the
+    # PostgreSQL plans the annotator's hot reads once per connection (config.rows.cursor binds
+    # them on the server, and psycopg prepares each after `prepare_threshold` runs): the
     # claim's search and the home page's count spend ~4 ms planning against 0.2 ms running.
     # Django's own queries keep client-side binding, which never prepares. Off (0) behind a pooler
-    # that cannot keep prepared statements (PgBouncer in transaction mode before 1.21).
+    # that cannot keep prepared statements (PgBouncer in transaction mode before 1.21). Django leaves
+    # it None, which psycopg reads as "never prepare", even for execute(prepare=True):
+    # https://www.psycopg.org/psycopg3/docs/advanced/prepare.html and
+    # https://docs.djangoproject.com/en/5.2/ref/databases/#server-side-parameters-binding
     DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
         2 if env_bool("DB_PREPARED_STATEMENTS", default=True) else None
     )

@@ -196,6 +196,8 @@ def _where_it_stands(
     redirect there, or with `whole_page` for htmx (a claim from the home page) the screen's whole
     page in this answer, its URL pushed: the first second of a study is every arrival's claim and
     first screen at once, and one request less each is what lets the burst drain (issue 37).
+    htmx pushes the URL it is sent (https://htmx.org/headers/hx-push-url/), so a reload or Back
+    behave as after a redirect.
     `fresh`: accepted just now, so no answer is read (there is none)."""
     hit_screens = screens.screens_of(assignment.hit, assignment.seat)
     if fresh:
