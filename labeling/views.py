@@ -199,19 +199,35 @@ def _where_it_stands(
     htmx pushes the URL it is sent (https://htmx.org/headers/hx-push-url/), so a reload or Back
     behave as after a redirect.
     `fresh`: accepted just now, so no answer is read (there is none)."""
+    first_open = _first_open(assignment, fresh=fresh)
+    if first_open is None:
+        return _redirect(request, "labeling:assignment_review", assignment.pk)
+    if whole_page and _is_htmx(request):
+        # an open screen has no stored answer, in any task type's terms
+        return _render_item(request, assignment, first_open, stored={first_open.pk: None}, whole_page=True)
+    return redirect(_screen_urls(assignment.pk, first_open.position)[0])
+
+
+def _first_open(assignment: Assignment, *, fresh: bool = False) -> HITItem | None:
+    """The item of the assignment's first screen without a stored answer (None: all answered)."""
     hit_screens = screens.screens_of(assignment.hit, assignment.seat)
     if fresh:
         stored = dict.fromkeys(screen.item.pk for screen in hit_screens.values())
     else:
         stored = hot_reads.stored_answers(assignment.pk, [screen.item.pk for screen in hit_screens.values()])
-    first_open = next((p for p in sorted(hit_screens) if stored[hit_screens[p].item.pk] is None), None)
+    return next((hit_screens[p].item for p in sorted(hit_screens) if stored[hit_screens[p].item.pk] is None), None)
+
+
+def where_it_stands_url(assignment: Assignment) -> str:
+    """Where a page that has just handed out `assignment` (a platform landing) sends the browser:
+    while it is live, its first open screen or its review, with no hop through its own page; else
+    that page (assignment_detail: the feedback, or why it is over)."""
+    if assignment.is_done or not _is_live(assignment):
+        return reverse("labeling:assignment_detail", args=[assignment.pk])
+    first_open = _first_open(assignment)
     if first_open is None:
-        return _redirect(request, "labeling:assignment_review", assignment.pk)
-    if whole_page and _is_htmx(request):
-        item = hit_screens[first_open].item
-        # an open screen has no stored answer, in any task type's terms
-        return _render_item(request, assignment, item, stored={item.pk: None}, whole_page=True)
-    return redirect(_screen_urls(assignment.pk, first_open)[0])
+        return reverse("labeling:assignment_review", args=[assignment.pk])
+    return _screen_urls(assignment.pk, first_open.position)[0]
 
 
 def _closed(request: HttpRequest, assignment: Assignment) -> HttpResponse:

@@ -1,6 +1,7 @@
 """Shared by the platform tests: a published campaign, workers landing from a platform link and
 submitting through the annotator pages, and the retry sleep replaced (no test waits)."""
 
+import re
 from urllib.parse import urlencode
 
 import pytest
@@ -127,7 +128,7 @@ def work_through_pages(client, landing_url: str, *, wrong_quiz: int = 0) -> Assi
     client.logout()
     response = client.get(landing_url)
     assert response.status_code == 302, response.content.decode()[:400]
-    assignment = Assignment.objects.get(pk=int(response["Location"].rstrip("/").split("/")[-1]))
+    assignment = Assignment.objects.get(pk=int(re.search(r"/assignments/(\d+)/", response["Location"]).group(1)))
     answer_everything(assignment, wrong_quiz=wrong_quiz)
     submitted = client.post(reverse("labeling:assignment_submit", args=[assignment.pk]))
     assert submitted.status_code in (200, 302), submitted.content.decode()[:400]

@@ -5,6 +5,8 @@ paid study. Each test carries out one row of the issue's table and asserts the h
 The study is the demo's shape: 14 HITs of three seats (42 seats), quiz items from a secret pool.
 """
 
+import re
+
 import pytest
 from django.core.cache import cache
 from django.test import Client
@@ -90,7 +92,7 @@ def mturk(campaign: Campaign, browser: Client, worker: str, assignment: str, hit
 
 def landed(response) -> Assignment:
     assert response.status_code == 302, response.content.decode()[:400]
-    return Assignment.objects.get(pk=int(response["Location"].rstrip("/").split("/")[-1]))
+    return Assignment.objects.get(pk=int(re.search(r"/assignments/(\d+)/", response["Location"]).group(1)))
 
 
 def submit_through_pages(browser: Client, assignment: Assignment) -> None:

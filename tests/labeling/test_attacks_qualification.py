@@ -2,6 +2,8 @@
 ids must not drain its pool or hold its seats for good, a passed id with made-up sessions must get
 no extra paid HIT, and a borrowed id must not spend its owner's one attempt."""
 
+import re
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -28,7 +30,7 @@ def _pool_only(settings):
 
 def landed(response) -> Assignment:
     assert response.status_code == 302, response.content.decode()[:400]
-    return Assignment.objects.get(pk=int(response["Location"].rstrip("/").split("/")[-1]))
+    return Assignment.objects.get(pk=int(re.search(r"/assignments/(\d+)/", response["Location"]).group(1)))
 
 
 def mturk(campaign, browser: Client, worker: str, assignment: str):
