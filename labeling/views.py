@@ -21,9 +21,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Label
-from config import rows
 from config.pages import refusal
-from labeling import fast_path, hot_reads, qualification, qualification_views, screens, task_types
+from labeling import hot_reads, qualification, qualification_views, screens, task_types
 from labeling.actions import SubmissionRefused, refusal_reason
 from labeling.actions.answer import save_answer, save_pick
 from labeling.actions.claim import claim_next_hit, live_assignment, open_hit_count
@@ -75,38 +74,11 @@ def _is_live(assignment: Assignment) -> bool:
 # --- Home and tutorial --------------------------------------------------------------------------
 
 
-_WORKER = fast_path.STAND_IN_WORKER
-HISTORY_SHOWN = 50  # the home page's last HITs
-# the home page's reads, compiled once per process with the fast path on (every arrival of a
-# study's first minute opens it): the open campaigns, and the worker's last 50 HITs
-_OPEN_CAMPAIGNS = fast_path.Compiled(lambda: Campaign.objects.filter(status=Campaign.OPEN).order_by("name"))
-_HISTORY = fast_path.Compiled(
-    lambda worker_id: (
-        Assignment.objects.filter(worker_id=worker_id)
-        .select_related("hit__campaign")
-        .order_by("-accepted_at")[:HISTORY_SHOWN]
-    ),
-    _WORKER,
-)
-
-
-def _open_campaigns() -> list[Campaign]:
-    if not fast_path.enabled():
-        return list(_OPEN_CAMPAIGNS.queryset())
-    return [rows.build(Campaign, row) for row in _OPEN_CAMPAIGNS.rows()]
-
-
-def _history(worker) -> list[Assignment]:
-    if not fast_path.enabled():
-        return list(_HISTORY.queryset(worker.pk))
-    return [fast_path.assignment_with_hit(row) for row in _HISTORY.rows(worker.pk)]
-
-
 def _live_among(history: list[Assignment], worker) -> Assignment | None:
     """live_assignment(worker), taken from the worker's history when it holds every assignment
-    of theirs (fewer than HISTORY_SHOWN): the same rule (accepted, inside its time limit, in an
+    of theirs (fewer than hot_reads.HISTORY_SHOWN): the same rule (accepted, inside its time limit, in an
     open campaign, the earliest accepted), one read less on every home page; else read."""
-    if len(history) >= HISTORY_SHOWN:
+    if len(history) >= hot_reads.HISTORY_SHOWN:
         return live_assignment(worker)
     now = timezone.now()
     live = [
@@ -128,7 +100,7 @@ def _shown_count(count: int) -> int | str:
 @require_GET
 def worker_home(request: HttpRequest) -> HttpResponse:
     worker = worker_for_user(request.user)
-    open_campaigns = _open_campaigns()
+    open_campaigns = hot_reads.open_campaigns()
     if request.GET.get("campaign", "").isdigit():
         # a crowd platform's link (labeling.platforms.hit_url) names the campaign to work on
         open_campaigns = [campaign for campaign in open_campaigns if str(campaign.pk) == request.GET["campaign"]]
@@ -137,7 +109,7 @@ def worker_home(request: HttpRequest) -> HttpResponse:
         for campaign in open_campaigns
     ]
     qualification.annotate_statuses(worker, [campaign for campaign, _ in campaigns])
-    history = _history(worker)
+    history = hot_reads.history(worker)
     context = {"worker": worker, "campaigns": campaigns, "live": _live_among(history, worker), "history": history}
     return render(request, "labeling/worker_home.html", context)
 

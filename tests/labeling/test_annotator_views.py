@@ -408,7 +408,7 @@ def test_a_claim_with_htmx_and_nothing_left_goes_home_with_the_message(annotator
 def test_the_home_pages_live_hit_follows_live_assignments_rule(annotator, annotators, campaign, clock):
     """The home page takes the live HIT from the history it shows (one read less): the same
     answer as live_assignment through a live HIT, its expiry, and a history longer than shown."""
-    from labeling import views
+    from labeling import hot_reads
     from labeling.actions.claim import live_assignment
 
     worker = worker_for_user(annotators[0])
@@ -424,7 +424,7 @@ def test_the_home_pages_live_hit_follows_live_assignments_rule(annotator, annota
     clock.advance((campaign.time_limit_minutes + 1) * 60)
     assert shown_live() is None and live_assignment(worker) is None
     # a history longer than the page shows: the live HIT is read, not looked for in it
-    hits = HIT.objects.bulk_create(HIT(campaign=campaign, position=100 + n) for n in range(views.HISTORY_SHOWN))
+    hits = HIT.objects.bulk_create(HIT(campaign=campaign, position=100 + n) for n in range(hot_reads.HISTORY_SHOWN))
     Assignment.objects.bulk_create(
         Assignment(hit=hit, worker=worker, status=Assignment.EXPIRED, expires_at=timezone.now()) for hit in hits
     )

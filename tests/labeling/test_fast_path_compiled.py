@@ -1,6 +1,6 @@
 """fast_path.Compiled: an ORM read compiled once per process gives what the ORM gives, call after
 call with other values, and refuses a query that would freeze a moment into its SQL. The claim's
-and home page's compiled reads (labeling.actions.claim, labeling.seats, labeling.views) against
+and home page's compiled reads (labeling.actions.claim, labeling.seats, labeling.hot_reads) against
 their ORM twins on random states of a campaign."""
 
 import random
@@ -13,8 +13,11 @@ from django.utils import timezone
 from labeling import fast_path, seats
 from labeling.actions import claim
 from labeling.hits import build_hits
+from labeling.hot_reads import HISTORY as _HISTORY
+from labeling.hot_reads import OPEN_CAMPAIGNS as _OPEN_CAMPAIGNS
+from labeling.hot_reads import history as _history
+from labeling.hot_reads import open_campaigns as _open_campaigns
 from labeling.models import HIT, Assignment, Campaign, Worker
-from labeling.views import _HISTORY, _OPEN_CAMPAIGNS, _history, _open_campaigns
 from labeling.workers import worker_for_user
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
