@@ -41,12 +41,13 @@ from django.conf import settings
 from django.contrib.auth import login
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
 from config.client_ip import client_ip
 from config.pages import refusal
-from labeling import qualification, views, workers
+from labeling import qualification, workers
 from labeling.actions.claim import live_assignment
 from labeling.entry_tokens import TOKEN_PARAMETER, token_matches
 from labeling.landing import Landing, LandingPending, LandingRefused, land
@@ -252,8 +253,7 @@ def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
         message = "Every HIT of this campaign is taken or already done by you. Please return the HIT. Thank you!"
         return _problem(request, "No HIT left", message, status=409)
     request.session[SESSION_KEY] = {**landing.return_info, "assignment": assignment.pk}
-    # straight to its first open screen: in a study's first minute each hop is a request per arrival
-    return redirect(views.where_it_stands_url(assignment))
+    return redirect(reverse("labeling:assignment_detail", args=[assignment.pk]))
 
 
 def _checking(request: HttpRequest, landing: Landing, problem: str) -> HttpResponse:

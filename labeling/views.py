@@ -190,18 +190,6 @@ def _first_open(assignment: Assignment, *, fresh: bool = False) -> HITItem | Non
     return next((hit_screens[p].item for p in sorted(hit_screens) if stored[hit_screens[p].item.pk] is None), None)
 
 
-def where_it_stands_url(assignment: Assignment) -> str:
-    """Where a page that has just handed out `assignment` (a platform landing) sends the browser:
-    while it is live, its first open screen or its review, with no hop through its own page; else
-    that page (assignment_detail: the feedback, or why it is over)."""
-    if assignment.is_done or not _is_live(assignment):
-        return reverse("labeling:assignment_detail", args=[assignment.pk])
-    first_open = _first_open(assignment)
-    if first_open is None:
-        return reverse("labeling:assignment_review", args=[assignment.pk])
-    return _screen_urls(assignment.pk, first_open.position)[0]
-
-
 def _closed(request: HttpRequest, assignment: Assignment) -> HttpResponse:
     if assignment.status == Assignment.REJECTED:
         message = "This HIT was rejected."

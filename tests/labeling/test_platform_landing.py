@@ -67,8 +67,7 @@ def prolific_url(target: Campaign, **overrides) -> str:
 def landed_assignment(response) -> Assignment:
     assert response.status_code == 302, response.content.decode()[:500]
     assignment = Assignment.objects.get()
-    # straight to its first screen, with no hop through the assignment's page
-    assert response["Location"] == reverse("labeling:assignment_item", args=[assignment.pk, 1])
+    assert response["Location"] == reverse("labeling:assignment_detail", args=[assignment.pk])
     return assignment
 
 
