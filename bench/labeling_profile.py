@@ -71,26 +71,7 @@ class Measured:
         from django.db import connection
 
         body = urllib.parse.urlencode(form or {}).encode() if method == "POST" else b""
-        environ = {
-            "REQUEST_METHOD": method,
-            "PATH_INFO": path,
-            "QUERY_STRING": "",
-            "SERVER_NAME": "127.0.0.1",
-            "SERVER_PORT": "8765",
-            "SERVER_PROTOCOL": "HTTP/1.1",
-            "HTTP_HOST": "127.0.0.1:8765",
-            "REMOTE_ADDR": "127.0.0.1",
-            "HTTP_COOKIE": "; ".join(f"{key}={value}" for key, value in self.cookies.items()),
-            "CONTENT_TYPE": "application/x-www-form-urlencoded",
-            "CONTENT_LENGTH": str(len(body)),
-            "wsgi.input": io.BytesIO(body),
-            "wsgi.url_scheme": "http",
-            "wsgi.errors": sys.stderr,
-            "wsgi.multithread": True,
-            "wsgi.multiprocess": True,
-            "wsgi.run_once": False,
-            "wsgi.version": (1, 0),
-        }
+        environ = wsgi_environ(method, path, self.cookies, body=body)
         if method == "POST":
             environ["HTTP_X_CSRFTOKEN"] = self.cookies.get("csrftoken", "")
         if htmx:
@@ -133,26 +114,52 @@ class Measured:
         if statements and len(statements) >= len(LAST_SQL.get(kind, [])):
             LAST_SQL[kind] = statements
         status, headers = started_response[0]
-        for name, value in headers:
-            if name.lower() == "set-cookie":
-                key, _, rest = value.partition("=")
-                self.cookies[key.strip()] = rest.split(";", 1)[0]
+        keep_cookies(headers, self.cookies)
         return Reply(int(status.split()[0]), dict(headers), content.decode())
 
 
-_BACKEND: dict[int, int] = {}  # id of a DB-API connection -> its PostgreSQL backend's pid
+def wsgi_environ(method: str, url: str, cookies: dict, *, body: bytes = b"", address: str = "127.0.0.1") -> dict:
+    """The WSGI environ gunicorn hands Django for one request (`url` with its query string) from
+    `address`, sending `cookies`; a body is a posted form."""
+    path, _, query = url.partition("?")
+    environ = {
+        "REQUEST_METHOD": method,
+        "PATH_INFO": path,
+        "QUERY_STRING": query,
+        "SERVER_NAME": "127.0.0.1",
+        "SERVER_PORT": "8765",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "HTTP_HOST": "127.0.0.1:8765",
+        "REMOTE_ADDR": address,
+        "HTTP_COOKIE": "; ".join(f"{key}={value}" for key, value in cookies.items()),
+        "wsgi.input": io.BytesIO(body),
+        "wsgi.url_scheme": "http",
+        "wsgi.errors": sys.stderr,
+        "wsgi.multithread": True,
+        "wsgi.multiprocess": True,
+        "wsgi.run_once": False,
+        "wsgi.version": (1, 0),
+    }
+    if body:
+        environ |= {"CONTENT_TYPE": "application/x-www-form-urlencoded", "CONTENT_LENGTH": str(len(body))}
+    return environ
+
+
+def keep_cookies(headers, cookies: dict) -> None:
+    """Put the Set-Cookie headers of an answer into the browser's `cookies`, as a browser does."""
+    for name, value in headers:
+        if name.lower() == "set-cookie":
+            key, _, rest = value.partition("=")
+            cookies[key.strip()] = rest.split(";", 1)[0]
 
 
 def _backend_cpu_ns(connection) -> tuple[int, int] | None:
     """(pid, CPU ns so far) of the PostgreSQL backend serving Django's connection, from
     /proc/<pid>/schedstat (nanoseconds, unlike /proc/<pid>/stat's 10 ms ticks); None when there is
     no open connection or the server is not on this machine. Read outside the timed window."""
-    raw = connection.connection
-    if raw is None:
+    if connection.connection is None:
         return None
-    pid = _BACKEND.get(id(raw))
-    if pid is None:
-        pid = _BACKEND[id(raw)] = raw.info.backend_pid
+    pid = connection.connection.info.backend_pid
     try:
         with open(f"/proc/{pid}/schedstat") as stat:
             return pid, int(stat.read().split()[0])

@@ -16,7 +16,8 @@ poll that lands. An older tree asks the stand-in inside the request and lands at
 landing's whole cost is `prolific_landing_cpu_ms` (first request + the poll that lands).
 
 --repo runs the same bench against another checkout's code (e.g. /work/main, the code before a
-change), for a ratio measured in the same sequence. The first --warmup landings of each kind are
+change), for a ratio measured in the same sequence: the harness (this file, labeling_profile's
+request helpers, labeling_load's database filling) is this checkout's, the product the other's. The first --warmup landings of each kind are
 not counted. Ends with one line:
     mturk_landing_cpu_ms= mturk_landing_sql= prolific_landing_cpu_ms= prolific_first_cpu_ms=
     prolific_poll_cpu_ms= prolific_job_cpu_ms= repo=
@@ -24,7 +25,6 @@ not counted. Ends with one line:
 
 import argparse
 import cProfile
-import io
 import os
 import pstats
 import statistics
@@ -34,6 +34,8 @@ import time
 import urllib.parse
 from collections import defaultdict
 from pathlib import Path
+
+from labeling_profile import keep_cookies, wsgi_environ
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/land_bench"
 PROLIFIC_STUDY = "60benchstudy0000000000000"
@@ -51,25 +53,7 @@ class Sender:
     def get(self, kind: str, url: str, address: str, cookies: dict) -> tuple[int, dict]:
         from django.db import connection
 
-        path, _, query = url.partition("?")
-        environ = {
-            "REQUEST_METHOD": "GET",
-            "PATH_INFO": path,
-            "QUERY_STRING": query,
-            "SERVER_NAME": "127.0.0.1",
-            "SERVER_PORT": "8765",
-            "SERVER_PROTOCOL": "HTTP/1.1",
-            "HTTP_HOST": "127.0.0.1:8765",
-            "REMOTE_ADDR": address,
-            "HTTP_COOKIE": "; ".join(f"{key}={value}" for key, value in cookies.items()),
-            "wsgi.input": io.BytesIO(b""),
-            "wsgi.url_scheme": "http",
-            "wsgi.errors": sys.stderr,
-            "wsgi.multithread": True,
-            "wsgi.multiprocess": True,
-            "wsgi.run_once": False,
-            "wsgi.version": (1, 0),
-        }
+        environ = wsgi_environ("GET", url, cookies, address=address)
         replies: list = []
         counted = [0]
 
@@ -90,10 +74,7 @@ class Sender:
             self.cpu_ms[kind].append((time.process_time() - started) * 1000)
         self.queries[kind].append(counted[0])
         status, headers = replies[0]
-        for name, value in headers:
-            if name.lower() == "set-cookie":
-                key, _, rest = value.partition("=")
-                cookies[key.strip()] = rest.split(";", 1)[0]
+        keep_cookies(headers, cookies)
         return int(status.split()[0]), dict(headers)
 
     def drop_first(self, count: int) -> None:
