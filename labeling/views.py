@@ -80,12 +80,7 @@ def _live_among(history: list[Assignment], worker) -> Assignment | None:
     open campaign, the earliest accepted), one read less on every home page; else read."""
     if len(history) >= hot_reads.HISTORY_SHOWN:
         return live_assignment(worker)
-    now = timezone.now()
-    live = [
-        a
-        for a in history
-        if a.status == Assignment.ACCEPTED and a.expires_at > now and a.hit.campaign.status == Campaign.OPEN
-    ]
+    live = [a for a in history if _is_live(a) and a.hit.campaign.status == Campaign.OPEN]
     return min(live, key=lambda a: a.accepted_at, default=None)
 
 
