@@ -276,6 +276,8 @@ def main() -> None:
         stats = pstats.Stats(PROFILER)
         stats.sort_stats("cumulative").print_stats(args.top)
         stats.sort_stats("tottime").print_stats(args.top)
+        if os.environ.get("PROFILE_CALLERS"):
+            stats.print_callers(os.environ["PROFILE_CALLERS"])
 
     def median(kind: str) -> str:
         return f"{statistics.median(merged[kind]):.2f}" if merged[kind] else "nan"

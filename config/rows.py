@@ -9,7 +9,7 @@ the database converters: JSON text, SQLite's dates and decimals), so the caller 
 
 from functools import cache
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 
 
 def is_key(value: int) -> bool:
@@ -43,12 +43,13 @@ def _loaders(model) -> tuple[list[str], list[tuple]]:
 def build(model, values):
     """An instance of `model` from its columns' values in `fields` order, as the ORM builds it."""
     names, converters = _loaders(model)
+    db = connections[DEFAULT_DB_ALIAS]
     converted = []
     for value, (functions, column) in zip(values, converters, strict=True):
         for function in functions:
-            value = function(value, column, connection)
+            value = function(value, column, db)
         converted.append(value)
-    return model.from_db(connection.alias, names, converted)
+    return model.from_db(DEFAULT_DB_ALIAS, names, converted)
 
 
 @cache
@@ -107,16 +108,18 @@ def cursor():
     cursor. While Django logs queries (DEBUG, a test capturing them) it binds on the client as
     before: the log then shows each statement with its values, which it cannot read back from a
     prepared one."""
-    prepares = connection.settings_dict["OPTIONS"].get("prepare_threshold") is not None
-    if connection.vendor != "postgresql" or not prepares or connection.queries_logged:
-        return connection.cursor()
+    db = connections[DEFAULT_DB_ALIAS]  # once: `connection` looks the wrapper up on every attribute
+    prepares = db.settings_dict["OPTIONS"].get("prepare_threshold") is not None
+    if db.vendor != "postgresql" or not prepares or db.queries_logged:
+        return db.cursor()
     server_binding, timestamptz, text, register_tzloader = _postgresql()
-    connection.ensure_connection()
-    connection.validate_thread_sharing()
-    bound = server_binding(connection.connection)
-    if connection.timezone != connection.connection.adapters.get_loader(timestamptz, text).timezone:
-        register_tzloader(connection.timezone, bound)  # as Django's own cursors (create_cursor)
-    return connection.make_cursor(bound)
+    db.ensure_connection()
+    db.validate_thread_sharing()
+    raw = db.connection
+    bound = server_binding(raw)
+    if db.timezone != raw.adapters.get_loader(timestamptz, text).timezone:
+        register_tzloader(db.timezone, bound)  # as Django's own cursors (create_cursor)
+    return db.make_cursor(bound)
 
 
 @cache

@@ -64,7 +64,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # names the signed-in person as the actor of every audit entry a request writes
     "annotation.audit.ActorMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    # Django's, with the message store made on first use (most requests never touch it)
+    "config.messages.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # last, as django-axes asks: it turns a locked-out login into its lockout response
     "axes.middleware.AxesMiddleware",

@@ -9,15 +9,21 @@ researcher shows up within SCREENS_TTL_SECONDS and memory stays bounded.
 Nothing here decides who may see a screen: views look the assignment up for the signed-in user
 first. A quiz item is a real dialogue and is read like any other; its gold label and explanation
 reach the browser through the feedback page after submission, never from here.
+
+The frame around every screen (its heading, progress, time limit and URLs) is formatted here too,
+in Python, for the screen template: `frame` and `urls`.
 """
 
+import functools
 import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
+from django.conf import settings
 from django.db.models import Exists, OuterRef
+from django.urls import get_script_prefix, reverse
 from django.utils.html import format_html_join
 
 from annotation.models import Turn
@@ -135,3 +141,41 @@ def _turns_html(turns: tuple[tuple[str, bool], ...]) -> str:
             "\n", '<li class="turn{}">{}</li>', ((" target" if is_target else "", text) for text, is_target in turns)
         )
     )
+
+
+# --- The frame around a screen: its numbers, time and URLs, as the template shows them ---------------
+
+
+def frame(noun: str, position: int, total: int, expires_at) -> dict:
+    """The screen frame's numbers and time as the template shows them, formatted here once (the
+    template engine localizes each number through the translation machinery: a visible share of
+    a Next's CPU). `progress`: what {% widthratio position total 100 %} gave."""
+    delay = settings.AUTOSAVE_DELAY_MS
+    return {
+        "position_text": str(position),
+        "first": position == 1,
+        "heading": f"{noun} {position}/{total}",
+        "progress": str(round(position / total * 100)) if total else "0",
+        "expires_hm": expires_at.astimezone(UTC).strftime("%H:%M"),  # the page says UTC
+        "autosave_delay_trigger": f" delay:{delay}ms" if delay else "",
+    }
+
+
+_URL_IDS = (900_000_001, 900_000_002)  # stand-ins for an assignment and a position in a reversed URL
+
+
+@functools.cache
+def _url_forms(script_prefix: str) -> tuple[str, str]:
+    """The screen's and its answer's URL with {a} and {p} for assignment and position, reversed
+    once per script prefix (reverse() is a visible share of a screen's CPU)."""
+    forms = []
+    for name in ("labeling:assignment_item", "labeling:answer_item"):
+        url = reverse(name, args=_URL_IDS)
+        forms.append(url.replace(str(_URL_IDS[0]), "{a}").replace(str(_URL_IDS[1]), "{p}"))
+    return forms[0], forms[1]
+
+
+def urls(assignment_id: int, position: int) -> tuple[str, str]:
+    """(the screen's URL, the URL its answers post to): what reverse() gives for them."""
+    item_form, answer_form = _url_forms(get_script_prefix())
+    return item_form.format(a=assignment_id, p=position), answer_form.format(a=assignment_id, p=position)

@@ -8,6 +8,7 @@ serve whole pages to a reload or a browser without JS.
 """
 
 import functools
+from typing import NamedTuple
 
 from django.conf import settings
 from django.contrib import messages
@@ -16,7 +17,7 @@ from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
-from django.urls import get_script_prefix, reverse
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
@@ -28,13 +29,15 @@ from labeling.actions.answer import save_answer, save_pick
 from labeling.actions.claim import claim_next_hit, live_assignment, open_hit_count
 from labeling.actions.submit import feedback_shown, quiz_result, submit_assignment
 from labeling.crowd.speed import clamped_seconds
-from labeling.models import Assignment, Campaign, HITItem
+from labeling.models import Assignment, Campaign, HITItem, Response
 from labeling.workers import worker_for_user
 
 
 def _is_htmx(request: HttpRequest) -> bool:
     """An htmx swap wants a partial; htmx restoring history after a cache miss wants the page."""
-    return request.headers.get("HX-Request") == "true" and "HX-History-Restore-Request" not in request.headers
+    # META, not request.headers: that builds a dict of every header on first use, for two lookups
+    meta = request.META
+    return meta.get("HTTP_HX_REQUEST") == "true" and "HTTP_HX_HISTORY_RESTORE_REQUEST" not in meta
 
 
 def _own_assignment(request: HttpRequest, pk: int, *, lock: bool = False) -> Assignment:
@@ -172,7 +175,7 @@ def _where_it_stands(
     if whole_page and _is_htmx(request):
         # an open screen has no stored answer, in any task type's terms
         return _render_item(request, assignment, first_open, stored={first_open.pk: None}, whole_page=True)
-    return redirect(_screen_urls(assignment.pk, first_open.position)[0])
+    return redirect(screens.urls(assignment.pk, first_open.position)[0])
 
 
 def _first_open(assignment: Assignment, *, fresh: bool = False) -> HITItem | None:
@@ -234,11 +237,14 @@ def _render_item(
     if stored is None or item.pk not in stored:
         stored = task_type.stored_answers(assignment.pk, [item.pk])
     saved = stored.get(item.pk)
-    item_url, answer_url = _screen_urls(assignment.pk, item.position)
+    item_url, answer_url = screens.urls(assignment.pk, item.position)
+    htmx = _is_htmx(request)
+    partial = htmx and not whole_page
+    position, total = item.position, _hit_size(assignment)
     context = {
         "assignment": assignment,
-        "position": item.position,
-        "total": _hit_size(assignment),
+        "position": position,
+        "total": total,
         "item_url": item_url,
         "answer_url": answer_url,
         "screen_template": task_type.screen_template,
@@ -246,35 +252,16 @@ def _render_item(
         "task_template": task_type.template,
         "saved": saved is not None,
         "error": error,
-        "autosave_delay": settings.AUTOSAVE_DELAY_MS,
+        **screens.frame(task_type.screen_noun, position, total, assignment.expires_at),
+        # a swap's form needs no token of its own: htmx sends the page's (base.html's hx-headers),
+        # and masking a fresh one (32 random draws) was a visible share of a Next's CPU
+        "form_token": not partial,
         **task_type.screen(assignment, item, saved),
     }
-    htmx = _is_htmx(request)
-    partial = htmx and not whole_page
     response = render(request, task_type.screen_template if partial else "labeling/screen_page.html", context)
     if htmx:
         response["HX-Push-Url"] = item_url
     return response
-
-
-_URL_IDS = (900_000_001, 900_000_002)  # stand-ins for an assignment and a position in a reversed URL
-
-
-@functools.cache
-def _screen_url_forms(script_prefix: str) -> tuple[str, str]:
-    """The screen's and its answer's URL with {a} and {p} for assignment and position, reversed
-    once per script prefix (reverse() is a visible share of a screen's CPU)."""
-    forms = []
-    for name in ("labeling:assignment_item", "labeling:answer_item"):
-        url = reverse(name, args=_URL_IDS)
-        forms.append(url.replace(str(_URL_IDS[0]), "{a}").replace(str(_URL_IDS[1]), "{p}"))
-    return forms[0], forms[1]
-
-
-def _screen_urls(assignment_id: int, position: int) -> tuple[str, str]:
-    """(the screen's URL, the URL its answers post to): what reverse() gives for them."""
-    item_form, answer_form = _screen_url_forms(get_script_prefix())
-    return item_form.format(a=assignment_id, p=position), answer_form.format(a=assignment_id, p=position)
 
 
 @login_required
@@ -413,15 +400,29 @@ def assignment_review(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _review_context(assignment: Assignment) -> dict:
-    answers = {r.item_id: r for r in assignment.responses.select_related("label")}
+    """Each screen's position, URL and answer as shown (None: not answered yet). The answers are
+    read as values and the URLs filled in from one reversed form: model instances and a reverse()
+    per row cost the HIT's last Next more than all its other screens' reads."""
+    read = assignment.responses.values_list("item_id", "data", "label__name", "new_label_text")
+    answers = {item_id: Response.answer_shown(data, name, text) for item_id, data, name, text in read}
     hit_screens = screens.screens_of(assignment.hit, assignment.seat)
-    rows = [(position, answers.get(hit_screens[position].item.pk)) for position in sorted(hit_screens)]
+    rows = [
+        ReviewRow(position, screens.urls(assignment.pk, position)[0], answers.get(hit_screens[position].item.pk))
+        for position in sorted(hit_screens)
+    ]
     return {
         "assignment": assignment,
         "rows": rows,
         "total": len(rows),
-        "answered": sum(1 for _, r in rows if r is not None),
+        "answered": sum(1 for row in rows if row.answer is not None),
+        "last_url": screens.urls(assignment.pk, len(rows))[0],  # Back: the last screen
     }
+
+
+class ReviewRow(NamedTuple):
+    position: int
+    url: str
+    answer: str | None
 
 
 @login_required

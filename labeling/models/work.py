@@ -216,9 +216,14 @@ class Response(models.Model):
 
     @property
     def answer(self) -> str:
-        if self.data:
-            return ", ".join(f"{key}: {value}" for key, value in self.data.items())
-        return self.label.name if self.label_id else self.new_label_text
+        return self.answer_shown(self.data, self.label.name if self.label_id else None, self.new_label_text)
+
+    @staticmethod
+    def answer_shown(data: dict, label_name: str | None, new_label_text: str) -> str:
+        """The answer as a worker's pages show it, from its columns (`answer`, or a read of values)."""
+        if data:
+            return ", ".join(f"{key}: {value}" for key, value in data.items())
+        return label_name if label_name is not None else new_label_text
 
 
 class AggregatedLabel(models.Model):
