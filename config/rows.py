@@ -141,12 +141,17 @@ def cursor():
     prepares = db.settings_dict["OPTIONS"].get("prepare_threshold") is not None
     if db.vendor != "postgresql" or not prepares or db.queries_logged:
         return db.cursor()
-    server_binding, timestamptz, text, register_tzloader = _postgresql()
+    server_binding, timestamptz, text, register_tzloader, plain_loader = _postgresql()
     db.ensure_connection()
     db.validate_thread_sharing()
     raw = db.connection
     bound = server_binding(raw)
-    if db.timezone != raw.adapters.get_loader(timestamptz, text).timezone:
+    if db.timezone is not None and raw.info.timezone == db.timezone:
+        # psycopg's own loader already gives Django's value (the session's time zone is Django's:
+        # Django sets it on connecting), and in C: Django's loader parses each timestamp in Python
+        # to replace a tzinfo by an equal one, several times on every request's reads
+        bound.adapters.register_loader(timestamptz, plain_loader)
+    elif db.timezone != raw.adapters.get_loader(timestamptz, text).timezone:
         register_tzloader(db.timezone, bound)  # as Django's own cursors (create_cursor)
     return db.make_cursor(bound)
 
@@ -157,5 +162,6 @@ def _postgresql():
     from django.db.backends.postgresql.base import TIMESTAMPTZ_OID, ServerBindingCursor
     from django.db.backends.postgresql.psycopg_any import register_tzloader
     from psycopg.pq import Format
+    from psycopg.types.datetime import TimestamptzLoader
 
-    return ServerBindingCursor, TIMESTAMPTZ_OID, Format.TEXT, register_tzloader
+    return ServerBindingCursor, TIMESTAMPTZ_OID, Format.TEXT, register_tzloader, TimestamptzLoader

@@ -87,9 +87,15 @@ def test_a_model_whose_fields_act_on_a_write_is_not_filled_directly():
     class Attachment(models.Model):  # noqa: DJ008
         upload = models.FileField()
 
+        class Meta:
+            app_label = "labeling"
+
     class Note(models.Model):  # noqa: DJ008
         campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE)
         text = models.TextField()
+
+        class Meta:
+            app_label = "labeling"
 
     assert not rows._plain(Attachment)
     assert rows._plain(Note) and rows._plain(Campaign)

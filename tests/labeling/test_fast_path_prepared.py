@@ -125,3 +125,43 @@ def test_without_prepare_threshold_or_while_queries_are_logged_nothing_is_prepar
         assert claim.live_assignment(worker) is None
     assert len(_prepared()) == before + 1
     assert Assignment.objects.count() == 0
+
+
+@postgresql_only
+@pytest.mark.django_db
+def test_timestamps_load_in_psycopgs_own_loader_with_the_orms_values():
+    """rows.cursor loads timestamptz with psycopg's loader (in C) where the session's time zone is
+    Django's, as Django sets it on connecting; the values are the ORM's, tzinfo included. With the
+    session moved to another zone, it keeps Django's loader, and still reads what the ORM reads."""
+    from django.db.backends.postgresql.base import TIMESTAMPTZ_OID
+    from psycopg.pq import Format
+    from psycopg.types.datetime import TimestamptzLoader
+
+    from config import rows
+
+    campaign = _campaign()
+    worker = Worker.objects.create(external_id="tz")
+    assignment = claim.claim_next_hit(worker, campaign)
+
+    def read():
+        with rows.cursor() as cursor:
+            loader = cursor.cursor.adapters.get_loader(TIMESTAMPTZ_OID, Format.TEXT)
+            cursor.execute("SELECT accepted_at, expires_at FROM labeling_assignment WHERE id = %s", [assignment.pk])
+            return loader, cursor.fetchone()
+
+    def orm():
+        found = Assignment.objects.get(pk=assignment.pk)
+        return found.accepted_at, found.expires_at
+
+    loader, values = read()
+    assert loader.__name__ == TimestamptzLoader.__name__ and loader.__module__.startswith("psycopg")
+    assert values == orm() and [value.tzinfo for value in values] == [value.tzinfo for value in orm()]
+    with connection.cursor() as cursor:
+        cursor.execute("SET TIME ZONE 'America/New_York'")
+    try:
+        loader, values = read()
+        assert not loader.__module__.startswith("psycopg")  # Django's own, as its cursors use
+        assert values == orm()
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SET TIME ZONE 'UTC'")
