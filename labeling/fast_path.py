@@ -8,15 +8,15 @@ config/sessions/ (the session row), which config/settings.py names only with the
 
 Why it exists: the ORM compiles a query anew on each call, 0.5 to 2 ms of CPU for a one-row
 read by key, several times PostgreSQL's own work. What it costs: made-up ids in compiled SQL
-(ClaimSearch), a second statement that writes Response rows (save_pick), and per-process routes.
+(ClaimSearch), statements that write Response rows (labeling.fast_pick), and per-process routes.
 
 Same rules as the ORM twins: an assignment is found only together with its owner (anyone else's
 id reads as missing, which the views turn into a 404); `lock` takes the assignment's row lock only
 (FOR UPDATE OF the assignment), never its HIT's or campaign's; the autosave's write checks owner,
-HIT, acceptance time, state and label in its own SQL and writes what save_response writes.
+HIT, acceptance time, state and label in its own SQL and writes what save_response writes
+(labeling.fast_pick).
 """
 
-import functools
 import re
 import threading
 from collections import OrderedDict
@@ -186,7 +186,12 @@ _routes_lock = threading.Lock()
 
 def _remember_route(assignment: Assignment, user_id: int) -> None:
     # the screens cache's key, and the kind (a qualification screen's answer freezes once checked)
-    hit = HIT(pk=assignment.hit.pk, created_at=assignment.hit.created_at, kind=assignment.hit.kind)
+    hit = HIT(
+        pk=assignment.hit.pk,
+        created_at=assignment.hit.created_at,
+        kind=assignment.hit.kind,
+        campaign_id=assignment.hit.campaign_id,  # a screen's label set (its campaign's), fast_pick's Next
+    )
     route = Route(user_id, hit, assignment.hit.campaign.task_type, assignment.accepted_at, assignment.seat)
     with _routes_lock:
         _routes[assignment.pk] = route
@@ -400,80 +405,3 @@ def _hashable(value) -> bool:
     except TypeError:
         return False
     return True
-
-
-# --- The autosave's one-statement write -----------------------------------------------------------
-
-
-def save_pick(assignment_id: int, user_id: int, position: int, answer: str, seconds: float, screens_of) -> bool:
-    """The autosave's common case, one of the screen's three choices picked, written in one SQL
-    statement; False when it was not written, and the caller then takes the full path
-    (labeling.actions.answer.save_answer), which writes what this leaves or says why it cannot. `seconds`: the
-    page's seconds already clamped as the full path stores them. `screens_of`: where a HIT's
-    screens are read (labeling.screens.screens_of, handed in: screens reads by this module's
-    Compiled, so this module does not import it).
-
-    Nothing is taken on trust from this process's caches (route_of, the screens): the statement
-    locks the assignment row (as save_response does, so a submission and an answer queue behind
-    one another) and writes only if it is the one the route names (id and accepted time),
-    `user_id`'s, on the route's HIT, live, and the label is active; otherwise nothing. What it
-    writes is what save_response writes for the same pick: the label, method top3, no text,
-    seconds added up, bounded by the time since the last answer (as labeling.actions.answer bounds them).
-    """
-    if connection.vendor != "postgresql":
-        return False  # the statement bounds the seconds with PostgreSQL's date arithmetic
-    route = route_of(assignment_id, user_id)
-    if route is None or route.hit.kind == HIT.QUALIFICATION:
-        # a qualification screen's answer freezes once checked: the full path knows; a screen of
-        # another task type has no label choices, so it never matches below
-        return False
-    screen = screens_of(route.hit, route.seat).get(position)
-    key = normalise_label_name(answer)
-    if screen is None or not key or not key.isascii():  # SQLite's LOWER folds ASCII only
-        return False
-    if key not in {normalise_label_name(choice) for choice in screen.item.choices}:
-        return False  # a pick from the "Other" list, or nothing the screen shows: the full path judges it
-    moment = connection.ops.adapt_datetimefield_value  # as the ORM sends a datetime
-    now = moment(timezone.now())
-    params = [
-        assignment_id,
-        moment(route.accepted_at),
-        user_id,
-        route.hit.pk,
-        Assignment.ACCEPTED,
-        now,
-        key,
-        screen.item.pk,
-        Response.TOP3,
-        Response._meta.get_field("data").get_db_prep_value({}, connection),
-        seconds,
-        now,
-        now,
-    ]
-    with rows.cursor() as cursor:
-        cursor.execute(_pick_sql(), params)
-        return cursor.fetchone() is not None
-
-
-@functools.cache
-def _pick_sql() -> str:
-    quote = connection.ops.quote_name
-    lock = " FOR UPDATE OF a" if connection.features.has_select_for_update_of else ""
-    response = quote(Response._meta.db_table)
-    return (
-        # `since`: the last answer received, or the acceptance (see labeling.actions.answer._bounded_seconds)
-        f"WITH live AS (SELECT a.id, GREATEST(a.accepted_at, (SELECT MAX(r.answered_at) FROM {response} r"
-        f" WHERE r.assignment_id = a.id)) AS since FROM {quote(Assignment._meta.db_table)} a"
-        f" JOIN {quote(Worker._meta.db_table)} w ON w.id = a.worker_id"
-        f" WHERE a.id = %s AND a.accepted_at = %s AND w.user_id = %s AND a.hit_id = %s AND a.status = %s AND a.expires_at > %s{lock}),"
-        f" picked AS (SELECT l.id FROM {quote(Label._meta.db_table)} l"
-        " WHERE l.is_active AND LOWER(l.name) = %s ORDER BY l.id LIMIT 1)"
-        f" INSERT INTO {response} (assignment_id, item_id, label_id, new_label_text, method, data, seconds_spent,"
-        " answered_at)"
-        " SELECT live.id, %s, picked.id, '', %s, %s,"
-        " LEAST(%s, GREATEST(EXTRACT(EPOCH FROM (%s - live.since)), 0)), %s FROM live, picked WHERE true"
-        " ON CONFLICT (assignment_id, item_id) DO UPDATE SET label_id = excluded.label_id,"
-        " new_label_text = excluded.new_label_text, method = excluded.method,"
-        f" seconds_spent = {response}.seconds_spent + excluded.seconds_spent, answered_at = excluded.answered_at"
-        " RETURNING id"
-    )

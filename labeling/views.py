@@ -25,7 +25,7 @@ from annotation.models import Label
 from config.pages import refusal
 from labeling import hot_reads, qualification, qualification_views, screens, task_types
 from labeling.actions import SubmissionRefused, refusal_reason
-from labeling.actions.answer import save_answer, save_pick
+from labeling.actions.answer import next_with_pick, save_answer, save_pick
 from labeling.actions.claim import claim_next_hit, live_assignment, open_hit_count
 from labeling.actions.submit import feedback_shown, quiz_result, submit_assignment
 from labeling.crowd.speed import clamped_seconds
@@ -228,12 +228,13 @@ def _render_item(
     stored: dict | None = None,
     *,
     whole_page: bool = False,
+    task_type=None,
 ) -> HttpResponse:
     """One screen: the shared frame (position, Back/Next, save status, the time limit) around the
     task type's block. `stored`: the assignment's answers already read for this request (as the
     type's stored_answers); the screen's own answer is read when its item is not among the keys.
     htmx gets the screen's partial, unless `whole_page` (an htmx swap of the whole body)."""
-    task_type = task_types.of(assignment.hit.campaign)
+    task_type = task_type or task_types.of(assignment.hit.campaign)
     if stored is None or item.pk not in stored:
         stored = task_type.stored_answers(assignment.pk, [item.pk])
     saved = stored.get(item.pk)
@@ -274,6 +275,13 @@ def answer_item(request: HttpRequest, pk: int, position: int) -> HttpResponse:
         return _autosave(request, pk, position)
     # Next and Back show the neighbouring screen with its answer: one read for both screens'
     # answers, together with the assignment's when this process knows its HIT already
+    if go == "next" and _is_htmx(request):
+        # the common Next (one of the three choices, a screen after this one): one statement
+        seconds = clamped_seconds(request.POST.get("seconds", 0), settings.SCREEN_SECONDS_CAP)
+        moved = next_with_pick(pk, request.user.pk, position, request.POST.get("answer", ""), seconds_spent=seconds)
+        if moved is not None:
+            task_type = task_types.get(moved.task_type)
+            return _render_item(request, moved.assignment, moved.item, stored=moved.stored, task_type=task_type)
     target = max(position - 1, 1) if go == "back" else position + 1
     assignment, stored = _own_assignment_with_answers(request, pk, [position, target])
     item = _item_at(assignment, position)

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from annotation.models import Label
 from annotation.taxonomy import normalise_label_name
-from labeling import fast_path, hot_reads, qualification, screens, task_types
+from labeling import fast_path, fast_pick, hot_reads, qualification, screens, task_types
 from labeling.actions import SubmissionRefused, lock_live, refusal_reason
 from labeling.crowd.label_text import LabelTextRefused, clean_label_text
 from labeling.label_sets import campaign_labels
@@ -66,11 +66,24 @@ def save_response(
 
 def save_pick(assignment_id: int, user_id: int, position: int, answer: str, *, seconds_spent: float = 0) -> bool:
     """The autosave's common case (one of the screen's three choices) written by the fast path's
-    one statement (labeling.fast_path.save_pick); False when it was not written, always with
+    one statement (labeling.fast_pick.save_pick); False when it was not written, always with
     ANNOTATOR_FAST_PATH off: the caller then takes the full path (save_answer)."""
     if not fast_path.enabled():
         return False
-    return fast_path.save_pick(assignment_id, user_id, position, answer, _seconds(seconds_spent), screens.screens_of)
+    return fast_pick.save_pick(assignment_id, user_id, position, answer, _seconds(seconds_spent), screens.screens_of)
+
+
+def next_with_pick(
+    assignment_id: int, user_id: int, position: int, answer: str, *, seconds_spent: float = 0
+) -> "fast_pick.Moved | None":
+    """A Next that carries one of its screen's three choices, by the fast path's one statement
+    (labeling.fast_pick.next_with_pick): the pick saved unless already stored, and what the next
+    screen needs read. None when it did nothing, always with ANNOTATOR_FAST_PATH off: the caller
+    then takes the full path."""
+    if not fast_path.enabled():
+        return None
+    seconds = _seconds(seconds_spent)
+    return fast_pick.next_with_pick(assignment_id, user_id, position, answer, seconds, screens.screens_of)
 
 
 def save_answer(
