@@ -78,6 +78,7 @@ def next_with_pick(
         screen.item.pk,
         answer,
         *_write_params(screen, seconds),
+        answer,
         assignment_id,
         target.item.pk,
     ]
@@ -160,9 +161,16 @@ def _live_and_picked(columns: str) -> str:
     )
 
 
-def _write(condition: str) -> str:
-    """The pick's upsert, from `live` and `picked` where `condition` holds. Parameters:
-    _write_params (the item, the method, the data, the seconds, now twice)."""
+def _write(condition: str, changed: str = "") -> str:
+    """The pick's upsert, from `live` and `picked` where `condition` holds; a stored answer is
+    replaced where `changed` holds of it too. Parameters: _write_params (the item, the method, the
+    data, the seconds, now twice), then `changed`'s.
+
+    The statement's reads are of its snapshot, taken before it waited for the assignment's row: a
+    write to the same screen committed meanwhile (the autosave of the pick this Next carries) is
+    not in `since` nor in `saved`. The stored row itself is read as it is now, so the seconds are
+    bounded again by its own answer time and `changed` is judged on it: what save_response,
+    reading after the lock, would store."""
     response = connection.ops.quote_name(Response._meta.db_table)
     return (
         f"INSERT INTO {response} (assignment_id, item_id, label_id, new_label_text, method, data, seconds_spent,"
@@ -171,7 +179,10 @@ def _write(condition: str) -> str:
         f" LEAST(%s, GREATEST(EXTRACT(EPOCH FROM (%s - live.since)), 0)), %s FROM live, picked WHERE {condition}"
         " ON CONFLICT (assignment_id, item_id) DO UPDATE SET label_id = excluded.label_id,"
         " new_label_text = excluded.new_label_text, method = excluded.method,"
-        f" seconds_spent = {response}.seconds_spent + excluded.seconds_spent, answered_at = excluded.answered_at"
+        f" seconds_spent = {response}.seconds_spent + LEAST(excluded.seconds_spent,"
+        f" GREATEST(EXTRACT(EPOCH FROM (excluded.answered_at - {response}.answered_at)), 0)),"
+        " answered_at = excluded.answered_at"
+        f"{f' WHERE {changed}' if changed else ''}"
         " RETURNING id"
     )
 
@@ -187,15 +198,18 @@ def _next_sql() -> str:
     has the posted name, as answer_changed compares) and, returned with the assignment's columns,
     whether it was written and the next screen's stored answer (read as the statement began: the
     write is to another screen). Parameters: _live_params, the folded name, the assignment and the
-    item and the posted name for `saved`, _write_params, the assignment and the next screen's item."""
+    item and the posted name for `saved`, _write_params and the posted name again (the upsert's
+    `changed`), the assignment and the next screen's item."""
     quote = connection.ops.quote_name
     response, label = quote(Response._meta.db_table), quote(Label._meta.db_table)
     live_and_picked = _live_and_picked(", ".join(rows.columns(Assignment, "a")))
+    # as `saved`, of the stored row as it is now: a label of another name, or none
+    changed = f"(SELECT l.name FROM {label} l WHERE l.id = {response}.label_id) IS DISTINCT FROM %s"
     return (
         f"{live_and_picked},"
         f" saved AS (SELECT 1 FROM {response} r JOIN {label} l ON l.id = r.label_id"
         " WHERE r.assignment_id = %s AND r.item_id = %s AND l.name = %s),"
-        f" written AS ({_write('NOT EXISTS (SELECT 1 FROM saved)')})"
+        f" written AS ({_write('NOT EXISTS (SELECT 1 FROM saved)', changed)})"
         f" SELECT {', '.join(rows.columns(Assignment, 'live'))},"
         " EXISTS (SELECT 1 FROM saved), EXISTS (SELECT 1 FROM written), t.name, t.new_label_text, t.method"
         f" FROM live LEFT JOIN (SELECT l.name, r.new_label_text, r.method FROM {response} r"

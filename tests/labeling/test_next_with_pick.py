@@ -27,7 +27,7 @@ from labeling.actions import lock_live
 from labeling.actions.answer import save_response
 from labeling.actions.submit import submit_assignment
 from labeling.hits import build_hits
-from labeling.models import Assignment, Response
+from labeling.models import HIT, Assignment, Response
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 from tests.labeling.test_save_pick import claim, item_at
 from tests.threads import run_together
@@ -538,12 +538,6 @@ def test_a_next_and_a_submission_released_together_never_leave_an_answer_after_t
 
 
 @concurrent
-@pytest.mark.xfail(
-    strict=True,
-    reason="the statement's reads (the stored pick, the last answer's time) are of its snapshot, taken before"
-    " it waited for the row: an autosave committed meanwhile is not seen, so its pick is written again and its"
-    " seconds counted twice; the ORM's save_response reads both after taking the lock (save_pick shares this)",
-)
 def test_a_next_behind_the_autosave_of_its_pick_adds_its_seconds_once(annotators, clock):
     build_campaign()
     assignment = claim(annotators[0])
@@ -562,8 +556,35 @@ def test_a_next_behind_the_autosave_of_its_pick_adds_its_seconds_once(annotators
         return next_pick(assignment, annotators[0], pick, seconds=4)
 
     saved, moved = in_threads(autosave_slowly, next_meanwhile)
-    assert saved is None and moved is not None
+    # the pick is found stored once the statement holds the row: nothing written (its stale read
+    # said otherwise), and the Next is left to the full path, which reads the stored pick afresh
+    assert saved is None and moved is None
     # the ORM path (save_response under the lock) adds at most the half second since the autosave
+    assert Response.objects.get(assignment=assignment).seconds_spent < 5
+
+
+@concurrent
+def test_two_autosaves_of_one_pick_in_a_race_add_the_seconds_once(annotators, clock):
+    """save_pick's upsert bounds the seconds again by the stored row as it is once locked."""
+    build_campaign()
+    assignment = claim(annotators[0])
+    pick = item_at(assignment, 1).choices[0]
+    clock.advance(30)
+    locked = threading.Event()
+
+    def autosave_slowly():
+        with transaction.atomic():
+            assert answer_action.save_pick(assignment.pk, annotators[0].pk, 1, pick, seconds_spent=4)
+            locked.set()
+            time.sleep(0.5)
+
+    def autosave_meanwhile():
+        locked.wait(10)
+        return answer_action.save_pick(assignment.pk, annotators[0].pk, 1, pick, seconds_spent=4)
+
+    _, again = in_threads(autosave_slowly, autosave_meanwhile)
+    assert again  # the autosave replaces the stored answer outright
+    assert Response.objects.filter(assignment=assignment).count() == 1
     assert Response.objects.get(assignment=assignment).seconds_spent < 5
 
 
@@ -581,3 +602,20 @@ def test_with_the_fast_path_off_the_action_writes_nothing(campaign, annotators):
     # the statement itself would have written it: only the switch kept it from running
     moved = fast_pick.next_with_pick(assignment.pk, annotators[0].pk, 1, pick, 2, screens.screens_of)
     assert moved is not None and responses(assignment)[0][1] == pick
+
+
+@on_postgres
+@pytest.mark.django_db
+def test_the_assignment_a_next_hands_back_has_a_hit_of_its_own(annotators):
+    """The route's HIT is shared by every request for the assignment: a campaign read on demand
+    through one Next's assignment must not stay cached on it for the next requests."""
+    from labeling import fast_path
+
+    build_campaign()
+    assignment = claim(annotators[0])
+    moved = next_pick(assignment, annotators[0], item_at(assignment, 1).choices[0])
+    route = fast_path.route_of(assignment.pk, annotators[0].pk)
+    assert moved is not None and moved.assignment.hit is not route.hit
+    assert moved.assignment.hit.pk == route.hit.pk and moved.assignment.hit.campaign_id == route.hit.campaign_id
+    assert moved.assignment.hit.campaign.pk == route.hit.campaign_id  # read on demand, on its own HIT
+    assert not HIT.campaign.is_cached(route.hit)
