@@ -11,6 +11,7 @@ import inspect
 from functools import cache
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db.backends.utils import CursorWrapper
 from django.db.models import Model
 from django.db.models.base import ModelState
 from django.db.models.fields.related_descriptors import ForeignKeyDeferredAttribute
@@ -136,15 +137,38 @@ def cursor():
     wrapper stays around it: its execute wrappers and error translation apply as to any Django
     cursor. While Django logs queries (DEBUG, a test capturing them) it binds on the client as
     before: the log then shows each statement with its values, which it cannot read back from a
-    prepared one."""
+    prepared one. The server-binding cursor is one per connection (_KeptCursor): read its results
+    inside the `with` block."""
     db = connections[DEFAULT_DB_ALIAS]  # once: `connection` looks the wrapper up on every attribute
     prepares = db.settings_dict["OPTIONS"].get("prepare_threshold") is not None
     if db.vendor != "postgresql" or not prepares or db.queries_logged:
         return db.cursor()
-    server_binding, timestamptz, text, register_tzloader, plain_loader = _postgresql()
     db.ensure_connection()
     db.validate_thread_sharing()
     raw = db.connection
+    kept, zone = getattr(db, "_rows_kept", None), raw.info.timezone
+    if kept is None or kept[0] is not raw or kept[1].closed or kept[2] != zone:
+        # made anew for a new connection, and if the session's time zone moved (its timestamp loader)
+        kept = db._rows_kept = (raw, _server_binding_cursor(db, raw), zone)
+    elif getattr(db, "_rows_kept_busy", False):
+        # a statement run while the kept cursor's is still read: a cursor of its own, closed after
+        return db.make_cursor(_server_binding_cursor(db, raw))
+    db._rows_kept_busy = True
+    return _KeptCursor(kept[1], db)
+
+
+class _KeptCursor(CursorWrapper):
+    """The connection's one cursor for SQL written once, wrapped as Django wraps any: made once
+    per connection rather than per statement (a psycopg cursor, its loaders, and the timestamp
+    loader set on it, on every statement of every request), and handed back, not closed, at the
+    end of its `with` block. Its results are read inside that block, as every caller here does."""
+
+    def close(self):
+        self.db._rows_kept_busy = False
+
+
+def _server_binding_cursor(db, raw):
+    server_binding, timestamptz, text, register_tzloader, plain_loader = _postgresql()
     bound = server_binding(raw)
     if db.timezone is not None and raw.info.timezone == db.timezone:
         # psycopg's own loader already gives Django's value (the session's time zone is Django's:
@@ -153,7 +177,7 @@ def cursor():
         bound.adapters.register_loader(timestamptz, plain_loader)
     elif db.timezone != raw.adapters.get_loader(timestamptz, text).timezone:
         register_tzloader(db.timezone, bound)  # as Django's own cursors (create_cursor)
-    return db.make_cursor(bound)
+    return bound
 
 
 @cache

@@ -6,7 +6,7 @@ prepare_threshold unset (DB_PREPARED_STATEMENTS=0), and while Django logs querie
 import re
 
 import pytest
-from django.db import connection, transaction
+from django.db import DataError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -165,3 +165,31 @@ def test_timestamps_load_in_psycopgs_own_loader_with_the_orms_values():
     finally:
         with connection.cursor() as cursor:
             cursor.execute("SET TIME ZONE 'UTC'")
+
+
+@postgresql_only
+@pytest.mark.django_db(transaction=True)  # closing the connection inside a test's transaction breaks it
+def test_statements_written_once_share_one_cursor_per_connection():
+    """rows.cursor hands out the connection's one server-binding cursor (made once, not per
+    statement); a statement run while its results are still read gets a cursor of its own; a new
+    connection gets a new one."""
+    from config import rows
+
+    def inner_cursor():
+        with rows.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            assert cursor.fetchone() == (1,)
+            return cursor.cursor
+
+    first, second = inner_cursor(), inner_cursor()
+    assert first is second and not first.closed
+    with rows.cursor() as outer:
+        outer.execute("SELECT n FROM generate_series(1, 3) n")
+        assert inner_cursor() is not first  # nested: its own cursor, closed after
+        assert [row[0] for row in outer.fetchall()] == [1, 2, 3]  # the outer results untouched
+    assert inner_cursor() is first  # handed back at the end of the block
+    with pytest.raises(DataError), rows.cursor() as failing:
+        failing.execute("SELECT 1/0")
+    assert inner_cursor() is first  # an error hands it back too, and it still works
+    connection.close()
+    assert inner_cursor() is not first
