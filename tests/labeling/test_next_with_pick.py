@@ -537,8 +537,10 @@ def test_a_next_and_a_submission_released_together_never_leave_an_answer_after_t
         nothing_after_submission(assignment)
 
 
-@concurrent
-def test_a_next_behind_the_autosave_of_its_pick_adds_its_seconds_once(annotators, clock):
+def behind_an_autosave(annotators, clock, second):
+    """An autosave of screen 1's first choice (4 s) holds the assignment's row for half a second
+    while `second(assignment, pick)` is sent: (what the autosave returned, what `second` did, the
+    assignment)."""
     build_campaign()
     assignment = claim(annotators[0])
     pick = item_at(assignment, 1).choices[0]
@@ -549,13 +551,20 @@ def test_a_next_behind_the_autosave_of_its_pick_adds_its_seconds_once(annotators
         with transaction.atomic():
             assert answer_action.save_pick(assignment.pk, annotators[0].pk, 1, pick, seconds_spent=4)
             locked.set()
-            time.sleep(0.5)  # the Next carrying the same pick arrives before the autosave commits
+            time.sleep(0.5)  # the second write arrives before the autosave commits
 
-    def next_meanwhile():
+    def meanwhile():
         locked.wait(10)
-        return next_pick(assignment, annotators[0], pick, seconds=4)
+        return second(assignment, pick)
 
-    saved, moved = in_threads(autosave_slowly, next_meanwhile)
+    return *in_threads(autosave_slowly, meanwhile), assignment
+
+
+@concurrent
+def test_a_next_behind_the_autosave_of_its_pick_adds_its_seconds_once(annotators, clock):
+    saved, moved, assignment = behind_an_autosave(
+        annotators, clock, lambda assignment, pick: next_pick(assignment, annotators[0], pick, seconds=4)
+    )
     # the pick is found stored once the statement holds the row: nothing written (its stale read
     # said otherwise), and the Next is left to the full path, which reads the stored pick afresh
     assert saved is None and moved is None
@@ -566,23 +575,11 @@ def test_a_next_behind_the_autosave_of_its_pick_adds_its_seconds_once(annotators
 @concurrent
 def test_two_autosaves_of_one_pick_in_a_race_add_the_seconds_once(annotators, clock):
     """save_pick's upsert bounds the seconds again by the stored row as it is once locked."""
-    build_campaign()
-    assignment = claim(annotators[0])
-    pick = item_at(assignment, 1).choices[0]
-    clock.advance(30)
-    locked = threading.Event()
-
-    def autosave_slowly():
-        with transaction.atomic():
-            assert answer_action.save_pick(assignment.pk, annotators[0].pk, 1, pick, seconds_spent=4)
-            locked.set()
-            time.sleep(0.5)
-
-    def autosave_meanwhile():
-        locked.wait(10)
-        return answer_action.save_pick(assignment.pk, annotators[0].pk, 1, pick, seconds_spent=4)
-
-    _, again = in_threads(autosave_slowly, autosave_meanwhile)
+    _, again, assignment = behind_an_autosave(
+        annotators,
+        clock,
+        lambda assignment, pick: answer_action.save_pick(assignment.pk, annotators[0].pk, 1, pick, seconds_spent=4),
+    )
     assert again  # the autosave replaces the stored answer outright
     assert Response.objects.filter(assignment=assignment).count() == 1
     assert Response.objects.get(assignment=assignment).seconds_spent < 5
