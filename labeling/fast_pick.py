@@ -46,7 +46,7 @@ def save_pick(assignment_id: int, user_id: int, position: int, answer: str, seco
 @dataclass(frozen=True)
 class Moved:
     """Where a Next by next_with_pick led: the assignment (its row as locked and read by the
-    statement, `.hit` the route's, with its campaign's id), the next screen's item, and that
+    statement, `.hit` a copy of the route's, with its campaign's id), the next screen's item, and that
     screen's stored answer (label name, new label text, method) or None, keyed by the item's id."""
 
     assignment: Assignment
