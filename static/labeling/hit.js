@@ -135,7 +135,18 @@
     const data = new FormData(form);
     data.set("go", "stay");
     data.set("seconds", secondsOnScreen());
+    // a beacon sends no headers: a screen swapped in by htmx has no form token of its own (htmx
+    // sends the page's, from the body's hx-headers), so the beacon carries that one in its body
+    const token = pageToken();
+    if (!data.has("csrfmiddlewaretoken") && token) data.set("csrfmiddlewaretoken", token);
     if (navigator.sendBeacon(form.getAttribute("action"), data)) pendingPick = false;
+  }
+  function pageToken() {
+    try {
+      return JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"] || "";
+    } catch (error) {
+      return "";
+    }
   }
   window.addEventListener("pagehide", sendPendingPick);
   document.addEventListener("visibilitychange", () => {
