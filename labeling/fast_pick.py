@@ -15,8 +15,7 @@ answer (as labeling.actions.answer bounds them).
 import functools
 from dataclasses import dataclass
 
-from django.db import DEFAULT_DB_ALIAS, connection
-from django.db.models.base import ModelState
+from django.db import connection
 from django.utils import timezone
 
 from annotation.models import Label
@@ -93,11 +92,7 @@ def next_with_pick(
     assignment = rows.build(Assignment, columns)
     # a HIT of its own, never the route's (shared by every request for this assignment): a related
     # object cached on it by one request (the campaign, read on demand) would outlive that request
-    hit = HIT.__new__(HIT)
-    hit.__dict__.update(route.hit.__dict__)
-    hit._state = ModelState()
-    hit._state.adding, hit._state.db = False, DEFAULT_DB_ALIAS
-    assignment.hit = hit
+    assignment.hit = rows.copy_of(route.hit)
     stored = {target.item.pk: None if method is None else (name, text, method)}
     return Moved(assignment, target.item, stored, route.task_type)
 

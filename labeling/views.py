@@ -273,15 +273,15 @@ def answer_item(request: HttpRequest, pk: int, position: int) -> HttpResponse:
     go = request.POST.get("go", "stay")
     if go == "stay" and request.POST.get("answer"):
         return _autosave(request, pk, position)
-    # Next and Back show the neighbouring screen with its answer: one read for both screens'
-    # answers, together with the assignment's when this process knows its HIT already
     if go == "next" and _is_htmx(request):
         # the common Next (one of the three choices, a screen after this one): one statement
-        seconds = clamped_seconds(request.POST.get("seconds", 0), settings.SCREEN_SECONDS_CAP)
-        moved = next_with_pick(pk, request.user.pk, position, request.POST.get("answer", ""), seconds_spent=seconds)
+        answer = request.POST.get("answer", "")
+        moved = next_with_pick(pk, request.user.pk, position, answer, seconds_spent=_posted_seconds(request))
         if moved is not None:
             task_type = task_types.get(moved.task_type)
             return _render_item(request, moved.assignment, moved.item, stored=moved.stored, task_type=task_type)
+    # Next and Back show the neighbouring screen with its answer: one read for both screens'
+    # answers, together with the assignment's when this process knows its HIT already
     target = max(position - 1, 1) if go == "back" else position + 1
     assignment, stored = _own_assignment_with_answers(request, pk, [position, target])
     item = _item_at(assignment, position)
@@ -309,12 +309,17 @@ def answer_item(request: HttpRequest, pk: int, position: int) -> HttpResponse:
     return _go_to(request, assignment, target, stored)
 
 
+def _posted_seconds(request: HttpRequest) -> float:
+    """The seconds on the screen the page posted, clamped as every save stores them."""
+    return clamped_seconds(request.POST.get("seconds", 0), settings.SCREEN_SECONDS_CAP)
+
+
 def _save_on_the_way(request: HttpRequest, assignment: Assignment, item: HITItem, go: str, task_type) -> None:
     """Save the answer posted with Next, Back or a save; an answer the type refuses is refused,
     except on Back for a type whose refused answers are unfinished ones (left unsaved there).
     Most Nexts carry a pick not saved yet (the autosave waits AUTOSAVE_DELAY_MS): one of the three
     choices is written by the autosave's one statement (save_pick), anything else in full."""
-    seconds = clamped_seconds(request.POST.get("seconds", 0), settings.SCREEN_SECONDS_CAP)
+    seconds = _posted_seconds(request)
     if save_pick(assignment.pk, request.user.pk, item.position, request.POST.get("answer", ""), seconds_spent=seconds):
         return
     try:
@@ -330,7 +335,7 @@ def _autosave(request: HttpRequest, pk: int, position: int) -> HttpResponse:
     choices, on an assignment this process served before) is one SQL statement
     (actions.answer.save_pick); anything else, and everything with it off, reads the assignment
     once, locked, for both the ownership check and the save. Saving replaces the stored answer."""
-    seconds = clamped_seconds(request.POST.get("seconds", 0), settings.SCREEN_SECONDS_CAP)
+    seconds = _posted_seconds(request)
     if save_pick(pk, request.user.pk, position, request.POST.get("answer", ""), seconds_spent=seconds):
         return _saved(request, pk, position)
     try:
@@ -360,7 +365,7 @@ def _save_posted_answer(
     request: HttpRequest, assignment: Assignment, item: HITItem, *, assignment_locked: bool = False
 ) -> None:
     """Hand the posted form to the campaign's task type (labeling.actions.answer.save_answer)."""
-    seconds = clamped_seconds(request.POST.get("seconds", 0), settings.SCREEN_SECONDS_CAP)
+    seconds = _posted_seconds(request)
     save_answer(assignment, item, request.POST, seconds_spent=seconds, assignment_locked=assignment_locked)
 
 

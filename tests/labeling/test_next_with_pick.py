@@ -86,6 +86,14 @@ def logged_in(user) -> Client:
     return client
 
 
+def fast_and_full(monkeypatch, annotators, orm: bool):
+    """(the Paths switch, an assignment walked by the statement, one walked by the full path, a
+    signed-in client per assignment id): the two annotators' claims on the same HIT."""
+    paths = Paths(monkeypatch, orm=orm)
+    fast, full = claim(annotators[0]), claim(annotators[1])
+    return paths, fast, full, {fast.pk: logged_in(annotators[0]), full.pk: logged_in(annotators[1])}
+
+
 def post(client, assignment, position, go="next", answer="", new_label="", seconds=3):
     url = reverse("labeling:answer_item", args=[assignment.pk, position])
     data = {"go": go, "answer": answer, "new_label": new_label, "seconds": str(seconds)}
@@ -170,11 +178,9 @@ def walk_steps(assignment) -> list[tuple]:
 def test_a_hit_walked_through_by_next_stores_and_shows_what_the_full_path_does(
     campaign, annotators, clock, monkeypatch, fast_path_only, orm
 ):
-    paths = Paths(monkeypatch, orm=orm)
-    fast, full = claim(annotators[0]), claim(annotators[1])
+    paths, fast, full, clients = fast_and_full(monkeypatch, annotators, orm)
     assert fast.hit_id == full.hit_id and fast.seat == full.seat  # the same screens
     Assignment.objects.filter(pk__in=[fast.pk, full.pk]).update(expires_at=fast.expires_at)  # the same time limit shown
-    clients = {fast.pk: logged_in(annotators[0]), full.pk: logged_in(annotators[1])}
 
     for position, go, answer, new_label, autosave_first in walk_steps(fast):
         clock.advance(5)
@@ -277,9 +283,7 @@ def test_a_next_after_back_shows_the_next_screens_stored_answer(db, settings, an
 def test_seconds_are_bounded_as_the_full_path_bounds_them(
     campaign, annotators, clock, monkeypatch, fast_path_only, orm
 ):
-    paths = Paths(monkeypatch, orm=orm)
-    fast, full = claim(annotators[0]), claim(annotators[1])
-    clients = {fast.pk: logged_in(annotators[0]), full.pk: logged_in(annotators[1])}
+    paths, fast, full, clients = fast_and_full(monkeypatch, annotators, orm)
     steps = [  # (clock advance, position, choice, posted seconds, seconds stored on that screen)
         (12, 1, 0, 500, 12),  # bounded by the time since acceptance
         (30, 1, 1, -3, 12),  # a negative count adds nothing
