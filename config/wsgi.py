@@ -4,3 +4,8 @@ from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = get_wsgi_application()
+
+# the URLconf, the reverse maps and the templates, before the first request rather than in it
+from config.warmup import warm_up  # noqa: E402 (needs the settings get_wsgi_application set up)
+
+warm_up()

@@ -257,12 +257,21 @@ def _render_item(
         # a swap's form needs no token of its own: htmx sends the page's (base.html's hx-headers),
         # and masking a fresh one (32 random draws) was a visible share of a Next's CPU
         "form_token": not partial,
+        **_NO_PARTS,  # (a type's screen context may fill them: the frame renders them as they are)
         **task_type.screen(assignment, item, saved),
     }
-    response = render(request, task_type.screen_template if partial else "labeling/screen_page.html", context)
+    if partial:
+        # a swap's screen needs nothing of the request's context processors (user, messages,
+        # csrf: the page's token is sent by htmx), whose work was a sixth of its render
+        response = HttpResponse(render_to_string(task_type.screen_template, context))
+    else:
+        response = render(request, "labeling/screen_page.html", context)
     if htmx:
         response["HX-Push-Url"] = item_url
     return response
+
+
+_NO_PARTS = {"lead_html": "", "answers_html": "", "hints_html": "", "autosave_trigger": "change"}
 
 
 @login_required

@@ -101,7 +101,10 @@ class TaskType:
     name = ""  # stored in Campaign.task_type
     title = ""  # shown to researchers
     template = ""  # one screen's task area, included in the shared screen's `answers` block
-    # the whole screen: the shared one, or a template of the type's that extends it and fills its blocks
+    # the whole screen: the shared one (whose lead, answers and hints a type's screen context may
+    # fill with markup it built and escaped: lead_html, answers_html, hints_html, and the autosave's
+    # autosave_trigger), or a template of the type's that extends it and fills its blocks. An htmx
+    # swap renders it with the screen's context alone (no request, user or messages in it)
     screen_template = "labeling/partials/screen.html"
     screen_noun = "Item"  # the screen's heading: "Item 2/10"
     results_template = ""  # the researcher's results page; "" when the dashboard is all there is

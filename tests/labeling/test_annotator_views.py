@@ -434,3 +434,19 @@ def test_the_home_pages_live_hit_follows_live_assignments_rule(annotator, annota
         expires_at=timezone.now() + timedelta(minutes=5),
     )
     assert shown_live() == assignment.pk == live_assignment(worker).pk
+
+
+def test_a_typed_label_comes_back_escaped_in_the_screen_the_type_builds(annotator, campaign):
+    """last_turn_label builds its screen's parts in Python (no template autoescape there): the
+    worker's own text goes back into the input's value escaped, in the swap and the whole page."""
+    assignment = start_hit(annotator)
+    typed = '"><script>alert(1)</script>'
+    answer(annotator, assignment, 1, answer="__new__", new_label=typed)
+    answer(annotator, assignment, 1, go="next", answer="__new__", new_label=typed)
+    swapped = answer(annotator, assignment, 2, go="back").content.decode()
+    whole = annotator.get(item_url(assignment, 1)).content.decode()
+    for page in (swapped, whole):
+        assert "<script>alert(1)" not in page
+        assert f'value="{escape(" ".join(typed.split()))}"' in page
+        assert re.search(r'value="__new__"\s*checked', page)
+        assert '<details class="other" id="other-panel" open>' in page

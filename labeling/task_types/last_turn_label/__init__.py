@@ -1,8 +1,8 @@
 """last_turn_label: pick the emotion or intent of a dialogue's last turn (EDOS).
 
 An item holds a dialogue, its target (last) turn and three choices frozen at build time
-(HITItem.dialogue, target_turn, choices: `planning`); the screen
-(labeling/task_types/last_turn_label.html, `screen`) shows them with the campaign's label set as
+(HITItem.dialogue, target_turn, choices: `planning`); the screen (`screen`: its parts of the
+shared labeling/partials/screen.html) shows them with the campaign's label set as
 the "Other" list; an answer is a label of that set or a new label typed through "Other"
 (Response.label / new_label_text); a quiz answer is right when it is the gold label (`quiz`).
 Answers aggregate by strict majority (with Dawid-Skene as a second opinion) into AggregatedLabel
@@ -24,8 +24,8 @@ EXPORT_FIELDS = ["dialogue", "turn", "status", "label", "answers", "agreement", 
 class LastTurnLabel(TaskType):
     name = LAST_TURN_LABEL
     title = "Label the last turn (emotion / intent)"
-    # the whole screen: the dialogue above the form, the choices and "Other" in it, the key hints
-    screen_template = "labeling/task_types/last_turn_label.html"
+    # the shared screen, with the dialogue above the form, the choices and "Other" in it and the
+    # key hints built by `screen` (labeling/task_types/last_turn_label/screen.py)
     screen_noun = "Dialog"
     detail_template = "labeling/task_types/last_turn_label_links.html"
     uses_labels = True

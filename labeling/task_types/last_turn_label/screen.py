@@ -43,41 +43,69 @@ _labels_cache: dict[int, tuple[float, LabelSet]] = {}
 
 
 def screen_context(assignment, item, saved: tuple | None) -> dict:
-    """What one screen shows; `saved`: the stored answer (label name, new label text, method)."""
+    """What one screen shows; `saved`: the stored answer (label name, new label text, method).
+    The type's parts of the shared frame (labeling/partials/screen.html) come built here, escaped:
+    the frame renders them as they are, with no {% extends %} of its own to resolve (that block
+    bookkeeping was half of a Next's render), and every value put in is escaped or was escaped
+    when its cache was filled (the turns in labeling.screens, the label list and blurbs below)."""
     blurbs = cached_labels(assignment.hit.campaign_id).blurbs
     hit_screens = screens.screens_of(assignment.hit, assignment.seat)
     saved_name, saved_text, saved_method = saved or (None, "", "")
     other_open = saved_method in (Response.OTHER_LIST, Response.OTHER_NEW)
     checked = "" if other_open else saved_name
+    # each choice with its key, description and examples (the blurb escaped when the label set
+    # was read), built here rather than by a template loop or format_html (whose lazy-string
+    # checks per value cost more than the escaping): a visible share of a screen's CPU
+    choices = "\n      ".join(
+        _CHOICE.format(
+            name=escape(name),
+            key=key,
+            checked=" checked" if name == checked else "",
+            blurb=blurbs.get(normalise_label_name(name), ""),
+        )
+        for key, name in enumerate(choices_shown(assignment, item), start=1)
+    )
+    other = _OTHER.format(
+        open=" open" if other_open else "",
+        labels=_label_list_html(saved_name if other_open else "", assignment.hit.campaign_id),
+        new_label=NEW_LABEL,
+        new_checked=" checked" if saved_method == Response.OTHER_NEW else "",
+        text=escape(saved_text),
+    )
     return {
-        "turns_html": mark_safe(hit_screens[item.position].turns_html),  # escaped in labeling.screens
-        # each choice with its key, description and examples (the blurb escaped when the label set
-        # was read), built here rather than by a template loop or format_html (whose lazy-string
-        # checks per value cost more than the escaping): a visible share of a screen's CPU
-        "choices_html": mark_safe(
-            "\n      ".join(
-                _CHOICE.format(
-                    name=escape(name),
-                    key=key,
-                    checked=" checked" if name == checked else "",
-                    blurb=blurbs.get(normalise_label_name(name), ""),
-                )
-                for key, name in enumerate(choices_shown(assignment, item), start=1)
-            )
-        ),
-        "label_list": _label_list_html(saved_name if other_open else "", assignment.hit.campaign_id),
-        "saved_name": saved_name or "",
-        "saved_text": saved_text,
-        "saved_method": saved_method,
-        "other_open": other_open,
-        "new_label": NEW_LABEL,
+        "lead_html": mark_safe(_LEAD.format(turns=hit_screens[item.position].turns_html)),  # escaped there
+        "answers_html": mark_safe(f"{choices}\n\n      {other}"),
+        "hints_html": _HINTS,
+        "autosave_trigger": _AUTOSAVE_TRIGGER,
     }
 
 
+# the screen's parts, around the values escaped above
 _CHOICE = (
     '<label class="choice">\n        <input type="radio" name="answer" value="{name}" data-key="{key}"{checked}>\n'
     '        <span class="choice-name"><kbd>{key}</kbd> {name}</span>\n        {blurb}\n      </label>'
 )
+_LEAD = (
+    '  <ol class="dialogue">\n    {turns}\n  </ol>\n'
+    '  <p class="muted">What is the emotion or intent of the <mark>highlighted</mark> turn?</p>\n'
+)
+_OTHER = """<details class="other" id="other-panel"{open}>
+        <summary><kbd>4</kbd> Other: any label, or a new one</summary>
+        <input type="search" id="label-filter" placeholder="Type to filter the labels" autocomplete="off" aria-label="Filter labels">
+        <ul class="label-list" id="label-list">
+          {labels}
+        </ul>
+        <label class="new-label">
+          <input type="radio" name="answer" value="{new_label}"{new_checked}>
+          A new label: <input type="text" name="new_label" id="new-label-text" maxlength="64" value="{text}" placeholder="type it here">
+        </label>
+      </details>"""
+_HINTS = mark_safe(
+    '<p class="key-hints muted">Keys: <kbd>1</kbd> <kbd>2</kbd> <kbd>3</kbd> pick · <kbd>4</kbd> Other · '
+    "<kbd>Enter</kbd> or <kbd>→</kbd> next · <kbd>←</kbd> back</p>"
+)
+# the autosave fires on a pick or on the new label's text, not on typing in the filter
+_AUTOSAVE_TRIGGER = mark_safe("change[target.name=='answer'||target.name=='new_label']")
 
 
 def choices_shown(assignment, item) -> list[str]:
