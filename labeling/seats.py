@@ -51,11 +51,20 @@ def _holds_a_seat() -> Q:
 
 
 _HIT = fast_path.STAND_IN_HIT
-# the reads of every claim, compiled once per process with the annotator fast path on
-_TAKEN = fast_path.Compiled(lambda hit_id: Assignment.objects.filter(_holds_a_seat(), hit_id=hit_id).values("pk"), _HIT)
-_SLOTS = fast_path.Compiled(
+# the reads of every claim, compiled once per process with the annotator fast path on (its one
+# statement that takes a seat, labeling.fast_seat, is built around them): the seats held by the
+# count, the HIT's seat slots, and the assignments that hold or held a slot (not an expired one
+# that never held it, see slot_for_new_seat)
+TAKEN = fast_path.Compiled(lambda hit_id: Assignment.objects.filter(_holds_a_seat(), hit_id=hit_id).values("pk"), _HIT)
+SLOTS = fast_path.Compiled(
     lambda hit_id: (
         HITItem.objects.filter(hit_id=hit_id, seat__gt=0).order_by().values_list("seat", flat=True).distinct()
+    ),
+    _HIT,
+)
+HELD = fast_path.Compiled(
+    lambda hit_id: (
+        Assignment.objects.filter(hit_id=hit_id).exclude(Q(status=Assignment.EXPIRED) & ~_holds_a_seat()).values("seat")
     ),
     _HIT,
 )
@@ -65,8 +74,8 @@ def taken(hit_id: int) -> int:
     """Seats of one HIT held by status, counted from its assignments (index on hit, status). The
     caller holds the HIT's row lock (labeling.actions.claim)."""
     if fast_path.enabled():
-        return _TAKEN.count(hit_id)
-    return _TAKEN.queryset(hit_id).count()
+        return TAKEN.count(hit_id)
+    return TAKEN.queryset(hit_id).count()
 
 
 def slot_for_new_seat(hit_id: int) -> int:
@@ -76,14 +85,10 @@ def slot_for_new_seat(hit_id: int) -> int:
     has no per-seat items. A seat added past the slots (a tie-break seat, a seat freed by a
     rejection) takes the slot with the fewest holders: its quiz items were seen, never answered
     in feedback, by the earlier holder only if that one was rejected after confirmation."""
-    slots = {seat for (seat,) in _SLOTS.rows(hit_id)} if fast_path.enabled() else set(_SLOTS.queryset(hit_id))
+    slots = {seat for (seat,) in SLOTS.rows(hit_id)} if fast_path.enabled() else set(SLOTS.queryset(hit_id))
     if not slots:
         return 0
-    held = Counter(
-        Assignment.objects.filter(hit_id=hit_id, seat__in=slots)
-        .exclude(Q(status=Assignment.EXPIRED) & ~_holds_a_seat())
-        .values_list("seat", flat=True)
-    )
+    held = Counter(HELD.queryset(hit_id).filter(seat__in=slots).values_list("seat", flat=True))
     return min(sorted(slots), key=lambda slot: held[slot])
 
 

@@ -20,7 +20,7 @@ from django.db.models import Case, Exists, IntegerField, OuterRef, Q, QuerySet, 
 from django.utils import timezone
 
 from config import rows
-from labeling import fast_path, qualification, quiz_pool, seats, workers
+from labeling import fast_path, fast_seat, qualification, quiz_pool, seats, workers
 from labeling.models import HIT, Assignment, Campaign, HITItem, Worker
 
 
@@ -126,9 +126,14 @@ def claim_next_hit(
     if worker.is_blocked or (campaign is not None and campaign.status != Campaign.OPEN):
         return None
     expire_stale_assignments()
+    fast = prefer_hit_id is None and fast_path.enabled() and fast_seat.usable()
     for attempt in range(DEADLOCK_RETRIES + 1):
         try:
-            return _claim(worker, campaign, prefer_hit_id)
+            return _claim(worker, campaign, prefer_hit_id, fast=fast)
+        except _HitFull:
+            # the fast path's HIT had no seat by its assignments (a count a hand edit left high):
+            # nothing of this claim was kept; the full path repairs the count and searches on
+            return _claim(worker, campaign, prefer_hit_id, fast=False)
         except OperationalError as error:
             # PostgreSQL ended this transaction to break a deadlock between claimers (rare:
             # seen under twenty concurrent claimers in tests/labeling/test_claim_concurrency.py):
@@ -145,8 +150,9 @@ def _is_deadlock(error: OperationalError) -> bool:
     return getattr(error.__cause__, "sqlstate", None) == "40P01"  # deadlock_detected
 
 
-def _claim(worker: Worker, campaign: Campaign | None, prefer_hit_id: int | None) -> Assignment | None:
-    """claim_next_hit's transaction: lock the worker, return their live HIT or take a seat."""
+def _claim(worker: Worker, campaign: Campaign | None, prefer_hit_id: int | None, *, fast: bool) -> Assignment | None:
+    """claim_next_hit's transaction: lock the worker, return their live HIT or take a seat (`fast`:
+    by the search compiled once and labeling.fast_seat's one statement)."""
     with transaction.atomic():
         # One claim at a time per worker, so a double click cannot take two HITs.
         locked_worker = _lock_worker(worker)
@@ -157,6 +163,8 @@ def _claim(worker: Worker, campaign: Campaign | None, prefer_hit_id: int | None)
         existing = _landing_assignment(locked_worker) if worker.landing_key else live_assignment(locked_worker)
         if existing is not None:
             return existing if _is_live(existing) else None
+        if fast:
+            return _take_first_free_seat(locked_worker, campaign)
         hit = _lock_hit_with_free_seat(locked_worker, campaign, prefer_hit_id)
         if hit is None:
             return None
@@ -168,6 +176,23 @@ def _claim(worker: Worker, campaign: Campaign | None, prefer_hit_id: int | None)
             seat=seats.slot_for_new_seat(hit.pk),  # under the HIT's row lock, taken above
             unproven=locked_worker.is_pending_identity,
         )
+
+
+def _take_first_free_seat(worker: Worker, campaign: Campaign | None) -> Assignment | None:
+    """The fast path's seat: the first claimable HIT locked by the search compiled once (skipping
+    locked rows, or waiting when every candidate is locked: this transaction holds no HIT lock
+    then) and a seat on it taken by one statement (labeling.fast_seat). _HitFull, to roll the
+    claim back, when the HIT has no seat by its assignments."""
+    hit = _CLAIM_SEARCH.first(worker, campaign, skip_locked=True) or _CLAIM_SEARCH.first(
+        worker, campaign, skip_locked=False
+    )
+    if hit is None:
+        return None
+    expires_at = timezone.now() + timedelta(minutes=hit.campaign.time_limit_minutes)
+    assignment = fast_seat.take_seat(hit, worker, expires_at=expires_at, unproven=worker.is_pending_identity)
+    if assignment is None:
+        raise _HitFull(hit.pk)
+    return assignment
 
 
 def _lock_worker(worker: Worker) -> Worker:
@@ -300,34 +325,6 @@ class _HitFull(Exception):
         self.hit_id = hit_id
 
 
-def _lock_hit_with_free_seat(worker: Worker, campaign: Campaign | None, prefer_hit_id: int | None = None) -> HIT | None:
-    """Lock the first claimable HIT row, count its seats again and take one (the count in the
-    row may be too high after a hand edit, see labeling.seats). Locked rows are skipped so
-    concurrent claimers spread over HITs; only when every candidate is locked does a claimer
-    wait for one.
-
-    Each try runs in a savepoint that is rolled back when the HIT turns out full, which lets go
-    of its lock: a claimer that waits then holds no HIT lock, so two claimers cannot deadlock.
-    A HIT found full gets its true count written after that rollback.
-    """
-    if prefer_hit_id is None and fast_path.enabled():
-        # the common claim: the search compiled once per process (fast_path.ClaimSearch)
-        try:
-            with transaction.atomic():
-                hit = _CLAIM_SEARCH.first(worker, campaign, skip_locked=True) or _CLAIM_SEARCH.first(
-                    worker, campaign, skip_locked=False
-                )
-                if hit is None:
-                    return None
-                if _take_seat(hit):
-                    return hit
-                raise _HitFull(hit.pk)
-        except _HitFull as full:
-            seats.recount(HIT.objects.filter(pk=full.hit_id))
-            return _lock_hit_with_free_seat_by_orm(worker, campaign, None, [full.hit_id])
-    return _lock_hit_with_free_seat_by_orm(worker, campaign, prefer_hit_id, [])
-
-
 def _take_seat(hit: HIT) -> bool:
     """Count the locked HIT's seats again; if one is free, write the count less the seat taken
     now (the true figure: repairs a count a hand edit left high) and say so."""
@@ -339,11 +336,18 @@ def _take_seat(hit: HIT) -> bool:
     return True
 
 
-def _lock_hit_with_free_seat_by_orm(
-    worker: Worker, campaign: Campaign | None, prefer_hit_id: int | None, checked: list[int]
-) -> HIT | None:
-    """The search through the ORM: every claim with the fast path off; with it on, a platform's
-    preferred HIT and the search after a HIT turned out full."""
+def _lock_hit_with_free_seat(worker: Worker, campaign: Campaign | None, prefer_hit_id: int | None = None) -> HIT | None:
+    """Lock the first claimable HIT row, count its seats again and take one (the count in the
+    row may be too high after a hand edit, see labeling.seats). Locked rows are skipped so
+    concurrent claimers spread over HITs; only when every candidate is locked does a claimer
+    wait for one. Through the ORM: every claim with the fast path off; with it on, a platform's
+    preferred HIT and a claim made again after the fast path found its HIT full.
+
+    Each try runs in a savepoint that is rolled back when the HIT turns out full, which lets go
+    of its lock: a claimer that waits then holds no HIT lock, so two claimers cannot deadlock.
+    A HIT found full gets its true count written after that rollback.
+    """
+    checked: list[int] = []
     candidates = open_hits_for(worker, campaign)
     if prefer_hit_id is not None:
         first = Case(When(pk=prefer_hit_id, then=Value(0)), default=Value(1), output_field=IntegerField())

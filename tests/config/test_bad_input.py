@@ -78,7 +78,14 @@ def field_names() -> list[str]:
             names |= set(getattr(serializer, "_declared_fields", {}))
     for template in (REPO_ROOT / "templates").rglob("*.html"):
         names |= set(re.findall(r'name="([A-Za-z_][\w-]*)"', template.read_text(encoding="utf-8")))
+    # and the fields of markup a module builds itself (a task type's screen parts)
+    for app in PROJECT_APPS:
+        for module in (REPO_ROOT / app).rglob("*.py"):
+            names |= set(FIELD_IN_MARKUP.findall(module.read_text(encoding="utf-8")))
     return sorted(names - {"csrfmiddlewaretoken"})
+
+
+FIELD_IN_MARKUP = re.compile(r'<(?:input|select|textarea|button)\b[^>]*?\bname="([A-Za-z_][\w-]*)"')
 
 
 def _import_form_modules() -> None:

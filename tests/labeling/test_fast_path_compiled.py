@@ -71,8 +71,8 @@ def test_the_claims_compiled_reads_give_what_their_orm_twins_give(seed, django_u
             expected and (expected.pk, expected.hit.pk, expected.hit.campaign.name)
         )
     for hit in HIT.objects.all():
-        assert seats.taken(hit.pk) == seats._TAKEN.queryset(hit.pk).count()
-        assert {s for (s,) in seats._SLOTS.rows(hit.pk)} == set(seats._SLOTS.queryset(hit.pk))
+        assert seats.taken(hit.pk) == seats.TAKEN.queryset(hit.pk).count()
+        assert {s for (s,) in seats.SLOTS.rows(hit.pk)} == set(seats.SLOTS.queryset(hit.pk))
     assert [c.pk for c in _open_campaigns()] == [c.pk for c in _OPEN_CAMPAIGNS.queryset()]
 
 
@@ -103,18 +103,18 @@ def test_a_claim_postgresql_ended_to_break_a_deadlock_is_made_again(monkeypatch,
     worker = worker_for_user(django_user_model.objects.create_user("retried"))
     real, failures = claim._claim, []
 
-    def deadlocked_once(*args):
+    def deadlocked_once(*args, **options):
         if not failures:
             failures.append(1)
             raise OperationalError("deadlock detected") from _Deadlock()
-        return real(*args)
+        return real(*args, **options)
 
     monkeypatch.setattr(claim, "_claim", deadlocked_once)
     assignment = claim.claim_next_hit(worker)
     assert failures == [1] and assignment is not None
     assert list(Assignment.objects.filter(worker=worker)) == [assignment]  # one seat, taken once
 
-    def other_error(*args):
+    def other_error(*args, **options):
         raise OperationalError("server closed the connection")
 
     monkeypatch.setattr(claim, "_claim", other_error)

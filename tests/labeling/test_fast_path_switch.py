@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from config import auth as fast_auth
 from config import rows
-from labeling import fast_path, fast_pick
+from labeling import fast_path, fast_pick, fast_seat
 from labeling.hits import build_hits
 from labeling.models import Assignment, Response
 from tests.conftest import REPO_ROOT
@@ -83,6 +83,7 @@ def fast_path_off(settings, monkeypatch):
         monkeypatch.setattr(fast_path, name, refuse)
     for name in ("save_pick", "next_with_pick"):
         monkeypatch.setattr(fast_pick, name, refuse)
+    monkeypatch.setattr(fast_seat, "take_seat", refuse)
     monkeypatch.setattr(fast_path.ClaimSearch, "first", refuse)
     monkeypatch.setattr(fast_path.ClaimSearch, "count", refuse)
     for name in ("sql", "rows", "first_row", "count"):
@@ -112,9 +113,9 @@ def test_with_it_off_a_whole_hit_runs_through_the_orm_alone(fast_path_off, clien
 
 # hand-written SQL: a cursor, or a table name quoted by hand to put into one
 HAND_WRITTEN_SQL = re.compile(r"\.cursor\(|connection\.ops\.quote_name|\.raw\(|RawSQL\(")
-# where it may be: the fast path (its reads, its writes of a pick, and config/rows.py, the helper of
-# its config side) and /healthz's SELECT 1
-FENCE = {"labeling/fast_path.py", "labeling/fast_pick.py", "config/rows.py", "config/views.py"}
+# where it may be: the fast path (its reads, its writes of a pick and of a seat, and config/rows.py,
+# the helper of its config side) and /healthz's SELECT 1
+FENCE = {"labeling/fast_path.py", "labeling/fast_pick.py", "labeling/fast_seat.py", "config/rows.py", "config/views.py"}
 
 
 def test_hand_written_sql_in_labeling_and_config_lives_in_the_fast_path_only():
