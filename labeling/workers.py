@@ -52,13 +52,17 @@ class AddressUnreadable(SignupLimited):
 def worker_for_user(user) -> Worker:
     """The site Worker of a site account, created on first use."""
     # every claim starts here (with the fast path on, a read by SQL built once)
-    worker = fast_path.worker_of(user.pk) if fast_path.enabled() else Worker.objects.filter(user=user).first()
+    user_id = user.pk
+    worker = fast_path.worker_of(user_id) if fast_path.enabled() else Worker.objects.filter(user_id=user_id).first()
     if worker is not None:
         return worker
-    worker, _ = Worker.objects.get_or_create(
-        user=user, defaults={"platform": Worker.SITE, "external_id": user.get_username()}
-    )
-    return worker
+    # get_or_create's own way, without its second read of what was just found missing: a new
+    # account's first page, every arrival of a study's first second (issue 37)
+    try:
+        with transaction.atomic():
+            return Worker.objects.create(user_id=user_id, platform=Worker.SITE, external_id=user.get_username())
+    except IntegrityError:  # another request of the same account created it first
+        return Worker.objects.get(user_id=user_id)
 
 
 # --- Platform landings: pending identities ------------------------------------------------------

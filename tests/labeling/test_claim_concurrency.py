@@ -136,3 +136,15 @@ def test_claims_under_contention_never_share_a_seat_nor_exceed_the_required_work
     assert Assignment.objects.filter(status=Assignment.EXPIRED).count() == sum(
         1 for index, taken in enumerate(results) if index % 7 == 3 and taken
     )
+
+
+def test_an_accounts_first_pages_at_once_make_one_site_worker(django_user_model):
+    """A new account's first requests arriving together (two tabs, a double click): one Worker,
+    the same for every request; the loser of the insert reads the winner's row."""
+    from labeling.workers import worker_for_user
+
+    user = django_user_model.objects.create_user("twin-tabs")
+    results = run_together(6, lambda index: worker_for_user(django_user_model.objects.get(pk=user.pk)).pk)
+    assert not [result for result in results if isinstance(result, Exception)], results
+    assert len(set(results)) == 1
+    assert Worker.objects.filter(user=user).count() == 1
