@@ -209,6 +209,23 @@ def test_a_wrong_answer_shown_in_feedback_retires_the_item(settings, annotators)
 
 
 @pytest.mark.django_db
+def test_reveals_are_counted_and_an_item_retires_at_the_showing_that_reaches_the_limit(settings):
+    settings.QUIZ_RETIRE_AFTER_REVEALS = 3
+    make_pool(2)
+    first, second = QuizQuestion.objects.pool().order_by("pk")
+    stamps = []
+    for _ in range(4):
+        quiz_pool.record_reveals([first.pk])
+        first.refresh_from_db()
+        stamps.append((first.reveals, first.retired_at))
+    assert [reveals for reveals, _ in stamps] == [1, 2, 3, 4]
+    assert stamps[0][1] is None and stamps[1][1] is None
+    assert stamps[2][1] is not None and stamps[3][1] == stamps[2][1]  # retired once, kept
+    second.refresh_from_db()
+    assert (second.reveals, second.retired_at) == (0, None)  # not shown: untouched
+
+
+@pytest.mark.django_db
 def test_no_worker_is_shown_the_same_quiz_item_twice(settings):
     settings.QUIZ_MAX_EXPOSURES = 6  # an item may sit in two HITs
     make_pool(1)
