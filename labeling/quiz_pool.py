@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Case, F, Q, QuerySet, Sum, Value, When
+from django.db.models import F, Q, QuerySet, Sum
 from django.utils import timezone
 
 from labeling.crowd import quiz_matching
@@ -235,12 +235,10 @@ def record_reveals(question_ids: Iterable[int]) -> None:
     ids = list(question_ids)
     if not ids:
         return
-    # one UPDATE: its right-hand sides read the row as it was, so the showing that brings an item
-    # to QUIZ_RETIRE_AFTER_REVEALS is the one whose old count is one short of it
-    retiring = Q(retired_at__isnull=True, reveals__gte=settings.QUIZ_RETIRE_AFTER_REVEALS - 1)
-    QuizQuestion.objects.filter(pk__in=ids, dialogue__isnull=False).update(
-        reveals=F("reveals") + 1,
-        retired_at=Case(When(retiring, then=Value(timezone.now())), default=F("retired_at")),
+    pool_items = QuizQuestion.objects.filter(pk__in=ids, dialogue__isnull=False)
+    pool_items.update(reveals=F("reveals") + 1)
+    pool_items.filter(reveals__gte=settings.QUIZ_RETIRE_AFTER_REVEALS, retired_at__isnull=True).update(
+        retired_at=timezone.now()
     )
 
 
