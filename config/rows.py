@@ -144,7 +144,8 @@ def cursor():
     """A cursor for SQL written once (this module's reads, labeling.fast_path's). On PostgreSQL
     with prepared statements on (the database OPTIONS' prepare_threshold, settings
     DB_PREPARED_STATEMENTS), one that binds its parameters on the server, so psycopg prepares each
-    such statement on a connection once it ran there prepare_threshold times, and PostgreSQL stops
+    such statement on a connection once it ran there prepare_threshold times (0: on its first run,
+    planned generically from then on: plan_cache_mode in the settings), and PostgreSQL stops
     planning it on every call (it plans the claim's search in ~4 ms and runs it in 0.2). Django's
     wrapper stays around it: its execute wrappers and error translation apply as to any Django
     cursor. While Django logs queries (DEBUG, a test capturing them) it binds on the client as

@@ -117,9 +117,22 @@ else:
     # it None, which psycopg reads as "never prepare", even for execute(prepare=True):
     # https://www.psycopg.org/psycopg3/docs/advanced/prepare.html and
     # https://docs.djangoproject.com/en/5.2/ref/databases/#server-side-parameters-binding
-    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
-        2 if env_bool("DB_PREPARED_STATEMENTS", default=True) else None
-    )
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    if env_bool("DB_PREPARED_STATEMENTS", default=True):
+        # prepared on their first run, and planned once for every run after it: PostgreSQL plans a
+        # prepared statement's first five runs for their own values before it keeps a generic
+        # plan (plan_cache_mode auto; https://www.postgresql.org/docs/15/sql-prepare.html), and
+        # psycopg ran each twice before preparing it. Each new connection of each web process
+        # paid ~7 plannings of every statement the fast path sends: 30-60 ms of PostgreSQL CPU
+        # for the claim's search alone, in a study's first second (issue 37). The generic plans
+        # are those `auto` keeps after its five tries for every one of these statements (their
+        # constants written in, so partial indexes still match). Only prepared statements are
+        # affected (https://www.postgresql.org/docs/15/runtime-config-query.html), and only the
+        # fast path's cursor prepares.
+        _options["prepare_threshold"] = 0
+        _options["options"] = f"{_options.get('options', '')} -c plan_cache_mode=force_generic_plan".strip()
+    else:
+        _options["prepare_threshold"] = None
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
