@@ -54,6 +54,26 @@ _LANDING_ASSIGNMENT = fast_path.Compiled(
     ),
     _WORKER,
 )
+# one probe before every claim with the fast path on: whether any seat comes back (_LAPSED: then
+# expire_stale_assignments frees it) and whether any HIT of an open campaign has a free seat
+# (_FREE: without one, and nothing coming back, a claim can take nothing, and answers without a
+# lock or a search: every annotator's last claim when a campaign is done)
+_LAPSED, _FREE = 1, 2
+_SEATS_MOVED = fast_path.Compiled(
+    lambda now, before: (
+        _lapsed(now, before)
+        .annotate(probe=Value(_LAPSED))
+        .values("probe")[:1]
+        .union(
+            HIT.objects.filter(campaign__status=Campaign.OPEN, seats_free__gt=0)
+            .annotate(probe=Value(_FREE))
+            .values("probe")[:1],
+            all=True,
+        )
+    ),
+    _NOW,
+    _BEFORE,
+)
 _LIVE = fast_path.Compiled(
     lambda worker_id, now: (
         Assignment.objects.live(now)
@@ -81,7 +101,7 @@ def expire_stale_assignments(now: datetime | None = None) -> int:
     seat.
     """
     now = now or timezone.now()
-    before = now - timedelta(minutes=settings.PLATFORM_UNCONFIRMED_GRACE_MINUTES)
+    before = _unconfirmed_before(now)
     if fast_path.enabled():
         if _ANY_LAPSED.first_row(now, before) is None:
             return 0
@@ -93,6 +113,10 @@ def expire_stale_assignments(now: datetime | None = None) -> int:
         Assignment.objects.filter(pk__in=[pk for pk, _, _ in locked]).update(status=Assignment.EXPIRED)
         seats.free(hit_id for _, hit_id, phantom in locked if not phantom)  # a phantom place held none
     return len(locked)
+
+
+def _unconfirmed_before(now: datetime) -> datetime:
+    return now - timedelta(minutes=settings.PLATFORM_UNCONFIRMED_GRACE_MINUTES)
 
 
 def live_assignment(worker: Worker, campaign: Campaign | None = None) -> Assignment | None:
@@ -125,8 +149,16 @@ def claim_next_hit(
             return None
     if worker.is_blocked or (campaign is not None and campaign.status != Campaign.OPEN):
         return None
-    expire_stale_assignments()
     fast = prefer_hit_id is None and fast_path.enabled() and fast_seat.usable()
+    if fast and not worker.landing_key:
+        now = timezone.now()
+        moved = {probe for (probe,) in _SEATS_MOVED.rows(now, _unconfirmed_before(now))}
+        if _LAPSED in moved:
+            expire_stale_assignments(now)
+        elif _FREE not in moved:
+            return live_assignment(worker)  # nothing to take: their live HIT, if any, as _claim gives
+    else:
+        expire_stale_assignments()
     for attempt in range(DEADLOCK_RETRIES + 1):
         try:
             return _claim(worker, campaign, prefer_hit_id, fast=fast)

@@ -189,7 +189,7 @@ def _claim_statements(worker: Worker) -> list[str]:
     return [query["sql"] for query in captured.captured_queries]
 
 
-def test_a_claim_reads_no_more_whatever_how_many_hits_are_full_or_done(db):
+def test_a_claim_reads_no_more_whatever_how_many_hits_are_full_or_done(db, settings):
     """A claim is a fixed set of statements: the HIT comes from one SELECT on the free-seat count
     (FOR UPDATE SKIP LOCKED on PostgreSQL), never from counting each HIT's assignments; a claim
     that looped over HITs, or counted seats in its search, fails here."""
@@ -211,6 +211,10 @@ def test_a_claim_reads_no_more_whatever_how_many_hits_are_full_or_done(db):
 
     assert len(statements) == len(first)
     searches = [sql for sql in statements if 'FROM "labeling_hit"' in sql and "seats_free" in sql]
+    probes = [sql for sql in searches if '"probe"' in sql]  # with the fast path: any seat free at all
+    assert len(probes) == (1 if settings.ANNOTATOR_FAST_PATH else 0)
+    assert all("COUNT(" not in probe.upper() for probe in probes)
+    searches = [sql for sql in searches if sql not in probes]
     assert len(searches) == 1
     assert "COUNT(" not in searches[0].upper()  # the search reads the count, it does not count
     if connection.vendor == "postgresql":
@@ -280,3 +284,23 @@ def test_a_count_left_wrong_by_a_hand_edit_never_overfills_and_is_repaired(campa
     campaign.refresh_from_db()
     set_campaign_status(campaign, Campaign.OPEN)  # opening recounts
     assert HIT.objects.get(pk=first.pk).seats_free == 1
+
+
+def test_with_no_seat_free_anywhere_a_claim_takes_no_lock_and_searches_nothing(campaign, fast_path_only):
+    """Every annotator's last claim of a finished campaign: the probe before the claim finds no
+    free seat and none coming back, so the claim answers at once: nothing, or the worker's live
+    HIT (as the full path would), with no transaction, lock or search."""
+    crowd = workers(3 * campaign.hits.count() + 1)
+    held = [claim_next_hit(worker) for worker in crowd[:-1]]
+    assert all(held) and not HIT.objects.filter(seats_free__gt=0).exists()
+    late = crowd[-1]
+    for worker, expected in ((late, None), (crowd[0], held[0])):
+        with CaptureQueriesContext(connection) as captured:
+            assert claim_next_hit(worker) == expected
+        statements = [query["sql"] for query in captured.captured_queries]
+        assert len(statements) == 2  # the probe and the live HIT's read
+        assert not any("FOR UPDATE" in sql or sql.startswith(("SAVEPOINT", "BEGIN")) for sql in statements)
+    # a seat coming back is freed by the same claim, which then takes it
+    Assignment.objects.filter(pk=held[1].pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    taken = claim_next_hit(late)
+    assert taken is not None and taken.hit_id == held[1].hit_id
