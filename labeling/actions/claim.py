@@ -159,20 +159,22 @@ def claim_next_hit(
             return live_assignment(worker)  # nothing to take: their live HIT, if any, as _claim gives
     else:
         expire_stale_assignments()
-    for attempt in range(DEADLOCK_RETRIES + 1):
+    deadlocks = 0
+    while True:
         try:
             return _claim(worker, campaign, prefer_hit_id, fast=fast)
         except _HitFull:
             # the fast path's HIT had no seat by its assignments (a count a hand edit left high):
             # nothing of this claim was kept; the full path repairs the count and searches on
-            return _claim(worker, campaign, prefer_hit_id, fast=False)
+            fast = False
         except OperationalError as error:
             # PostgreSQL ended this transaction to break a deadlock between claimers (rare:
             # seen under twenty concurrent claimers in tests/labeling/test_claim_concurrency.py):
             # nothing of it was written, so the claim is simply made again
-            if attempt == DEADLOCK_RETRIES or not _is_deadlock(error) or transaction.get_connection().in_atomic_block:
+            in_caller_transaction = transaction.get_connection().in_atomic_block
+            if deadlocks == DEADLOCK_RETRIES or not _is_deadlock(error) or in_caller_transaction:
                 raise  # (inside a caller's transaction, that transaction is what failed)
-    return None
+            deadlocks += 1
 
 
 DEADLOCK_RETRIES = 3
