@@ -341,6 +341,19 @@ class Compiled:
         return self._compiled[key]
 
 
+def exist(*reads: tuple["Compiled", tuple]) -> tuple[bool, ...]:
+    """Whether each read ((Compiled, its values)) finds a row, asked in one statement
+    (SELECT EXISTS (...), EXISTS (...): PostgreSQL and SQLite alike)."""
+    parts, params = [], []
+    for compiled, values in reads:
+        sql, read_params = compiled.sql(*values)
+        parts.append(f"EXISTS ({sql})")
+        params += read_params
+    with rows.cursor() as cursor:
+        cursor.execute(f"SELECT {', '.join(parts)}", params)
+        return tuple(bool(found) for found in cursor.fetchone())
+
+
 _PLACEHOLDER = re.compile(r"%%|%s")
 
 

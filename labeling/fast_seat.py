@@ -1,6 +1,6 @@
 """The annotator fast path's seat taking: a claim's count, slot, assignment and free-seat count in
 one statement, on the HIT the claim's search locked (labeling.actions.claim, the one writer of
-assignments, calls it; with ANNOTATOR_FAST_PATH off it is never called).
+assignments, calls it; on PostgreSQL only, and with ANNOTATOR_FAST_PATH off it is never called).
 
 Its full-path twin is labeling.seats.taken, slot_for_new_seat and set_free around the ORM's
 Assignment.objects.create: five statements and a savepoint's two, a third of a claim's CPU in a
@@ -57,7 +57,11 @@ def take_seat(hit: HIT, worker: Worker, *, expires_at, unproven: bool) -> Assign
 
 
 def usable() -> bool:
-    """Whether an assignment may be written without the ORM's save: nothing listens to its saves."""
+    """Whether a claim's seat may be taken by the one statement: on PostgreSQL (SQLite has no
+    INSERT in a WITH), and with nothing listening to an assignment's saves (the ORM's save
+    would have told it)."""
+    if connection.vendor != "postgresql":
+        return False
     return not (signals.pre_save.has_listeners(Assignment) or signals.post_save.has_listeners(Assignment))
 
 

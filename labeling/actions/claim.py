@@ -54,25 +54,12 @@ _LANDING_ASSIGNMENT = fast_path.Compiled(
     ),
     _WORKER,
 )
-# one probe before every claim with the fast path on: whether any seat comes back (_LAPSED: then
-# expire_stale_assignments frees it) and whether any HIT of an open campaign has a free seat
-# (_FREE: without one, and nothing coming back, a claim can take nothing, and answers without a
-# lock or a search: every annotator's last claim when a campaign is done)
-_LAPSED, _FREE = 1, 2
-_SEATS_MOVED = fast_path.Compiled(
-    lambda now, before: (
-        _lapsed(now, before)
-        .annotate(probe=Value(_LAPSED))
-        .values("probe")[:1]
-        .union(
-            HIT.objects.filter(campaign__status=Campaign.OPEN, seats_free__gt=0)
-            .annotate(probe=Value(_FREE))
-            .values("probe")[:1],
-            all=True,
-        )
-    ),
-    _NOW,
-    _BEFORE,
+# with _ANY_LAPSED, one probe before every claim with the fast path on (fast_path.exist): whether
+# any HIT of an open campaign has a free seat. Without one, and no seat coming back, a claim can
+# take nothing and answers without a lock or a search: every annotator's last claim when a
+# campaign is done
+_ANY_FREE = fast_path.Compiled(
+    lambda: HIT.objects.filter(campaign__status=Campaign.OPEN, seats_free__gt=0).values("pk")[:1]
 )
 _LIVE = fast_path.Compiled(
     lambda worker_id, now: (
@@ -150,12 +137,12 @@ def claim_next_hit(
     if worker.is_blocked or (campaign is not None and campaign.status != Campaign.OPEN):
         return None
     fast = prefer_hit_id is None and fast_path.enabled() and fast_seat.usable()
-    if fast and not worker.landing_key:
+    if prefer_hit_id is None and fast_path.enabled() and not worker.landing_key:
         now = timezone.now()
-        moved = {probe for (probe,) in _SEATS_MOVED.rows(now, _unconfirmed_before(now))}
-        if _LAPSED in moved:
+        lapsed, free = fast_path.exist((_ANY_LAPSED, (now, _unconfirmed_before(now))), (_ANY_FREE, ()))
+        if lapsed:
             expire_stale_assignments(now)
-        elif _FREE not in moved:
+        elif not free:
             return live_assignment(worker)  # nothing to take: their live HIT, if any, as _claim gives
     else:
         expire_stale_assignments()
