@@ -15,6 +15,7 @@ import logging
 import time
 from pathlib import Path
 
+from django.conf import settings
 from django.template import TemplateDoesNotExist, TemplateSyntaxError, engines
 from django.urls import get_resolver
 
@@ -67,16 +68,10 @@ def _compile_templates() -> int:
 
 def _own_template_dirs(engine) -> list[Path]:
     """The directories the engine searches that belong to this project (not site-packages)."""
-    from django.conf import settings
-
     base = Path(settings.BASE_DIR).resolve()
     dirs = []
     for directory in getattr(engine, "template_dirs", ()):
         directory = Path(directory).resolve()
-        if (
-            directory.is_dir()
-            and directory.is_relative_to(base)
-            and not {".venv", "site-packages"} & set(directory.parts)
-        ):
+        if directory.is_dir() and directory.is_relative_to(base) and "site-packages" not in directory.parts:
             dirs.append(directory)
     return dirs

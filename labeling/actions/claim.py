@@ -94,6 +94,11 @@ def expire_stale_assignments(now: datetime | None = None) -> int:
             return 0
     elif not _ANY_LAPSED.queryset(now, before).exists():
         return 0
+    return _expire_lapsed(now, before)
+
+
+def _expire_lapsed(now: datetime, before: datetime) -> int:
+    """expire_stale_assignments past its probe (a claim's own probe found a seat coming back)."""
     lapsed = _lapsed(now, before)
     with transaction.atomic():
         locked = list(lapsed.select_for_update().order_by("pk").values_list("pk", "hit_id", "phantom"))
@@ -136,12 +141,14 @@ def claim_next_hit(
             return None
     if worker.is_blocked or (campaign is not None and campaign.status != Campaign.OPEN):
         return None
-    fast = prefer_hit_id is None and fast_path.enabled() and fast_seat.usable()
-    if prefer_hit_id is None and fast_path.enabled() and not worker.landing_key:
+    probed = prefer_hit_id is None and fast_path.enabled()
+    fast = probed and fast_seat.usable()
+    if probed and not worker.landing_key:
         now = timezone.now()
-        lapsed, free = fast_path.exist((_ANY_LAPSED, (now, _unconfirmed_before(now))), (_ANY_FREE, ()))
+        before = _unconfirmed_before(now)
+        lapsed, free = fast_path.exist((_ANY_LAPSED, (now, before)), (_ANY_FREE, ()))
         if lapsed:
-            expire_stale_assignments(now)
+            _expire_lapsed(now, before)
         elif not free:
             return live_assignment(worker)  # nothing to take: their live HIT, if any, as _claim gives
     else:
