@@ -12,8 +12,9 @@ Peak RSS is printed after a small and a 4x larger corpus: flat memory means it d
         [--device cpu|cuda] [--precision auto|fp32|bf16|fp16|int8] [--skip-naive] [--progress-every 100000]
 
 `--precision auto` (the default) is the precision bulk annotation runs in with ML_PRECISION unset:
-on a CPU, mlworkers.ml.precision.CPU_INFERENCE_DEFAULT, so the default `ratio=` compares the default
-CPU path with the naive pipeline (which stays stock fp32). int8 (the CPU default) quantizes the
+on a CPU, fp32 or int8, whichever mlworkers.ml.cpu_precision measures faster on this machine (the
+line "auto on this CPU" says which and why), so the default `ratio=` compares the default CPU path
+with the naive pipeline (which stays stock fp32). int8 quantizes the
 encoder's linear layers (mlworkers/ml/quantize.py); int8 on a GPU runs the GPU's own precision (as
 the job does). The last line names the precision measured.
 
@@ -47,7 +48,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from annotation.taxonomy import LABEL_NAMES
-from mlworkers.ml import inference, loading, precision, quantize
+from mlworkers.ml import cpu_precision, inference, loading, precision, quantize
 from mlworkers.ml.dialogue_classifier import TrainConfig, build_classifier
 
 _VOCABULARY = (
@@ -199,6 +200,10 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     clf = build_classifier(list(LABEL_NAMES), TrainConfig(device=args.device))
     chosen = precision.inference_precision(args.precision, clf.device)
+    if chosen == precision.CPU_AUTO:  # "auto" on a CPU: whichever of fp32 and int8 measures faster here
+        choice = cpu_precision.choose(clf)
+        print(f"auto on this CPU: {choice.summary()}")
+        chosen = choice.precision
     if chosen == "int8":
         quantize.quantize_classifier(clf)
     else:

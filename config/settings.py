@@ -4,6 +4,7 @@ Every variable is listed, with its default, in `.env.example`. A bad value raise
 start-up (see config/env.py).
 """
 
+import hashlib
 import re
 from datetime import timedelta
 from pathlib import Path
@@ -250,7 +251,17 @@ if not 1 <= PLATFORM_IPV6_PREFIX <= 128:
 CELERY_BROKER_URL = env_url(
     "CELERY_BROKER_URL", default=None, schemes=("redis", "rediss", "amqp", "memory", "filesystem")
 )
-BROKER_DIR = Path(env_str("BROKER_DIR", str(BASE_DIR / "var" / "broker")))
+
+
+def _broker_dir_of(database: dict) -> Path:
+    """var/broker/<database>-<hash>: a folder per database, so two demos from one checkout (two
+    SQLite files) keep two job queues and never take each other's jobs."""
+    where = f"{database['ENGINE']}|{database.get('HOST') or ''}|{database.get('PORT') or ''}|{database['NAME']}"
+    stem = re.sub(r"[^A-Za-z0-9_-]+", "-", Path(str(database["NAME"])).stem)[:40] or "db"
+    return BASE_DIR / "var" / "broker" / f"{stem}-{hashlib.sha256(where.encode()).hexdigest()[:10]}"
+
+
+BROKER_DIR = Path(env_str("BROKER_DIR", "") or _broker_dir_of(DATABASES["default"]))
 if CELERY_BROKER_URL is None or CELERY_BROKER_URL.startswith("filesystem://"):
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {

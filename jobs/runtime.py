@@ -22,8 +22,11 @@ request or the command that queued it. The flow:
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import logging
 import threading
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -204,7 +207,8 @@ def _finish(job: JobRun, status: str, *, result: dict | None = None, error: str 
 
 def report_progress(job: JobRun, done: int, total: int | None = None, message: str = "") -> None:
     """Record progress (and a heartbeat). Raises JobStopped when the job was cancelled or another
-    attempt took it over: the job function stops at this chunk boundary."""
+    attempt took it over: the job function stops at this chunk boundary. Inside `relaying_progress`
+    the relay hears of it too."""
     fields: dict[str, Any] = {"progress_done": done, "heartbeat_at": timezone.now()}
     if total is not None:
         fields["progress_total"] = total
@@ -217,6 +221,35 @@ def report_progress(job: JobRun, done: int, total: int | None = None, message: s
         setattr(job, name, value)
     if job.parent_id:
         _sum_progress(job.parent_id)
+    relay = _progress_relay.get()
+    if relay is not None:
+        relay(job)
+
+
+_progress_relay: contextvars.ContextVar[Callable[[JobRun], None] | None] = contextvars.ContextVar(
+    "progress_relay", default=None
+)
+
+
+@contextlib.contextmanager
+def relaying_progress(relay: Callable[[JobRun], None]) -> Iterator[None]:
+    """While inside, each progress report of a job run in this thread (and its context) also calls
+    `relay(job)`: a job that runs other jobs in its own process (the demo's build runs each step as
+    a child job) shows their progress in its own, instead of one line that stands still for the
+    length of its longest step. The relay itself reports with no relay."""
+
+    def once(job: JobRun) -> None:
+        token = _progress_relay.set(None)
+        try:
+            relay(job)
+        finally:
+            _progress_relay.reset(token)
+
+    token = _progress_relay.set(once)
+    try:
+        yield
+    finally:
+        _progress_relay.reset(token)
 
 
 # --- shards -----------------------------------------------------------------------------------------

@@ -17,11 +17,13 @@ import random
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Count, Q
+from django.utils import timezone
 
 from annotation.demo_corpus.generator import normalised
 from labeling.actions.answer import save_response
@@ -207,18 +209,38 @@ def _join(members: list[tuple[Profile, Worker]], load: dict[int, int], report: C
 def _answer_all(
     assignment: Assignment, profile: Profile, truth: dict[str, Truth], label_names: list[str], rng: random.Random
 ) -> int:
-    items = HITItem.objects.filter(seat_items_q(assignment.seat), hit_id=assignment.hit_id).select_related(
-        "target_turn", "quiz_question__gold_label"
+    """Answer every screen, each in the seconds the profile draws, on the simulation's own clock:
+    the assignment counts as accepted that many seconds ago and each answer as given when its
+    screen's seconds were up, the last one now. The server bounds a screen's seconds by the time
+    since the last answer (labeling.actions.answer), so answers given milliseconds apart in real
+    time would all count as instant and every simulated worker would look too fast."""
+    items = list(
+        HITItem.objects.filter(seat_items_q(assignment.seat), hit_id=assignment.hit_id)
+        .select_related("target_turn", "quiz_question__gold_label")
+        .order_by("position")
     )
+    planned = []  # (item, label given, method, seconds), drawn in the order a person answers them
+    for item in items:
+        shown = choices_shown(assignment, item)
+        given = choose_answer(profile, _truth_of(item, truth), shown, label_names, rng)
+        method = Response.TOP3 if given in item.choices else Response.OTHER_LIST
+        planned.append((item, given, method, rng.uniform(*profile.seconds)))
+    moment = _accepted_seconds_ago(assignment, sum(seconds for *_, seconds in planned))
     # one commit for the HIT's answers (a person's autosaves commit one by one; SQLite pays for each)
     with transaction.atomic():
-        for item in items.order_by("position"):
-            shown = choices_shown(assignment, item)
-            given = choose_answer(profile, _truth_of(item, truth), shown, label_names, rng)
-            method = Response.TOP3 if given in item.choices else Response.OTHER_LIST
-            seconds = rng.uniform(*profile.seconds)
-            save_response(assignment, item, label_name=given, method=method, seconds_spent=seconds)
+        for item, given, method, seconds in planned:
+            moment += timedelta(seconds=seconds)
+            save_response(assignment, item, label_name=given, method=method, seconds_spent=seconds, answered_at=moment)
     return len(items)
+
+
+def _accepted_seconds_ago(assignment: Assignment, seconds: float) -> datetime:
+    """Move the simulated seat's acceptance `seconds` back from now (the time its worker takes on
+    the HIT, well inside its time limit); returns the new acceptance time."""
+    accepted = timezone.now() - timedelta(seconds=seconds)
+    Assignment.objects.filter(pk=assignment.pk).update(accepted_at=accepted)
+    assignment.accepted_at = accepted
+    return accepted
 
 
 def _truth_of(item: HITItem, truth: dict[str, Truth]) -> Truth | None:

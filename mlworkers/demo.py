@@ -22,7 +22,7 @@ from annotation.models import ModelVersion
 from jobs import registry
 from jobs.models import JobRun
 from jobs.registry import JobParameters, register
-from jobs.runtime import JobCannotRun, report_progress, run_job
+from jobs.runtime import JobCannotRun, relaying_progress, report_progress, run_job
 
 DEMO_CAMPAIGN = "Demo campaign"
 QUIZ_POOL_FILE = "quiz_pool.csv"  # under MEDIA_ROOT/demo/, beside the corpus folder
@@ -47,6 +47,7 @@ STAGES = (
     "campaign", "crowd", "aggregate", "gold_split", "self_label_rounds", "suggest_train", "bulk_annotate", "botstalk",
     "dataset_utility", "export",
 )  # fmt: skip
+STAGE_STEPS = 10  # the demo's progress runs to len(STAGES) * 10 = 100, each stage's child moving it within its 10
 # Table 7 in miniature: a tiny model, two epochs, a small beam (seconds on a CPU, not a result)
 DEMO_UTILITY = {
     "finetune": "gold", "test_sets": "raw", "layers": 1, "heads": 2, "hidden": 32, "ffn": 64, "vocab_size": 1000,
@@ -59,13 +60,29 @@ PAIRWISE_CAMPAIGN = "Demo: BotsTalk vs subtitles"
 def demo_build(job: JobRun, truth_path: str, campaign_name: str = DEMO_CAMPAIGN, **options: Any) -> dict[str, Any]:
     """Build the whole demo (weak labels, a campaign answered by a simulated crowd, aggregation,
     payments, rounds, bulk annotation, BotsTalk, exports), each step a child job run once."""
-    from labeling.campaigns import set_campaign_status
-    from labeling.models import Campaign
-
     done: dict[str, Any] = {}
+    current = {"index": 0, "name": ""}
 
     def stage(index: int, name: str) -> None:
-        report_progress(job, index, len(STAGES), name)
+        current.update(index=index, name=name)
+        report_progress(job, index * STAGE_STEPS, len(STAGES) * STAGE_STEPS, name)
+
+    def step_progress(child: JobRun) -> None:
+        """A step's own progress moves the demo's within that step's share (its longest step, bulk
+        annotation, would otherwise show one line for minutes)."""
+        if child.pk == job.pk or not child.progress_total:
+            return
+        share = min(child.progress_done / child.progress_total, 1.0)
+        reached = current["index"] * STAGE_STEPS + int((STAGE_STEPS - 1) * share)
+        report_progress(job, reached, len(STAGES) * STAGE_STEPS, f"{current['name']}: {child.message}".rstrip(": "))
+
+    with relaying_progress(step_progress):
+        return _build(job, truth_path, campaign_name, stage, done, options)
+
+
+def _build(job: JobRun, truth_path: str, campaign_name: str, stage, done: dict[str, Any], options) -> dict[str, Any]:
+    from labeling.campaigns import set_campaign_status
+    from labeling.models import Campaign
 
     stage(0, "weak labeler and campaign")
     campaign = _demo_campaign(campaign_name)
@@ -105,7 +122,7 @@ def demo_build(job: JobRun, truth_path: str, campaign_name: str = DEMO_CAMPAIGN,
     stage(9, "exports")
     for kind, file_format in EXPORTS:
         done[f"export {kind} {file_format}"] = _child(job, "export_dataset", {"kind": kind, "format": file_format})
-    report_progress(job, len(STAGES), len(STAGES), "demo ready")
+    report_progress(job, len(STAGES) * STAGE_STEPS, len(STAGES) * STAGE_STEPS, "demo ready")
     return {"campaign": campaign.pk, "steps": done}
 
 

@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404, render
 
 from annotation.models import ModelVersion
 from annotation.papers import PREFILTER_CONFIDENCE
+from jobs.models import JobRun
 
 
 @staff_member_required
@@ -35,8 +36,22 @@ def model_version_detail(request: HttpRequest, version_id: int) -> HttpResponse:
         "confusion": confusion,
         "rounds": version.metrics.get("rounds", []),
         "expansion": version.metrics.get("expansion_calibration"),
+        "inference_runs": _inference_runs(version),
     }
     return render(request, "mlworkers/model_version_detail.html", context)
+
+
+def _inference_runs(version: ModelVersion) -> list[dict]:
+    """The precision its last bulk annotations ran in, and why: on a CPU, "auto" is fp32 or int8 as
+    measured on the worker's machine (mlworkers.ml.cpu_precision), recorded in the job's result."""
+    runs = JobRun.objects.filter(
+        kind="bulk_annotate", status=JobRun.SUCCEEDED, parameters__model_version_id=version.pk
+    ).order_by("-pk")[:5]
+    return [
+        {"job": run.pk, "precision": run.result.get("precision"), "choice": run.result.get("precision_choice")}
+        for run in runs
+        if run.result and run.result.get("precision")
+    ]
 
 
 def _confusion_rows(report: dict) -> dict:

@@ -7,6 +7,7 @@ row lock while it writes, so answers and the submission queue behind one another
 """
 
 from contextlib import contextmanager
+from datetime import datetime
 
 from django.db import transaction
 from django.db.models import Max, Subquery
@@ -30,8 +31,13 @@ def save_response(
     method: str,
     seconds_spent: float = 0,
     assignment_locked: bool = False,
+    answered_at: datetime | None = None,
 ) -> Response:
     """Record (or replace) the answer to one screen of a live assignment.
+
+    answered_at: when the answer was given, for a caller in Python that keeps its own clock (the
+    demo's simulated crowd answers a HIT in milliseconds of real time, but in the seconds its
+    workers take); never later than now. None (every page): now. The seconds are bounded by it.
 
     assignment_locked: the caller read `assignment` with select_for_update inside the atomic
     block this call runs in (the autosave view does, saving a second read of the row); the lock
@@ -50,17 +56,22 @@ def save_response(
     """
     with _answering(assignment, item, assignment_locked) as assignment:
         label, text, method = _resolve_answer(item, label_name, new_label_text, method)
-        spent = _bounded_seconds(assignment, seconds_spent)
+        moment = timezone.now() if answered_at is None else min(answered_at, timezone.now())
+        spent = _bounded_seconds(assignment, seconds_spent, moment)
         # An update-or-create by hand (no savepoint): the assignment lock held here keeps every
         # other writer of this assignment's answers out until commit.
         response = hot_reads.response_to(assignment.pk, item.pk)
         if response is None:
-            return Response.objects.create(
+            response = Response.objects.create(
                 assignment=assignment, item=item, label=label, new_label_text=text, method=method, seconds_spent=spent
             )
-        response.label, response.new_label_text, response.method = label, text, method
-        response.seconds_spent += spent
-        response.save(update_fields=["label", "new_label_text", "method", "seconds_spent", "answered_at"])
+        else:
+            response.label, response.new_label_text, response.method = label, text, method
+            response.seconds_spent += spent
+            response.save(update_fields=["label", "new_label_text", "method", "seconds_spent", "answered_at"])
+        if answered_at is not None:  # answered_at is auto_now: the caller's moment replaces it
+            Response.objects.filter(pk=response.pk).update(answered_at=moment)
+            response.answered_at = moment
         return response
 
 
@@ -167,7 +178,7 @@ def _seconds(seconds_spent: float) -> float:
     return min(max(float(seconds_spent), 0.0), 3600.0)
 
 
-def _bounded_seconds(assignment: Assignment, seconds_spent: float) -> float:
+def _bounded_seconds(assignment: Assignment, seconds_spent: float, now: datetime | None = None) -> float:
     """The browser's seconds on a screen, never more than the server's own clock allows: the time
     since this assignment's last answer was received (or since it was accepted). So the seconds
     of all of an assignment's answers add up to at most the time it has been open, whatever the
@@ -175,7 +186,7 @@ def _bounded_seconds(assignment: Assignment, seconds_spent: float) -> float:
     same interval."""
     last = Response.objects.filter(assignment_id=assignment.pk).aggregate(last=Max("answered_at"))["last"]
     since = max(assignment.accepted_at, last) if last else assignment.accepted_at
-    return min(_seconds(seconds_spent), max((timezone.now() - since).total_seconds(), 0.0))
+    return min(_seconds(seconds_spent), max(((now or timezone.now()) - since).total_seconds(), 0.0))
 
 
 def _resolve_answer(item: HITItem, label_name: str | None, new_text: str, method: str) -> tuple[Label | None, str, str]:

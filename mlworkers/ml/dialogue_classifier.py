@@ -178,6 +178,8 @@ class TrainedClassifier:
     history: list[dict[str, Any]] = field(default_factory=list)
     best_epoch: int | None = None
     precision: str = "fp32"  # the dtype the weights are in now (inference casts; training keeps fp32)
+    # for "auto" on a CPU: the measured choice between fp32 and int8 (mlworkers.ml.cpu_precision)
+    precision_choice: Any = None
 
     @property
     def device(self) -> torch.device:

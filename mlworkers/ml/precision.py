@@ -8,7 +8,8 @@ slower than fp32, so a CPU runs bf16 only when asked.
 
 int8 is for inference on the CPU only: the model loads in fp32 and its encoder's linear layers are
 then quantized (`mlworkers.ml.quantize`, which owns that path); training refuses it. For inference,
-`inference_precision` turns "auto" on a CPU into CPU_INFERENCE_DEFAULT, and "int8" on any other
+`inference_precision` turns "auto" on a CPU into CPU_AUTO ("measured": fp32 or int8, timed on this
+machine by `mlworkers.ml.cpu_precision`), and "int8" on any other
 device into that device's "auto" precision, with a logged warning (see the function for why).
 Pure: no Django import.
 """
@@ -23,14 +24,13 @@ import torch
 
 PRECISIONS = ("auto", "fp32", "bf16", "fp16", "int8")
 _DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
-# What "auto" means for inference on a CPU. The rule (issue 13): int8 becomes the default only when
-# bench/int8_edos.py measures its EDOS test macro-F1 cost against fp32 at 0.5 point or less. With
-# activations scaled per token (mlworkers.ml.quantize.Int8Linear) it measured 0.12 point (mean of the
-# seed-13/14/15 checkpoints; -0.14, 0.03 and 0.47 per seed) for 2.0x the fp32 speed, so int8 is the
-# CPU default; ML_PRECISION=fp32 (or a job's precision) still runs fp32. The first int8 path, which
-# scaled activations per batch, cost 0.74 point (0.60-0.81 per seed) and stayed opt-in. The manual's
-# docs/benchmarks/inference.md has the figures.
-CPU_INFERENCE_DEFAULT = "int8"
+# What "auto" means for inference on a CPU: "measured", fp32 or int8, whichever the loader times
+# faster on this machine (mlworkers.ml.cpu_precision). int8 may be chosen at all because
+# bench/int8_edos.py measured its EDOS test macro-F1 cost against fp32 at 0.12 point (mean of the
+# seed-13/14/15 checkpoints), within the 0.5 point the CPU default allows (issue 13); it is the
+# faster one only where the CPU has fast int8 kernels: on an AVX2-only EPYC it was 22-36x slower
+# (issue 44). docs/benchmarks/inference.md has the figures.
+CPU_AUTO = "measured"
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +66,8 @@ def resolve(name: str | None, device: torch.device | str) -> str:
 
 def inference_precision(name: str | None, device: torch.device | str) -> str:
     """The precision ("fp32", "bf16", "fp16" or "int8") inference runs in for `name` (None =
-    ML_PRECISION) on `device`: "auto" is CPU_INFERENCE_DEFAULT on a CPU and `resolve`'s choice
+    ML_PRECISION) on `device`: "auto" is CPU_AUTO on a CPU (the loader measures which of fp32 and
+    int8 is faster there: mlworkers.ml.cpu_precision) and `resolve`'s choice
     elsewhere. "int8" on a GPU (or MPS) falls back to that device's "auto" precision with a logged
     warning rather than failing: ML_PRECISION is one setting for a whole fleet, and a sharded bulk
     annotation runs on whichever ml worker is free, CPU or GPU, so a refusal would fail the shards
@@ -74,7 +75,7 @@ def inference_precision(name: str | None, device: torch.device | str) -> str:
     name = configured_precision() if name is None else check_precision(name)
     device = torch.device(device)
     if device.type == "cpu":
-        return CPU_INFERENCE_DEFAULT if name == "auto" else name
+        return CPU_AUTO if name == "auto" else name
     if name == "int8":
         fallback = resolve("auto", device)
         logger.warning("precision int8 runs on the CPU only; on %s this model runs in %s instead", device, fallback)

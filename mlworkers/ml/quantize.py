@@ -109,10 +109,12 @@ def load_for_inference(
     directory: str | Path, device: str | torch.device | None = None, precision_name: str | None = None
 ) -> TrainedClassifier:
     """A saved classifier ready for inference in `precision_name` (None = ML_PRECISION), on `device`
-    (None = the saved config's). fp32/bf16/fp16 load as `load_classifier` loads them; "int8", and
-    "auto" on a CPU when CPU_INFERENCE_DEFAULT is int8, load fp32 and quantize; "int8" on a GPU runs
-    in the GPU's own precision instead (a logged warning; see precision.inference_precision).
-    `clf.precision` says which precision the model is in."""
+    (None = the saved config's). fp32/bf16/fp16 load as `load_classifier` loads them; "int8" loads
+    fp32 and quantizes; "auto" on a CPU loads fp32 and quantizes only where int8 measured faster on
+    this machine (`mlworkers.ml.cpu_precision`, whose choice is in `clf.precision_choice`); "int8"
+    on a GPU runs in the GPU's own precision instead (a logged warning; see
+    precision.inference_precision). `clf.precision` says which precision the model is in."""
+    from mlworkers.ml import cpu_precision
     from mlworkers.ml.dialogue_classifier import load_classifier
 
     name = precision.configured_precision() if precision_name is None else precision.check_precision(precision_name)
@@ -120,6 +122,10 @@ def load_for_inference(
         return load_classifier(directory, device=device, precision_name=name)
     # "auto" loads fp32 on a CPU and bf16/fp16 on a GPU; int8 then quantizes the fp32 one
     clf = load_classifier(directory, device=device, precision_name="auto")
-    if precision.inference_precision(name, clf.device) != "int8":
+    chosen = precision.inference_precision(name, clf.device)
+    if chosen == precision.CPU_AUTO:
+        clf.precision_choice = cpu_precision.choose(clf)
+        chosen = clf.precision_choice.precision
+    if chosen != "int8":
         return clf
     return quantize_classifier(clf)

@@ -81,6 +81,24 @@ def test_without_a_broker_jobs_go_to_the_embedded_broker_never_in_process():
     assert with_redis.stdout.split() == ["redis://127.0.0.1:6379/0", "False"]
 
 
+def test_the_embedded_broker_keeps_a_folder_per_database(tmp_path):
+    """Two demos from one checkout (two SQLite files) must not share a job queue: each would take
+    the other's jobs and run them on the wrong database."""
+    code = "import config.settings as s; print(s.BROKER_DIR)"
+
+    def folder(database_url: str, broker_dir: str = "") -> str:
+        result = _import_settings(code, SECRET_KEY="x", CELERY_BROKER_URL="", BROKER_DIR=broker_dir,
+                                  DATABASE_URL=database_url)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        return result.stdout.strip()
+
+    first, second = f"sqlite:///{tmp_path}/one.sqlite3", f"sqlite:///{tmp_path}/two.sqlite3"
+    assert folder(first) == folder(first) != folder(second)
+    assert folder(first).startswith(str(REPO_ROOT / "var" / "broker" / "one-"))
+    assert folder("postgres://postgres@127.0.0.1:5432/test") != folder("postgres://postgres@127.0.0.1:5432/other")
+    assert folder(first, broker_dir="/tmp/chosen-broker") == "/tmp/chosen-broker"  # a folder given wins
+
+
 @pytest.mark.parametrize(("name", "value"), [("JOB_STALE_SECONDS", "5"), ("JOB_MAX_ATTEMPTS", "0")])
 def test_job_recovery_settings_refuse_values_that_cannot_work(name, value):
     result = _import_settings(SECRET_KEY="x", **{name: value})

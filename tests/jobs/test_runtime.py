@@ -165,3 +165,25 @@ def test_a_job_that_keeps_losing_the_database_fails_after_its_attempts():
     job.refresh_from_db()
     assert (job.status, job.attempts) == (JobRun.FAILED, 3) and "starting up" in job.error
     DATABASE_ERRORS.clear()
+
+
+def test_a_job_running_another_in_its_process_hears_of_its_progress_once_and_never_of_its_own():
+    """The demo's build runs each step as a child job in its own process; the relay moves the
+    build's progress within the step instead of leaving it still for the step's length."""
+    from jobs.runtime import relaying_progress
+
+    parent = running(0, kind="demo_build")
+    child = running(0, kind="bulk_annotate")
+    heard = []
+
+    def relay(job: JobRun) -> None:
+        heard.append((job.pk, job.progress_done, job.progress_total))
+        report_progress(parent, 50 + job.progress_done, 100, f"step: {job.message}")  # no relay in a relay
+
+    with relaying_progress(relay):
+        report_progress(child, 3, 10, "labeled 3 of 10 turns")
+        report_progress(child, 7, 10, "labeled 7 of 10 turns")
+    report_progress(child, 10, 10, "labeled 10 of 10 turns")  # outside: nobody hears of it
+    assert heard == [(child.pk, 3, 10), (child.pk, 7, 10)]
+    parent.refresh_from_db()
+    assert (parent.progress_done, parent.progress_total, parent.message) == (57, 100, "step: labeled 7 of 10 turns")

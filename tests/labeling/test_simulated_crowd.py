@@ -99,6 +99,20 @@ def test_the_crowd_answers_through_the_services_and_agreement_follows_reliabilit
     assert rate["sim-spammer"] < 0.4
     assert rate["sim-spammer"] < rate["sim-noisy-2"] < rate["sim-careful-1"]
 
+    # each screen took the seconds its worker's profile says, not the milliseconds the simulation
+    # took in real time: the worker table flags the spammer as too fast, and only the spammer
+    from labeling.task_types.last_turn_label.report import label_report
+
+    table = {row["worker"]: row for row in label_report(campaign)["workers"]}
+    assert {name for name, row in table.items() if row["too_fast"]} == {"sim-spammer"}
+    assert 0.6 <= table["sim-spammer"]["median_seconds"] <= 1.4
+    assert all(5.0 <= table[p.username]["median_seconds"] <= 16.0 for p in DEFAULT_CROWD if "careful" in p.username)
+    for assignment in Assignment.objects.done().filter(hit__campaign=campaign):
+        answers = Response.objects.filter(assignment=assignment)
+        spent = sum(answers.values_list("seconds_spent", flat=True))
+        # the answers fit the time the seat was held, which is the time they took
+        assert abs((assignment.submitted_at - assignment.accepted_at).total_seconds() - spent) < 5
+
 
 def test_a_second_run_adds_nothing(demo_campaign):
     from labeling.models import Response

@@ -1,5 +1,6 @@
 """Bulk annotation: every turn labeled with its history, resumable, idempotent, a job and a command."""
 
+import html
 from io import StringIO
 
 import numpy as np
@@ -223,15 +224,38 @@ def test_sharded_bulk_annotation_labels_every_turn_once_across_its_shards(
     assert predictions_of(version).values("turn").distinct().count() == 10
 
 
-def test_the_job_runs_int8_on_a_cpu_and_says_which_precision_it_used(tiny_corpus, version, job, settings):
-    from mlworkers.ml.precision import CPU_INFERENCE_DEFAULT
+def test_the_job_runs_int8_on_a_cpu_and_says_which_precision_it_used(tiny_corpus, version, job, settings, client,
+                                                                     researcher):  # fmt: skip
+    from mlworkers.ml import cpu_precision
 
     fp32 = annotate_corpus(job, version.pk, precision="fp32")
     labels = dict(predictions_of(version).values_list("turn_id", "label_id"))
     predictions_of(version).delete()
     int8 = annotate_corpus(job, version.pk, precision="int8")
     assert (fp32["precision"], int8["precision"]) == ("fp32", "int8")
+    assert fp32["precision_choice"] is None and int8["precision_choice"] is None  # asked for: not measured
     assert int8["written_now"] == 10 and dict(predictions_of(version).values_list("turn_id", "label_id")) == labels
     predictions_of(version).delete()
     settings.ML_PRECISION = "auto"
-    assert annotate_corpus(job, version.pk)["precision"] == CPU_INFERENCE_DEFAULT
+    cpu_precision.forget()
+    auto = annotate_corpus(job, version.pk)
+    choice = auto["precision_choice"]
+    assert auto["precision"] == choice["precision"] in ("fp32", "int8")
+    assert choice["fp32_ms"] > 0 and choice["reason"].startswith("measured") and choice["cpu"]
+    # the model's page shows what its bulk annotation ran in, and why
+    job.parameters, job.result, job.status = {"model_version_id": version.pk}, auto, JobRun.SUCCEEDED
+    job.save()
+    client.force_login(researcher)
+    page = client.get(f"/models/{version.pk}/").content.decode()
+    assert "Inference precision" in page and html.escape(choice["reason"]) in page and choice["cpu"] in page
+
+
+def test_progress_moves_within_a_selection_smaller_than_one_chunk(tiny_corpus, version, job, monkeypatch):
+    """The demo's bulk annotation (6,000 turns, chunks of 10,000) sat on one progress line until it
+    ended: a selection is cut into enough chunks for the progress to move."""
+    from mlworkers import bulk
+
+    monkeypatch.setattr(bulk, "MIN_CHUNK", 2)
+    seen = []
+    annotate_corpus(job, version.pk, precision="fp32", on_chunk=lambda done, total: seen.append(done))
+    assert len(seen) >= 3 and seen == sorted(seen) and seen[-1] == Turn.objects.count()

@@ -1,8 +1,9 @@
-"""int8 CPU inference: ML_PRECISION=int8 (and "auto" on a CPU when int8 is the CPU default) loads the
-classifier in fp32 and quantizes its encoder's linear layers; predictions stay close to fp32; a
+"""int8 CPU inference: ML_PRECISION=int8 (and "auto" on a CPU where int8 measures faster than fp32)
+loads the classifier in fp32 and quantizes its encoder's linear layers; predictions stay close to fp32; a
 GPU falls back to its own precision with a logged reason; training and bad values are refused."""
 
 import logging
+import time
 import types
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 import torch
 from torch import nn
 
-from mlworkers.ml import precision, quantize
+from mlworkers.ml import cpu_precision, precision, quantize
 from mlworkers.ml.dialogue_classifier import load_classifier, predict_proba, train
 from mlworkers.ml.inference import encode_examples, predict_top_k_encoded
 from tests.mlworkers import tiny_models
@@ -105,22 +106,81 @@ def test_int8_top_k_runs_through_the_bulk_path(saved, toy_examples):
     assert (indices[:, 0] == np.array(targets)).mean() >= 0.75
 
 
-def test_auto_on_a_cpu_is_the_cpu_inference_default(saved, monkeypatch):
+def test_auto_on_a_cpu_times_fp32_and_int8_and_keeps_the_faster(saved, monkeypatch):
     monkeypatch.delenv("ML_PRECISION", raising=False)
-    assert precision.CPU_INFERENCE_DEFAULT in {"fp32", "int8"}
-    assert precision.inference_precision("auto", "cpu") == precision.CPU_INFERENCE_DEFAULT
-    assert precision.inference_precision(None, "cpu") == precision.CPU_INFERENCE_DEFAULT
-    assert quantize.load_for_inference(saved, device="cpu").precision == precision.CPU_INFERENCE_DEFAULT
+    cpu_precision.forget()
+    assert precision.inference_precision("auto", "cpu") == precision.CPU_AUTO
+    assert precision.inference_precision(None, "cpu") == precision.CPU_AUTO
+    clf = quantize.load_for_inference(saved, device="cpu")
+    choice = clf.precision_choice
+    assert choice.fp32_ms > 0 and choice.int8_ms > 0 and choice.cpu and choice.threads == torch.get_num_threads()
+    # the rule, whichever way this machine's timings fall
+    assert choice.precision == ("int8" if choice.int8_ms <= cpu_precision.INT8_SHARE * choice.fp32_ms else "fp32")
+    assert clf.precision == choice.precision
+    assert linear_types(clf.model.encoder) == {"int8" if choice.precision == "int8" else "float32"}
+    assert choice.precision in choice.summary() and "fp32" in choice.summary()
     # training's "auto" on a CPU is still fp32, whatever inference does
     assert precision.resolve("auto", "cpu") == "fp32"
-    for default in ("fp32", "int8"):  # whichever the constant says, "auto" on a CPU follows it
-        monkeypatch.setattr(precision, "CPU_INFERENCE_DEFAULT", default)
-        clf = quantize.load_for_inference(saved, device="cpu", precision_name="auto")
-        assert clf.precision == default and linear_types(clf.model.encoder) == {
-            "float32" if default == "fp32" else "int8"
-        }
-    monkeypatch.setenv("ML_PRECISION", "int8")
-    assert quantize.load_for_inference(saved, device="cpu").precision == "int8"
+
+
+def test_a_cpu_whose_int8_product_is_slow_runs_fp32_and_stops_timing_it_early(saved, monkeypatch):
+    """What a CPU without VNNI or AMX looks like to the loader: every int8 product many times slower
+    than fp32's (on a 2-core AVX2 EPYC: 22-36x), so "auto" must come up fp32."""
+    real_int_mm, calls = torch._int_mm, []
+
+    def slow_int_mm(a, b):
+        calls.append(1)
+        time.sleep(0.01)
+        return real_int_mm(a, b)
+
+    monkeypatch.setattr(torch, "_int_mm", slow_int_mm)
+    monkeypatch.delenv("ML_PRECISION", raising=False)
+    cpu_precision.forget()
+    clf = quantize.load_for_inference(saved, device="cpu", precision_name="auto")
+    assert clf.precision == "fp32" and linear_types(clf.model.encoder) == {"float32"}
+    choice = clf.precision_choice
+    assert choice.precision == "fp32" and choice.int8_ms > cpu_precision.STOP_AFTER * choice.fp32_ms
+    linears = sum(isinstance(m, nn.Linear) for m in clf.model.encoder.modules())
+    # the warm-up and one counted run, then the trial stopped: not TRIAL_RUNS + 1 runs
+    assert len(calls) == 2 * linears
+
+
+def test_a_cpu_whose_fp32_product_is_slow_runs_int8(saved, monkeypatch):
+    real_linear = torch.nn.functional.linear
+
+    def slow_linear(*args, **kwargs):
+        time.sleep(0.005)
+        return real_linear(*args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.functional, "linear", slow_linear)
+    cpu_precision.forget()
+    clf = quantize.load_for_inference(saved, device="cpu", precision_name="auto")
+    assert clf.precision == "int8" and linear_types(clf.model.encoder) == {"int8"}
+    assert clf.precision_choice.int8_ms <= cpu_precision.INT8_SHARE * clf.precision_choice.fp32_ms
+
+
+def test_the_choice_is_measured_once_per_process_and_a_forced_precision_is_not_measured(saved, monkeypatch):
+    cpu_precision.forget()
+    measured = []
+    real_measure = cpu_precision.measure
+    monkeypatch.setattr(cpu_precision, "measure", lambda clf: measured.append(1) or real_measure(clf))
+    first = quantize.load_for_inference(saved, device="cpu", precision_name="auto")
+    second = quantize.load_for_inference(saved, device="cpu", precision_name="auto")
+    assert len(measured) == 1 and second.precision_choice == first.precision_choice
+    for forced in ("fp32", "int8"):
+        monkeypatch.setenv("ML_PRECISION", forced)
+        clf = quantize.load_for_inference(saved, device="cpu")
+        assert clf.precision == forced and clf.precision_choice is None
+    assert len(measured) == 1
+
+
+def test_the_cpu_is_described_by_its_model_and_int8_flags(tmp_path):
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nmodel name\t: AMD EPYC 7B12\nflags\t\t: fpu sse avx avx2 fma\n\n")
+    assert cpu_precision.cpu_description(info) == ("AMD EPYC 7B12", ())
+    info.write_text("model name\t: Intel(R) Xeon(R)\nflags\t\t: avx2 avx512f avx512_vnni amx_int8 amx_tile\n")
+    assert cpu_precision.cpu_description(info) == ("Intel(R) Xeon(R)", ("avx512_vnni", "amx_int8"))
+    assert cpu_precision.cpu_description(tmp_path / "missing")[1] == ("unknown",)
 
 
 def test_explicit_float_precisions_are_not_quantized(saved):

@@ -4,10 +4,13 @@ hand-written films in demo/subtitles) ingested, and the whole loop built by one 
 simulated crowd → aggregation and payments → gold split → SBERT expansion → self-labeling rounds → bulk annotation → exports.
 
 It returns only when that job has finished. When no worker picks the job up within a few seconds
-it starts one of its own for the time (`--with-worker` starts it at once) and stops it after.
+it starts one of its own for the time (`--with-worker` starts it at once) and stops it after, also
+when it is interrupted (Ctrl-C, SIGTERM, SIGHUP) or fails; killed outright, its worker dies with it.
 Run again, it finds the finished job and only prints where to click.
 """
 
+import contextlib
+import signal
 import subprocess
 import sys
 import time
@@ -84,27 +87,35 @@ class Command(BaseCommand):
 
     def _wait(self, job: JobRun, *, start_worker: bool) -> JobRun:
         worker = self._start_worker() if start_worker else None
-        deadline = time.monotonic() + WORKER_GRACE_SECONDS
-        while worker is None and not _worker_on(job):
-            if time.monotonic() > deadline:
-                worker = self._start_worker()
-            else:
-                time.sleep(0.5)
+        finished = False
         try:
-            job = follow(job.pk, self.stdout.write, interval=2.0)
+            with _stopped_by_signals():
+                deadline = time.monotonic() + WORKER_GRACE_SECONDS
+                while worker is None and not _worker_on(job):
+                    if time.monotonic() > deadline:
+                        worker = self._start_worker()
+                    else:
+                        time.sleep(0.5)
+                job = follow(job.pk, self.stdout.write, interval=2.0)
+                finished = True
         finally:
             if worker is not None:
-                _stop(worker)
+                # interrupted, the worker is stopped at once: a warm shutdown would first finish the
+                # demo job in hand (minutes); the job is resumable and the next demo_setup goes on
+                _stop(worker, grace=30.0 if finished else 3.0)
         if job.status != JobRun.SUCCEEDED:
             raise CommandError(f"demo job {job.pk} {job.status}: {job.error or job.message}")
         return job
 
     def _start_worker(self) -> subprocess.Popen:
-        self.stdout.write("starting a worker for the demo job (stopped when the job is done)")
         command = [sys.executable, "manage.py", "run_worker", "--pool", "solo", "--loglevel", "WARNING"]
-        worker = subprocess.Popen(command, cwd=settings.BASE_DIR)
+        # its own session: a Ctrl-C in the terminal reaches this command, which then stops the worker
+        # (not the worker first, whose warm shutdown would finish the demo job before it stops); and
+        # it dies with this process, however this process ends (a kill -9 included)
+        worker = subprocess.Popen(command, cwd=settings.BASE_DIR, start_new_session=True, preexec_fn=_die_with_parent)
         if worker.poll() is not None:
             raise CommandError("the worker did not start")
+        self.stdout.write(f"started worker {worker.pid} for the demo job (stopped when the job is done or this stops)")
         return worker
 
     def _create_user(self, username: str, password: str, *, is_staff: bool) -> None:
@@ -150,14 +161,47 @@ def _worker_on(job: JobRun) -> bool:
     return job.heartbeat_at is not None and timezone.now() - job.heartbeat_at < fresh
 
 
-def _stop(worker: subprocess.Popen) -> None:
-    """Ask the worker to stop (a warm shutdown finishes the job in hand), kill it if it will not."""
+def _stop(worker: subprocess.Popen, grace: float) -> None:
+    """Ask the worker to stop (a warm shutdown finishes the job in hand), kill it after `grace` s."""
+    if worker.poll() is not None:
+        return
     worker.terminate()
     try:
-        worker.wait(timeout=30)
+        worker.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         worker.kill()
         worker.wait(timeout=10)
+
+
+def _die_with_parent() -> None:
+    """In the worker, before it runs: the kernel sends it SIGKILL when its parent dies (Linux's
+    PR_SET_PDEATHSIG; elsewhere the signal handlers and `finally` above stop it)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+
+
+class _Stopped(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _stopped_by_signals():
+    """SIGTERM and SIGHUP (a closed terminal, `kill`) end the command as Ctrl-C does, through the
+    `finally` that stops its worker, instead of ending the process where it stands."""
+
+    def stop(signum, frame):
+        raise _Stopped(f"stopped by signal {signal.Signals(signum).name}")
+
+    saved = {signum: signal.signal(signum, stop) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    except _Stopped as stopped:
+        raise CommandError(str(stopped)) from None
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
 
 
 class _Quiet:
