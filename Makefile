@@ -39,9 +39,11 @@ demo-build: install
 # What CI runs before the suite: the demo exactly as `make demo` builds it (shipped settings, SQLite,
 # the embedded broker), served by the Procfile's web command, and a newcomer's first steps through
 # it over HTTP (sign in as annotator1, claim a HIT of the demo campaign, answer a screen, see the
-# next one: .ci/demo_smoke.py). The server stops afterwards, whatever the outcome.
+# next one: .ci/demo_smoke.py). The server stops afterwards, whatever the outcome. First, the figures
+# on the manual's demo page are checked against the demo as built (demo_figures --check).
 SMOKE_PORT ?= 8765
 demo-check: demo-build
+	DEBUG=1 $(BIN)/python manage.py demo_figures --check docs/benchmarks/demo.md
 	mkdir -p var
 	DEBUG=1 $(BIN)/python manage.py runserver 127.0.0.1:$(SMOKE_PORT) --noreload > var/demo-check-server.log 2>&1 & \
 	server=$$!; \

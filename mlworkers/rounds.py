@@ -172,6 +172,7 @@ def _self_label_rounds(
         for learner in learners
     }
     crowd = {"recipe": recipe, "gold_with_votes": len(set(votes) & set(train_gold)), "no_majority": len(no_majority)}
+    crowd["why_no_gain"] = rounds_core.why_no_gain(outcome.table(), len(test_items))
     return _save_rounds(job, outcome, calibrated, crowd)
 
 
@@ -197,7 +198,7 @@ def _save_rounds(
         stamped(f"dialogue classifier, round {last.round} ({last.name})"),
         outcome.models["dialogue"],
         training_data=training,
-        metrics={**calibrated["dialogue"], "rounds": table},
+        metrics={**calibrated["dialogue"], "rounds": table, "why_no_gain": crowd["why_no_gain"]},
     )
     fasttext_version = register_model_version(
         ModelVersion.FASTTEXT,
@@ -206,7 +207,7 @@ def _save_rounds(
         base_model="fasttext",
         label_names=list(LABEL_NAMES),
         training_data=training,
-        metrics={**calibrated["fasttext"], "rounds": table},
+        metrics={**calibrated["fasttext"], "rounds": table, "why_no_gain": crowd["why_no_gain"]},
     )
     created = save_new_labels(outcome.new_labels)
     return {

@@ -35,6 +35,7 @@ def model_version_detail(request: HttpRequest, version_id: int) -> HttpResponse:
         "per_label": [row for row in report.get("per_label", []) if row.get("support") or row.get("predicted")],
         "confusion": confusion,
         "rounds": version.metrics.get("rounds", []),
+        "why_no_gain": version.metrics.get("why_no_gain", []),
         "expansion": version.metrics.get("expansion_calibration"),
         "inference_runs": _inference_runs(version),
     }

@@ -1,13 +1,14 @@
 """What "auto" means for inference on a CPU: fp32 or int8, whichever runs faster on this machine.
 
-int8 (`mlworkers.ml.quantize`) is about twice fp32's speed on a CPU whose int8 products have fast
-kernels (AVX-512 VNNI, AVX-VNNI, AMX), and 22 to 36 times slower on one without them: on a 2-core
+int8 (`mlworkers.ml.quantize`) ran at 2.0x fp32's speed on one CPU with fast int8 kernels (a 2-core
+EPYC with AVX-512 VNNI), at 1.07x on another (a Xeon with AMX, 2 threads) and at 0.95x on the same
+Xeon with 16 threads, and 22 to 36 times slower on one without them: on a 2-core
 AMD EPYC with AVX2 only, `make demo`'s bulk annotation sat at 0 of 5,963 turns for 43 minutes in
 int8 and took 133 s in fp32 (issue 44). Which one a CPU is cannot be read reliably from its name,
 and restricting a fast CPU's instruction set does not reproduce a slow one (oneDNN limited to AVX2
 on an AVX-512 machine still ran int8 faster than fp32), so the first load on a machine times both
-on a small batch and keeps the faster: int8 only when it takes at most INT8_SHARE of fp32's time,
-since it costs about 0.1 macro-F1 point (docs/benchmarks/inference.md). An int8 trial slower than
+on a batch of bulk annotation's size and keeps the faster: int8 only when it takes at most
+INT8_SHARE of fp32's time, since it costs about 0.1 macro-F1 point (docs/benchmarks/inference.md). An int8 trial slower than
 fp32 by STOP_AFTER stops after its first counted run: on a CPU without the fast kernels one says so.
 
 The choice is kept per process and model shape (each bulk shard of a worker measures once) and is
@@ -35,7 +36,9 @@ logger = logging.getLogger(__name__)
 
 INT8_SHARE = 0.8  # int8 is kept when it takes at most this share of fp32's time
 STOP_AFTER = 3.0  # an int8 run this many times slower than fp32's best ends the trial
-TRIAL_ROWS, TRIAL_TOKENS, TRIAL_RUNS = 16, 64, 3
+# a batch of bulk annotation's size: smaller ones favour int8 more than whole batches do (on a 2-thread
+# Xeon with AMX, 0.70 of fp32's time on 16 rows against 0.93 on bulk-sized ones)
+TRIAL_ROWS, TRIAL_TOKENS, TRIAL_RUNS = 64, 64, 2
 # the instruction-set extensions that give int8 products their fast kernels (as /proc/cpuinfo spells them)
 FAST_INT8_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8")
 
@@ -94,7 +97,7 @@ def forget() -> None:
 
 
 def measure(clf: TrainedClassifier) -> PrecisionChoice:
-    """Time the fp32 model and an int8 copy of it on one small batch, best of TRIAL_RUNS each."""
+    """Time the fp32 model and an int8 copy of it on one bulk-sized batch, best of TRIAL_RUNS each."""
     from mlworkers.ml.quantize import quantize_encoder
 
     cpu, flags = cpu_description()

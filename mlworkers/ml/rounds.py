@@ -176,6 +176,7 @@ def run_rounds(
     self_labeled = selector.chosen()
     grow(self_labeled)
     models = _train_and_score(3, "+self-labeled", training, test, learners, config, results)
+    results[-1].expansion = {"self_labeled": len(self_labeled), "highest_confidence": selector.highest}
 
     say(3, 4, "round 4: + SBERT-similar to self-labeled")
     sources = [Item(n.key, (), n.label) for n in self_labeled]
@@ -252,11 +253,13 @@ class SelfLabelSelector:
     def __init__(self, config: RoundsConfig, *, round_number: int):
         self.config, self.round_number = config, round_number
         self._best: dict[int, list[tuple[float, int]]] = defaultdict(list)  # label -> heap of (score, -key)
+        self.highest: float | None = None  # the most confident prediction seen, chosen or not
 
     def add(self, candidates: Sequence[Item], probabilities: np.ndarray | None) -> None:
         if probabilities is None or not len(candidates):
             return
         best, confidence = probabilities.argmax(axis=1), probabilities.max(axis=1)
+        self.highest = max(float(confidence.max()), self.highest or 0.0)
         for item, label_index, score in zip(candidates, best, confidence, strict=True):
             if score < self.config.self_min_confidence:
                 continue
@@ -276,6 +279,36 @@ class SelfLabelSelector:
             ),
             key=lambda n: n.key,
         )
+
+
+def why_no_gain(table: Sequence[dict[str, Any]], test_size: int, learner: str = "dialogue") -> list[str]:
+    """What a reader of the rounds table needs when the rounds show no gain: which rounds added no
+    labels and why, and whether the test set is large enough to show a gain at all. Empty when the
+    last round beats the base by more than one test dialogue's worth (pure)."""
+    first, last = table[0].get(f"{learner}_macro_f1"), table[-1].get(f"{learner}_macro_f1")
+    one_dialogue = 1 / test_size if test_size else 1.0
+    if first is None or last is None or last - first > one_dialogue:
+        return []
+    notes = []
+    for row in table[1:]:
+        if row.get("expanded") == 0:
+            notes.append(
+                f"Round {row['round']} ({row['name']}) added no labels: no unlabeled dialogue was at least "
+                f"{row.get('threshold')} similar to a labeled one."
+            )
+        if row.get("self_labeled") == 0:
+            highest = row.get("highest_confidence")
+            seen = f"its most confident prediction was {highest:.2f}" if highest is not None else "it saw no candidate"
+            notes.append(
+                f"Round {row['round']} ({row['name']}) added no labels: a self label needs the previous "
+                f"round's model at or above {SELF_LABEL_MIN_CONFIDENCE} confidence, and {seen}."
+            )
+    notes.append(
+        f"The {learner} model's macro-F1 moved {last - first:+.3f} from the base round to the last, within what "
+        f"one of the {test_size} test dialogues moves (about {one_dialogue:.3f}): a test set this small cannot "
+        "show the rounds' gain."
+    )
+    return notes
 
 
 def select_self_labels(

@@ -28,7 +28,7 @@ def counts():
 
 
 def test_demo_setup_builds_the_whole_loop_leaves_content_on_every_page_and_a_rerun_adds_nothing(
-    demo, client, django_user_model
+    demo, client, django_user_model, tmp_path
 ):
     from annotation.models import Dialogue, ModelVersion, Prediction, SubtitleFile, Turn, TurnLabel
     from jobs.models import JobRun
@@ -71,6 +71,24 @@ def test_demo_setup_builds_the_whole_loop_leaves_content_on_every_page_and_a_rer
     assert researcher.is_staff and researcher.check_password("demo-researcher")
     assert not django_user_model.objects.get(username="annotator1").is_staff
     every_page_in_the_navigation_has_content(campaign, client, django_user_model)
+    the_manual_page_holds_the_demos_own_figures(tmp_path)
+
+
+def the_manual_page_holds_the_demos_own_figures(folder):
+    """demo_figures writes what the demo built into a page's block, --check passes on that page and
+    fails on one whose figures are not the demo's; only the spammer is flagged as too fast."""
+    from django.core.management import CommandError
+
+    page = folder / "demo.md"
+    page.write_text("# The demo\n\n<!-- demo-figures:start -->\nold\n<!-- demo-figures:end -->\n\nTimes.\n")
+    call_command("demo_figures", "--write", str(page), stdout=io.StringIO())
+    text = page.read_text()
+    assert text.startswith("# The demo\n") and text.endswith("\n\nTimes.\n") and "old" not in text
+    assert "- Flagged too fast: sim-spammer.\n" in text and "Fleiss' kappa" in text and "Gold split:" in text
+    call_command("demo_figures", "--check", str(page), stdout=io.StringIO())
+    page.write_text(text.replace("left open for people", "left open"))
+    with pytest.raises(CommandError, match="demo.md: its demo figures are not the demo's as built"):
+        call_command("demo_figures", "--check", str(page), stdout=io.StringIO())
 
 
 def real_quiz_pool_only(campaign):

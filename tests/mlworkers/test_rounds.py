@@ -184,3 +184,22 @@ def test_self_labels_chosen_chunk_by_chunk_equal_those_chosen_at_once():
         rows = sorted((-confidence[r], r) for r in range(300) if best[r] == index and confidence[r] >= 0.6)
         expected += [(r, label) for _, r in rows[:5]]
     assert sorted(expected) == [(n.key, n.label) for n in at_once]
+
+
+def test_rounds_without_a_gain_say_why_and_rounds_with_one_say_nothing():
+    from mlworkers.ml.rounds import why_no_gain
+
+    flat = [
+        {"round": 1, "name": "base", "dialogue_macro_f1": 0.207},
+        {"round": 2, "name": "+SBERT", "dialogue_macro_f1": 0.214, "expanded": 183, "threshold": 0.92},
+        {"round": 3, "name": "+self-labeled", "dialogue_macro_f1": 0.214, "self_labeled": 0, "highest_confidence": 0.23},
+        {"round": 4, "name": "+SBERT(self)", "dialogue_macro_f1": 0.214, "expanded": 0, "threshold": 0.9},
+    ]
+    notes = why_no_gain(flat, test_size=18)
+    assert len(notes) == 3
+    assert "Round 3 (+self-labeled) added no labels" in notes[0] and "0.23" in notes[0] and "0.9" in notes[0]
+    assert "Round 4 (+SBERT(self)) added no labels" in notes[1] and "0.9 similar" in notes[1]
+    assert "+0.007" in notes[2] and "18 test dialogues" in notes[2] and "0.056" in notes[2]
+    gained = [dict(flat[0]), {**flat[3], "dialogue_macro_f1": 0.69}]
+    assert why_no_gain(gained, test_size=18) == []  # a gain larger than one test dialogue needs no excuse
+    assert why_no_gain(flat, test_size=18, learner="fasttext") == []  # no figures for it: nothing to say
