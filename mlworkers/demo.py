@@ -61,10 +61,10 @@ def demo_build(job: JobRun, truth_path: str, campaign_name: str = DEMO_CAMPAIGN,
     """Build the whole demo (weak labels, a campaign answered by a simulated crowd, aggregation,
     payments, rounds, bulk annotation, BotsTalk, exports), each step a child job run once."""
     done: dict[str, Any] = {}
-    current = {"index": 0, "name": ""}
+    current = {"index": 0, "name": "", "reached": 0}
 
     def stage(index: int, name: str) -> None:
-        current.update(index=index, name=name)
+        current.update(index=index, name=name, reached=index * STAGE_STEPS)
         report_progress(job, index * STAGE_STEPS, len(STAGES) * STAGE_STEPS, name)
 
     def step_progress(child: JobRun) -> None:
@@ -73,7 +73,9 @@ def demo_build(job: JobRun, truth_path: str, campaign_name: str = DEMO_CAMPAIGN,
         if child.pk == job.pk or not child.progress_total:
             return
         share = min(child.progress_done / child.progress_total, 1.0)
-        reached = current["index"] * STAGE_STEPS + int((STAGE_STEPS - 1) * share)
+        # never back: a step may report phases of its own, each counting from 0 again
+        reached = max(current["reached"], current["index"] * STAGE_STEPS + int((STAGE_STEPS - 1) * share))
+        current["reached"] = reached
         report_progress(job, reached, len(STAGES) * STAGE_STEPS, f"{current['name']}: {child.message}".rstrip(": "))
 
     with relaying_progress(step_progress):

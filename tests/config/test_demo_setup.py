@@ -80,10 +80,10 @@ def the_manual_page_holds_the_demos_own_figures(folder):
     from django.core.management import CommandError
 
     page = folder / "demo.md"
-    page.write_text("# The demo\n\n<!-- demo-figures:start -->\nold\n<!-- demo-figures:end -->\n\nTimes.\n")
+    page.write_text("# The demo\n\n<!-- demo-figures:start -->\nFIGURES-BEFORE\n<!-- demo-figures:end -->\n\nTimes.\n")
     call_command("demo_figures", "--write", str(page), stdout=io.StringIO())
     text = page.read_text()
-    assert text.startswith("# The demo\n") and text.endswith("\n\nTimes.\n") and "old" not in text
+    assert text.startswith("# The demo\n") and text.endswith("\n\nTimes.\n") and "FIGURES-BEFORE" not in text
     assert "- Flagged too fast: sim-spammer.\n" in text and "Fleiss' kappa" in text and "Gold split:" in text
     call_command("demo_figures", "--check", str(page), stdout=io.StringIO())
     page.write_text(text.replace("left open for people", "left open"))
