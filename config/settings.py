@@ -99,6 +99,8 @@ DATABASE_URL = env_url(
 )
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60))}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Django's SQLite backend with a flush that empties trigger-guarded tables (config/sqlite)
+    DATABASES["default"]["ENGINE"] = "config.sqlite"
     # SQLite serialises writers; a generous timeout keeps concurrent writers from failing
     # with "database is locked" on the embedded default.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
