@@ -501,7 +501,9 @@ SPECTACULAR_SETTINGS = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # every line a handler prints passes config.scrub first: no secret of the project in a log
+    "filters": {"scrub_secrets": {"()": "config.scrub.ScrubSecrets"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["scrub_secrets"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
 }
 
