@@ -87,12 +87,13 @@ def _password(url: str | None) -> str:
 
 
 class ScrubSecrets(logging.Filter):
-    """A log handler's filter: the record's message, formatted, without secrets (and its
-    traceback's text too, formatted here so the handler prints the scrubbed one)."""
+    """A log handler's filter: the record's message, formatted, without secrets, and its
+    traceback's text too (formatted here: a formatter prints the text it finds, `exc_text`)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         record.msg, record.args = scrub(record.getMessage()), None
-        if record.exc_info:
-            record.exc_text = scrub(logging.Formatter().formatException(record.exc_info))
-            record.exc_info = None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = scrub(record.exc_text)
         return True
