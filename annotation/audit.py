@@ -29,6 +29,7 @@ PROPOSAL_ACCEPTED, PROPOSAL_REFUSED = "proposal.accepted", "proposal.refused"
 WORKER_BLOCKED, WORKER_UNBLOCKED = "worker.blocked", "worker.unblocked"
 APPROVED, REJECTED, PAID = "assignment.approved", "assignment.rejected", "payment.paid"
 CAMPAIGN_CREATED, CAMPAIGN_SETTING = "campaign.created", "campaign.setting_changed"
+QUIZ_GOLD_CHANGED = "quiz.gold_changed"  # a quiz item's known answer, imported again differently
 KINDS = (
     GOLD_CHANGED,
     GOLD_REMOVED,
@@ -43,6 +44,7 @@ KINDS = (
     PAID,
     CAMPAIGN_CREATED,
     CAMPAIGN_SETTING,
+    QUIZ_GOLD_CHANGED,
 )
 # what a published dataset may carry: decisions about labels, never a worker's id or pay
 DATASET_KINDS = (GOLD_CHANGED, GOLD_REMOVED, ADJUDICATED, SENT_BACK, PROPOSAL_ACCEPTED, PROPOSAL_REFUSED)

@@ -100,6 +100,8 @@ DATABASE_URL = env_url(
 )
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60))}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Django's SQLite backend with a flush that empties trigger-guarded tables (config/sqlite)
+    DATABASES["default"]["ENGINE"] = "config.sqlite"
     # SQLite serialises writers; a generous timeout keeps concurrent writers from failing
     # with "database is locked" on the embedded default.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
@@ -510,7 +512,9 @@ SPECTACULAR_SETTINGS = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # every line a handler prints passes config.scrub first: no secret of the project in a log
+    "filters": {"scrub_secrets": {"()": "config.scrub.ScrubSecrets"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["scrub_secrets"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
 }
 

@@ -35,6 +35,7 @@ from django.db import InterfaceError, OperationalError, close_old_connections, c
 from django.db.models import F, Q, Sum
 from django.utils import timezone
 
+from config.scrub import scrub
 from jobs import registry
 from jobs.models import JobRun
 
@@ -148,7 +149,7 @@ def _execute(job: JobRun) -> dict[str, Any]:
     except WaitingForShards as waiting:
         return {"job": job.pk, "shards": waiting.args[0]}
     except JobCannotRun as reason:
-        _finish(job, JobRun.FAILED, error=str(reason).splitlines()[0] if str(reason) else "cannot run")
+        _finish(job, JobRun.FAILED, error=scrub(str(reason).splitlines()[0]) if str(reason) else "cannot run")
         return {"job": job.pk, "failed": str(reason)}
     except DATABASE_AWAY as exc:
         _drop_broken_connection()
@@ -159,10 +160,10 @@ def _execute(job: JobRun) -> dict[str, Any]:
             # still away: the job stays running with no heartbeat; the stale-job sweep queues it again
             _drop_broken_connection()
             return {"job": job.pk, "database_away": str(exc)}
-        _finish(job, JobRun.FAILED, error=f"{type(exc).__name__}: {exc}")
+        _finish(job, JobRun.FAILED, error=scrub(f"{type(exc).__name__}: {exc}"))
         raise
     except Exception as exc:
-        _finish(job, JobRun.FAILED, error=f"{type(exc).__name__}: {exc}")
+        _finish(job, JobRun.FAILED, error=scrub(f"{type(exc).__name__}: {exc}"))
         raise
     _finish(job, JobRun.SUCCEEDED, result=result)
     return result
@@ -184,7 +185,7 @@ def _requeue_after_database_error(job: JobRun, error: Exception) -> bool:
     limit = _setting("JOB_MAX_ATTEMPTS", 3)
     if job.attempts >= limit:
         return False
-    first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    first_line = scrub(str(error).strip().splitlines()[0]) if str(error).strip() else type(error).__name__
     requeued = JobRun.objects.filter(pk=job.pk, status=JobRun.RUNNING, attempts=job.attempts).update(
         status=JobRun.QUEUED,
         message=f"database unavailable ({first_line}); queued again, attempt {job.attempts + 1} of {limit}",

@@ -1,6 +1,7 @@
-from django.contrib import admin
+from django.contrib import admin, messages
 
-from labeling import models, workers
+from annotation.admin_guard import ADMIN_REASON, NeverDeleted
+from labeling import campaigns, models, workers
 
 
 @admin.register(models.Worker)
@@ -33,21 +34,50 @@ class WorkerAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.Campaign)
-class CampaignAdmin(admin.ModelAdmin):
-    """Settings only: a campaign is created by labeling.campaigns.create_campaign (the researcher
-    pages, API, jobs) and its status moved by set_campaign_status, never by a bare save here."""
+class CampaignAdmin(NeverDeleted, admin.ModelAdmin):
+    """The settings page's settings only (campaigns.EDITABLE_SETTINGS), changed through
+    change_campaign_settings as the page does, so each change is recorded; every other field is
+    read-only (a campaign is created by create_campaign, its status moved by set_campaign_status,
+    its entry token rotated on its page). A campaign is never deleted here."""
 
     list_display = ["name", "status", "dialogues_per_hit", "quiz_per_hit", "workers_per_hit", "created_at"]
-    # the entry token is rotated only from the campaign page (labeling.entry_tokens.rotate_entry_token)
-    readonly_fields = ["status", "source_sha256", "created_by", "entry_token"]
+    deletion_refused = (
+        "A campaign is never deleted: its HITs, answers, gold labels and payments are the study's record. "
+        "Close it on its campaign page instead."
+    )
 
     def has_add_permission(self, request) -> bool:
         return False
 
+    def get_readonly_fields(self, request, obj=None) -> list[str]:
+        fields = self.model._meta.get_fields()
+        names = [f.name for f in fields if (f.concrete or f.many_to_many) and not f.auto_created]
+        return [name for name in names if name not in campaigns.EDITABLE_SETTINGS]
+
+    def save_model(self, request, obj, form, change) -> None:
+        changes = {name: form.cleaned_data[name] for name in form.changed_data if name in campaigns.EDITABLE_SETTINGS}
+        stored = models.Campaign.objects.get(pk=obj.pk)  # `obj` already holds the new values
+        try:
+            campaigns.change_campaign_settings(stored, changes, ADMIN_REASON)
+        except campaigns.CampaignRefused as refused:
+            messages.error(request, f"Not changed: {refused}")
+
+    def save_related(self, request, form, formsets, change) -> None:
+        """Nothing related is editable here (the label set is read-only)."""
+
 
 @admin.register(models.QuizQuestion)
 class QuizQuestionAdmin(admin.ModelAdmin):
+    """A quiz item's question and answer are read-only once it exists: workers' quiz marks, their
+    approval and pay were decided against that answer. Replace a wrong item by importing the pool
+    again or retiring it (untick 'is active'); its explanation stays editable."""
+
     list_display = ["text", "gold_label", "source", "is_active"]
+    ANSWER = ["text", "dialogue", "task_type", "gold_label", "gold", "choices", "source"]
+    USE = ["exposures", "reveals", "retired_at"]
+
+    def get_readonly_fields(self, request, obj=None) -> list[str]:
+        return self.ANSWER + self.USE if obj is not None else self.USE
 
 
 @admin.register(models.RaterAnswer)

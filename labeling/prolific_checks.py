@@ -29,6 +29,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from config.client_ip import address_block
+from config.scrub import scrub
 from jobs.runtime import start_job
 from labeling.models import Campaign, PlatformQualification, ProlificSessionCheck, Publication, Worker
 from labeling.platforms import calls, get_platform
@@ -118,7 +119,7 @@ def run_check(session_id: str) -> dict:
         answer = _lookup_with_retries(session_id)
     except PlatformError as error:
         ProlificSessionCheck.objects.filter(pk=check.pk, status=ProlificSessionCheck.PENDING).update(
-            status=ProlificSessionCheck.FAILED, error=str(error)[:300], answered_at=timezone.now()
+            status=ProlificSessionCheck.FAILED, error=scrub(error)[:300], answered_at=timezone.now()
         )
         return {"session": session_id, "status": ProlificSessionCheck.FAILED}
     refusal = session_refusal(answer, check.participant, prolific_studies(check.campaign))

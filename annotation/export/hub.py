@@ -14,14 +14,22 @@ says what our test stand-in must answer:
   /api/datasets/{repo}/commit/{revision} as NDJSON (_commit_api.py).
 
 The token is handed to the client and never written anywhere: an error's text is cleaned of it
-before it is raised (tests/annotation/test_push_dataset.py captures logs and output and checks).
+and of every other secret (config.scrub) before it is raised, on one line
+(tests/annotation/test_push_dataset.py captures logs and output and checks). A Hub that cannot be
+reached (refused connection, timeout, offline mode, a bad address) is a HubError too, never a
+traceback. `make_api` is the one point tests replace.
 """
 
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx2  # huggingface_hub 2.x's HTTP client (a requirement of it): its transport errors
 from huggingface_hub import HfApi
 from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
+
+from config.scrub import scrub
+
+UNREACHABLE = (httpx2.TransportError, httpx2.InvalidURL, OfflineModeIsEnabled, OSError)
 
 
 class HubError(Exception):
@@ -44,8 +52,8 @@ def push_folder(
         raise HubError(f"{folder} has no README.md: export with --format hf first (it writes the card)")
     if repo_id.count("/") != 1 or not all(repo_id.split("/")):
         raise HubError(f"repo_id must read OWNER/NAME, not {repo_id!r}")
-    api = HfApi(endpoint=endpoint.rstrip("/"), token=token or None)
     try:
+        api = make_api(endpoint, token)
         repo = api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         commit = api.upload_folder(
             folder_path=str(folder),
@@ -53,11 +61,23 @@ def push_folder(
             repo_type="dataset",
             commit_message=message or "Upload the dataset and its card",
         )
-    except (HfHubHTTPError, OfflineModeIsEnabled, OSError, ValueError) as error:
-        raise HubError(_without(str(error), token)) from None
+    except HfHubHTTPError as error:  # the Hub answered, refusing (a 401, a 404, a 5xx)
+        raise HubError(_one_line(str(error), token)) from None
+    except UNREACHABLE as error:
+        reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        raise HubError(_one_line(f"could not reach the Hub ({reason})", token)) from None
+    except (httpx2.HTTPError, ValueError) as error:
+        raise HubError(_one_line(str(error) or type(error).__name__, token)) from None
     files = sum(1 for path in folder.rglob("*") if path.is_file())
     return Pushed(repo_url=str(repo), commit_url=commit.commit_url, files=files)
 
 
-def _without(text: str, token: str | None) -> str:
-    return text.replace(token, "[token]") if token else text
+def make_api(endpoint: str, token: str | None) -> HfApi:
+    """The one transport point: the Hub client against `endpoint` with `token`."""
+    return HfApi(endpoint=endpoint.rstrip("/"), token=token or None)
+
+
+def _one_line(text: str, token: str | None) -> str:
+    """The error's text without a secret, its lines joined (the Hub's errors add a request id and
+    the body on lines of their own)."""
+    return " ".join(line.strip() for line in scrub(text, also=(token,)).splitlines() if line.strip())

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from django.db import transaction
 
+from annotation import audit
 from annotation.models import Dialogue, Label, Turn
 from labeling.crowd.quiz_bank import PoolRow, QuizFileError, parse_quiz_csv
 from labeling.models import AggregatedLabel, QuizQuestion
@@ -40,10 +41,16 @@ def _labels() -> dict[str, Label]:
 
 
 def _store(rows: list[PoolRow], labels: dict[str, Label]) -> list[QuizQuestion]:
-    """One pool item per dialogue (keyed on it: importing again updates, never doubles)."""
+    """One pool item per dialogue (keyed on it: importing again updates, never doubles); an item
+    whose known answer changes gets an audit entry (workers' quiz marks were decided against it)."""
     last_text = _last_turn_texts([row.dialogue_id for row in rows])
     with transaction.atomic():
-        return [
+        before = dict(
+            QuizQuestion.objects.select_for_update(of=("self",))
+            .filter(dialogue_id__in=list(last_text), gold_label__isnull=False)
+            .values_list("dialogue_id", "gold_label__name")
+        )
+        stored = [
             QuizQuestion.objects.update_or_create(
                 dialogue_id=row.dialogue_id,
                 defaults={
@@ -58,6 +65,13 @@ def _store(rows: list[PoolRow], labels: dict[str, Label]) -> list[QuizQuestion]:
             for row in rows
             if row.dialogue_id in last_text
         ]
+        for question in stored:
+            old = before.get(question.dialogue_id)
+            if old is not None and old != question.gold_label.name:
+                audit.record(
+                    audit.QUIZ_GOLD_CHANGED, None, question, {"label": old}, {"label": question.gold_label.name}
+                )
+        return stored
 
 
 def _last_turn_texts(dialogue_ids: list[int]) -> dict[int, str]:

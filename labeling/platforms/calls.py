@@ -8,7 +8,10 @@ UniqueRequestToken, reads, setting an absolute number of places). Prolific's bon
 NOT repeatable: paying the same bulk bonus twice pays twice (its documentation says so).
 
 Logs name the platform, the operation and the error code; never parameters, headers or bodies
-(they can hold tokens and worker ids).
+(they can hold tokens and worker ids). The platform's own text (an HTTP body, an AWS error message,
+a client exception's words) is scrubbed of every secret the project holds (config.scrub) where it
+enters: PlatformHTTPError and PlatformCallError keep only the scrubbed text, which is what sync
+stores and the pages show.
 """
 
 import logging
@@ -19,6 +22,7 @@ from typing import TypeVar
 
 from django.conf import settings
 
+from config.scrub import scrub
 from labeling.platforms.base import PlatformError
 
 logger = logging.getLogger("labeling.platforms")
@@ -35,6 +39,7 @@ class PlatformHTTPError(Exception):
     """A platform's HTTP answer outside 2xx (raised by the REST adapters for `call` to classify)."""
 
     def __init__(self, status: int, detail: str, retry_after: str | None = None) -> None:
+        detail = scrub(detail)
         super().__init__(f"HTTP {status}: {detail[:300]}")
         self.status, self.detail = status, detail
         self.retry_after = retry_after  # a 429's Retry-After header (seconds), waited before the next try
@@ -45,6 +50,7 @@ class PlatformCallError(PlatformError):
     and `detail` its message, for callers that recognise an answer such as "already done"."""
 
     def __init__(self, platform: str, operation: str, code: str, detail: str) -> None:
+        code, detail = scrub(code), scrub(detail)
         super().__init__(f"{platform} {operation} failed: {code}: {detail[:300]}")
         self.platform, self.operation, self.code, self.detail = platform, operation, code, detail
 

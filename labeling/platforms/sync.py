@@ -41,6 +41,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from annotation import audit
+from config.scrub import scrub
 from labeling import audit_trail, hits, payments, qualification, task_types
 from labeling.actions import claim, submit
 from labeling.models import Assignment, Campaign, PlatformSubmission, Publication, Worker, seat_items_q
@@ -72,7 +73,7 @@ def sync_publication(publication: Publication, platform: CrowdPlatform | None = 
         with audit.acting_as(audit.system(audit_trail.PLATFORM_SYNC)):  # its approvals and payments are the sync's
             counts = _sync(publication, platform)
     except PlatformError as error:
-        Publication.objects.filter(pk=publication.pk).update(last_sync_error=str(error)[:2000])
+        Publication.objects.filter(pk=publication.pk).update(last_sync_error=scrub(error)[:2000])
         raise
     finally:
         Publication.objects.filter(pk=publication.pk).update(sync_lease_until=None)
@@ -109,7 +110,7 @@ def _sync(publication: Publication, platform: CrowdPlatform) -> dict:
         except (PlatformError, payments.ReviewRefused) as error:
             # one piece of work the platform refused (e.g. its state changed since the list):
             # noted on it, the rest goes on; the next sync reads its new state and settles it
-            PlatformSubmission.objects.filter(pk=submission.pk).update(note=str(error)[:255])
+            PlatformSubmission.objects.filter(pk=submission.pk).update(note=scrub(error)[:255])
             failures.append(f"{result.assignment_id}: {error}")
     counts["expired_unreported"] = _expire_unreported(publication)
     payments.record_payments(campaign)
@@ -126,7 +127,7 @@ def _sync(publication: Publication, platform: CrowdPlatform) -> dict:
     counts["errors"] = len(failures)
     counts["fetched"] = len(results)
     if failures:
-        Publication.objects.filter(pk=publication.pk).update(last_sync_error="; ".join(failures)[:2000])
+        Publication.objects.filter(pk=publication.pk).update(last_sync_error=scrub("; ".join(failures))[:2000])
     return dict(counts)
 
 
@@ -303,7 +304,7 @@ def _request_return(platform, publication, submission, result) -> str:
     try:
         platform.request_return(publication, result, RETURN_REASON)
     except PlatformError as error:
-        _decide(submission, PlatformSubmission.FLAGGED, note=f"return request refused: {error}"[:255])
+        _decide(submission, PlatformSubmission.FLAGGED, note=scrub(f"return request refused: {error}")[:255])
         return "flagged"
     _decide(submission, PlatformSubmission.RETURN_REQUESTED)
     return "return_requested"

@@ -9,7 +9,9 @@ the answer is `choices[0].message.content`, the tokens `usage.prompt_tokens` and
 
 Every outcome is an `EndpointReply` with a status, never an exception: a timeout, a 429 after the
 retries, another HTTP error, a body that is no chat completion. The key is never logged or stored:
-`detail` holds only the status code and the body's start.
+`detail` holds only the status code and the body's start, scrubbed of every secret the project
+holds and of this endpoint's key (config.scrub) before it is cut, as some servers echo the bearer
+key they refuse in a 401 body. `chat`'s transport is `requests.post`, the one point tests replace.
 """
 
 import time
@@ -17,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import requests
+
+from config.scrub import scrub
 
 DETAIL_CHARS = 500
 MAX_RETRY_AFTER_SECONDS = 60.0  # a longer Retry-After is waited this long at most
@@ -73,11 +77,20 @@ def _call_once(endpoint: Endpoint, messages: list[dict]) -> tuple[dict, float | 
     except requests.RequestException as error:
         return {"status": "http-error", "detail": type(error).__name__}, None
     if response.status_code == 429:
-        detail = f"HTTP 429: {response.text[:200]}"
+        detail = f"HTTP 429: {_body(response, endpoint, 200)}"
         return {"status": "rate-limited", "detail": detail}, _retry_after(response.headers.get("Retry-After"))
     if response.status_code != 200:
-        return {"status": "http-error", "detail": f"HTTP {response.status_code}: {response.text[:200]}"}, None
-    return _completion(response), None
+        return {
+            "status": "http-error",
+            "detail": f"HTTP {response.status_code}: {_body(response, endpoint, 200)}",
+        }, None
+    return _completion(response, endpoint), None
+
+
+def _body(response: requests.Response, endpoint: Endpoint, chars: int) -> str:
+    """The start of the body the endpoint sent, without a secret (scrubbed whole, then cut, so no
+    part of a key survives at the cut)."""
+    return scrub(response.text, also=(endpoint.key,))[:chars]
 
 
 def _retry_after(value: str | None) -> float:
@@ -88,15 +101,16 @@ def _retry_after(value: str | None) -> float:
     return min(max(seconds, 0.0), MAX_RETRY_AFTER_SECONDS)
 
 
-def _completion(response: requests.Response) -> dict:
+def _completion(response: requests.Response, endpoint: Endpoint) -> dict:
     try:
         body = response.json()
         content = body["choices"][0]["message"]["content"]
         usage = body.get("usage") or {}
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-        return {"status": "malformed", "detail": f"not a chat completion: {response.text[:DETAIL_CHARS]}"}
+        return {"status": "malformed", "detail": f"not a chat completion: {_body(response, endpoint, DETAIL_CHARS)}"}
     if not isinstance(content, str):
-        return {"status": "malformed", "detail": f"content is not text: {str(content)[:DETAIL_CHARS]}"}
+        shown = scrub(content, also=(endpoint.key,))[:DETAIL_CHARS]
+        return {"status": "malformed", "detail": f"content is not text: {shown}"}
     return {
         "status": "ok",
         "content": content,

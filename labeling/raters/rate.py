@@ -16,6 +16,7 @@ from collections.abc import Callable
 from django.conf import settings
 
 from annotation.models import ModelVersion, Prediction, Turn
+from config.scrub import scrub
 from labeling.label_sets import campaign_labels
 from labeling.models import AggregatedLabel, Campaign, HITItem, RaterAnswer
 from labeling.raters.endpoint import Endpoint, EndpointReply, chat
@@ -83,7 +84,7 @@ def rate_with_endpoint(campaign: Campaign, endpoint: Endpoint, *, progress: Prog
     for done, turn in enumerate(todo, start=1):
         messages = build_messages(labels, examples, texts[turn])
         reply = chat(endpoint, messages, **({"sleep": sleep} if sleep else {}))
-        status = _save_reply(campaign, rater, turn, reply, labels)
+        status = _save_reply(campaign, rater, turn, reply, labels, endpoint.key)
         statuses[status] = statuses.get(status, 0) + 1
         if progress:
             progress(done, len(todo))
@@ -99,7 +100,9 @@ def _not_yet_rated(campaign: Campaign, rater: str, turns: list[int]) -> list[int
     return [turn for turn in turns if turn not in rated]
 
 
-def _save_reply(campaign: Campaign, rater: str, turn: int, reply: EndpointReply, labels: list[str]) -> str:
+def _save_reply(
+    campaign: Campaign, rater: str, turn: int, reply: EndpointReply, labels: list[str], key: str = ""
+) -> str:
     fields = {
         "calls": reply.calls,
         "prompt_tokens": reply.prompt_tokens,
@@ -117,7 +120,10 @@ def _save_reply(campaign: Campaign, rater: str, turn: int, reply: EndpointReply,
         elif answer.outside:
             fields.update(status=RaterAnswer.OUTSIDE, detail=f"answered {answer.outside!r}, not a label of the set")
         else:
-            fields.update(status=RaterAnswer.MALFORMED, detail=f"no label in the reply: {reply.content[:400]!r}")
+            shown = scrub(reply.content, also=(key,))[:400]  # scrubbed whole, then cut
+            fields.update(status=RaterAnswer.MALFORMED, detail=f"no label in the reply: {shown!r}")
+    # the endpoint scrubbed its own error texts; a reply quoted here is the model's, scrubbed too
+    fields["detail"] = scrub(fields["detail"], also=(key,))[:500]
     RaterAnswer.objects.update_or_create(campaign=campaign, rater=rater, turn_id=turn, defaults=fields)
     return fields["status"]
 

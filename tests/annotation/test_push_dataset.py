@@ -5,6 +5,9 @@ preupload (each file regular), commits (NDJSON: a header, then base64 files), a 
 import base64
 import json
 import logging
+import socket
+import subprocess
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from io import StringIO
@@ -19,6 +22,7 @@ from labeling.adjudication import settle
 from labeling.campaigns import create_campaign
 from labeling.models import AggregatedLabel
 from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
+from tests.conftest import REPO_ROOT
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 pytestmark = pytest.mark.django_db
@@ -255,3 +259,68 @@ def test_gold_turn_labels_carry_the_adjudication_into_the_export(gold, tmp_path)
     crowd = TurnLabel.objects.filter(source=TurnLabel.CROWD, provenance__has_key="adjudicated")
     assert crowd.count() == 1
     assert AuditEntry.objects.filter(kind="adjudication.settled").count() == 1
+
+
+# --- a Hub that cannot be reached: one clear line, never a traceback, never the token --------------
+
+
+def _closed_port() -> int:
+    """A port on 127.0.0.1 with nothing listening (bound, then let go): a refused connection."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def card_folder(tmp_path):
+    (tmp_path / "README.md").write_text("---\nlicense: cc-by-4.0\n---\n")
+    return tmp_path
+
+
+def test_an_unreachable_hub_is_one_clear_line_without_the_token(card_folder, settings, monkeypatch, caplog):
+    from huggingface_hub import HfApi, constants
+
+    from annotation.export import hub
+
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    settings.HUB_TOKEN = TOKEN
+    nowhere = f"http://127.0.0.1:{_closed_port()}"
+    asked = []
+
+    def unreachable(endpoint, token):  # the adapter's one transport point, aimed where nothing answers
+        asked.append(token)
+        return HfApi(endpoint=nowhere, token=token)
+
+    monkeypatch.setattr(hub, "make_api", unreachable)
+    with pytest.raises(CommandError) as failed:
+        call_command("push_dataset", "lab/x", folder=str(card_folder))
+    message = str(failed.value)
+    assert asked == [TOKEN] and message.startswith(f"push to {settings.HUB_ENDPOINT} failed: could not reach the Hub")
+    assert "ConnectError" in message and "\n" not in message
+    assert TOKEN not in message + caplog.text
+
+
+def test_the_hub_in_offline_mode_is_one_clear_line(card_folder, settings):
+    """The suite runs with HF_HUB_OFFLINE=1: the client refuses before any request."""
+    settings.HUB_TOKEN = TOKEN
+    with pytest.raises(CommandError, match="could not reach the Hub") as failed:
+        call_command("push_dataset", "lab/x", folder=str(card_folder))
+    assert "\n" not in str(failed.value) and TOKEN not in str(failed.value)
+
+
+def test_push_dataset_from_the_shell_exits_with_one_line_and_no_traceback(card_folder):
+    nowhere = f"http://127.0.0.1:{_closed_port()}"
+    environment = {"PATH": "/usr/bin:/bin", "DEBUG": "1", "HF_HUB_OFFLINE": "0", "ENV_FILE": ""}
+    environment |= {"HUB_ENDPOINT": nowhere, "HUB_TOKEN": TOKEN, "HF_HOME": str(card_folder / "hf-home")}
+    done = subprocess.run(
+        [sys.executable, "manage.py", "push_dataset", "lab/x", "--folder", str(card_folder)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+    )
+    assert done.returncode == 1 and "Traceback" not in done.stderr and TOKEN not in done.stdout + done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith(f"CommandError: push to {nowhere} failed: could not reach the Hub (ConnectError")
