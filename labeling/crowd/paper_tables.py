@@ -118,9 +118,7 @@ def worker_confusion(
 ) -> ConfusionMatrix:
     """The majority label (rows) against this worker's answer (columns), items with a majority."""
     pairs = [
-        (majority[item], answer)
-        for item, who, answer in answers
-        if who == worker and majority.get(item) is not None
+        (majority[item], answer) for item, who, answer in answers if who == worker and majority.get(item) is not None
     ]
     labels = sorted({label for pair in pairs for label in pair})
     index = {label: position for position, label in enumerate(labels)}
