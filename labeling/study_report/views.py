@@ -9,9 +9,9 @@ from annotation.models import ModelVersion
 from jobs.runtime import start_job
 from labeling import task_types
 from labeling.models import Campaign, RaterAnswer
+from labeling.report_plots import study_report_plots
 from labeling.researcher_views import ActionRefused, campaign_action, staff_required
 from labeling.study_report.figures import build_report
-from labeling.report_plots import study_report_plots
 from labeling.study_report.methods import limitations_paragraph
 from labeling.study_report.render import (
     FIGURE_NAMES,
