@@ -10,6 +10,7 @@ from django.core.management import call_command
 
 from labeling.importers.edos_format import read_edos
 from labeling.models import Campaign
+from tests.labeling.latex_check import latex_problems
 
 
 def _rows_with_a_typed_answer(path) -> int:
@@ -23,7 +24,7 @@ def test_the_edos_results_give_the_papers_table_4_with_intervals(edos_csv):
     call_command("import_crowd_results", str(edos_csv), "--format", "edos-mturk", "--json", stdout=StringIO())
     campaign = Campaign.objects.get()
     out = {}
-    for fmt in ("json", "md", "tex"):
+    for fmt in ("json", "md", "tex", "standalone-tex"):
         buffer = StringIO()
         call_command(
             "study_report", str(campaign.pk), "--format", fmt, "--resamples", "200", "--seed", "7", stdout=buffer
@@ -65,6 +66,8 @@ def test_the_edos_results_give_the_papers_table_4_with_intervals(edos_csv):
         assert "no HITs, quiz or payments ran on this site" in text
         assert "crowd workers in" not in text and "Dawid-Skene estimated" not in text
         assert "answer column 1" in text and "W1" not in text
+    # the typed labels of the real file (425 answers) and everything else escaped
+    assert latex_problems(out["tex"]) == [] and latex_problems(out["standalone-tex"]) == []
     # every figure with its N: 30,735 answers, 10,245 dialogues with two answers or more
     assert "Agreement over the 10,245 dialogues with two answers or more (N = 30,735 answers" in out["md"]
     assert f"{table4['categories']} categories" in out["md"] and table4["categories"] > 41
