@@ -57,10 +57,9 @@ def answers_bought(campaign: Campaign) -> dict:
     ).count()
     work = HITItem.objects.filter(hit__campaign=campaign, quiz_question__isnull=True).exclude(target_turn__isnull=True)
     items = work.aggregate(turns=Count("target_turn", distinct=True))["turns"]
-    answered = (
-        work.filter(counted_assignment_q("responses__assignment__"))
-        .aggregate(turns=Count("target_turn", distinct=True))["turns"]
-    )
+    answered = work.filter(counted_assignment_q("responses__assignment__")).aggregate(
+        turns=Count("target_turn", distinct=True)
+    )["turns"]
     # an item nobody answered yet is not a saving: `fixed` would not have bought it either so far
     fixed = answered * campaign.workers_per_hit
     return {

@@ -21,6 +21,7 @@ ROLES = (HELD_OUT, UNKNOWN, VALIDATING, TRAINING)  # the order the report lists 
 SCORED_ROLES = (HELD_OUT, UNKNOWN)
 TRAINED_ON_GOLD = {ModelVersion.SUGGESTER, ModelVersion.DIALOGUE, ModelVersion.FASTTEXT}
 TRAINED_ELSEWHERE = {ModelVersion.WEAK}
+_CHUNK = 900  # under SQLite's bound-parameter limit
 ROLE_OF_SPLIT = {TRAIN: TRAINING, VALIDATION: VALIDATING, TEST: HELD_OUT}
 
 EXPOSURE_TEXT = {
@@ -46,5 +47,8 @@ def item_roles(turn_ids: list[int], how: str) -> dict[int, str]:
         return dict.fromkeys(turn_ids, HELD_OUT)
     if how == "unknown":
         return dict.fromkeys(turn_ids, UNKNOWN)
-    splits = dict(Turn.objects.filter(pk__in=turn_ids).values_list("pk", "dialogue__split"))
+    splits: dict[int, str] = {}
+    for start in range(0, len(turn_ids), _CHUNK):
+        chunk = turn_ids[start : start + _CHUNK]
+        splits.update(Turn.objects.filter(pk__in=chunk).values_list("pk", "dialogue__split"))
     return {turn: ROLE_OF_SPLIT.get(splits.get(turn) or "", TRAINING) for turn in turn_ids}

@@ -45,8 +45,11 @@ def paper_tables(triples: list[pt.Answer], majority: dict, table: RatingTable, p
 
 def _confusion_cells(named: list[pt.Answer], majority: dict, raters: list[str]) -> list[dict]:
     cells = []
+    own: dict[str, list[pt.Answer]] = {rater: [] for rater in raters}
+    for answer in named:
+        own[answer[1]].append(answer)  # each rater's answers once, not a pass over all per rater
     for rater in raters:
-        matrix = pt.worker_confusion(named, majority, rater)
+        matrix = pt.worker_confusion(own[rater], majority, rater)
         for i, winner in enumerate(matrix.labels):
             for j, answer in enumerate(matrix.labels):
                 if matrix.counts[i][j]:
