@@ -8,9 +8,15 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
+from labeling.crowd.agreement import observed_agreement, rating_table
 from labeling.importers.edos_format import read_edos
 from labeling.models import Campaign
 from tests.labeling.latex_check import latex_problems
+
+
+def _answers_as_given(path) -> list[list[str]]:
+    rows = read_edos(path.read_text(encoding="utf-8-sig"), str(path))
+    return [[answer.raw for answer in row.answers] for row in rows]
 
 
 def _rows_with_a_typed_answer(path) -> int:
@@ -68,6 +74,27 @@ def test_the_edos_results_give_the_papers_table_4_with_intervals(edos_csv):
         assert "answer column 1" in text and "W1" not in text
     # the typed labels of the real file (425 answers) and everything else escaped
     assert latex_problems(out["tex"]) == [] and latex_problems(out["standalone-tex"]) == []
+    # the paper tables on the real file: three answer columns, every item answered by all three
+    tables = report["tables"]
+    columns = {row["rater"]: row for row in tables["worker_kappa"]}
+    assert set(columns) == {"answer column 1", "answer column 2", "answer column 3"}
+    assert all(row["items"] == 8913 and 0.3 < row["kappa"] < 1 for row in columns.values())
+    pairs = tables["pairwise_kappa"]
+    assert len(pairs) == 3 and all(pair["items"] == 10245 for pair in pairs)
+    # with three answers on every item, Fleiss' observed agreement is the mean of the three pairs'
+    observed = observed_agreement(rating_table(_answers_as_given(edos_csv)))
+    assert sum(pair["agreement"] for pair in pairs) / 3 == pytest.approx(observed, abs=0.0001)
+    assert all(0.3 < pair["kappa"] < columns["answer column 1"]["kappa"] for pair in pairs)
+    distribution = tables["label_distribution"]
+    assert sum(row["answers"] for row in distribution) == 30735
+    assert sum(row["majority_items"] for row in distribution) == 8913
+    agreeing = sum(c["count"] for c in tables["confusion"] if c["majority"] == c["answer"])
+    assert agreeing == pytest.approx(sum(row["agreement"] * row["items"] for row in columns.values()), abs=2)
+    specific = {row["label"]: row for row in tables["specific_agreement"]}
+    assert all(0 <= row["value"] <= 1 for row in specific.values() if row["value"] is not None)
+    ac1_per_label = [figures["gwet_ac1"]["value"] for figures in report["agreement"]["per_label"].values()]
+    assert min(ac1_per_label) > 0.9  # one-vs-rest AC1 says little: the reason specific agreement is given
+    assert max(row["value"] for row in specific.values() if row["items"] > 100) < 0.9
     # every figure with its N: 30,735 answers, 10,245 dialogues with two answers or more
     assert "Agreement over the 10,245 dialogues with two answers or more (N = 30,735 answers" in out["md"]
     assert f"{table4['categories']} categories" in out["md"] and table4["categories"] > 41
