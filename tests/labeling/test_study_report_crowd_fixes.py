@@ -6,6 +6,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.urls import reverse
 
 from annotation.models import Label
 from labeling.campaigns import CampaignRefused, create_campaign
@@ -98,3 +99,17 @@ def test_an_imported_campaign_claims_no_hits_pay_or_workers(db):
     assert report.provenance.license_name == "CC BY 4.0" and report.provenance.hits == 0
     raters = {row["rater"] for row in report.tables.worker_kappa}
     assert raters == {"answer column 1", "answer column 2", "answer column 3"}
+
+
+def test_the_page_of_an_import_says_imported_and_shows_no_crowd_figures(db, client, researcher, settings):
+    settings.STUDY_REPORT_RESAMPLES = 10
+    campaign = create_campaign(
+        "From a file", provenance=Campaign.IMPORTED, source_format="edos-mturk", source_license="cc-by-4.0"
+    )
+    d = make_dialogues(2)
+    make_answered_hit(campaign, make_workers(3), {d[0]: ["Sad", "Sad", "Angry"], d[1]: ["Angry"] * 3})
+    client.force_login(researcher)
+    page = client.get(reverse("labeling:study_report", args=[campaign.pk])).content.decode()
+    assert 'data-provenance="imported"' in page and "CC BY 4.0" in page and "<strong>Imported</strong>" in page
+    assert "answer columns in the source file (not workers)" in page and "answer column 1" in page
+    assert "HITs per worker" not in page and "Dawid-Skene accuracy per worker" not in page
