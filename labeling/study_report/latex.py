@@ -95,8 +95,8 @@ def per_label_table(report: StudyReport) -> str:
         )
     return tabular(
         "Agreement per label: dialogues where the label was given (N), positive specific agreement, Fleiss' "
-        "category kappa with 95% bootstrap intervals, and one-vs-rest AC1 (near 1 for every label, since the "
-        "other labels dominate; not a comparison between labels).",
+        "category kappa with 95% bootstrap intervals, and one-vs-rest AC1 (with many labels near 1 for every "
+        "label, since the other labels dominate; not a comparison between labels).",
         ["Label", "N", "Specific agreement", "Category kappa", "AC1 (one vs rest)"],
         rows,
         "lrrrr",

@@ -39,7 +39,7 @@ class _Style:
         if e["low"] is None:
             return _num(e["value"])
         if self.latex:
-            return f"{_num(e['value'])} (95\\% CI {_num(e['low'])}--{_num(e['high'])})"
+            return f"{_num(e['value'])} (95\\% CI {_num(e['low'])} to {_num(e['high'])})"
         return f"{_num(e['value'])} (95 % CI {_num(e['low'])} to {_num(e['high'])})"
 
     def share(self, value) -> str:
@@ -73,7 +73,8 @@ def _origin(data: dict, provenance: dict, style: _Style) -> list[str]:
             f"crowd-results file ({style.text(provenance['source_format'])} format{licence}; "
             f"{style.cite(provenance['citation'])}), "
             "not collected here: no HITs, quiz or payments ran on this site, and the file's "
-            f"{crowd['workers']} answer columns are not identified workers, so no per-worker figures are given."
+            f"{crowd['workers']} answer columns are not identified workers: figures per column describe the "
+            "columns, and no worker's accuracy, speed or pay is given."
         ]
     else:
         first = [
@@ -110,9 +111,9 @@ def _per_label(data: dict, style: _Style) -> list[str]:
     return [
         "Per label we report Fleiss' category kappa and positive specific agreement (of the pairs of answers "
         "on one dialogue that include the label, the share where both are it, with the number of dialogues "
-        "where the label was given); per-label AC1 and alpha, computed one label against all others, are "
-        "near 1 for every label because the other labels dominate both raters' answers, and are not used "
-        "to compare labels."
+        "where the label was given); per-label AC1 and alpha, computed one label against all others, approach "
+        "1 for every label when there are many labels (the other labels dominate both raters' answers), and "
+        "are not used to compare labels."
     ]
 
 

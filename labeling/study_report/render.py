@@ -78,7 +78,8 @@ def _per_label_markdown(data: dict) -> list[str]:
     lines += [
         "N: dialogues where the label was given. Specific agreement: of the answer pairs on a dialogue that "
         "include the label, the share where both are it. Alpha and AC1 are one label against all others: "
-        "near 1 for every label because the other labels dominate, so they do not compare labels.",
+        "with many labels the others dominate both answers and they approach 1 for every label, so they do "
+        "not compare labels.",
         "",
     ]
     lines += ["| Label | N | Specific agreement | " + " | ".join(FIGURE_NAMES.values()) + " |"]
