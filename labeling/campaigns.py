@@ -61,6 +61,7 @@ def create_campaign(
         raise CampaignRefused("status", "a campaign starts as a draft; open it with set_campaign_status")
     if not (name or "").strip():
         raise CampaignRefused("name", "a campaign needs a name")
+    _check_provenance(settings)
     try:
         kind = task_types.get(task_type)
         config = kind.clean_config(task_config or {})
@@ -84,6 +85,17 @@ def create_campaign(
             campaign, {**settings, "task_type": task_type, "task_config": config, "labels": sorted(label_set, key=str)}
         )
     return campaign
+
+
+def _check_provenance(settings: dict) -> None:
+    """A campaign runs here unless an importer says where its answers came from (format named)."""
+    provenance = settings.get("provenance", Campaign.RUN_HERE)
+    if provenance not in dict(Campaign.PROVENANCE_CHOICES):
+        raise CampaignRefused("provenance", f"{provenance!r} is not one of here, imported")
+    if provenance == Campaign.IMPORTED and not settings.get("source_format"):
+        raise CampaignRefused("source_format", "an imported campaign names the format it was imported from")
+    if provenance == Campaign.RUN_HERE and any(settings.get(f) for f in ("source_format", "source_license")):
+        raise CampaignRefused("provenance", "a source format or licence belongs to an imported campaign")
 
 
 def create_campaign_with_hits(name: str, *, task_type: str, created_by=None, **arguments) -> tuple[Campaign, list[HIT]]:

@@ -50,20 +50,23 @@ def first_seat_groups(
 
 
 def answers_bought(campaign: Campaign) -> dict:
-    """Work answers saved (quiz screens left out) against workers_per_hit per item, as `fixed` buys."""
+    """Work answers saved (quiz screens left out) against workers_per_hit per answered item, as
+    `fixed` buys (items no one answered yet are counted in `items`, not as a saving)."""
     saved = Response.objects.filter(
         counted_assignment_q("assignment__"), item__hit__campaign=campaign, item__quiz_question__isnull=True
     ).count()
-    items = (
-        HITItem.objects.filter(hit__campaign=campaign, quiz_question__isnull=True)
-        .exclude(target_turn__isnull=True)
-        .aggregate(turns=Count("target_turn", distinct=True))["turns"]
-    )
-    fixed = items * campaign.workers_per_hit
+    work = HITItem.objects.filter(hit__campaign=campaign, quiz_question__isnull=True).exclude(target_turn__isnull=True)
+    items = work.aggregate(turns=Count("target_turn", distinct=True))["turns"]
+    answered = work.filter(counted_assignment_q("responses__assignment__")).aggregate(
+        turns=Count("target_turn", distinct=True)
+    )["turns"]
+    # an item nobody answered yet is not a saving: `fixed` would not have bought it either so far
+    fixed = answered * campaign.workers_per_hit
     return {
         "policy": campaign.redundancy_policy,
         "answers": saved,
         "items": items,
+        "answered_items": answered,
         "fixed_answers": fixed,
         "saved_share": round(1 - saved / fixed, 3) if fixed else 0.0,
     }

@@ -40,3 +40,40 @@ def report_plots(report: dict) -> dict[str, BarChart | ScatterPlot]:
 def _accuracy(row: dict) -> float | None:
     agreement = row["agreement_with_majority"]
     return agreement if agreement is not None else row["quiz_accuracy"]
+
+
+def study_report_plots(data: dict) -> dict[str, BarChart]:
+    """The study report's charts, from its paper tables (labeling/study_report/tables.py): majority
+    dialogues per label, each rater's Cohen's kappa against the majority, specific agreement per
+    label and the most frequent disagreements with the majority."""
+    tables = data.get("tables") or {}
+    noun = (data.get("provenance") or {}).get("rater_noun", "worker")
+    disagreements = sorted(
+        (c for c in tables.get("confusion", []) if c["majority"] != c["answer"]), key=lambda c: -c["count"]
+    )
+    specific = sorted(
+        (row for row in tables.get("specific_agreement", []) if row["value"] is not None and row["items"]),
+        key=lambda row: (-row["items"], row["label"]),
+    )
+    return {
+        "labels": bar_chart(
+            "Label distribution: dialogues each label won by majority",
+            [(row["label"], row["majority_items"]) for row in tables.get("label_distribution", [])[:MOST_LABELS]],
+        ),
+        "rater_kappa": bar_chart(
+            f"Each {noun}'s Cohen's kappa against the majority",
+            [(row["rater"], row["kappa"]) for row in tables.get("worker_kappa", [])[:MOST_LABELS]],
+            max_value=1.0,
+            digits=2,
+        ),
+        "specific_agreement": bar_chart(
+            "Specific agreement per label (most given first)",
+            [(row["label"], row["value"]) for row in specific[:MOST_LABELS]],
+            max_value=1.0,
+            digits=2,
+        ),
+        "disagreements": bar_chart(
+            f"Most frequent disagreements: majority label -> a {noun}'s answer",
+            [(f"{c['majority']} -> {c['answer']}", c["count"]) for c in disagreements[:MOST_LABELS]],
+        ),
+    }

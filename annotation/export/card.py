@@ -154,7 +154,7 @@ def dataset_card(
         "",
         "## How it was made",
         "",
-        HOW_IT_WAS_MADE,
+        *how_it_was_made(figures),
         "",
         "## Agreement",
         "",
@@ -163,24 +163,107 @@ def dataset_card(
         *(["## Audit log", "", AUDIT_LOG_NOTE, ""] if audit_log else []),
         "## License",
         "",
-        f"Licence: `{license_id}`. " + LICENSE_REMINDER,
+        f"Licence: `{dataset_license(license_id, figures)}`. " + LICENSE_REMINDER,
+        *_source_licences(figures),
         "",
         "## Citation",
         "",
         "If you use this data, cite the papers whose pipeline made it:",
         "",
         CITATION,
+        *_source_citations(figures),
         "",
     ]
     return "\n".join(lines)
+
+
+def dataset_license(configured: str, figures: Sequence[Mapping[str, Any]]) -> str:
+    """The licence the card and its metadata state: the configured one, or, while that is the
+    unset default `other`, the one licence every campaign's imported source gives (EDOS: cc-by-4.0)."""
+    sources = {row.get("license") or "" for row in figures}
+    if configured == "other" and figures and all(row.get("imported") for row in figures) and len(sources) == 1:
+        return sources.pop() or configured
+    return configured
+
+
+def how_it_was_made(figures: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What happened to each campaign's labels and nothing else: the pipeline for campaigns run here
+    (the quiz and reviewers only where there were any), the source for imported ones."""
+    if not figures:
+        return [HOW_IT_WAS_MADE]
+    here = [row for row in figures if not row.get("imported")]
+    paragraphs = [_run_here(here)] if here else []
+    paragraphs += [_imported(row) for row in figures if row.get("imported")]
+    return [line for paragraph in paragraphs for line in (paragraph, "")][:-1]
+
+
+def _run_here(rows: Sequence[Mapping[str, Any]]) -> str:
+    quiz = sum(row.get("quiz_answers", 0) for row in rows)
+    settled = sum(row.get("adjudicated", 0) for row in rows)
+    return (
+        f"Crowd campaigns run here ({', '.join(str(row['name']) for row in rows)}): dialogues were cut from movie "
+        "subtitles (a silence over 5 seconds starts a new dialogue) and cleaned; a classifier suggested labels "
+        "for each dialogue's last turn, and crowd workers picked the label of the last turn from its top three "
+        'or typed another through "Other", in HITs on this site or a crowd platform'
+        + (f", with hidden quiz questions of known answer ({quiz} quiz answers)" if quiz else ", with no quiz")
+        + ". The gold label is the 2-of-3 majority (a strict majority of the answers, typed labels matched to the "
+        "label set; more answers were bought for undecided items where the campaign's redundancy policy says so); "
+        + (
+            f"{settled} items without one, or with a low Dawid-Skene posterior, were settled by a reviewer, "
+            "whose decision and reason the audit log keeps."
+            if settled
+            else "no item was settled by a reviewer."
+        )
+    )
+
+
+def _imported(row: Mapping[str, Any]) -> str:
+    licence = row.get("license_name") or "not stated"
+    settled = row.get("adjudicated", 0)
+    return (
+        f"{row['name']}: imported from a crowd-results file (format `{row.get('source_format')}`, licence {licence}), "
+        f"not collected here. Each of its {row['items']} dialogues' last turn carries the answers of the file's "
+        f"{row['workers']} answer columns ({row['answers']} answers); the file names no workers, so a column is not "
+        "one person. No HITs, quiz, payments or suggestions ran here. The gold label is the strict majority of those "
+        "answers with typed labels matched to the label set"
+        + (
+            f"; {settled} items were settled by a reviewer here after the import."
+            if settled
+            else "; no reviewer adjudication."
+        )
+    )
+
+
+def _source_licences(figures: Sequence[Mapping[str, Any]]) -> list[str]:
+    lines = [
+        f"The labels of {row['name']} are imported data under {row.get('license_name') or 'a licence not stated'}: "
+        "keep its terms and credit its source (below)."
+        for row in figures
+        if row.get("imported")
+    ]
+    return ["", *lines] if lines else []
+
+
+def _source_citations(figures: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The imported sources' own BibTeX, where the pipeline's citation above does not hold it already."""
+    extra = []
+    for row in figures:
+        citation = row.get("citation") or ""
+        if row.get("imported") and citation and citation.split(",")[0] not in CITATION and citation not in extra:
+            extra.append(citation)
+    if not extra:
+        return []
+    return ["", "and the sources of the imported crowd results:", "", "```bibtex", *extra, "```"]
 
 
 def _agreement_lines(figures: Sequence[Mapping[str, Any]]) -> list[str]:
     if not figures:
         return ["No crowd agreement was computed for this export (no crowd campaign's labels in it)."]
     lines = [
-        "Per crowd campaign whose labels are in this export: items answered, items with a majority, "
-        "Fleiss' kappa and Gwet's AC1 over every answer, workers, answers, and items a reviewer settled.",
+        "Per crowd campaign whose labels are in this export, as its study report computes them: items answered, "
+        'items with a strict majority of the answers as given (a label typed through "Other" is its own '
+        "category, the EDOS paper's rule), Fleiss' kappa and Gwet's AC1 over every answer, workers (for an "
+        "import, the source's answer columns), answers, and items a reviewer settled.",
         "",
         "| campaign | items | majority | share | Fleiss' kappa | Gwet's AC1 | workers | answers | adjudicated |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
@@ -193,16 +276,27 @@ def _agreement_lines(figures: Sequence[Mapping[str, Any]]) -> list[str]:
             _number(row["majority_share"]),
             _number(row["fleiss_kappa"]),
             _number(row["gwet_ac1"]),
-            row["workers"],
+            f"{row['workers']} answer columns" if row.get("imported") else row["workers"],
             row["answers"],
             row["adjudicated"],
         ]
         lines.append("| " + " | ".join(str(cell) for cell in cells) + " |")
-    return lines
+    return lines + [line for row in figures if "categories" in row for line in ("", _agreement_note(row))]
+
+
+def _agreement_note(row: Mapping[str, Any]) -> str:
+    """The Ns and choices behind one campaign's figures."""
+    return (
+        f"{row['name']}: N = {row['answers']} answers on {row['items']} items; agreement over the "
+        f"{row['agreement_items']} items with two answers or more; AC1's chance term counts {row['categories']} "
+        f"categories (every answer given, each typed label its own); {row['majority_gold']} items have a majority "
+        "once typed labels are matched to the label set (the gold labels' rule)."
+    )
 
 
 def _number(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
+    # rounded to 4 places first, as the study report stores its figures, so both print the same digits
+    return "n/a" if value is None else f"{round(value, 4):.3f}"
 
 
 def card_metadata(summary: ExportSummary, *, license_id: str, language: str = "en") -> dict[str, Any]:

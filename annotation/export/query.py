@@ -12,7 +12,7 @@ from django.db.models import Q, QuerySet
 from annotation import audit
 from annotation.analysis import queries
 from annotation.analysis.records import GOLD, KINDS, SILVER
-from annotation.export.card import agreement_figures, card_metadata, dataset_card
+from annotation.export.card import agreement_figures, card_metadata, dataset_card, dataset_license
 from annotation.export.dialogues import LAYOUTS, TURN, CorpusTurn, dialogue_records
 from annotation.export.rows import SPLITS, ExportRecord, build_row, row_matches
 from annotation.export.writers import (
@@ -187,17 +187,28 @@ def export_to_path(
 
     with_log = kind != SILVER
 
+    computed: dict[tuple, list] = {}
+
+    def figures_of(summary: ExportSummary) -> list:
+        """The campaigns' figures, computed once for the card and its metadata (a study report each)."""
+        key = tuple(sorted(summary.campaigns))
+        if key not in computed:
+            computed[key] = agreement_figures(list(key))
+        return computed[key]
+
     def card(summary: ExportSummary) -> str:
-        figures = agreement_figures(list(summary.campaigns))
         return dataset_card(
             summary,
             label_names=names,
             filters=filters.as_dict(),
             layout=layout,
-            figures=figures,
+            figures=figures_of(summary),
             license_id=settings.DATASET_LICENSE,
             audit_log=with_log,
         )
+
+    def metadata(summary: ExportSummary) -> dict:
+        return card_metadata(summary, license_id=dataset_license(settings.DATASET_LICENSE, figures_of(summary)))
 
     summary = write_rows(
         kind,
@@ -206,7 +217,7 @@ def export_to_path(
         out,
         label_names=names,
         card=card,
-        metadata=lambda s: card_metadata(s, license_id=settings.DATASET_LICENSE),
+        metadata=metadata,
         on_row=progress,
         layout=layout,
         turns_of=corpus_turns,

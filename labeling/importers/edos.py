@@ -17,7 +17,9 @@ What becomes of the file:
   An answer without the ` (Other)` suffix is stored as chosen from the top 3 (the file does not
   say whether it came from the three suggestions or the full list); a typed one as a new label.
 - the campaign is closed, pays nothing (the workers were paid on MTurk) and remembers the file's
-  sha256, so importing the same file twice is refused.
+  sha256, so importing the same file twice is refused, and its provenance (imported, format
+  edos-mturk, CC BY 4.0 and the paper's citation), which the study report and the dataset card
+  state: the HITs and workers above are the importer's scaffolding, not HITs anyone did here.
 """
 
 import hashlib
@@ -34,7 +36,10 @@ from labeling import seats
 from labeling.campaigns import create_campaign, set_campaign_status
 from labeling.hits import write_hits
 from labeling.importers.edos_format import (
+    FORMAT_NAME,
     OTHER_SUFFIX,
+    SOURCE_CITATION,
+    SOURCE_LICENSE,
     EdosFormatError,
     EdosRow,
     read_edos,
@@ -102,6 +107,10 @@ def _campaign(path: Path, digest: str, name: str) -> Campaign:
         reward=0,
         bonus=0,
         source_sha256=digest,
+        provenance=Campaign.IMPORTED,
+        source_format=FORMAT_NAME,
+        source_license=SOURCE_LICENSE,
+        source_citation=SOURCE_CITATION,
     )
 
 

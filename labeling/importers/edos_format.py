@@ -44,6 +44,19 @@ NO_MAJORITY = "-"
 HASH_NAMESPACE = "edos-mturk"
 
 
+# What the source says of itself (the EDOS data's README and LICENSE.txt): the study report and
+# the dataset card state it for a campaign imported from this format (Campaign.source_*).
+FORMAT_NAME = "edos-mturk"
+SOURCE_LICENSE = "cc-by-4.0"  # Creative Commons Attribution 4.0, as the Hugging Face Hub names it
+SOURCE_CITATION = """@inproceedings{welivita-etal-2021-large,
+    title = "A Large-Scale Dataset for Empathetic Response Generation",
+    author = "Welivita, Anuradha and Xie, Yubo and Pu, Pearl",
+    booktitle = "Proceedings of the 2021 Conference on Empirical Methods in Natural Language Processing",
+    year = "2021",
+    publisher = "Association for Computational Linguistics",
+}"""
+
+
 class EdosFormatError(ValueError):
     pass
 

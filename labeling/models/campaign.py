@@ -31,6 +31,8 @@ class Campaign(models.Model):
     FLAG, REJECT = "flag", "reject"
     DRAFT, OPEN, PAUSED, CLOSED = "draft", "open", "paused", "closed"
     STATUS_CHOICES = [(DRAFT, "Draft"), (OPEN, "Open"), (PAUSED, "Paused"), (CLOSED, "Closed")]
+    RUN_HERE, IMPORTED = "here", "imported"
+    PROVENANCE_CHOICES = [(RUN_HERE, "Run here (HITs on this site or a platform)"), (IMPORTED, "Imported results")]
 
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
@@ -126,6 +128,14 @@ class Campaign(models.Model):
     )
     # sha256 of the crowd-results file a campaign was imported from, so a second import is refused
     source_sha256 = models.CharField(max_length=64, blank=True, db_index=True)
+    # where the campaign's answers came from (set once, by create_campaign or an importer): the
+    # study report and the dataset card describe only what happened (labeling/study_report/provenance.py)
+    provenance = models.CharField(max_length=8, choices=PROVENANCE_CHOICES, default=RUN_HERE)
+    source_format = models.CharField(max_length=32, blank=True, help_text="the importer's format name")
+    source_license = models.CharField(
+        max_length=64, blank=True, help_text="the imported data's licence, as the Hub names it (cc-by-4.0)"
+    )
+    source_citation = models.TextField(blank=True, help_text="BibTeX of the imported data's source")
     status = models.CharField(max_length=8, choices=STATUS_CHOICES, default=DRAFT)
     # money: rewards, bonuses and the payments page are in this currency (MTurk pays only USD)
     currency = models.CharField(max_length=3, choices=CURRENCY_CHOICES, default="USD")

@@ -2,6 +2,17 @@
 (`to_markdown`, `to_latex`, `to_json`, `methods_paragraph`). See docs/analysis/study-report.md."""
 
 from labeling.study_report.figures import StudyReport, Table4, build_report
-from labeling.study_report.render import methods_paragraph, to_json, to_latex, to_markdown
+from labeling.study_report.methods import limitations_paragraph, methods_paragraph
+from labeling.study_report.render import to_json, to_latex, to_markdown, to_standalone_latex
 
-__all__ = ["StudyReport", "Table4", "build_report", "methods_paragraph", "to_json", "to_latex", "to_markdown"]
+__all__ = [
+    "StudyReport",
+    "Table4",
+    "build_report",
+    "limitations_paragraph",
+    "methods_paragraph",
+    "to_json",
+    "to_latex",
+    "to_markdown",
+    "to_standalone_latex",
+]

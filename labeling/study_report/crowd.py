@@ -40,11 +40,11 @@ def spread(values: list[float]) -> Spread:
 @dataclass(frozen=True)
 class CrowdFigures:
     workers: int
-    hits: int  # counted assignments (one worker's HIT)
+    hits: int  # counted assignments (one worker's HIT); 0 for an import (its HITs are scaffolding)
     hits_per_worker: Spread
     median_minutes_per_hit: float | None  # None when the HITs carry no timing (imported results)
     pay_per_hit: float  # the reward plus the bonus at the share of HITs that earned it
-    effective_hourly_pay: float | None  # pay_per_hit at the median minutes per HIT
+    effective_hourly_pay: float | None  # pay_per_hit at the (unrounded) median minutes per HIT
     platform: str
     platform_minimum: float | None  # the platform's minimum hourly rate in the campaign's currency
     dawid_skene_accuracy: Spread  # one value per worker
@@ -57,14 +57,18 @@ class CrowdFigures:
     policy: str
 
 
-def crowd_figures(campaign: Campaign, answers: list[CrowdAnswer]) -> CrowdFigures:
+def crowd_figures(campaign: Campaign, answers: list[CrowdAnswer], *, imported: bool = False) -> CrowdFigures:
+    """The crowd's figures; for an import (`imported`), only what its file holds: no HIT, time or
+    pay was recorded here, and its stand-in workers are answer columns, not people to score."""
+    if imported:
+        return _imported_figures(campaign, answers)
     assignments = list(
         Assignment.objects.filter(hit__campaign=campaign)
         .counted()
         .values_list("worker_id", "accepted_at", "submitted_at", "quiz_correct")
     )
     per_worker = Counter(row[0] for row in assignments)
-    minutes = _median_minutes(assignments)
+    minutes = _median_minutes(assignments)  # unrounded: the hourly pay is computed from it
     pay = _pay_per_hit(campaign, assignments)
     workers = Worker.objects.filter(pk__in=list(per_worker))
     platform = _platform(workers)
@@ -73,9 +77,9 @@ def crowd_figures(campaign: Campaign, answers: list[CrowdAnswer]) -> CrowdFigure
         workers=len(per_worker),
         hits=len(assignments),
         hits_per_worker=spread(list(per_worker.values())),
-        median_minutes_per_hit=minutes,
+        median_minutes_per_hit=round(minutes, 4) if minutes else None,
         pay_per_hit=float(pay),
-        effective_hourly_pay=float(hourly_rate(pay, minutes)) if minutes else None,
+        effective_hourly_pay=float(hourly_rate(pay, Decimal(minutes))) if minutes else None,
         platform=platform,
         platform_minimum=platform_minimum(platform, campaign.currency),
         dawid_skene_accuracy=spread(list(worker_accuracy(answers).values())),
@@ -93,7 +97,27 @@ def _median_minutes(assignments) -> float | None:
         for _, accepted, submitted, _ in assignments
         if submitted is not None and submitted > accepted
     ]
-    return round(median(spans), 2) if spans else None
+    return median(spans) if spans else None
+
+
+def _imported_figures(campaign: Campaign, answers: list[CrowdAnswer]) -> CrowdFigures:
+    bought = answers_bought(campaign)
+    return CrowdFigures(
+        workers=len({a.worker_id for a in answers}),  # the source's answer columns
+        hits=0,
+        hits_per_worker=spread([]),
+        median_minutes_per_hit=None,
+        pay_per_hit=0.0,
+        effective_hourly_pay=None,
+        platform="",
+        platform_minimum=None,
+        dawid_skene_accuracy=spread([]),
+        flagged_workers=None,
+        blocked_workers=0,
+        answers=bought["answers"],
+        fixed_policy_answers=bought["fixed_answers"],
+        policy=bought["policy"],
+    )
 
 
 def _pay_per_hit(campaign: Campaign, assignments) -> Decimal:

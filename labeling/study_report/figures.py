@@ -13,13 +13,15 @@ from dataclasses import asdict, dataclass, field
 
 from django.conf import settings
 
-from labeling.crowd.agreement import rating_table
+from labeling.crowd.agreement import RatingTable, rating_table
 from labeling.crowd.intervals import AgreementIntervals, agreement_intervals
 from labeling.crowd.majority import majority_vote, majority_vote_normalised
 from labeling.label_sets import campaign_labels
 from labeling.models import Assignment, Campaign, Response
 from labeling.study_report.crowd import CrowdFigures, crowd_figures
+from labeling.study_report.provenance import Provenance, campaign_provenance
 from labeling.study_report.raters import model_rater_figures
+from labeling.study_report.tables import PaperTables, paper_tables
 from labeling.task_types.last_turn_label.aggregation import CrowdAnswer, known_labels, load_answers
 
 TYPED_SUFFIX = " (Other)"
@@ -38,6 +40,9 @@ class Table4:
     quiz_bonus_share: float | None  # of those, the share whose mean mark reached the bonus mark
     quiz_bonus_mark: int
     typed_dialogues: int  # items on which at least one worker typed a label through "Other"
+    answers: int  # answers as given on the dialogues (the N of every agreement figure's votes)
+    agreement_items: int  # dialogues with two answers or more: the N of every agreement figure
+    categories: int  # distinct answers as given (typed ones each their own): the q of Gwet's AC1
 
 
 @dataclass(frozen=True)
@@ -47,9 +52,12 @@ class StudyReport:
     agreement: AgreementIntervals
     crowd: CrowdFigures
     model_raters: list[dict] = field(default_factory=list)
+    provenance: Provenance | None = None
+    tables: PaperTables | None = None
 
     def as_dict(self) -> dict:
         data = asdict(self)
+        data["provenance"] = self.provenance.as_dict() if self.provenance else None
         data["agreement"] = {
             "items": self.agreement.items,
             "resamples": self.agreement.resamples,
@@ -82,16 +90,23 @@ def build_report(campaign: Campaign, *, resamples: int | None = None, seed: int 
     offered = set(campaign_labels(campaign).values_list("name", flat=True))
     per_label = [label for label in table.categories if not label.endswith(TYPED_SUFFIX) and label in offered]
     intervals = agreement_intervals(table, resamples=resamples, seed=seed, labels=per_label)
+    provenance = campaign_provenance(campaign)
+    majority = {turn: majority_vote(texts).label for turn, texts in given.items()}
+    triples = [(a.turn_id, a.worker_id, as_given(a)) for a in answers]
     return StudyReport(
         campaign={"id": campaign.pk, "name": campaign.name, "status": campaign.status, "currency": campaign.currency},
-        table4=_table4(campaign, answers, given, intervals),
+        table4=_table4(campaign, answers, given, intervals, table),
         agreement=intervals,
-        crowd=crowd_figures(campaign, answers),
+        crowd=crowd_figures(campaign, answers, imported=provenance.imported),
         model_raters=model_rater_figures(campaign, answers),
+        provenance=provenance,
+        tables=paper_tables(triples, majority, table, provenance),
     )
 
 
-def _table4(campaign: Campaign, answers, given: dict[int, list[str]], intervals: AgreementIntervals) -> Table4:
+def _table4(
+    campaign: Campaign, answers, given: dict[int, list[str]], intervals: AgreementIntervals, table: RatingTable
+) -> Table4:
     known = known_labels()
     majority = sum(1 for texts in given.values() if majority_vote(texts).is_majority)
     normalised: dict[int, list[str]] = defaultdict(list)
@@ -110,6 +125,9 @@ def _table4(campaign: Campaign, answers, given: dict[int, list[str]], intervals:
         quiz_bonus_share=bonus_share,
         quiz_bonus_mark=campaign.quiz_pass_mark,
         typed_dialogues=len(typed),
+        answers=len(answers),
+        agreement_items=len(table.rows),
+        categories=len(table.categories),
     )
 
 

@@ -9,14 +9,30 @@ from annotation.models import ModelVersion
 from jobs.runtime import start_job
 from labeling import task_types
 from labeling.models import Campaign, RaterAnswer
+from labeling.report_plots import study_report_plots
 from labeling.researcher_views import ActionRefused, campaign_action, staff_required
 from labeling.study_report.figures import build_report
-from labeling.study_report.render import FIGURE_NAMES, methods_paragraph, to_json, to_latex, to_markdown
+from labeling.study_report.methods import limitations_paragraph
+from labeling.study_report.render import (
+    FIGURE_NAMES,
+    methods_paragraph,
+    to_json,
+    to_latex,
+    to_markdown,
+    to_standalone_latex,
+)
+from labeling.study_report.tables_render import CSV_TABLES, table_csv
 
 DOWNLOADS = {
     "md": (to_markdown, "text/markdown; charset=utf-8"),
     "tex": (to_latex, "application/x-tex; charset=utf-8"),
+    "standalone.tex": (to_standalone_latex, "application/x-tex; charset=utf-8"),
     "json": (to_json, "application/json"),
+    # the paper tables, one CSV each: rater-kappa.csv, pairwise-kappa.csv, ...
+    **{
+        f"{name}.csv": (lambda report, name=name: table_csv(report, name), "text/csv; charset=utf-8")
+        for name in CSV_TABLES
+    },
 }
 
 
@@ -33,8 +49,9 @@ def study_report_page(request: HttpRequest, pk: int) -> HttpResponse:
     campaign = _label_campaign(pk)
     report = build_report(campaign)
     data = report.as_dict()
+    specific = {row["label"]: row for row in data["tables"]["specific_agreement"]}
     per_label = [
-        {"label": label, "figures": [figures[name] for name in FIGURE_NAMES]}
+        {"label": label, "figures": [figures[name] for name in FIGURE_NAMES], "specific": specific.get(label)}
         for label, figures in data["agreement"]["per_label"].items()
     ]
     context = {
@@ -44,7 +61,10 @@ def study_report_page(request: HttpRequest, pk: int) -> HttpResponse:
         "figure_names": list(FIGURE_NAMES.values()),
         "per_label": per_label,
         "methods": methods_paragraph(report),
+        "limitations": limitations_paragraph(report),
         "latex": to_latex(report),
+        "plots": study_report_plots(data),
+        "csv_tables": [f"{name}.csv" for name in CSV_TABLES],
         "rater_problems": RaterAnswer.objects.filter(campaign=campaign)
         .exclude(status=RaterAnswer.OK)
         .order_by("rater", "turn_id")[:50],
@@ -58,7 +78,7 @@ def study_report_page(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def study_report_download(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     if fmt not in DOWNLOADS:
-        raise Http404(f"format {fmt!r}: use md, tex or json")
+        raise Http404(f"format {fmt[:40]!r}: use one of {', '.join(DOWNLOADS)}")
     render_as, content_type = DOWNLOADS[fmt]
     campaign = _label_campaign(pk)
     response = HttpResponse(render_as(build_report(campaign)), content_type=content_type)

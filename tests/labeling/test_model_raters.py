@@ -13,7 +13,7 @@ import pytest
 from django.urls import reverse
 from sklearn.metrics import cohen_kappa_score
 
-from annotation.models import Label, ModelVersion, Prediction
+from annotation.models import Dialogue, Label, ModelVersion, Prediction
 from labeling.crowd.rater_agreement import cohen_kappa, expected_calibration_error, rater_agreement
 from labeling.models import Campaign, RaterAnswer
 from labeling.raters.endpoint import Endpoint, chat
@@ -220,6 +220,7 @@ def test_an_endpoint_rater_labels_a_campaign_through_the_stand_in(campaign_with_
 
 def test_a_model_version_rates_through_its_predictions(campaign_with_gold):
     campaign, d = campaign_with_gold
+    Dialogue.objects.filter(pk__in=[x.pk for x in d]).update(split="test")  # all held out: see the next test
     version = ModelVersion.objects.create(kind=ModelVersion.DIALOGUE, name="ours", base_model="minilm")
     angry, sad = Label.objects.get(name="Angry"), Label.objects.get(name="Sad")
     # gold: Angry on d0..d3, Sad on d4..d7; the model says Angry on d0..d5 (two wrong), nothing on d6, d7
@@ -234,6 +235,53 @@ def test_a_model_version_rates_through_its_predictions(campaign_with_gold):
     assert figures["calibration_error"] == pytest.approx(1 / 12)
     assert figures["confusion"] == {"labels": ["Angry", "Sad"], "counts": [[4, 0], [2, 0]]}
     assert figures["gold_changed"] >= 0 and figures["dawid_skene_accuracy"] is not None
+
+
+def _predict(version, dialogues, label):
+    for dialogue in dialogues:
+        turn = dialogue.turns.order_by("-position").first()
+        Prediction.objects.create(turn=turn, model_version=version, label=Label.objects.get(name=label), confidence=0.9)
+
+
+def test_a_model_trained_on_the_gold_is_scored_on_held_out_items_only(campaign_with_gold, client, researcher):
+    """A dialogue classifier that learned d0..d5 (train split) by heart and gets the test split
+    wrong: its headline is the held-out figure, beside the humans on the same items; its training
+    items are reported apart and never as a win over the humans."""
+    campaign, d = campaign_with_gold
+    splits = ["train"] * 3 + ["validation"] + ["test"] * 4
+    for dialogue, split in zip(d, splits, strict=True):
+        Dialogue.objects.filter(pk=dialogue.pk).update(split=split)
+    version = ModelVersion.objects.create(kind=ModelVersion.DIALOGUE, name="memoriser", base_model="minilm")
+    _predict(version, d[:4], "Angry")  # gold Angry on d0..d3: all right (train, validation)
+    _predict(version, d[4:6], "Angry")  # gold Sad: wrong (test)
+    _predict(version, d[6:], "Sad")  # right (test)
+    rate_with_model_version(campaign, version)
+    figures = build_report(campaign, resamples=20).model_raters[0]
+    assert figures["exposure"] == "gold"
+    assert (figures["items"], figures["accuracy"]) == (4, 0.5)  # the test split only
+    roles = figures["by_role"]
+    assert (roles["training"]["items"], roles["training"]["accuracy"]) == (3, 1.0)
+    assert (roles["validation"]["items"], roles["held-out"]["items"]) == (1, 4)
+    # workers 1 and 2 in every majority, worker 3 never: on the held-out items as on all
+    assert figures["humans"]["workers"] == 3 and figures["humans"]["accuracy"] == 1.0
+    report = to_markdown(build_report(campaign, resamples=20))
+    assert "| model-version:" in report and "held-out (test split) | 4 | 0.500" in report
+    assert "training (train split; not a measure) | 3 | 1.000" in report
+    client.force_login(researcher)
+    page = client.get(reverse("labeling:study_report", args=[campaign.pk])).content.decode()
+    assert "seen in training" in page and "trained on the crowd gold of the train split" in page
+
+
+def test_an_endpoint_model_whose_training_data_is_unknown_is_not_called_held_out(campaign_with_gold):
+    campaign, d = campaign_with_gold
+    for dialogue in d:
+        turn = dialogue.turns.order_by("-position").first()
+        RaterAnswer.objects.create(
+            campaign=campaign, rater="endpoint:chat", turn=turn, label_text="Angry", status=RaterAnswer.OK
+        )
+    figures = build_report(campaign, resamples=20).model_raters[0]
+    assert figures["exposure"] == "unknown" and set(figures["by_role"]) == {"unknown"}
+    assert figures["items"] == 8 and figures["accuracy"] == 0.5
 
 
 def test_the_job_rates_through_the_configured_endpoint_and_the_page_queues_it(

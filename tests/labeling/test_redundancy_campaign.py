@@ -105,5 +105,5 @@ def test_the_campaign_page_shows_answers_saved_against_fixed(client: Client, res
     assert (bought["answers"], bought["items"], bought["fixed_answers"]) == (6, 3, 9)
     client.force_login(researcher)
     page = client.get(reverse("labeling:campaign_detail", args=[campaign.pk])).content.decode()
-    assert "answers saved <strong>6</strong> for 3 items" in page
+    assert "answers saved <strong>6</strong> for 3 answered items (of 3)" in page
     assert "would buy 9" in page

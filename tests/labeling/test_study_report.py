@@ -91,7 +91,14 @@ def test_the_renderings_carry_the_figures(study):
     assert f"| Fleiss' kappa | {kappa['value']:.3f} [{kappa['low']:.3f}, {kappa['high']:.3f}] |" in markdown
     assert "Labeled by majority & 3 (75.0 \\%) \\\\" in latex and "\\begin{tabular}{lr}" in latex
     assert "66.7\\% of the 3 workers who took the quiz reached the bonus mark of 3" in latex
-    assert "4 dialogues were labeled by 3 crowd workers in 5 HITs (11 answers; a fixed policy of 12" in markdown
+    assert (
+        "4 dialogues were labeled by 3 crowd workers in 5 HITs (11 answers on dialogues under the fixed policy"
+        in markdown
+    )
+    assert "the fixed policy would have bought 12 for the dialogues answered" in markdown
+    # every figure with its N and the choice behind it
+    assert "Agreement over the 4 dialogues with two answers or more (N = 11 answers, 4 categories" in markdown
+    assert "(N = 5 HITs)" in markdown and "N = 3 workers" in markdown
     assert "an effective pay of 2.60 USD per hour" in markdown
 
 
