@@ -169,8 +169,21 @@ def _read_reference(upload) -> dict[str, int]:
     return parse_label_counts(io.StringIO(text, newline=""), filename=upload.name)
 
 
+def default_flow_labels() -> dict[str, str]:
+    """The labels the flows page shows unless asked for others: silver, of the newest dialogue
+    classifier that labeled turns, else gold. A flow joins two adjacent labeled turns; the crowd
+    labels one turn per dialogue (its last), so gold, like the extended labels grown from it, has
+    no flow to draw, while bulk annotation labels every turn (the papers' Figure 3 is drawn so)."""
+    version = queries.newest_labeling_silver_version()
+    return {"kind": SILVER, "model_version": str(version.pk)} if version else {"kind": GOLD}
+
+
 def _flows(request: HttpRequest):
-    form = FlowForm(request.GET or None)
+    asked = request.GET.copy()
+    if not asked.get("kind"):
+        for name, value in default_flow_labels().items():
+            asked[name] = asked.get(name) or value
+    form = FlowForm(asked)
     kind, version = form.chosen()
     start_label = (form.cleaned_data.get("start_label") or None) if form.is_valid() else None
     if kind == SILVER and version is None:
@@ -202,7 +215,7 @@ def analysis_flows(request: HttpRequest) -> HttpResponse:
     chart = _figure(sankey_figure(flows, _flows_title(kind, flows))) if flows and flows.links else None
     single_turn = bar_chart("Dialogues by label", first_labels(flows)) if flows and not flows.links else None
     context = _common(
-        form=form, kind=kind, flows=flows, chart=chart, single_turn=single_turn, query=request.GET.urlencode()
+        form=form, kind=kind, flows=flows, chart=chart, single_turn=single_turn, query=form.data.urlencode()
     )
     return render(request, "annotation/analysis/flows.html", context)
 
