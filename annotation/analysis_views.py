@@ -8,7 +8,6 @@ from pathlib import Path
 from django import forms
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.core.cache import cache
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -32,6 +31,7 @@ from annotation.export.query import ExportError, ExportFilters, check_request
 from annotation.export.rows import SPLITS
 from annotation.export.writers import FORMATS
 from annotation.models import ModelVersion, TurnSkill
+from config.access import staff_required
 from jobs.models import JobRun
 from jobs.runtime import start_job
 
@@ -95,7 +95,7 @@ def _figure(figure: dict) -> dict:
     return figure
 
 
-@staff_member_required
+@staff_required
 def analysis(request: HttpRequest) -> HttpResponse:
     """Table 3 (sizes) and Table 9 (per-label counts) for gold, extended and silver labels."""
     form = KindForm(request.GET or None)
@@ -126,7 +126,7 @@ def _statistics_columns(silver: ModelVersion | None) -> dict:
     return columns
 
 
-@staff_member_required
+@staff_required
 @require_http_methods(["GET", "POST"])
 def analysis_compare(request: HttpRequest) -> HttpResponse:
     """Our label distribution against an uploaded reference, and D_KL(ours || reference)."""
@@ -169,8 +169,21 @@ def _read_reference(upload) -> dict[str, int]:
     return parse_label_counts(io.StringIO(text, newline=""), filename=upload.name)
 
 
+def default_flow_labels() -> dict[str, str]:
+    """The labels the flows page shows unless asked for others: silver, of the newest dialogue
+    classifier that labeled turns, else gold. A flow joins two adjacent labeled turns; the crowd
+    labels one turn per dialogue (its last), so gold, like the extended labels grown from it, has
+    no flow to draw, while bulk annotation labels every turn (the papers' Figure 3 is drawn so)."""
+    version = queries.newest_labeling_silver_version()
+    return {"kind": SILVER, "model_version": str(version.pk)} if version else {"kind": GOLD}
+
+
 def _flows(request: HttpRequest):
-    form = FlowForm(request.GET or None)
+    asked = request.GET.copy()
+    if not asked.get("kind"):
+        for name, value in default_flow_labels().items():
+            asked[name] = asked.get(name) or value
+    form = FlowForm(asked)
     kind, version = form.chosen()
     start_label = (form.cleaned_data.get("start_label") or None) if form.is_valid() else None
     if kind == SILVER and version is None:
@@ -194,7 +207,7 @@ def _flows_title(kind: str, flows) -> str:
     return f"{kind.capitalize()} label flows over the first {flows.depth} turns ({flows.dialogues} dialogues{start})"
 
 
-@staff_member_required
+@staff_required
 def analysis_flows(request: HttpRequest) -> HttpResponse:
     form, kind, flows = _flows(request)
     # plotly draws no Sankey without a link (it throws "Invalid array length"): paths one turn
@@ -202,12 +215,12 @@ def analysis_flows(request: HttpRequest) -> HttpResponse:
     chart = _figure(sankey_figure(flows, _flows_title(kind, flows))) if flows and flows.links else None
     single_turn = bar_chart("Dialogues by label", first_labels(flows)) if flows and not flows.links else None
     context = _common(
-        form=form, kind=kind, flows=flows, chart=chart, single_turn=single_turn, query=request.GET.urlencode()
+        form=form, kind=kind, flows=flows, chart=chart, single_turn=single_turn, query=form.data.urlencode()
     )
     return render(request, "annotation/analysis/flows.html", context)
 
 
-@staff_member_required
+@staff_required
 def analysis_flows_html(request: HttpRequest) -> HttpResponse:
     """The Sankey as one standalone HTML file (plotly.js inline) to keep or send around."""
     _form, kind, flows = _flows(request)
@@ -219,7 +232,7 @@ def analysis_flows_html(request: HttpRequest) -> HttpResponse:
     return response
 
 
-@staff_member_required
+@staff_required
 def analysis_gaps(request: HttpRequest) -> HttpResponse:
     histogram = sum_gap_histograms(queries.gap_histograms())
     split = settings.DIALOGUE_GAP_SECONDS
@@ -228,7 +241,7 @@ def analysis_gaps(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/analysis/gaps.html", {**context, "chart": chart})
 
 
-@staff_member_required
+@staff_required
 def analysis_examples(request: HttpRequest) -> HttpResponse:
     form = ExampleForm(request.GET or None)
     kind, version = form.chosen()
@@ -242,7 +255,7 @@ def analysis_examples(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/analysis/examples.html", _common(form=form, kind=kind, examples=examples))
 
 
-@staff_member_required
+@staff_required
 def analysis_evaluation(request: HttpRequest) -> HttpResponse:
     versions = list(queries.evaluated_versions().only("pk", "name", "kind", "created_at", "metrics", "label_names"))
     chosen_id = request.GET.get("model_version")
@@ -253,7 +266,7 @@ def analysis_evaluation(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/analysis/evaluation.html", context)
 
 
-@staff_member_required
+@staff_required
 def analysis_utility(request: HttpRequest) -> HttpResponse:
     """The dataset-utility table (Table 7) a `dataset_utility` job stored; the job runs from the Jobs page."""
     versions = list(queries.utility_versions().only("pk", "name", "kind", "created_at", "metrics", "artifact_dir"))
@@ -264,7 +277,7 @@ def analysis_utility(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/analysis/utility.html", context)
 
 
-@staff_member_required
+@staff_required
 @require_http_methods(["GET", "POST"])
 def analysis_exports(request: HttpRequest) -> HttpResponse:
     """Start an export job (POST) and list the recent ones with their progress and download links."""
@@ -297,13 +310,13 @@ def start_export(values: dict, user) -> JobRun:
     return start_job("export_dataset", parameters, user=user)
 
 
-@staff_member_required
+@staff_required
 def analysis_export_status(request: HttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(JobRun, pk=pk, kind="export_dataset")
     return render(request, "annotation/analysis/partials/export_job.html", {"job": job})
 
 
-@staff_member_required
+@staff_required
 def analysis_export_download(request: HttpRequest, pk: int) -> FileResponse:
     """Serve a finished export: staff only, never through public media URLs."""
     job = get_object_or_404(JobRun, pk=pk, kind="export_dataset", status=JobRun.SUCCEEDED)
@@ -319,7 +332,7 @@ def export_path(job: JobRun) -> Path | None:
     return path if name and path.is_file() else None
 
 
-@staff_member_required
+@staff_required
 def analysis_skills(request: HttpRequest) -> HttpResponse:
     """Skill distributions per corpus from one skill classifier (default the newest with labels)."""
     versions = ModelVersion.objects.filter(kind=ModelVersion.SKILL).order_by("-created_at", "-pk")

@@ -1,15 +1,15 @@
-from django.contrib.admin.views.decorators import staff_member_required
 from django.core.paginator import Paginator
 from django.db.models import OuterRef, Subquery
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from annotation.models import Dialogue, Movie, SkillContext, SubtitleFile, Turn, TurnSkill
+from config.access import staff_required
 
 SOURCE_NAMES = dict(Dialogue.SOURCE_CHOICES)
 
 
-@staff_member_required
+@staff_required
 def corpus(request: HttpRequest) -> HttpResponse:
     files = SubtitleFile.objects.select_related("movie").order_by("-ingested_at")[:200]
     context = {
@@ -24,14 +24,14 @@ def corpus(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/corpus.html", context)
 
 
-@staff_member_required
+@staff_required
 def subtitle_file(request: HttpRequest, pk: int) -> HttpResponse:
     file = get_object_or_404(SubtitleFile.objects.select_related("movie"), pk=pk)
     dialogues = Dialogue.objects.filter(file=file).prefetch_related("turns").order_by("position")[:100]
     return render(request, "annotation/subtitle_file.html", {"file": file, "dialogues": dialogues})
 
 
-@staff_member_required
+@staff_required
 def dialogues(request: HttpRequest) -> HttpResponse:
     """Dialogues of one source (?source=botstalk; empty: subtitles), newest first, 50 a page."""
     source = request.GET.get("source", "")
@@ -45,7 +45,7 @@ def dialogues(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/dialogues.html", context)
 
 
-@staff_member_required
+@staff_required
 def dialogue(request: HttpRequest, pk: int) -> HttpResponse:
     """One dialogue: its turns with every skill label (the BotsTalk agent and whether it took the
     mic; each skill classifier's distribution) and, for a machine-made one, its skill contexts."""
@@ -65,7 +65,7 @@ def dialogue(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "annotation/dialogue.html", context)
 
 
-@staff_member_required
+@staff_required
 def analysis(request: HttpRequest) -> HttpResponse:
     # Replaced by the analysis pages (statistics, distributions, flows, export).
     return render(request, "annotation/analysis.html", {})

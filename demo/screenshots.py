@@ -1,12 +1,14 @@
-"""The README's two pictures, taken from the demo as a newcomer sees it after `make demo`.
+"""The README's two pictures and the manual's flows picture, taken from the demo as a newcomer sees
+it after `make demo`.
 
     make demo-build            # in another shell: DEBUG=1 .venv/bin/python manage.py runserver 127.0.0.1:8000
     .venv/bin/python demo/screenshots.py http://127.0.0.1:8000
 
 Signs in through the login page with Debian's chromium (playwright drives it; /usr/bin/chromium,
 `apt-get install chromium`) as the demo researcher, opens the demo campaign's dashboard at 1280 px,
-then as annotator2 claims a HIT of the demo campaign and opens its first screen at 375 px, and
-writes docs/screenshots/researcher-1280-dashboard.png and annotator-375-screen.png. Claiming takes
+and its Flows page as the menu opens it, then as annotator2 claims a HIT of the demo campaign and
+opens its first screen at 375 px, and writes docs/screenshots/researcher-1280-dashboard.png,
+researcher-1280-flows.png and annotator-375-screen.png. Claiming takes
 one of the seats left open for people: take the pictures on a throw-away build. The manual's other
 pictures are written by the browser tests (docs/pages.md).
 """
@@ -39,6 +41,15 @@ def dashboard(browser, base: str) -> None:
     page.close()
 
 
+def flows(browser, base: str) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    sign_in(page, base, "demo", "demo-researcher")
+    page.goto(f"{base}/corpus/analysis/flows/")
+    page.locator(".chart .sankey-node").first.wait_for()  # plotly draws it after the page loads
+    page.screenshot(path=str(OUT / "researcher-1280-flows.png"))
+    page.close()
+
+
 def annotator_screen(browser, base: str) -> None:
     page = browser.new_page(viewport={"width": 375, "height": 740})
     sign_in(page, base, "annotator2", "demo-annotator2")  # annotator1 may hold a HIT already
@@ -57,9 +68,10 @@ def main() -> None:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
         dashboard(browser, base)
+        flows(browser, base)
         annotator_screen(browser, base)
         browser.close()
-    print(f"wrote {OUT / 'researcher-1280-dashboard.png'} and {OUT / 'annotator-375-screen.png'}")
+    print(f"wrote researcher-1280-dashboard.png, researcher-1280-flows.png and annotator-375-screen.png in {OUT}")
 
 
 if __name__ == "__main__":

@@ -2,13 +2,13 @@
 Starting a job only records a JobRun and queues it for a worker; no job work runs here."""
 
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from config.access import staff_required
 from config.pages import confirmation_page, confirmed
 from jobs import registry
 from jobs.forms import JobForm
@@ -23,12 +23,12 @@ def _job_list(request: HttpRequest, bound: JobForm | None = None, status: int = 
     return render(request, "jobs/job_list.html", context, status=status)
 
 
-@staff_member_required
+@staff_required
 def job_list(request: HttpRequest) -> HttpResponse:
     return _job_list(request)
 
 
-@staff_member_required
+@staff_required
 @require_POST
 def job_start(request: HttpRequest) -> HttpResponse:
     kind = request.POST.get("kind", "")
@@ -44,7 +44,7 @@ def job_start(request: HttpRequest) -> HttpResponse:
     return redirect("jobs:job_detail", job_id=job.pk)
 
 
-@staff_member_required
+@staff_required
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(JobRun, pk=job_id)
     child_ids = job.result.get("jobs", []) if isinstance(job.result, dict) else []
@@ -53,7 +53,7 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     return render(request, "jobs/job_detail.html", {"job": job, "children": children})
 
 
-@staff_member_required
+@staff_required
 def job_status(request: HttpRequest, job_id: int) -> HttpResponse:
     """The progress partial htmx polls every 2 s; once the job is finished it renders without the
     polling attribute, so polling stops."""
@@ -61,7 +61,7 @@ def job_status(request: HttpRequest, job_id: int) -> HttpResponse:
     return render(request, "jobs/partials/job_status.html", {"job": job})
 
 
-@staff_member_required
+@staff_required
 @require_POST
 def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(JobRun, pk=job_id)
@@ -81,7 +81,7 @@ def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
     return redirect("jobs:job_detail", job_id=job.pk)
 
 
-@staff_member_required
+@staff_required
 @require_POST
 def job_retry(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(JobRun, pk=job_id)

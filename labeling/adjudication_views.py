@@ -9,18 +9,14 @@ answer of a decision in place; without htmx the same URLs answer whole pages. Vi
 services (labeling.adjudication, labeling.campaigns, labeling.reports) and write no rows.
 """
 
-from collections.abc import Callable
-from functools import wraps
-
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.models import AuditEntry, Turn
+from config.access import gate, staff_required
 from labeling import adjudication
 from labeling.campaigns import EDITABLE_SETTINGS, CampaignRefused, change_campaign_settings
 from labeling.models import AggregatedLabel, Campaign, Worker
@@ -29,23 +25,8 @@ from labeling.reports import refuse_proposed_label
 LOG_PAGE = 100
 
 
-def _gate(allowed: Callable) -> Callable:
-    def decorate(view: Callable) -> Callable:
-        @wraps(view)
-        def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-            if not request.user.is_authenticated:
-                return redirect_to_login(request.get_full_path())
-            if not allowed(request.user):
-                raise PermissionDenied("reviewers only" if allowed is adjudication.may_review else "staff only")
-            return view(request, *args, **kwargs)
-
-        return wrapper
-
-    return decorate
-
-
-reviewer_required = _gate(adjudication.may_review)
-staff_only = _gate(lambda user: user.is_staff)
+reviewer_required = gate(adjudication.may_review, "reviewers only")
+staff_only = staff_required
 
 
 def _is_htmx(request: HttpRequest) -> bool:

@@ -14,10 +14,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from config.access import staff_required
 from labeling import qualification
 from labeling.models import Assignment, Campaign, HITItem, QuizCheck, Response, seat_items_q
 from labeling.quiz_pool import PoolTooSmall
-from labeling.researcher_views import staff_required
 
 MAX_SEATS = 500
 

@@ -13,8 +13,6 @@ from functools import wraps
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Count, Sum
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
@@ -24,6 +22,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from config.access import staff_required
 from config.pages import confirmation_page, confirmed, refusal
 from jobs.runtime import start_job
 from labeling import liveness, quiz_pool, task_types
@@ -48,21 +47,6 @@ from labeling.report_cache import CSRF_PLACEHOLDER, shown_figures
 from labeling.reports import accept_proposed_label, review_proposal
 from labeling.task_types import Export, export_records
 from labeling.workers import set_blocked
-
-
-def staff_required(view: Callable) -> Callable:
-    """Anonymous visitors go to the login page; logged-in non-staff get 403, not a login loop."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path())
-        if not request.user.is_staff:
-            raise PermissionDenied("staff only")
-        return view(request, *args, **kwargs)
-
-    return wrapper
-
 
 # --- Confirm, then act: every button that changes state -----------------------------------------
 

@@ -1,21 +1,21 @@
 """The researcher's model pages (staff only): the trained model versions and each one's evaluation.
 The jobs that train them are started from the Jobs pages (jobs/)."""
 
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from annotation.models import ModelVersion
 from annotation.papers import PREFILTER_CONFIDENCE
+from config.access import staff_required
 from jobs.models import JobRun
 
 
-@staff_member_required
+@staff_required
 def model_version_list(request: HttpRequest) -> HttpResponse:
     return render(request, "mlworkers/model_version_list.html", {"model_versions": ModelVersion.objects.all()[:200]})
 
 
-@staff_member_required
+@staff_required
 def model_version_detail(request: HttpRequest, version_id: int) -> HttpResponse:
     version = get_object_or_404(ModelVersion, pk=version_id)
     report = version.metrics.get("test") or version.metrics.get("report") or {}

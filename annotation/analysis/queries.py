@@ -26,6 +26,13 @@ def default_silver_version() -> ModelVersion | None:
     return ModelVersion.objects.filter(kind=ModelVersion.DIALOGUE).order_by("-created_at", "-pk").first()
 
 
+def newest_labeling_silver_version() -> ModelVersion | None:
+    """The newest dialogue-classifier version that has labeled turns (bulk annotation ran with
+    it): a round trained after the bulk annotation has no predictions yet."""
+    versions = ModelVersion.objects.filter(kind=ModelVersion.DIALOGUE).order_by("-created_at", "-pk")
+    return next((v for v in versions.only("pk")[:50] if Prediction.objects.filter(model_version=v).exists()), None)
+
+
 def silver_version(model_version_id: int | None) -> ModelVersion | None:
     if model_version_id:
         return ModelVersion.objects.filter(pk=model_version_id).first()

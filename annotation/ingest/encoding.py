@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from annotation.ingest.language import identify
+from annotation.ingest.language import MIN_PROBABILITY, identify
 from annotation.ingest.records import SubtitleFormatError
 
 _BOMS = (
@@ -94,6 +94,7 @@ _PUNCTUATION = set("“”‘’„‚–—…«»¿¡€£°©®™·•\u00a0
 _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 _LATIN_NEIGHBOURS = re.compile(r"[A-Za-z][^\x00-\x7f]|[^\x00-\x7f][A-Za-z]")
 _UPPER_AFTER_LOWER = re.compile(r"(?<=[a-z\u00df-\u00ff])[^\x00-\x7f]")
+SHARED_LETTERS = "shows letters several languages share"
 MOJIBAKE_BELOW = 0.75  # a best reading with fewer plausible characters than this is refused
 _MIN_EVIDENCE = 8
 _SCORE_STEP = 0.05  # plausibility this close counts as a tie  # non-ASCII characters needed before a reading can be called mojibake
@@ -153,7 +154,18 @@ def legacy_code_page(head: bytes, language: str = "", name: str = "") -> Encodin
             f"unknown encoding: the best reading ({best.codec}) looks like mojibake ({best.score:.0%} plausible)",
         )
     _refuse_double_encoding(name, best.text, best.codec)
-    return EncodingGuess(best.codec, f"{best.codec} reading looks like {best.alphabet} ({best.why})")
+    return EncodingGuess(best.codec, f"{best.codec} reading {_reads_as(best)} ({best.why})")
+
+
+def _reads_as(reading: "_Reading") -> str:
+    """What the chosen reading looks like, for the report: the language the identifier reads in it
+    when it is sure; else the one alphabet whose letters alone explain it; else neither. The
+    alphabets of one code page share most of their characters (é, ’, …), so the first of equals
+    would name a language the letters do not show (an English film "looks like fr")."""
+    code, probability = identify(reading.text)
+    if probability >= MIN_PROBABILITY:
+        return f"looks like {code}"
+    return f"looks like {reading.alphabet}" if reading.alphabet else SHARED_LETTERS
 
 
 @dataclass(slots=True)
@@ -190,15 +202,18 @@ def _best_reading(readings: list["_Reading"], hinted: str | None) -> "_Reading":
 
 
 def plausibility(text: str, alphabets: tuple[str, ...]) -> tuple[float, str, int]:
-    """(share of plausible non-ASCII characters, the alphabet that explains them best, their count)."""
+    """(share of plausible non-ASCII characters, the one alphabet that explains them best or "" when
+    several explain them equally, their count)."""
     chars = Counter("".join(_NON_ASCII_RUN.findall(text)))
     total = sum(chars.values())
     if not total:
         return 1.0, "ascii", 0
     misplaced = _misplaced(text)
-    best = max(alphabets, key=lambda name: _explained(chars, _alphabet(name)))
-    explained = _explained(chars, _alphabet(best)) - misplaced
-    return max(explained, 0) / total, best, total
+    explained_by = {name: _explained(chars, _alphabet(name)) for name in alphabets}
+    most = max(explained_by.values())
+    best = [name for name, explained in explained_by.items() if explained == most]
+    # an alphabet is named only when its letters single it out: é or ’ alone shows no language
+    return max(most - misplaced, 0) / total, best[0] if len(best) == 1 else "", total
 
 
 def _explained(chars: Counter, alphabet: frozenset[str]) -> int:

@@ -6,11 +6,12 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from annotation.models import ModelVersion
+from config.access import staff_required
 from jobs.runtime import start_job
 from labeling import task_types
 from labeling.models import Campaign, RaterAnswer
 from labeling.report_plots import study_report_plots
-from labeling.researcher_views import ActionRefused, campaign_action, staff_required
+from labeling.researcher_views import ActionRefused, campaign_action
 from labeling.study_report.figures import build_report
 from labeling.study_report.methods import limitations_paragraph
 from labeling.study_report.render import (

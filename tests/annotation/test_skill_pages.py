@@ -86,7 +86,7 @@ def test_the_skills_analysis_page_shows_each_corpus(client, researcher, machine_
 def test_skill_pages_are_staff_only(client, annotators, machine_dialogue):
     client.force_login(annotators[0])
     for url in (reverse("annotation:analysis_skills"), reverse("annotation:dialogue", args=[machine_dialogue[0].pk])):
-        assert client.get(url).status_code == 302
+        assert client.get(url).status_code == 403
 
 
 def test_the_skills_page_without_a_classifier_says_how_to_train_one(client, researcher, db):

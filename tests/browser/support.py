@@ -32,11 +32,10 @@ PHONE = {"width": 375, "height": 740}
 # axe-core impacts that fail a page; "moderate" and "minor" are reported, not failed
 FAILING_IMPACTS = {"serious", "critical"}
 README_SCREENSHOTS = REPO_ROOT / "docs" / "screenshots"
-# the README's own two (the demo's dashboard and an annotator's screen on the demo) are taken from the
-# demo by demo/screenshots.py, so they show what a newcomer sees
+# the README's own two (the demo's dashboard and an annotator's screen on the demo) and the demo's
+# flows page are taken from the demo by demo/screenshots.py, so they show what a newcomer sees
 README_SHOTS = {
     "annotator-375-other",
-    "researcher-1280-flows",
     "researcher-1280-jobs",
     "researcher-1280-model",
 }

@@ -1,11 +1,12 @@
-"""A researcher's first session in headless Chromium: the campaign dashboard, the flows chart of
-the gold labels, a job form, a model page, and an export downloaded. No JavaScript console error,
+"""A researcher's first session in headless Chromium: the campaign dashboard, the flows chart as
+the menu opens it (the silver labels of the newest classifier that labeled turns), a job form, a model page, and an export downloaded. No JavaScript console error,
 no serious accessibility finding, a screenshot of each page, at desktop and phone widths."""
 
 from pathlib import Path
 
 import pytest
 
+from annotation.analysis.records import SILVER
 from annotation.models import ModelVersion
 from labeling.models import Campaign, Response
 from tests.annotation.export_helpers import add_labels
@@ -66,7 +67,8 @@ def test_a_researcher_walks_through_the_pages(research_data, live_server, viewpo
         campaign.refresh_from_db()
         assert campaign.status == Campaign.OPEN
 
-        journey.goto("/corpus/analysis/flows/?kind=gold")
+        journey.goto("/corpus/analysis/flows/")
+        expect(page.locator("select[name=kind] option[selected]")).to_have_text(SILVER)
         expect(page.locator(".chart .main-svg").first).to_be_attached()
         expect(page.locator(".chart .sankey-node").first).to_be_attached()
         journey.check("flows")

@@ -15,7 +15,7 @@ def test_home_sends_anonymous_visitors_to_log_in(client):
 @pytest.mark.django_db
 def test_the_corpus_page_is_for_staff_only(client, researcher, annotators):
     client.force_login(annotators[0])
-    assert client.get("/corpus/").status_code == 302
+    assert client.get("/corpus/").status_code == 403
     client.force_login(researcher)
     assert client.get("/corpus/").status_code == 200
 
@@ -41,7 +41,7 @@ def test_a_subtitle_file_page_lists_its_dialogues_in_two_queries_for_staff_only(
         for turn in range(2):
             Turn.objects.create(dialogue=dialogue, position=turn, text=f"line {position}.{turn}")
     client.force_login(annotators[0])
-    assert client.get(f"/corpus/files/{file.pk}/").status_code == 302
+    assert client.get(f"/corpus/files/{file.pk}/").status_code == 403
     client.force_login(researcher)
     with django_assert_max_num_queries(6):  # session, user, file, dialogues, their turns
         response = client.get(f"/corpus/files/{file.pk}/")

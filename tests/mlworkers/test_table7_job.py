@@ -175,7 +175,7 @@ def test_the_analysis_page_shows_the_stored_table_and_its_command(client, resear
 
 def test_the_analysis_page_is_staff_only_and_says_when_there_is_no_table(client, researcher, annotators):
     client.force_login(annotators[0])
-    assert client.get(reverse("annotation:analysis_utility")).status_code == 302
+    assert client.get(reverse("annotation:analysis_utility")).status_code == 403
     client.force_login(researcher)
     page = client.get(reverse("annotation:analysis_utility")).content.decode()
     assert 'id="no-table"' in page
