@@ -90,7 +90,12 @@ def first_work_screen(assignment) -> int:
     return next(p for p, item in sorted(screen_items(assignment).items()) if not item.is_quiz)
 
 
-@pytest.mark.parametrize("typed", ["Sad\u200b", "\u202eSad", "S\u2066ad\u2069", "\ufeffSad", "Sa\u200dd"])
+@pytest.mark.parametrize(
+    "typed",
+    ["Sad\u200b", "\u202eSad", "S\u2066ad\u2069", "\ufeffSad", "Sa\u200dd"]
+    # issue 46: a variation selector, the combining grapheme joiner, a Hangul filler, the braille blank
+    + ["Sa\ufe0fd", "S\u034fad", "Sad\u3164", "Sad\u2800"],
+)
 def test_a_typed_label_with_hidden_characters_is_refused_on_the_screen(annotator, typed):
     browser, assignment = annotator
     position = first_work_screen(assignment)
