@@ -94,6 +94,27 @@ def test_default_ignorable_characters_are_refused_by_name(char):
         clean_label_text(f"Sa{char}d")
 
 
+# Default_Ignorable_Code_Point as Unicode's DerivedCoreProperties.txt lists it (Unicode 15.0 on):
+# https://www.unicode.org/Public/UCD/latest/ucd/DerivedCoreProperties.txt
+DEFAULT_IGNORABLE_RANGES = [
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+]  # fmt: skip
+
+
+def test_every_default_ignorable_code_point_of_the_standard_is_refused():
+    points = [chr(p) for first, last in DEFAULT_IGNORABLE_RANGES for p in range(first, last + 1)]
+    assert len(points) == 4174 and all(uts39.default_ignorable(char) for char in points)
+    refused = 0
+    for char in points:
+        with pytest.raises(LabelTextRefused, match=f"U\\+{ord(char):04X}"):
+            clean_label_text(f"Sa{char}d")
+        refused += 1
+    assert refused == len(points) and not uts39.default_ignorable("a") and not uts39.default_ignorable(" ")
+
+
 @pytest.mark.parametrize("char", ["\u3164", "\uffa0", "\u115f", "\u1160", "\u2800", "\U0001d159"])
 def test_blank_letters_are_refused_by_name(char):
     with pytest.raises(LabelTextRefused, match=f"blank letter \\(U\\+{ord(char):04X}\\)"):
