@@ -114,15 +114,15 @@ def test_a_fullwidth_label_is_the_label_it_spells(annotator):
     assert (response.label.name, response.new_label_text) == ("Nostalgic", "")
 
 
-def propose_homoglyph(campaign, annotators, researcher) -> Client:
-    """Two annotators type "Sаd" (Cyrillic а) on every work screen and submit; the researcher's client."""
+def propose_homoglyph(campaign, annotators, researcher, typed: str = "Sаd") -> Client:
+    """Two annotators type `typed` ("Sаd", Cyrillic а) on every work screen and submit; the researcher's client."""
     for user in annotators[:2]:
         browser = Client()
         browser.force_login(user)
         assignment = claim(browser, campaign)
 
         def homoglyph(item):
-            return (item.quiz_question.gold_label.name, "") if item.is_quiz else (NEW_LABEL, "Sаd")
+            return (item.quiz_question.gold_label.name, "") if item.is_quiz else (NEW_LABEL, typed)
 
         walk(browser, assignment, pick=homoglyph)
         submit(browser, assignment)
@@ -174,3 +174,22 @@ def test_a_new_label_is_accepted_in_nfkc(db, researcher):
     staff.force_login(researcher)
     staff.post(reverse("labeling:label_accept"), {"text": " Ｆｏｒｇｅｔｆｕｌ ", "confirm": "yes"})
     assert Label.objects.get(kind=Label.PROPOSED).name == "Forgetful"
+
+
+@pytest.mark.parametrize(
+    ("typed", "label"),
+    [("ꜱᴀᴅ", "Sad"), ("ꓑroud", "Proud"), ("ᏚᎪᎠ", "Sad"), ("Prօud", "Proud"), ("ᴀɴɢʀʏ", "Angry")],
+)
+def test_issue_46s_look_alikes_typed_by_annotators_are_flagged_and_refused(
+    campaign, annotators, researcher, typed, label
+):
+    """Small capitals, Lisu, Cherokee and Armenian letters: typed through Other by the crowd, shown
+    on the report as looking like the label, and refused on the accept page (issue 46)."""
+    staff = propose_homoglyph(campaign, annotators, researcher, typed)
+    assert Response.objects.filter(new_label_text=typed, label__isnull=True).count() == 6
+    report = staff.get(reverse("labeling:campaign_report", args=[campaign.pk])).content.decode()
+    assert f"looks like “{label}”" in report
+    before = Label.objects.count()
+    page = staff.post(reverse("labeling:label_accept"), {"text": typed, "confirm": "yes"})
+    assert page.status_code == 409 and f"Looks like “{label}”" in page.content.decode()
+    assert Label.objects.count() == before
