@@ -143,7 +143,7 @@ def _check_signup_limits(campaign: Campaign | None, ip: str | None) -> None:
     unproven identities count: a proven one is a person the platform stands behind. Per block: an
     IPv4 address, an IPv6 /PLATFORM_IPV6_PREFIX network, and an IPv6 /48 with its own cap (a
     site's many /64s). An address counts the identities that hold live work (a seat, a phantom
-    place, work waiting for the platform's confirmation: `_holding`) or are still claiming
+    place, work waiting for the platform's confirmation: `_live_work`) or are still claiming
     (CLAIMING), not the landings it was refused nor work that ended: many made-up ids from one
     address hold no more than the cap, and honest workers behind it land as soon as it holds
     less. Per campaign only identities made in the hour that hold a seat count; the campaign row
@@ -151,25 +151,11 @@ def _check_signup_limits(campaign: Campaign | None, ip: str | None) -> None:
     if ip is None:
         raise AddressUnreadable("Your address could not be read, so this landing cannot be counted; please try again.")
     now = timezone.now()
-    unproven = Worker.objects.filter(merged_into__isnull=True).exclude(landing_key="")
     network, site = address_block(ip, settings.PLATFORM_IPV6_PREFIX), address_block(ip, SITE_PREFIX)
-    no_work_yet = ~Exists(Assignment.objects.filter(worker=OuterRef("pk")))
-    holds = Q(Exists(_holding(now))) | (Q(created_at__gte=now - CLAIMING) & Q(no_work_yet))
-    # every cap's count in one statement (each count a filter of the same unproven identities)
-    counts = {"network": Count("pk", filter=Q(holds, signup_network=network))}
-    rows = Q(signup_network=network)
-    if ":" in site:
-        counts["site"] = Count("pk", filter=Q(holds, signup_site_network=site))
-        rows |= Q(signup_site_network=site)
     if campaign is not None:
         Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
-        holding = Assignment.objects.filter(
-            worker=OuterRef("pk"), status__in=(Assignment.ACCEPTED, Assignment.SUBMITTED), phantom=False
-        )
-        this_hour = Q(signup_campaign=campaign, created_at__gte=now - timedelta(hours=1))
-        counts["campaign"] = Count("pk", filter=Q(Exists(holding)) & this_hour)
-        rows |= this_hour
-    counted = unproven.filter(rows).aggregate(**counts)
+    held, recent = _held_by_address(now, network, site), _recent_counts(now, campaign, network, site)
+    counted = {block: held[block] + recent[f"claiming_{block}"] for block in held} | recent
     limit = settings.PLATFORM_NEW_WORKERS_PER_CAMPAIGN_PER_HOUR
     if campaign is not None and counted["campaign"] >= limit:
         raise SignupLimited(f"This study has taken {limit} new workers in the last hour; please try again later.")
@@ -185,16 +171,48 @@ def _check_signup_limits(campaign: Campaign | None, ip: str | None) -> None:
         )
 
 
-def _holding(now):
-    """An unproven identity's live work (OuterRef("pk") its worker): a seat or phantom place within
-    its time limit, or a seat submitted and waiting for the platform within
-    PLATFORM_UNCONFIRMED_GRACE_MINUTES after it (labeling.actions.claim gives both back after)."""
+def _held_by_address(now, network: str, site: str) -> dict[str, int]:
+    """The unproven identities of the address's blocks that hold live work, driven by the live
+    work (few rows, indexed by state), so an address's long history of landings costs nothing."""
+    by_network, by_site = Q(worker__signup_network=network), Q(worker__signup_site_network=site)
+    held = _live_work(now).filter(worker__merged_into__isnull=True)
+    counts = {"network": Count("worker", distinct=True, filter=by_network)}
+    if ":" in site:
+        counts["site"] = Count("worker", distinct=True, filter=by_site)
+    return held.filter(by_network | by_site if ":" in site else by_network).aggregate(**counts)
+
+
+def _recent_counts(now, campaign: Campaign | None, network: str, site: str) -> dict[str, int]:
+    """In one statement over identities made lately: the address's blocks' identities still
+    claiming (made within CLAIMING, holding no work yet), and the campaign's identities made in
+    the hour that hold a seat."""
+    claiming = Q(created_at__gte=now - CLAIMING) & ~Q(Exists(Assignment.objects.filter(worker=OuterRef("pk"))))
+    counts = {"claiming_network": Count("pk", filter=claiming & Q(signup_network=network))}
+    rows = Q(signup_network=network, created_at__gte=now - CLAIMING)
+    if ":" in site:
+        counts["claiming_site"] = Count("pk", filter=claiming & Q(signup_site_network=site))
+        rows |= Q(signup_site_network=site, created_at__gte=now - CLAIMING)
+    if campaign is not None:
+        this_hour = Q(signup_campaign=campaign, created_at__gte=now - timedelta(hours=1))
+        seat = Assignment.objects.filter(
+            worker=OuterRef("pk"), status__in=(Assignment.ACCEPTED, Assignment.SUBMITTED), phantom=False
+        )
+        counts["campaign"] = Count("pk", filter=Q(Exists(seat)) & this_hour)
+        rows |= this_hour
+    unproven = Worker.objects.filter(merged_into__isnull=True).exclude(landing_key="")
+    return unproven.filter(rows).aggregate(**counts)
+
+
+def _live_work(now):
+    """Unproven identities' live work: a seat or phantom place within its time limit, or a seat
+    submitted and waiting for the platform within PLATFORM_UNCONFIRMED_GRACE_MINUTES after it
+    (labeling.actions.claim gives both back after)."""
     grace = timedelta(minutes=settings.PLATFORM_UNCONFIRMED_GRACE_MINUTES)
     live = Q(status=Assignment.ACCEPTED, expires_at__gt=now)
     waiting = Q(
         status=Assignment.SUBMITTED, phantom=False, platform_confirmed_at__isnull=True, expires_at__gt=now - grace
     )
-    return Assignment.objects.filter(live | waiting, worker=OuterRef("pk"), unproven=True)
+    return Assignment.objects.filter(live | waiting, unproven=True)
 
 
 def _may_sign_in_from_platform(user) -> bool:
