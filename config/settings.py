@@ -235,9 +235,12 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 
 # Crowd-platform landings the platform has not proven (MTurk's; a Prolific landing is proven at
-# once): new identities per client address (IPv4 address, IPv6 /PLATFORM_IPV6_PREFIX network) in
-# an hour, per IPv6 /48 (one site: a home or an office often gets a whole /48), and per campaign
-# counting only those holding a seat (an identity holding nothing costs others nothing).
+# once): how many unproven identities holding live work (or still claiming) a client address
+# (IPv4 address, IPv6 /PLATFORM_IPV6_PREFIX network) and an IPv6 /48 (one site: a home or an
+# office often gets a whole /48) may have at once, never counting what they were refused (a shared
+# address carries honest workers too), and new identities per campaign in an hour counting only
+# those holding a seat (an identity holding nothing costs others nothing). The per-address caps
+# are also each address's share of the Prolific check queue (labeling.prolific_checks).
 PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR = env_int("PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR", 10)
 PLATFORM_NEW_WORKERS_PER_IPV6_48_PER_HOUR = env_int("PLATFORM_NEW_WORKERS_PER_IPV6_48_PER_HOUR", 20)
 PLATFORM_NEW_WORKERS_PER_CAMPAIGN_PER_HOUR = env_int("PLATFORM_NEW_WORKERS_PER_CAMPAIGN_PER_HOUR", 300)

@@ -45,7 +45,10 @@ NOT_OPEN_TO_YOU = (
     "qualification quiz comes first. Please return it."
 )
 ADDRESS_UNREADABLE = "Your address could not be read, so this landing cannot be checked; please try again."
-TOO_MANY_REFUSED = "Too many sessions from your address were not confirmed by Prolific; please try again later."
+YOUR_TURN = (
+    "Many sessions from your address were not confirmed by Prolific, so its sessions are checked one "
+    "at a time; yours is checked in turn."
+)
 PROLIFIC_NOT_REACHED = "Prolific could not be reached just now; we keep asking."
 NOT_PROVEN = "Prolific does not list this as an active session of this study for your Prolific id ({why})."
 
@@ -164,10 +167,11 @@ def _prolific_proven(landing: Landing, ip: str | None) -> bool:
     (or Prolific could not be asked). Prolific is asked by a job, never here
     (labeling.prolific_checks): this reads the session's check, or queues it.
 
-    Made-up sessions cost a call to Prolific and a place in the queue each, so the sessions
-    Prolific refused, and the checks still waiting, count toward the address's caps before
-    anything is queued: past the first the address gets a 429, past the second the page polls
-    and nothing is queued until some are answered."""
+    Made-up sessions cost a call to Prolific and a place in the queue each, so the checks an
+    address holds are capped before anything is queued (prolific_checks.checks_in_flight): past
+    the cap the page polls and nothing is queued until some are answered. What the address was
+    refused never shuts it (honest participants share a university's or a carrier's address): past
+    its refused sessions' caps it is asked about one session at a time."""
     if workers.landing_proven(landing.platform, landing.worker_id, landing.external_assignment):
         return True
     if ip is None:
@@ -175,14 +179,13 @@ def _prolific_proven(landing: Landing, ip: str | None) -> bool:
     studies = prolific_checks.prolific_studies(landing.campaign)
     if not studies:
         raise LandingRefused("Not a study of this site", NOT_PROVEN.format(why="no study published"), status=403)
-    if prolific_checks.refusals_capped(ip):
-        raise LandingRefused("Too many unconfirmed sessions", TOO_MANY_REFUSED, status=429)
     check = prolific_checks.check_of(landing.external_assignment)
     failed = check is not None and check.status == ProlificSessionCheck.FAILED
     problem = PROLIFIC_NOT_REACHED if failed else ""
     if check is None or check.status != ProlificSessionCheck.ANSWERED:
         if (check is None or failed) and prolific_checks.checks_in_flight(ip):
-            raise LandingPending(problem)  # the address's checks fill its share of the queue: wait a poll
+            # the address's checks fill its share of the queue: wait a poll
+            raise LandingPending(problem or (YOUR_TURN if prolific_checks.refusals_capped(ip) else ""))
         session = landing.external_assignment
         check = prolific_checks.ask(session, participant=landing.worker_id, campaign=landing.campaign, ip=ip)
     if check.status != ProlificSessionCheck.ANSWERED:

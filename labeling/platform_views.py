@@ -23,9 +23,10 @@ Trust: MTurk's ExternalQuestion parameters (workerId, assignmentId, turkSubmitTo
   the landing (no web worker held waiting); a session Prolific does not list as this
   participant's active session of this study gets a 403 and nothing; one it could not be asked
   about keeps polling (fail closed);
-- new unproven identities per client address (an IPv6 address counted by its
-  /PLATFORM_IPV6_PREFIX network and its /48) and per campaign and hour are capped (counted by
-  labeling.workers): a 429, nothing created; an address that cannot be read is refused;
+- new unproven identities are capped by the live work their client address (an IPv6 address
+  counted by its /PLATFORM_IPV6_PREFIX network and its /48) holds, never by what it was refused,
+  and per campaign and hour (counted by labeling.workers): a 429, nothing created; an address that
+  cannot be read is refused;
 - a browser signed in as another account is never switched without a confirmation posted from our
   own page (CSRF-checked), so a forged link cannot sign a victim into the forger's worker; nor is
   one mid-HIT switched to another session of its own worker id;

@@ -11,12 +11,14 @@ asked (failed: the page keeps polling and the next poll queues the job again). T
 database, not the cache: every web process and the worker read the same answer.
 
 Made-up sessions cost a call to Prolific and a place in the queue each, so before a check is
-queued the address must be under its caps (PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR per address or
-IPv6 /PLATFORM_IPV6_PREFIX network, _PER_IPV6_48_PER_HOUR per /48), counted twice here:
-- sessions Prolific refused in the last hour (`refusals_capped`: a 429, Prolific not asked);
-- checks still waiting (`checks_in_flight`: the page polls and nothing is queued until some are
-  answered), so a flood from a few addresses never holds more than the cap in the queue, while
-  honest participants behind one shared address only wait a poll or two.
+queued the address must be under its share of the queue: the checks it holds, still waiting for
+Prolific (PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR per address or IPv6 /PLATFORM_IPV6_PREFIX network,
+_PER_IPV6_48_PER_HOUR per /48: `checks_in_flight`; the page polls and nothing is queued until some
+are answered). What an address was refused never shuts it: a university's or a carrier's one
+address carries honest participants behind the made-up sessions. An address whose sessions
+Prolific refused up to those caps in the hour (`refusals_capped`) is asked about one session at a
+time instead, each refusal holding that turn for REFUSED_TURN: a flood from it spends one lookup
+per turn, and a participant behind it waits a turn, never the hour.
 """
 
 import logging
@@ -43,6 +45,8 @@ JOB = "labeling.check_prolific_session"
 LIVE_SESSION = ("ACTIVE", "RESERVED")
 # a check still waiting this long lost its job (a broker or worker restart): the next poll queues it again
 STALE_AFTER = timedelta(seconds=60)
+# an address past its refused sessions' caps: how long each refusal holds its one turn at the queue
+REFUSED_TURN = timedelta(seconds=10)
 
 
 # --- the landing's side (web process) -------------------------------------------------------------
@@ -53,27 +57,34 @@ def check_of(session_id: str) -> ProlificSessionCheck | None:
 
 
 def refusals_capped(ip: str) -> bool:
-    """Whether the sessions Prolific refused from the address's blocks in the last hour reached a cap."""
+    """Whether the sessions Prolific refused from the address's blocks in the last hour reached a
+    cap: the address is then asked about one session at a time (`checks_in_flight`)."""
     since = timezone.now() - timedelta(hours=1)
     refused = ProlificSessionCheck.objects.filter(created_at__gte=since).exclude(refusal="")
     return _over_caps(refused, ip)
 
 
 def checks_in_flight(ip: str) -> bool:
-    """Whether the address's blocks have as many checks waiting for Prolific as their caps. A check
-    queued longer than STALE_AFTER ago lost its job and is no longer in flight (its participant may
-    have left: it must not hold the address's share of the queue for good)."""
-    since = timezone.now() - STALE_AFTER
-    waiting = ProlificSessionCheck.objects.filter(status=ProlificSessionCheck.PENDING, queued_at__gte=since)
-    return _over_caps(waiting, ip)
+    """Whether the address's blocks hold their share of the queue: as many checks waiting for
+    Prolific as their caps, or, past its refused sessions' caps, one check waiting or refused in
+    the last REFUSED_TURN. A check queued longer than STALE_AFTER ago lost its job and is no
+    longer in flight (its participant may have left: it must not hold the address's share for good)."""
+    now = timezone.now()
+    waiting = Q(status=ProlificSessionCheck.PENDING, queued_at__gte=now - STALE_AFTER)
+    if not refusals_capped(ip):
+        return _over_caps(ProlificSessionCheck.objects.filter(waiting), ip)
+    turn = waiting | (Q(answered_at__gte=now - REFUSED_TURN) & ~Q(refusal=""))
+    return _over_caps(ProlificSessionCheck.objects.filter(turn), ip, network_cap=1, site_cap=1)
 
 
-def _over_caps(rows, ip: str) -> bool:
+def _over_caps(rows, ip: str, *, network_cap: int | None = None, site_cap: int | None = None) -> bool:
     network = address_block(ip, settings.PLATFORM_IPV6_PREFIX)
-    if rows.filter(network=network).count() >= settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR:
+    per_network = network_cap or settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR
+    if rows.filter(network=network).count() >= per_network:
         return True
     site = address_block(ip, SITE_PREFIX)
-    return ":" in site and rows.filter(site_network=site).count() >= settings.PLATFORM_NEW_WORKERS_PER_IPV6_48_PER_HOUR
+    per_site = site_cap or settings.PLATFORM_NEW_WORKERS_PER_IPV6_48_PER_HOUR
+    return ":" in site and rows.filter(site_network=site).count() >= per_site
 
 
 def ask(session_id: str, *, participant: str, campaign: Campaign, ip: str) -> ProlificSessionCheck:

@@ -17,7 +17,14 @@ from annotation import audit
 from annotation.models import AuditEntry, Label
 from annotation.taxonomy import normalise_label_name
 from labeling import task_types
-from labeling.crowd.label_text import LabelTextRefused, clean_label_text, look_alike_of, odd_letters, visible
+from labeling.crowd.label_text import (
+    LabelTextRefused,
+    clean_label_text,
+    look_alike_of,
+    mixed_scripts,
+    odd_letters,
+    visible,
+)
 from labeling.models import HIT, Assignment, Campaign
 from labeling.payments import WorkerDue, payments_due
 from labeling.platforms.costs import money
@@ -111,30 +118,43 @@ class ProposalReview:
 
 
 def review_proposal(text: str) -> ProposalReview:
-    """Check a typed label against the taxonomy: control, direction and invisible characters,
-    length, the label it already names, and look-alikes (labeling.crowd.label_text). A look-alike
-    ("Sаd" with a Cyrillic а) is refused: a second label that reads like the first would split its
-    votes where no one can see it; its answers stay in the report as they are."""
+    """Check a typed label against the taxonomy: control, direction, invisible and blank
+    characters, length, the label it already names, look-alikes and mixed scripts
+    (labeling.crowd.label_text, after UTS #39: https://www.unicode.org/reports/tr39/). A look-alike
+    ("Sаd" with a Cyrillic а, "ꜱᴀᴅ" in small capitals) is refused: a second label that reads like
+    the first would split its votes where no one can see it; its answers stay in the report as
+    they are. A text refused for a hidden character names the label it reads as, if any."""
+    labels = list(Label.objects.all())
     try:
         name = clean_label_text(text, max_length=10**6)
     except LabelTextRefused as refused:
-        return ProposalReview(visible(text), None, None, f"“{visible(text)[:80]}”: {refused}")
+        reads_as = look_alike_of(text, [label.name for label in labels])
+        also = f"; it reads as the label “{reads_as}”" if reads_as else ""
+        return ProposalReview(visible(text), None, None, f"“{visible(text)[:80]}”: {refused}{also}")
     if len(name) > Label._meta.get_field("name").max_length:
         return ProposalReview(name, None, None, f"{name[:40]!r}… is too long for a label name")
-    labels = list(Label.objects.all())
     existing = next((label for label in labels if normalise_label_name(label.name) == normalise_label_name(name)), None)
     resembled = look_alike_of(name, [label.name for label in labels]) if existing is None else None
-    if resembled is None:
-        return ProposalReview(name, existing, None, "")
-    looks_like = next(label for label in labels if label.name == resembled)
-    odd = "; ".join(odd_letters(name, resembled))
-    return ProposalReview(
-        name,
-        None,
-        looks_like,
-        f"“{name}” looks like the label “{resembled}” ({odd}): answers typed so are a spelling of "
-        f"{resembled} by eye, and a second label that reads the same would split its votes unseen",
-    )
+    if resembled is not None:
+        looks_like = next(label for label in labels if label.name == resembled)
+        odd = "; ".join(odd_letters(name, resembled))
+        return ProposalReview(
+            name,
+            None,
+            looks_like,
+            f"“{name}” looks like the label “{resembled}” ({odd}): answers typed so are a spelling of "
+            f"{resembled} by eye, and a second label that reads the same would split its votes unseen",
+        )
+    scripts = mixed_scripts(name) if existing is None else []
+    if scripts:
+        return ProposalReview(
+            name,
+            None,
+            None,
+            f"“{name}” mixes letters of {' and '.join(scripts)}: a label is written in one script "
+            "(Latin may join Han with kana, Bopomofo or Hangul), so no letter can pass for another's",
+        )
+    return ProposalReview(name, existing, None, "")
 
 
 def accept_proposed_label(text: str, reason: str = "") -> Label:

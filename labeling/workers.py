@@ -5,9 +5,11 @@
   worker id AND the platform's id of the work it came with (MTurk assignmentId, Prolific
   SESSION_ID), since the unsigned worker id alone proves nothing. It gets a plain (never staff)
   site account of its own. One the platform stood behind at landing (Prolific) is merged into the
-  id's proven worker at once; new unproven ones are capped per client address, per IPv6 /48 and
-  per campaign and hour (settings PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR, _PER_IPV6_48_PER_HOUR,
-  _PER_CAMPAIGN_PER_HOUR).
+  id's proven worker at once; new unproven ones are capped by what their client address, its IPv6
+  /48 and their campaign hold (settings PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR,
+  _PER_IPV6_48_PER_HOUR, _PER_CAMPAIGN_PER_HOUR): unproven identities with live work, never the
+  landings an address was refused or the work it finished, so made-up landings from a shared
+  address cannot lock out the honest workers behind it.
 - The platform id's proven worker (`merge_proven_identity`): a landing's identity points at it
   once the platform confirms its submission; aggregation, agreement and reports count through it.
 - The proven workers of an imported results file (`imported_workers`).
@@ -32,6 +34,10 @@ from labeling.models import Assignment, Campaign, Worker
 
 # an IPv6 site (a home, an office) often holds a whole /48: its /64s share one cap too
 SITE_PREFIX = 48
+# an identity made this recently that holds no work yet is still claiming its HIT (it is made in
+# one transaction and claims in the next): it counts toward its address's cap, so a burst of
+# landings cannot all pass the count before any of them holds something
+CLAIMING = timedelta(seconds=30)
 
 
 class AccountConflict(Exception):
@@ -132,43 +138,81 @@ def landing_proven(platform: str, external_id: str, landing_key: str) -> bool:
 
 
 def _check_signup_limits(campaign: Campaign | None, ip: str | None) -> None:
-    """Refuse a new unproven identity past the hourly caps, or from an address that cannot be read
-    (counted nowhere, it would pass every cap). Only unproven identities count: a proven one is a
-    person the platform stands behind. Per block: an IPv4 address, an IPv6 /PLATFORM_IPV6_PREFIX
-    network, and an IPv6 /48 with its own cap (a site's many /64s). Per campaign only identities
-    that hold a seat count, so landings that hold nothing (every HIT taken, a seat given back)
-    cannot lock honest landings out; the campaign row is locked first, so concurrent landings on
-    one campaign count one after another."""
+    """Refuse a new unproven identity when its address, or its campaign, holds its cap of unproven
+    work, or when the address cannot be read (counted nowhere, it would pass every cap). Only
+    unproven identities count: a proven one is a person the platform stands behind. Per block: an
+    IPv4 address, an IPv6 /PLATFORM_IPV6_PREFIX network, and an IPv6 /48 with its own cap (a
+    site's many /64s). An address counts the identities that hold live work (a seat, a phantom
+    place, work waiting for the platform's confirmation: `_live_work`) or are still claiming
+    (CLAIMING), not the landings it was refused nor work that ended: many made-up ids from one
+    address hold no more than the cap, and honest workers behind it land as soon as it holds
+    less. Per campaign only identities made in the hour that hold a seat count; the campaign row
+    is locked first, so concurrent landings on one campaign count one after another."""
     if ip is None:
         raise AddressUnreadable("Your address could not be read, so this landing cannot be counted; please try again.")
-    since = timezone.now() - timedelta(hours=1)
-    recent = Worker.objects.filter(created_at__gte=since, merged_into__isnull=True).exclude(landing_key="")
+    now = timezone.now()
     network, site = address_block(ip, settings.PLATFORM_IPV6_PREFIX), address_block(ip, SITE_PREFIX)
-    # every cap's count in one statement (each count a filter of the same recent identities)
-    counts = {"network": Count("pk", filter=Q(signup_network=network))}
-    rows = Q(signup_network=network)
-    if ":" in site:
-        counts["site"] = Count("pk", filter=Q(signup_site_network=site))
-        rows |= Q(signup_site_network=site)
     if campaign is not None:
         Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
-        holding = Assignment.objects.filter(
-            worker=OuterRef("pk"), status__in=(Assignment.ACCEPTED, Assignment.SUBMITTED), phantom=False
-        )
-        counts["campaign"] = Count("pk", filter=Q(Exists(holding), signup_campaign=campaign))
-        rows |= Q(signup_campaign=campaign)
-    counted = recent.filter(rows).aggregate(**counts)
+    held, recent = _held_by_address(now, network, site), _recent_counts(now, campaign, network, site)
+    counted = {block: held[block] + recent[f"claiming_{block}"] for block in held} | recent
     limit = settings.PLATFORM_NEW_WORKERS_PER_CAMPAIGN_PER_HOUR
     if campaign is not None and counted["campaign"] >= limit:
         raise SignupLimited(f"This study has taken {limit} new workers in the last hour; please try again later.")
     per_address = settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR
     if counted["network"] >= per_address:
         raise SignupLimited(
-            f"{per_address} new workers came from your address in the last hour; please try again later."
+            f"{per_address} new workers from your address hold HITs they have not finished; please try again later."
         )
     per_site = settings.PLATFORM_NEW_WORKERS_PER_IPV6_48_PER_HOUR
     if ":" in site and counted["site"] >= per_site:
-        raise SignupLimited(f"{per_site} new workers came from your network in the last hour; please try again later.")
+        raise SignupLimited(
+            f"{per_site} new workers from your network hold HITs they have not finished; please try again later."
+        )
+
+
+def _held_by_address(now, network: str, site: str) -> dict[str, int]:
+    """The unproven identities of the address's blocks that hold live work, driven by the live
+    work (few rows, indexed by state), so an address's long history of landings costs nothing."""
+    by_network, by_site = Q(worker__signup_network=network), Q(worker__signup_site_network=site)
+    held = _live_work(now).filter(worker__merged_into__isnull=True)
+    counts = {"network": Count("worker", distinct=True, filter=by_network)}
+    if ":" in site:
+        counts["site"] = Count("worker", distinct=True, filter=by_site)
+    return held.filter(by_network | by_site if ":" in site else by_network).aggregate(**counts)
+
+
+def _recent_counts(now, campaign: Campaign | None, network: str, site: str) -> dict[str, int]:
+    """In one statement over identities made lately: the address's blocks' identities still
+    claiming (made within CLAIMING, holding no work yet), and the campaign's identities made in
+    the hour that hold a seat."""
+    claiming = Q(created_at__gte=now - CLAIMING) & ~Q(Exists(Assignment.objects.filter(worker=OuterRef("pk"))))
+    counts = {"claiming_network": Count("pk", filter=claiming & Q(signup_network=network))}
+    rows = Q(signup_network=network, created_at__gte=now - CLAIMING)
+    if ":" in site:
+        counts["claiming_site"] = Count("pk", filter=claiming & Q(signup_site_network=site))
+        rows |= Q(signup_site_network=site, created_at__gte=now - CLAIMING)
+    if campaign is not None:
+        this_hour = Q(signup_campaign=campaign, created_at__gte=now - timedelta(hours=1))
+        seat = Assignment.objects.filter(
+            worker=OuterRef("pk"), status__in=(Assignment.ACCEPTED, Assignment.SUBMITTED), phantom=False
+        )
+        counts["campaign"] = Count("pk", filter=Q(Exists(seat)) & this_hour)
+        rows |= this_hour
+    unproven = Worker.objects.filter(merged_into__isnull=True).exclude(landing_key="")
+    return unproven.filter(rows).aggregate(**counts)
+
+
+def _live_work(now):
+    """Unproven identities' live work: a seat or phantom place within its time limit, or a seat
+    submitted and waiting for the platform within PLATFORM_UNCONFIRMED_GRACE_MINUTES after it
+    (labeling.actions.claim gives both back after)."""
+    grace = timedelta(minutes=settings.PLATFORM_UNCONFIRMED_GRACE_MINUTES)
+    live = Q(status=Assignment.ACCEPTED, expires_at__gt=now)
+    waiting = Q(
+        status=Assignment.SUBMITTED, phantom=False, platform_confirmed_at__isnull=True, expires_at__gt=now - grace
+    )
+    return Assignment.objects.filter(live | waiting, unproven=True)
 
 
 def _may_sign_in_from_platform(user) -> bool:

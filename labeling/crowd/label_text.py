@@ -3,39 +3,39 @@
 A typed label is stored in NFKC form with its white space collapsed (`clean_label_text`), so a
 fullwidth "Ｓａｄ" or a ligature is the label it spells. Text the eye cannot check is refused with
 a message: direction controls (U+202A-202E, U+2066-2069, U+200E, U+200F, U+061C) reorder what
-is shown, and invisible characters (U+200B-200D, U+2060, U+FEFF, and every other format
-character) make "Sad" and "Sad" two strings. What is left can still *look* like a label it is not:
-Cyrillic "а" in "Sаd". `skeleton` folds such look-alikes (case, width, accents, letters of other
-scripts that look Latin, "rn" for "m", "1" and "I" for "l") into one key, and `look_alike_of`
-names the existing label a proposal resembles, so the researcher sees it before accepting it.
+is shown; invisible characters (every format character and every Default_Ignorable_Code_Point:
+zero-width spaces and joiners, variation selectors, the combining grapheme joiner U+034F, tags)
+and blank letters (Hangul fillers U+115F, U+1160, U+3164, U+FFA0, the braille blank U+2800) make
+"Sad" and "Sad" two strings; unassigned and private-use code points show nothing anyone can
+check. What is left can still *look* like a label it is not: Cyrillic "а" in "Sаd", Lisu "ꓢ",
+small capitals "ꜱᴀᴅ". `look_alike_key` folds such spellings into one key, from UTS #39's skeleton
+with Unicode's confusables data (labeling.crowd.uts39, https://www.unicode.org/reports/tr39/) and
+case, marks and small capitals besides; `look_alike_of` names the existing label a proposal
+resembles, and `mixed_scripts` names the scripts of one that mixes them past UTS #39's Highly
+Restrictive level (Latin with Cyrillic, Greek, Lisu, Cherokee, Armenian...), so the researcher
+sees both before accepting it, and neither can be accepted (labeling.reports.review_proposal).
 """
 
+import re
 import unicodedata
 from collections.abc import Iterable
+from functools import cache, lru_cache
 
 from annotation.taxonomy import normalise_label_name
+from labeling.crowd import uts39
 
 MAX_LENGTH = 64
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
 ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff")
-
-# Letters of other scripts (after case folding) drawn like a Latin letter, and Latin letters that
-# pass for another: a short, hand-checked subset of Unicode's confusables (UTS #39) for the
-# characters a label name is written with.
-_CONFUSABLE = str.maketrans(
-    {
-        # Cyrillic
-        "а": "a", "в": "b", "ь": "b", "е": "e", "ё": "e", "һ": "h", "н": "h", "і": "l", "ї": "l",
-        "ӏ": "l", "ј": "j", "к": "k", "м": "m", "п": "n", "о": "o", "р": "p", "ԛ": "q", "г": "r",
-        "ѕ": "s", "т": "t", "у": "y", "ү": "y", "х": "x", "ԁ": "d", "ԝ": "w", "с": "c",
-        # Greek
-        "α": "a", "β": "b", "ε": "e", "η": "n", "ι": "l", "κ": "k", "ν": "v", "ο": "o", "ρ": "p",
-        "τ": "t", "υ": "u", "χ": "x", "ω": "w", "γ": "y",
-        # Latin and digits that pass for a letter
-        "ı": "l", "i": "l", "1": "l", "|": "l", "ł": "l", "0": "o", "ø": "o", "đ": "d", "ħ": "h",
-    }
-)  # fmt: skip
-_CONFUSABLE_PAIRS = (("rn", "m"), ("vv", "w"))
+# Letters and symbols drawn as an empty cell: the braille blank and the musical null notehead (no
+# Unicode property names them), and the Hangul fillers, which are also Default_Ignorable
+BLANK_LETTERS = frozenset("\u2800\U0001d159\u115f\u1160\u3164\uffa0")
+# Unassigned, private-use and surrogate code points: no one can say what they show
+_NO_MEANING = frozenset({"Cn", "Co", "Cs"})
+# a fold's output is folded again until nothing changes (a prototype can be a capital or a small
+# capital: Lisu ꓢ -> S -> s, Cyrillic т -> ᴛ -> t); a few rounds reach that
+_FOLD_ROUNDS = 4
+_SMALL_CAPITAL = re.compile(r"(\w+) (?:LETTER SMALL CAPITAL|SMALL CAPITAL LETTER) (.+)")
 
 
 class LabelTextRefused(ValueError):
@@ -44,12 +44,13 @@ class LabelTextRefused(ValueError):
 
 def clean_label_text(text: str, *, max_length: int = MAX_LENGTH) -> str:
     """The label a person typed, as stored: NFKC, white space collapsed. Raises LabelTextRefused
-    for control, direction and invisible characters, an empty text, or one over `max_length`."""
-    for char in text or "":
+    for control, direction, invisible and blank characters, unassigned and private-use code
+    points, an empty text, or one over `max_length`."""
+    cleaned = " ".join(unicodedata.normalize("NFKC", text or "").split())
+    for char in f"{text or ''}{cleaned}":  # NFKC maps nothing to a hidden character; checked anyway
         problem = _unseen(char)
         if problem:
             raise LabelTextRefused(f"a label cannot contain {problem} (U+{ord(char):04X}); type it again by hand")
-    cleaned = " ".join(unicodedata.normalize("NFKC", text or "").split())
     if not cleaned:
         raise LabelTextRefused("type the new label, or pick one from the list")
     if len(cleaned) > max_length:
@@ -61,35 +62,78 @@ def _unseen(char: str) -> str:
     """What is wrong with a character in a label ("" when nothing)."""
     if char in BIDI_CONTROLS:
         return "a text-direction control"
-    if char in ZERO_WIDTH or unicodedata.category(char) == "Cf":
+    if char in BLANK_LETTERS:
+        return "a blank letter"
+    if char in ZERO_WIDTH or unicodedata.category(char) == "Cf" or uts39.default_ignorable(char):
         return "an invisible character"
     if char == "\x00":
         return "a NUL byte"
     if unicodedata.category(char) == "Cc" and char not in "\t\n\r":
         return "a control character"
+    if unicodedata.category(char) in _NO_MEANING:
+        return "a character Unicode gives no meaning (unassigned or private use)"
     return ""
 
 
-def skeleton(text: str) -> str:
-    """One key for every spelling that looks alike: width and compatibility forms (NFKC), case,
-    accents, look-alike letters of other scripts, invisible characters and spacing all folded."""
-    folded = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", text).casefold())
-    visible = "".join(c for c in folded if not unicodedata.combining(c) and not _unseen(c))
-    key = " ".join(visible.translate(_CONFUSABLE).split())
-    for pair, letter in _CONFUSABLE_PAIRS:
-        key = key.replace(pair, letter)
-    return key
+@lru_cache(maxsize=4096)  # a report compares every proposal with every label's key
+def look_alike_key(text: str) -> str:
+    """One key for every spelling that reads alike. UTS #39's skeleton (labeling.crowd.uts39:
+    Unicode's confusables data) with what this project also calls one label folded in, round after
+    round until nothing changes: compatibility forms (NFKC: width, mathematical letters), case (a
+    label is case-blind, so capital I, small i, l and 1 are one letter), small capitals (read as
+    their letter), accents and other combining marks, invisible and blank characters, spacing."""
+    key = unicodedata.normalize("NFKC", text)
+    for _ in range(_FOLD_ROUNDS):
+        folded = _fold(key)
+        if folded == key:
+            break
+        key = folded
+    return " ".join(key.split())
+
+
+def _fold(text: str) -> str:
+    text = "".join(_small_capitals().get(c, c) for c in text.casefold())
+    shown = "".join(c for c in uts39.skeleton(text) if not unicodedata.combining(c) and not _unseen(c))
+    return unicodedata.normalize("NFKC", shown).casefold().replace("i", "l")
+
+
+@cache
+def _small_capitals() -> dict[str, str]:
+    """Each small capital letter (ᴀ LATIN LETTER SMALL CAPITAL A) -> its small letter, by name.
+    confusables.txt maps a few (ꜱ) and uses others as prototypes (Cyrillic т -> ᴛ); a case-blind
+    label reads every one as its letter."""
+    table = {}
+    for point in range(0x20000):  # the planes letters are in; once, about 70 ms
+        name = unicodedata.name(chr(point), "")
+        match = _SMALL_CAPITAL.fullmatch(name) if "SMALL CAPITAL" in name else None
+        if match:
+            script, letter = match.groups()
+            for form in (f"{script} SMALL LETTER {letter}", f"{script} CAPITAL LETTER {letter}"):
+                try:
+                    table[chr(point)] = unicodedata.lookup(form).casefold()
+                    break
+                except KeyError:
+                    continue
+    return table
 
 
 def look_alike_of(text: str, label_names: Iterable[str]) -> str | None:
-    """The existing label `text` looks like without being it (another spelling under
+    """The existing label `text` reads like without being it (another spelling under
     normalise_label_name after NFKC), or None: "Sаd" (Cyrillic а) -> "Sad"; "sad" -> None."""
     own = normalise_label_name(unicodedata.normalize("NFKC", text))
-    key = skeleton(text)
+    key = look_alike_key(text)
     for name in label_names:
-        if skeleton(name) == key and normalise_label_name(name) != own:
+        if look_alike_key(name) == key and normalise_label_name(name) != own:
             return name
     return None
+
+
+def mixed_scripts(text: str) -> list[str]:
+    """The scripts of a label that mixes them past UTS #39's Highly Restrictive level (Latin with
+    Cyrillic, Greek, Lisu, Cherokee, Armenian...: a look-alike in the making), by name; [] for a
+    text in one script, or Latin with Han and kana, Bopomofo or Hangul."""
+    cleaned = unicodedata.normalize("NFKC", text)
+    return uts39.scripts_of(cleaned) if uts39.scripts_mixed(cleaned) else []
 
 
 def visible(text: str) -> str:

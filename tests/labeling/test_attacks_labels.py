@@ -15,8 +15,8 @@ from labeling.crowd.label_text import (
     ZERO_WIDTH,
     LabelTextRefused,
     clean_label_text,
+    look_alike_key,
     look_alike_of,
-    skeleton,
     visible,
 )
 from labeling.hits import build_hits
@@ -60,7 +60,7 @@ def test_look_alikes_of_an_existing_label_are_named(typed, resembles):
 
 
 def test_no_two_labels_of_the_taxonomy_look_alike():
-    keys = [skeleton(spec.name) for spec in TAXONOMY]
+    keys = [look_alike_key(spec.name) for spec in TAXONOMY]
     assert len(set(keys)) == len(keys) == 41
 
 
@@ -90,7 +90,12 @@ def first_work_screen(assignment) -> int:
     return next(p for p, item in sorted(screen_items(assignment).items()) if not item.is_quiz)
 
 
-@pytest.mark.parametrize("typed", ["Sad\u200b", "\u202eSad", "S\u2066ad\u2069", "\ufeffSad", "Sa\u200dd"])
+@pytest.mark.parametrize(
+    "typed",
+    ["Sad\u200b", "\u202eSad", "S\u2066ad\u2069", "\ufeffSad", "Sa\u200dd"]
+    # issue 46: a variation selector, the combining grapheme joiner, a Hangul filler, the braille blank
+    + ["Sa\ufe0fd", "S\u034fad", "Sad\u3164", "Sad\u2800"],
+)
 def test_a_typed_label_with_hidden_characters_is_refused_on_the_screen(annotator, typed):
     browser, assignment = annotator
     position = first_work_screen(assignment)
@@ -109,15 +114,15 @@ def test_a_fullwidth_label_is_the_label_it_spells(annotator):
     assert (response.label.name, response.new_label_text) == ("Nostalgic", "")
 
 
-def propose_homoglyph(campaign, annotators, researcher) -> Client:
-    """Two annotators type "Sаd" (Cyrillic а) on every work screen and submit; the researcher's client."""
+def propose_homoglyph(campaign, annotators, researcher, typed: str = "Sаd") -> Client:
+    """Two annotators type `typed` ("Sаd", Cyrillic а) on every work screen and submit; the researcher's client."""
     for user in annotators[:2]:
         browser = Client()
         browser.force_login(user)
         assignment = claim(browser, campaign)
 
         def homoglyph(item):
-            return (item.quiz_question.gold_label.name, "") if item.is_quiz else (NEW_LABEL, "Sаd")
+            return (item.quiz_question.gold_label.name, "") if item.is_quiz else (NEW_LABEL, typed)
 
         walk(browser, assignment, pick=homoglyph)
         submit(browser, assignment)
@@ -130,7 +135,7 @@ def test_a_homoglyph_proposal_is_flagged_and_refused_on_the_accept_page(campaign
     staff = propose_homoglyph(campaign, annotators, researcher)
     assert Response.objects.filter(new_label_text="Sаd", label__isnull=True).count() == 6  # kept as typed
     report = staff.get(reverse("labeling:campaign_report", args=[campaign.pk])).content.decode()
-    assert "looks like “Sad”" in report
+    assert "looks like “Sad”" in report and "mixes Latin and Cyrillic" in report
 
     labels_before = Label.objects.count()
     back = reverse("labeling:campaign_detail", args=[campaign.pk])
@@ -146,12 +151,12 @@ def test_a_homoglyph_proposal_is_flagged_and_refused_on_the_accept_page(campaign
 def test_accepting_sad_with_a_hidden_character_makes_no_second_sad(db, researcher, text):
     staff = Client()
     staff.force_login(researcher)
-    reads_sad = [label for label in Label.objects.all() if skeleton(label.name) == "sad"]
+    reads_sad = [label for label in Label.objects.all() if look_alike_key(label.name) == "sad"]
     page = staff.post(reverse("labeling:label_accept"), {"text": text, "confirm": "yes"})
     assert page.status_code == 400 and "U+" in page.content.decode()
     api = staff.post(reverse("api-label-accept"), {"text": text}, content_type="application/json")
     assert api.status_code == 400 and "U+" in api.json()["text"][0]
-    assert [label for label in Label.objects.all() if skeleton(label.name) == "sad"] == reads_sad
+    assert [label for label in Label.objects.all() if look_alike_key(label.name) == "sad"] == reads_sad
 
 
 def test_accepting_a_fullwidth_spelling_returns_the_label_it_names(db, researcher):
@@ -169,3 +174,22 @@ def test_a_new_label_is_accepted_in_nfkc(db, researcher):
     staff.force_login(researcher)
     staff.post(reverse("labeling:label_accept"), {"text": " Ｆｏｒｇｅｔｆｕｌ ", "confirm": "yes"})
     assert Label.objects.get(kind=Label.PROPOSED).name == "Forgetful"
+
+
+@pytest.mark.parametrize(
+    ("typed", "label"),
+    [("ꜱᴀᴅ", "Sad"), ("ꓑroud", "Proud"), ("ᏚᎪᎠ", "Sad"), ("Prօud", "Proud"), ("ᴀɴɢʀʏ", "Angry")],
+)
+def test_issue_46s_look_alikes_typed_by_annotators_are_flagged_and_refused(
+    campaign, annotators, researcher, typed, label
+):
+    """Small capitals, Lisu, Cherokee and Armenian letters: typed through Other by the crowd, shown
+    on the report as looking like the label, and refused on the accept page (issue 46)."""
+    staff = propose_homoglyph(campaign, annotators, researcher, typed)
+    assert Response.objects.filter(new_label_text=typed, label__isnull=True).count() == 6
+    report = staff.get(reverse("labeling:campaign_report", args=[campaign.pk])).content.decode()
+    assert f"looks like “{label}”" in report
+    before = Label.objects.count()
+    page = staff.post(reverse("labeling:label_accept"), {"text": typed, "confirm": "yes"})
+    assert page.status_code == 409 and f"Looks like “{label}”" in page.content.decode()
+    assert Label.objects.count() == before

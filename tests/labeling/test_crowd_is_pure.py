@@ -1,6 +1,6 @@
 """labeling/crowd/ is the crowd's arithmetic with no database: its modules import only the standard
-library, numpy, krippendorff (a numpy-only package, for alpha in intervals.py) and annotation's two
-pure modules (taxonomy, the CSV cell reader), checked on the
+library, numpy, krippendorff (a numpy-only package, for alpha in intervals.py), regex and fontTools
+(Unicode's character properties, for UTS #39 in uts39.py) and annotation's two pure modules (taxonomy, the CSV cell reader), checked on the
 source (imports inside functions too) and by importing the whole package in a fresh interpreter."""
 
 import ast
@@ -13,7 +13,15 @@ import pytest
 from tests.conftest import REPO_ROOT
 
 CROWD = REPO_ROOT / "labeling" / "crowd"
-ALLOWED_MODULES = {"numpy", "krippendorff", "annotation.taxonomy", "annotation.export.cells"}
+ALLOWED_MODULES = {
+    "numpy",
+    "krippendorff",
+    "annotation.taxonomy",
+    "annotation.export.cells",
+    # Unicode data for UTS #39 (uts39.py): pure packages with no Django
+    "regex",
+    "fontTools",
+}
 
 
 def imported_modules(path: Path) -> set[tuple[str, int]]:

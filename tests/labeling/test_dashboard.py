@@ -210,6 +210,7 @@ def test_the_report_figures(campaign):
             "text": "Forgetful",
             "shown": "Forgetful",
             "looks_like": None,
+            "mixed_scripts": [],
             "count": 2,
             "examples": ["Reply line 1.", "Reply line 1."],
         }

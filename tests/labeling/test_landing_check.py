@@ -7,7 +7,9 @@ import pytest
 import requests
 import responses
 from django.test import Client
+from django.utils import timezone
 
+from labeling import prolific_checks
 from labeling.landing import session_refusal
 from labeling.models import Assignment, ProlificSessionCheck, Publication, Worker
 from labeling.platforms.base import PlatformError
@@ -154,7 +156,7 @@ def test_a_campaign_not_published_on_prolific_opens_to_no_prolific_landing(db, p
     assert Client().get(link).status_code == 403 and not Worker.objects.exists()
 
 
-def test_sessions_prolific_refused_count_toward_the_address_cap(campaign, prolific_sessions, settings):
+def test_sessions_prolific_refused_slow_the_address_and_never_shut_it(campaign, prolific_sessions, settings):
     settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR = 3
     statuses = [
         Client(REMOTE_ADDR="203.0.113.7")
@@ -162,11 +164,17 @@ def test_sessions_prolific_refused_count_toward_the_address_cap(campaign, prolif
         .status_code
         for n in range(5)
     ]
-    assert statuses == [403, 403, 403, 429, 429] and prolific_sessions.calls == 3
-    assert ProlificSessionCheck.objects.count() == 3  # the capped landings queued no check
+    # past three refusals the address is asked one session at a time, the last refusal holding the
+    # turn (prolific_checks.REFUSED_TURN): the next two poll and Prolific is not asked
+    assert statuses == [403, 403, 403, 202, 202] and prolific_sessions.calls == 3
+    assert ProlificSessionCheck.objects.count() == 3  # the waiting landings queued no check
     # another address is asked as before, and a real session from it lands
     real = prolific_landing(campaign, worker="P1", session="S1", study=STUDY)
     assert Client(REMOTE_ADDR="192.0.2.1").get(real).status_code == 302
+    # the turn passed: a real session from the flooded address lands too (issue 46)
+    ProlificSessionCheck.objects.update(answered_at=timezone.now() - prolific_checks.REFUSED_TURN)
+    shared = prolific_landing(campaign, worker="P2", session="S2", study=STUDY)
+    assert Client(REMOTE_ADDR="203.0.113.7").get(shared).status_code == 302
 
 
 def test_a_blocked_id_is_refused_before_prolific_is_asked(campaign, prolific_sessions):

@@ -113,14 +113,56 @@ def test_a_flood_of_made_up_sessions_queues_no_more_checks_than_the_address_cap(
     statuses = [Client(REMOTE_ADDR="203.0.113.7").get(link).status_code for link in links]
     assert statuses == [202] * 8 and len(queued) == 3 and ProlificSessionCheck.objects.count() == 3
     run(queued)  # Prolific refuses the three: the address is past its cap of refused sessions
-    statuses = [Client(REMOTE_ADDR="203.0.113.7").get(link).status_code for link in links]
-    assert statuses == [429] * 8 and not queued and len(prolific.requests) == 3
+    pages = [Client(REMOTE_ADDR="203.0.113.7").get(link) for link in links]
+    # asked one session at a time now, the last refusal holding the turn: every page polls, none is asked
+    assert [page.status_code for page in pages] == [403] * 3 + [202] * 5
+    assert "checked one at a time" in pages[-1].content.decode()
+    assert not queued and len(prolific.requests) == 3
     # a real session from another address is queued and lands as before
     started(prolific, "S1", "P1")
     honest = prolific_landing(campaign, worker="P1", session="S1", study=STUDY, made_up=True)
     assert Client(REMOTE_ADDR=ADDRESS).get(honest).status_code == 202
     run(queued)
     assert Client(REMOTE_ADDR=ADDRESS).get(honest).status_code == 302
+
+
+def test_an_honest_participant_behind_an_address_of_refused_sessions_still_gets_a_hit(
+    campaign, prolific, queued, settings
+):
+    """Issue 46: after a flood of made-up sessions from a university's or a carrier's one address,
+    the participants behind it waited a 429 for the hour. What the address was refused no longer
+    shuts it: past its refused sessions' caps it is asked one session at a time."""
+    settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR = 3
+    shared = "203.0.113.7"
+    for n in range(6):  # more made-up sessions than the cap, each refused
+        link = prolific_landing(campaign, worker=f"F{n}", session=f"M{n}", study=STUDY, made_up=True)
+        Client(REMOTE_ADDR=shared).get(link)
+        run(queued)
+        ProlificSessionCheck.objects.update(answered_at=timezone.now() - prolific_checks.REFUSED_TURN)
+    assert ProlificSessionCheck.objects.exclude(refusal="").count() == 6 and prolific_checks.refusals_capped(shared)
+    started(prolific, "S1", "P1")
+    browser = Client(REMOTE_ADDR=shared)
+    honest = prolific_landing(campaign, worker="P1", session="S1", study=STUDY, made_up=True)
+    assert browser.get(honest).status_code == 202 and len(queued) == 1  # its turn: asked at once
+    run(queued)
+    assert browser.get(honest).status_code == 302
+    assert Assignment.objects.get().worker.external_id == "P1"
+
+
+def test_an_address_past_its_refused_sessions_holds_one_check_at_a_time(campaign, prolific, queued, settings):
+    settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR = 2
+    shared = "203.0.113.7"
+    for n in range(2):
+        Client(REMOTE_ADDR=shared).get(prolific_landing(campaign, worker=f"F{n}", session=f"M{n}", study=STUDY))
+    run(queued)
+    ProlificSessionCheck.objects.update(answered_at=timezone.now() - prolific_checks.REFUSED_TURN)
+    links = [prolific_landing(campaign, worker=f"G{n}", session=f"N{n}", study=STUDY) for n in range(4)]
+    assert [Client(REMOTE_ADDR=shared).get(link).status_code for link in links] == [202] * 4
+    assert len(queued) == 1  # one in flight, not the cap of two: the others wait their turn
+    run(queued)  # refused: that refusal holds the turn for REFUSED_TURN
+    assert Client(REMOTE_ADDR=shared).get(links[1]).status_code == 202 and not queued
+    ProlificSessionCheck.objects.update(answered_at=timezone.now() - prolific_checks.REFUSED_TURN)
+    assert Client(REMOTE_ADDR=shared).get(links[1]).status_code == 202 and len(queued) == 1
 
 
 def test_participants_behind_one_address_wait_a_poll_past_the_in_flight_cap_and_all_land(

@@ -157,11 +157,13 @@ def test_new_workers_per_ip_are_capped_and_the_refusal_creates_nothing(campaign,
     assert land_as("W3", campaign, ip="198.51.100.9") == 302  # another address has its own count
 
 
-def test_the_ip_cap_is_per_hour(campaign, settings):
+def test_the_ip_cap_counts_the_live_work_an_address_holds(campaign, settings):
     settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR = 1
     assert land_as("W1", campaign) == 302
     assert land_as("W2", campaign) == 429
     Worker.objects.update(created_at=timezone.now() - timedelta(minutes=61))
+    assert land_as("W2", campaign) == 429  # an hour on, W1 still holds its seat: it still counts
+    Assignment.objects.update(expires_at=timezone.now() - timedelta(seconds=1))  # its time limit passed
     assert land_as("W2", campaign) == 302
 
 

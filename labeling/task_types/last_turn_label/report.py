@@ -26,7 +26,7 @@ from labeling.crowd.agreement import (
     top_confusions,
     unanimous_share,
 )
-from labeling.crowd.label_text import look_alike_of, visible
+from labeling.crowd.label_text import look_alike_of, mixed_scripts, visible
 from labeling.crowd.majority import MajorityResult, answer_normaliser, majority_vote
 from labeling.crowd.speed import is_too_fast, median_seconds
 from labeling.models import AggregatedLabel, Assignment, Campaign, HITItem, Worker
@@ -206,6 +206,7 @@ def _other_answers(dialogue_answers: list[CrowdAnswer], normalised, label_names:
             # character written as its code point, and the existing label it looks like
             "shown": visible(text),
             "looks_like": look_alike_of(text, names),
+            "mixed_scripts": mixed_scripts(text),  # UTS #39 5.2: refused on the accept page too
             "count": len(group),
             "examples": [texts.get(a.turn_id, "") for a in group[:EXAMPLES_PER_PROPOSAL]],
         }
