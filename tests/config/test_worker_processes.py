@@ -5,6 +5,7 @@ stops it when it stops: at the end, on a signal, or killed outright.
 Real processes: marked `alone` (make test runs them after the parallel run, with nothing beside them).
 """
 
+import contextlib
 import os
 import shutil
 import signal
@@ -114,8 +115,6 @@ def test_demo_setup_stops_its_worker_however_it_is_stopped(migrated_database, tm
         assert _gone(worker, within=30), f"worker {worker} outlived demo_setup stopped by {how.name}"
     finally:
         for pid in (setup.pid, worker):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         setup.stdout.close()
