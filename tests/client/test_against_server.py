@@ -16,7 +16,7 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.postgres,
     pytest.mark.alone,
-    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+    pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(connection.vendor != "postgresql", reason="the server shares the test database (PostgreSQL)"),
     pytest.mark.usefixtures("quiz_demo_bank"),
 ]
