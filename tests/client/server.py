@@ -23,6 +23,7 @@ from tests.conftest import REPO_ROOT
 
 CLIENT_DIR = REPO_ROOT / "client"
 UP_WITHIN_S = 120
+PASSWORD = "pw-client-researcher"  # the researcher's and the annotator's (tests/client/conftest.py)
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,7 @@ from django.db import connection
 
 from annotation.models import TurnLabel
 from labeling.models import HIT, Campaign
-from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
-from tests.client.server import running_site, server_hash
-from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
+from tests.client.server import PASSWORD
 
 pytestmark = [
     pytest.mark.slow,
@@ -20,30 +18,7 @@ pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="the server shares the test database (PostgreSQL)"),
     pytest.mark.usefixtures("quiz_demo_bank"),
 ]
-
-PASSWORD = "pw-client-researcher"
 LABELS = ["Sad", "Angry", "Joyful", "Neutral", "Questioning", "Acknowledging"]
-
-
-@pytest.fixture
-def study(django_user_model) -> Campaign:
-    """A researcher and an annotator (passwords hashed as the server hashes them), dialogues not in
-    any HIT yet, and a campaign answered by three workers and aggregated (its gold labels)."""
-    for username, staff in (("researcher", True), ("annotator1", False)):
-        user = django_user_model.objects.create(username=username, is_staff=staff)
-        django_user_model.objects.filter(pk=user.pk).update(password=server_hash(PASSWORD))
-    answered = Campaign.objects.create(name="Answered")
-    d = make_dialogues(2, prefix="answered")
-    make_answered_hit(answered, make_workers(3), {d[0]: ["Angry", "Angry", "Sad"], d[1]: ["Sad", "Sad", "Joyful"]})
-    aggregate_campaign(answered)
-    make_dialogues(4, prefix="fresh")
-    return answered
-
-
-@pytest.fixture
-def site(study, tmp_path):
-    with running_site(tmp_path) as running:
-        yield running
 
 
 def test_a_script_runs_a_study_through_the_client(site, study):
