@@ -30,7 +30,6 @@ from labeling.payments import approve_submitted, record_payments
 from labeling.platforms import get_platform
 from labeling.report_cache import shown_figures
 from labeling.reports import accept_proposed_label
-from labeling.study_report import build_report
 from labeling.serializers import (
     AcceptLabelSerializer,
     AggregatedLabelSerializer,
@@ -47,6 +46,7 @@ from labeling.serializers import (
     WorkerStatsSerializer,
     WorkerStatusSerializer,
 )
+from labeling.study_report import build_report
 from labeling.workers import set_blocked
 
 

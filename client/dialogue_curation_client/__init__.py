@@ -1,11 +1,11 @@
 """A typed client for the dialogue curation REST API (docs/api.md):
 
-    from dialogue_curation_client import Client
+from dialogue_curation_client import Client
 
-    client = Client.sign_in("https://labels.example.org", "researcher", "password")
-    campaign = client.create_campaign("Pilot", recent_dialogues=20)
-    client.wait_for_job(client.publish(campaign.id).id)
-    print(client.progress(campaign.id).completion)
+client = Client.sign_in("https://labels.example.org", "researcher", "password")
+campaign = client.create_campaign("Pilot", recent_dialogues=20)
+client.wait_for_job(client.publish(campaign.id).id)
+print(client.progress(campaign.id).completion)
 """
 
 from dialogue_curation_client.client import Client

@@ -45,10 +45,16 @@ class Client:
         page = client._send("get", SIGN_IN)
         form = {"username": username, "password": password, "csrfmiddlewaretoken": client._csrf_token()}
         answer = client.session.post(
-            client._url(SIGN_IN), data=form, headers={"Referer": page.url}, allow_redirects=False, timeout=client.timeout
+            client._url(SIGN_IN),
+            data=form,
+            headers={"Referer": page.url},
+            allow_redirects=False,
+            timeout=client.timeout,
         )
         if answer.status_code != 302 or SIGN_IN in answer.headers.get("Location", SIGN_IN):
-            raise SignInRefused(f"signing in as {username!r} was refused (HTTP {answer.status_code}): {_reason(answer)}")
+            raise SignInRefused(
+                f"signing in as {username!r} was refused (HTTP {answer.status_code}): {_reason(answer)}"
+            )
         return client
 
     # --- campaigns ---------------------------------------------------------------------------

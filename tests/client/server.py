@@ -73,8 +73,12 @@ def running_site(folder: Path) -> Iterator[Site]:
     }
     processes = {
         name: subprocess.Popen(
-            [sys.executable, *command], cwd=REPO_ROOT, env=environment, stdout=logs[name],
-            stderr=subprocess.STDOUT, start_new_session=True,
+            [sys.executable, *command],
+            cwd=REPO_ROOT,
+            env=environment,
+            stdout=logs[name],
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )  # fmt: skip
         for name, command in commands.items()
     }

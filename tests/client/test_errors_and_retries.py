@@ -5,7 +5,6 @@ changes nothing), a POST never (a retried create would create twice)."""
 import pytest
 import requests
 import responses
-
 from dialogue_curation_client import BadRequest, Client, Conflict, NotFound, PermissionDenied, ServerError
 from dialogue_curation_client.errors import message_of
 

@@ -3,7 +3,6 @@ is there with its method, and every field its dataclasses read is a property of 
 names. A renamed or removed endpoint or field fails here, in CI, before a researcher's script."""
 
 import pytest
-
 from dialogue_curation_client.client import ENDPOINTS
 from dialogue_curation_client.models import Campaign, FromJson, Job, Progress, StudyReport, Table4
 
