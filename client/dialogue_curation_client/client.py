@@ -43,6 +43,9 @@ class Client:
         """Sign in through the sign-in page; raises SignInRefused with the page's reason."""
         client = cls(base_url, requests.Session(), **options)
         page = client._send("get", SIGN_IN)
+        reached = page.url.split("?")[0]
+        if reached.endswith(SIGN_IN):  # redirected (http to https): talk to where the page was served
+            client.base_url = reached[: -len(SIGN_IN)] + "/"
         form = {"username": username, "password": password, "csrfmiddlewaretoken": client._csrf_token()}
         answer = client.session.post(
             client._url(SIGN_IN),

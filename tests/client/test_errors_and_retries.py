@@ -118,3 +118,33 @@ def test_waiting_for_a_failed_job_raises_with_its_error(client):
     responses.get(f"{BASE}/api/jobs/5/", json={**job, "status": "failed", "error": "campaign 3 is closed"})
     with pytest.raises(JobFailed, match="campaign 3 is closed"):
         client.wait_for_job(5, interval=0)
+
+
+@responses.activate
+def test_signing_in_follows_the_sites_redirect_to_https_and_posts_the_form_there():
+    responses.get(
+        "http://labels.example/accounts/login/",
+        status=301,
+        headers={"Location": "https://labels.example/accounts/login/"},
+    )
+    responses.get(
+        "https://labels.example/accounts/login/", body="<form>", headers={"Set-Cookie": "csrftoken=abc; Path=/"}
+    )
+    signed_in = responses.post("https://labels.example/accounts/login/", status=302, headers={"Location": "/"})
+    client = Client.sign_in("http://labels.example", "researcher", "pw")
+    assert client.base_url == "https://labels.example/"
+    sent = signed_in.calls[0].request
+    assert (
+        "csrfmiddlewaretoken=abc" in sent.body and sent.headers["Referer"] == "https://labels.example/accounts/login/"
+    )
+
+
+@responses.activate
+def test_a_refused_sign_in_says_what_the_page_said():
+    from dialogue_curation_client import SignInRefused
+
+    page = '<ul class="errorlist nonfield"><li>Please enter a correct username and password.</li></ul>'
+    responses.get(f"{BASE}/accounts/login/", body="<form>", headers={"Set-Cookie": "csrftoken=abc; Path=/"})
+    responses.post(f"{BASE}/accounts/login/", status=200, body=page)
+    with pytest.raises(SignInRefused, match="HTTP 200.*Please enter a correct username and password"):
+        Client.sign_in(BASE, "researcher", "wrong")
