@@ -17,12 +17,14 @@ $(BIN)/python:
 install: $(VENV)/.installed
 
 # A stamp: pip runs again only when pyproject.toml changed (a second `make demo` starts in seconds).
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+$(VENV)/.installed: pyproject.toml client/pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch first, from TORCH_INDEX_URL when given (PyTorch's CPU wheel index avoids the CUDA build,
 	# several GB, that the default index serves on Linux; see the README)
 	$(BIN)/pip install --quiet $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL)) torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]'
+	# the API's typed client, a package of its own (client/, docs/api.md)
+	$(BIN)/pip install --quiet -e ./client
 	touch $@
 
 # demo_setup builds the whole demo (corpus, campaign with a simulated crowd, models, exports) in
@@ -37,19 +39,24 @@ demo-build: install
 	DEBUG=1 $(BIN)/python manage.py demo_setup --with-worker
 
 # What CI runs before the suite: the demo exactly as `make demo` builds it (shipped settings, SQLite,
-# the embedded broker), served by the Procfile's web command, and a newcomer's first steps through
-# it over HTTP (sign in as annotator1, claim a HIT of the demo campaign, answer a screen, see the
-# next one: .ci/demo_smoke.py). The server stops afterwards, whatever the outcome. First, the figures
-# on the manual's demo page are checked against the demo as built (demo_figures --check).
+# the embedded broker), served as the Procfile serves it (its web and worker commands), and a
+# newcomer's first steps through it over HTTP (sign in as annotator1, claim a HIT of the demo
+# campaign, answer a screen, see the next one: .ci/demo_smoke.py), then a researcher's script through
+# the typed client (sign in as demo, read the demo campaign's progress and study report:
+# .ci/client_smoke.py). The server and the worker stop afterwards, whatever the outcome. First, the
+# figures on the manual's demo page are checked against the demo as built (demo_figures --check).
 SMOKE_PORT ?= 8765
 demo-check: demo-build
 	DEBUG=1 $(BIN)/python manage.py demo_figures --check docs/benchmarks/demo.md
 	mkdir -p var
 	DEBUG=1 $(BIN)/python manage.py runserver 127.0.0.1:$(SMOKE_PORT) --noreload > var/demo-check-server.log 2>&1 & \
 	server=$$!; \
-	$(BIN)/python .ci/demo_smoke.py http://127.0.0.1:$(SMOKE_PORT); status=$$?; \
-	kill $$server; wait $$server 2>/dev/null; \
-	[ $$status -eq 0 ] || { tail -n 40 var/demo-check-server.log; exit $$status; }
+	DEBUG=1 $(BIN)/python manage.py run_worker --pool solo --loglevel WARNING > var/demo-check-worker.log 2>&1 & \
+	worker=$$!; \
+	$(BIN)/python .ci/demo_smoke.py http://127.0.0.1:$(SMOKE_PORT) && \
+	$(BIN)/python .ci/client_smoke.py http://127.0.0.1:$(SMOKE_PORT); status=$$?; \
+	kill $$server $$worker; wait $$server $$worker 2>/dev/null; \
+	[ $$status -eq 0 ] || { tail -n 40 var/demo-check-server.log var/demo-check-worker.log; exit $$status; }
 
 # The suite runs on every CPU (pytest-xdist, one test database per worker; tests that share an outside
 # resource carry an xdist_group mark and run on one worker). `make test PYTEST_XDIST=` runs it serially.

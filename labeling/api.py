@@ -2,19 +2,20 @@
 same state changes as the dashboard's buttons. Reads and writes alike are for staff: the report
 names workers and their marks."""
 
+from django.conf import settings
 from django.db import transaction
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Dialogue
 from jobs.runtime import start_job
-from labeling import task_types
+from labeling import liveness, task_types
 from labeling.campaigns import (
     CampaignRefused,
     StatusChangeRefused,
@@ -26,6 +27,7 @@ from labeling.forms import candidate_dialogues
 from labeling.hits import build_hits
 from labeling.models import AggregatedLabel, Campaign, Worker
 from labeling.payments import approve_submitted, record_payments
+from labeling.platforms import get_platform
 from labeling.report_cache import shown_figures
 from labeling.reports import accept_proposed_label
 from labeling.serializers import (
@@ -39,9 +41,12 @@ from labeling.serializers import (
     LabelSerializer,
     PairwiseCampaignSerializer,
     PaymentsRecordedSerializer,
+    PublishSerializer,
+    StudyReportSerializer,
     WorkerStatsSerializer,
     WorkerStatusSerializer,
 )
+from labeling.study_report import build_report
 from labeling.workers import set_blocked
 
 
@@ -97,6 +102,31 @@ class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         figures are computed); 202 while the first ones are."""
         return _figures_response(shown_figures(self.get_object(), "report"), lambda report: report)
 
+    @extend_schema(responses=StudyReportSerializer)
+    @action(detail=True, methods=["get"], url_path="study-report")
+    def study_report(self, request, pk=None, format=None):
+        """The study report (the study report page's JSON download); label campaigns only (404 otherwise)."""
+        campaign = self.get_object()
+        if not task_types.of(campaign).study_report:
+            raise NotFound("the study report covers label campaigns; this campaign's figures are under results/")
+        return Response(build_report(campaign).as_dict())
+
+    @extend_schema(request=PublishSerializer, responses={202: JobQueuedSerializer})
+    @action(detail=True, methods=["post"])
+    def publish(self, request, pk=None, format=None):
+        """Queue publishing on a platform (local: this site's accounts), after the dashboard's checks
+        (the platform's minimum pay, every seat takeable); poll /api/jobs/<id>/. 400 names what is refused."""
+        campaign = self.get_object()
+        serializer = PublishSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        platform, base_url = serializer.validated_data["platform"], settings.SITE_URL or request.build_absolute_uri("/")
+        refusals = publish_refusals(campaign, platform, base_url)
+        if refusals:
+            raise ValidationError({"platform": refusals})
+        parameters = {"campaign_id": campaign.pk, "platform": platform, "base_url": base_url}
+        job = start_job("labeling.platform_publish", parameters, user=request.user)
+        return Response({"job": job.pk, "status": job.status}, status=status.HTTP_202_ACCEPTED)
+
     @extend_schema(responses=AggregatedLabelSerializer(many=True))
     @action(detail=True, methods=["get"], url_path="aggregated-labels")
     def aggregated_labels(self, request, pk=None, format=None):
@@ -144,6 +174,18 @@ class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     @action(detail=True, methods=["post"], url_path="record-payments")
     def record_payments(self, request, pk=None, format=None):
         return Response(record_payments(self.get_object()))
+
+
+def publish_refusals(campaign: Campaign, platform: str, base_url: str) -> list[str]:
+    """Why the campaign may not be published there now: what the dashboard's publish page checks
+    (a closed campaign; a paid platform's minimum pay; seats a platform identity, one HIT each, cannot all take)."""
+    if campaign.status == Campaign.CLOSED:
+        return [f"campaign {campaign.pk} is closed; a closed campaign cannot be published"]
+    if platform == "local":
+        return []
+    preview = get_platform(platform).cost_preview(campaign, base_url)
+    needs = liveness.campaign_needs(campaign, workers=preview.seats, hits_per_worker=1) if preview.seats else None
+    return list(preview.refusals) + (list(needs.problems) if needs else [])
 
 
 def _figures_response(shown, pick) -> Response:

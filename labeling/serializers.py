@@ -112,17 +112,58 @@ class WorkerStatsSerializer(serializers.Serializer):
     too_fast = serializers.BooleanField()
 
 
+class CampaignProgressSerializer(serializers.Serializer):
+    """How far the campaign is (labeling.reports._progress): the seats bought and what became of them."""
+
+    hits = serializers.IntegerField()
+    tiebreak_hits = serializers.IntegerField()
+    assignments_needed = serializers.IntegerField()
+    assignments_submitted = serializers.IntegerField()
+    assignments_pending = serializers.IntegerField(help_text="submitted on a platform, not confirmed by it yet")
+    assignments_in_progress = serializers.IntegerField()
+    assignments_rejected = serializers.IntegerField()
+    completion = serializers.FloatField(allow_null=True, help_text="submitted / needed, 0 to 1")
+
+
 class CampaignReportSerializer(serializers.Serializer):
     """The dashboard's figures (see labeling.reports.campaign_report)."""
 
     campaign = serializers.DictField()
-    progress = serializers.DictField()
+    progress = CampaignProgressSerializer()
     agreement = serializers.DictField()
     labels = serializers.ListField(child=serializers.DictField())
     workers = WorkerStatsSerializer(many=True)
     other_answers = serializers.DictField()
     anchoring = serializers.DictField()
     payments_due = serializers.DictField()
+
+
+class Table4Serializer(serializers.Serializer):
+    """The EDOS paper's Table 4 shape (labeling.study_report.figures.Table4)."""
+
+    dialogues = serializers.IntegerField()
+    majority = serializers.IntegerField()
+    majority_share = serializers.FloatField(allow_null=True)
+    majority_gold = serializers.IntegerField()
+    fleiss_kappa = serializers.FloatField(allow_null=True)
+    quiz_workers = serializers.IntegerField()
+    quiz_bonus_share = serializers.FloatField(allow_null=True)
+    quiz_bonus_mark = serializers.IntegerField()
+    typed_dialogues = serializers.IntegerField()
+
+
+class StudyReportSerializer(serializers.Serializer):
+    """The study report (labeling.study_report; the page's JSON download)."""
+
+    campaign = serializers.DictField()
+    table4 = Table4Serializer()
+    agreement = serializers.DictField(help_text="items, resamples, seed, confidence, overall and per_label intervals")
+    crowd = serializers.DictField()
+    model_raters = serializers.ListField(child=serializers.DictField())
+
+
+class PublishSerializer(serializers.Serializer):
+    platform = serializers.ChoiceField(choices=["local", "mturk", "prolific"], default="local")
 
 
 class CampaignStatusSerializer(serializers.Serializer):

@@ -33,6 +33,8 @@ def _endpoints(campaign: Campaign) -> list[tuple[str, str, dict]]:
         ("get", f"/api/campaigns/{campaign.pk}/report/", {}),
         ("get", f"/api/campaigns/{campaign.pk}/aggregated-labels/", {}),
         ("get", f"/api/campaigns/{campaign.pk}/workers/", {}),
+        ("get", f"/api/campaigns/{campaign.pk}/study-report/", {}),
+        ("post", f"/api/campaigns/{campaign.pk}/publish/", {"platform": "local"}),
         ("post", f"/api/campaigns/{campaign.pk}/aggregate/", {}),
         ("post", f"/api/campaigns/{campaign.pk}/approve-submitted/", {}),
         ("post", f"/api/campaigns/{campaign.pk}/record-payments/", {}),
