@@ -25,3 +25,13 @@ def test_the_build_system_requires_a_setuptools_that_reads_it():
     (setuptools,) = [Requirement(r) for r in PYPROJECT["build-system"]["requires"] if r.startswith("setuptools")]
     lowest = min(Version(spec.version) for spec in setuptools.specifier if spec.operator in (">=", "=="))
     assert lowest >= Version("77")
+
+
+def test_every_package_of_the_repository_states_its_licence_the_same_way():
+    """The API's client (client/) is installed by `make install` too: its metadata must not bring the
+    warning back."""
+    for path in sorted(ROOT.glob("*/pyproject.toml")):
+        metadata = tomllib.loads(path.read_text(encoding="utf-8"))
+        assert isinstance(metadata["project"]["license"], str), path
+        (setuptools,) = [Requirement(r) for r in metadata["build-system"]["requires"] if r.startswith("setuptools")]
+        assert min(Version(spec.version) for spec in setuptools.specifier) >= Version("77"), path
