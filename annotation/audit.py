@@ -29,6 +29,8 @@ PROPOSAL_ACCEPTED, PROPOSAL_REFUSED = "proposal.accepted", "proposal.refused"
 WORKER_BLOCKED, WORKER_UNBLOCKED = "worker.blocked", "worker.unblocked"
 APPROVED, REJECTED, PAID = "assignment.approved", "assignment.rejected", "payment.paid"
 CAMPAIGN_CREATED, CAMPAIGN_SETTING = "campaign.created", "campaign.setting_changed"
+# a participant's answer to a campaign's consent (labeling.study_flow.progress), with its version
+CONSENT_GIVEN, CONSENT_DECLINED = "consent.given", "consent.declined"
 KINDS = (
     GOLD_CHANGED,
     GOLD_REMOVED,
@@ -43,6 +45,8 @@ KINDS = (
     PAID,
     CAMPAIGN_CREATED,
     CAMPAIGN_SETTING,
+    CONSENT_GIVEN,
+    CONSENT_DECLINED,
 )
 # what a published dataset may carry: decisions about labels, never a worker's id or pay
 DATASET_KINDS = (GOLD_CHANGED, GOLD_REMOVED, ADJUDICATED, SENT_BACK, PROPOSAL_ACCEPTED, PROPOSAL_REFUSED)

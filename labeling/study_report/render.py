@@ -3,6 +3,7 @@
 import json
 
 from labeling.study_report.figures import StudyReport
+from labeling.study_report.flow import study_flow_latex, study_flow_markdown
 
 FIGURE_NAMES = {"fleiss_kappa": "Fleiss' kappa", "krippendorff_alpha": "Krippendorff's alpha", "gwet_ac1": "Gwet's AC1"}
 
@@ -126,6 +127,7 @@ def to_markdown(report: StudyReport) -> str:
         lines.append(f"| {label} | " + " | ".join(_interval(figures[name]) for name in FIGURE_NAMES) + " |")
     lines += ["", "## Crowd", ""] + [f"- {name}: {value}" for name, value in _crowd_rows(data["crowd"])]
     lines += _model_rater_markdown(data["model_raters"])
+    lines += study_flow_markdown(data["study_flow"])
     lines += ["", "## Methods", "", methods_paragraph(report), ""]
     return "\n".join(lines)
 
@@ -198,5 +200,6 @@ def to_latex(report: StudyReport) -> str:
             "",
             methods_paragraph(report, latex=True),
             "",
+            *study_flow_latex(report.study_flow),
         ]
     )
