@@ -148,7 +148,6 @@ def simulate_campaign(
         _record(worker, campaign, study_config.WORK)
         report.responses += _answer_all(assignment, profile, truth, label_names, rng)
         result = submit_assignment(assignment)
-        _record(worker, campaign, study_config.SUBMITTED)
         report.assignments += 1
         report.quiz_correct[profile.username].append(result.quiz_correct)
     report.hits = len(filled)

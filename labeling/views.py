@@ -30,8 +30,7 @@ from labeling.actions.claim import claim_next_hit, live_assignment, open_hit_cou
 from labeling.actions.submit import feedback_shown, quiz_result, submit_assignment
 from labeling.crowd.speed import clamped_seconds
 from labeling.models import Assignment, Campaign, HITItem, Response
-from labeling.study_flow import config as study_config
-from labeling.study_flow import progress as study_progress
+from labeling.study_flow import gate as study_gate
 from labeling.workers import worker_for_user
 
 
@@ -129,21 +128,16 @@ def _hit_size(assignment: Assignment) -> int:
 @require_POST
 def claim(request: HttpRequest) -> HttpResponse:
     worker = worker_for_user(request.user)
-    campaign = None
-    if request.POST.get("campaign"):
-        campaign = get_object_or_404(Campaign, pk=request.POST["campaign"])
+    campaign = get_object_or_404(Campaign, pk=request.POST["campaign"]) if request.POST.get("campaign") else None
     return start_work(request, worker, campaign)
 
 
 def start_work(request: HttpRequest, worker, campaign: Campaign | None) -> HttpResponse:
-    """Claim a HIT of `campaign` (None: of any open campaign) and show its first screen. A
-    campaign's study flow comes first (labeling.study_flow): until its steps before the work are
-    done (consent, instructions, practice) the participant is sent there and nothing is taken;
-    a campaign without them costs no read here."""
+    """Claim a HIT of `campaign` (None: any) and show it; the study flow first (labeling.study_flow.gate)."""
     if worker.is_blocked:
         messages.error(request, "Your account is blocked from taking HITs.")
         return redirect("labeling:worker_home")
-    flow_first = _flow_first(worker, campaign)
+    flow_first = study_gate.flow_first(worker, campaign)
     if flow_first is not None:
         return flow_first
     asked_at = timezone.now()
@@ -151,31 +145,10 @@ def start_work(request: HttpRequest, worker, campaign: Campaign | None) -> HttpR
     if assignment is None:
         messages.info(request, "No HIT is available for you right now. Thank you!")
         return redirect("labeling:worker_home")
-    if campaign is not None and campaign.study_flow:  # (None: no open campaign has a flow)
-        study_progress.record(worker.pk, campaign.pk, study_config.WORK)
+    study_gate.reached(worker.pk, campaign, study_gate.WORK)
     # accepted by this claim (not a live one resumed): nothing of it is answered yet
     fresh = assignment.accepted_at >= asked_at
     return _where_it_stands(request, assignment, whole_page=True, fresh=fresh)  # straight there, in this one answer
-
-
-def _flow_first(worker, campaign: Campaign | None) -> HttpResponse | None:
-    """Where the participant goes instead of a claim: the campaign's next step of its study flow,
-    or, with no campaign named while an open campaign has steps before its work, the home page
-    (a claim of any campaign must not land on one whose consent was never asked). None: claim."""
-    if campaign is None:
-        if any(study_config.steps_before_work(c.study_flow or {}) for c in hot_reads.open_campaigns()):
-            return redirect("labeling:worker_home")
-        return None
-    if not study_config.steps_before_work(campaign.study_flow or {}) or study_progress.cleared(worker, campaign):
-        return None
-    return _full_redirect(reverse("labeling:study_entry", args=[campaign.pk]))
-
-
-def _full_redirect(url: str) -> HttpResponse:
-    """A whole-page redirect, for htmx too (HX-Redirect: https://htmx.org/headers/hx-redirect/)."""
-    response = redirect(url)
-    response["HX-Redirect"] = url
-    return response
 
 
 # --- One assignment -----------------------------------------------------------------------------
@@ -494,8 +467,6 @@ def submit(request: HttpRequest, pk: int) -> HttpResponse:
     except SubmissionRefused as refused:
         messages.error(request, refused.message)
         return _redirect(request, "labeling:assignment_detail", pk)
-    if assignment.hit.campaign.study_flow:
-        study_progress.record(assignment.worker_id, assignment.hit.campaign_id, study_config.SUBMITTED)
     return _redirect(request, "labeling:assignment_feedback", pk)
 
 
@@ -526,9 +497,4 @@ def assignment_done(request: HttpRequest, pk: int) -> HttpResponse:
     assignment = _own_assignment(request, pk)
     if assignment.status not in Assignment.FINAL:
         return redirect("labeling:assignment_detail", pk=pk)
-    campaign = assignment.hit.campaign
-    if study_progress.survey_due(assignment.worker_id, campaign):  # the exit survey comes before the code
-        return redirect(f"{reverse('labeling:study_survey', args=[campaign.pk])}?assignment={assignment.pk}")
-    if campaign.study_flow:
-        study_progress.record(assignment.worker_id, campaign.pk, study_config.DONE)
-    return render(request, "labeling/done.html", {"assignment": assignment})
+    return study_gate.survey_first(assignment) or render(request, "labeling/done.html", {"assignment": assignment})

@@ -1,0 +1,52 @@
+"""Where the annotator's pages (labeling.views) meet the study flow: before a claim, the flow's
+next step instead while one is left; the work's steps recorded; the exit survey before the
+completion code. Each costs nothing for a campaign without a flow, and a participant who has done
+the steps before the work costs one indexed read per claim (progress.cleared); the work screens
+themselves ask nothing (holding an assignment means the flow was done)."""
+
+from django.http import HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+
+from labeling import hot_reads
+from labeling.models import Assignment, Campaign
+from labeling.study_flow import config, progress
+
+WORK, SUBMITTED, DONE = config.WORK, config.SUBMITTED, config.DONE
+
+
+def flow_first(worker, campaign: Campaign | None) -> HttpResponse | None:
+    """Where the participant goes instead of a claim: the campaign's next step of its study flow,
+    or, with no campaign named while an open campaign has steps before its work, the home page
+    (a claim of any campaign must not land on one whose consent was never asked). None: claim."""
+    if campaign is None:
+        if any(config.steps_before_work(c.study_flow or {}) for c in hot_reads.open_campaigns()):
+            return redirect("labeling:worker_home")
+        return None
+    if not config.steps_before_work(campaign.study_flow or {}) or progress.cleared(worker, campaign):
+        return None
+    return full_redirect(reverse("labeling:study_entry", args=[campaign.pk]))
+
+
+def full_redirect(url: str) -> HttpResponse:
+    """A whole-page redirect, for htmx too (HX-Redirect: https://htmx.org/headers/hx-redirect/)."""
+    response = redirect(url)
+    response["HX-Redirect"] = url
+    return response
+
+
+def reached(worker_id: int, campaign: Campaign | None, step: str) -> None:
+    """Record a step of the work for a campaign with a flow (None: a claim of any campaign, which
+    only reaches one without a flow)."""
+    if campaign is not None and campaign.study_flow:
+        progress.record(worker_id, campaign.pk, step)
+
+
+def survey_first(assignment: Assignment) -> HttpResponse | None:
+    """The exit survey's page when it is still due, before the completion page; else None, and
+    the completion page is recorded as reached."""
+    campaign = assignment.hit.campaign
+    if progress.survey_due(assignment.worker_id, campaign):
+        return redirect(f"{reverse('labeling:study_survey', args=[campaign.pk])}?assignment={assignment.pk}")
+    reached(assignment.worker_id, campaign, DONE)
+    return None
