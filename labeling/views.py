@@ -137,7 +137,7 @@ def start_work(request: HttpRequest, worker, campaign: Campaign | None) -> HttpR
     if worker.is_blocked:
         messages.error(request, "Your account is blocked from taking HITs.")
         return redirect("labeling:worker_home")
-    flow_first = study_gate.flow_first(worker, campaign)
+    flow_first, campaign = study_gate.flow_first(worker, campaign)
     if flow_first is not None:
         return flow_first
     asked_at = timezone.now()

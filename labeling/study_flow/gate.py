@@ -15,17 +15,22 @@ from labeling.study_flow import config, progress
 WORK, SUBMITTED, DONE = config.WORK, config.SUBMITTED, config.DONE
 
 
-def flow_first(worker, campaign: Campaign | None) -> HttpResponse | None:
-    """Where the participant goes instead of a claim: the campaign's next step of its study flow,
-    or, with no campaign named while an open campaign has steps before its work, the home page
-    (a claim of any campaign must not land on one whose consent was never asked). None: claim."""
+def flow_first(worker, campaign: Campaign | None) -> tuple[HttpResponse | None, Campaign | None]:
+    """Where the participant goes instead of a claim (None: claim), and the campaign to claim in.
+    A claim of any campaign (None) is one of the only open campaign when it has a flow; with
+    several open, it goes ahead once every one with steps before its work has them done (one
+    read), else the home page: a claim of any campaign must not land where consent was never asked."""
     if campaign is None:
-        if any(config.steps_before_work(c.study_flow or {}) for c in hot_reads.open_campaigns()):
-            return redirect("labeling:worker_home")
-        return None
+        open_campaigns = hot_reads.open_campaigns()
+        flows = [c for c in open_campaigns if config.steps_before_work(c.study_flow or {})]
+        if not flows:
+            return None, None
+        if len(open_campaigns) > 1:
+            return (None if progress.cleared_all(worker, flows) else redirect("labeling:worker_home")), None
+        campaign = flows[0]
     if not config.steps_before_work(campaign.study_flow or {}) or progress.cleared(worker, campaign):
-        return None
-    return full_redirect(reverse("labeling:study_entry", args=[campaign.pk]))
+        return None, campaign
+    return full_redirect(reverse("labeling:study_entry", args=[campaign.pk])), campaign
 
 
 def full_redirect(url: str) -> HttpResponse:

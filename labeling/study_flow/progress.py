@@ -46,6 +46,15 @@ def cleared(worker: Worker, campaign: Campaign) -> bool:
     return next_step(worker, campaign) is None
 
 
+def cleared_all(worker: Worker, campaigns: list[Campaign]) -> bool:
+    """cleared() for each of the campaigns, in one read."""
+    reached_by: dict[int, set[str]] = {campaign.pk: set() for campaign in campaigns}
+    rows = StudyStep.objects.filter(worker_id=worker.pk, campaign_id__in=list(reached_by))
+    for campaign_id, step in rows.values_list("campaign_id", "step"):
+        reached_by[campaign_id].add(step)
+    return all(config.next_step(c.study_flow or {}, reached_by[c.pk]) is None for c in campaigns)
+
+
 # --- consent ------------------------------------------------------------------------------------
 
 

@@ -248,3 +248,22 @@ def test_study_report_json_holds_the_funnel_with_declines_and_the_survey(client,
     markdown = StringIO()
     call_command("study_report", str(campaign.pk), "--format", "md", "--resamples", "10", stdout=markdown)
     assert "&lt;script&gt;" in markdown.getvalue() and "<script>" not in markdown.getvalue()
+
+
+def test_a_claim_of_any_campaign_meets_the_flow_of_the_only_open_one(client, annotators, campaign):
+    client.force_login(annotators[0])
+    page = client.post(reverse("labeling:claim"), follow=True)  # no campaign named (the home page's old form)
+    assert step_of(page) == "consent" and held(annotators[0]) == 0
+
+
+def test_a_claim_of_any_campaign_with_several_open_goes_home_until_each_flow_is_done(client, annotators, campaign):
+    from labeling.study_flow import progress
+
+    other = open_campaign(name="Day shift", dialogues_per_hit=2, quiz_per_hit=1)
+    build_hits(other, make_dialogues(2, prefix="o"), seed=6)
+    client.force_login(annotators[0])
+    response = client.post(reverse("labeling:claim"))
+    assert response["Location"] == reverse("labeling:worker_home") and held(annotators[0]) == 0
+    progress.walk_as_simulated(worker_for_user(annotators[0]), campaign)
+    response = client.post(reverse("labeling:claim"))
+    assert "/assignments/" in response["Location"] and held(annotators[0]) == 1
