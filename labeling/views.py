@@ -137,15 +137,15 @@ def start_work(request: HttpRequest, worker, campaign: Campaign | None) -> HttpR
     if worker.is_blocked:
         messages.error(request, "Your account is blocked from taking HITs.")
         return redirect("labeling:worker_home")
-    flow_first, campaign = study_gate.flow_first(worker, campaign)
-    if flow_first is not None:
-        return flow_first
+    gate = study_gate.flow_first(worker, campaign)
+    if gate.redirect is not None:
+        return gate.redirect
     asked_at = timezone.now()
-    assignment = claim_next_hit(worker, campaign)
+    assignment = claim_next_hit(worker, gate.campaign)
     if assignment is None:
         messages.info(request, "No HIT is available for you right now. Thank you!")
         return redirect("labeling:worker_home")
-    study_gate.reached(worker.pk, campaign, study_gate.WORK)
+    study_gate.started_work(worker.pk, gate)
     # accepted by this claim (not a live one resumed): nothing of it is answered yet
     fresh = assignment.accepted_at >= asked_at
     return _where_it_stands(request, assignment, whole_page=True, fresh=fresh)  # straight there, in this one answer

@@ -4,6 +4,8 @@ completion code. Each costs nothing for a campaign without a flow, and a partici
 the steps before the work costs one indexed read per claim (progress.cleared); the work screens
 themselves ask nothing (holding an assignment means the flow was done)."""
 
+from typing import NamedTuple
+
 from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -15,22 +17,41 @@ from labeling.study_flow import config, progress
 WORK, SUBMITTED, DONE = config.WORK, config.SUBMITTED, config.DONE
 
 
-def flow_first(worker, campaign: Campaign | None) -> tuple[HttpResponse | None, Campaign | None]:
-    """Where the participant goes instead of a claim (None: claim), and the campaign to claim in.
-    A claim of any campaign (None) is one of the only open campaign when it has a flow; with
+class Gate(NamedTuple):
+    """What the gate says of a claim: where to go instead (None: claim), the campaign to claim in
+    (None: any), and whether the participant's first work screen is recorded already."""
+
+    redirect: HttpResponse | None
+    campaign: Campaign | None
+    work_recorded: bool = True
+
+
+def flow_first(worker, campaign: Campaign | None) -> Gate:
+    """A claim of any campaign (None) is one of the only open campaign when it has a flow; with
     several open, it goes ahead once every one with steps before its work has them done (one
-    read), else the home page: a claim of any campaign must not land where consent was never asked."""
+    read), else the home page: a claim of any campaign must not land where consent was never
+    asked. A participant who finished the flow costs one indexed read (their steps)."""
     if campaign is None:
         open_campaigns = hot_reads.open_campaigns()
         flows = [c for c in open_campaigns if config.steps_before_work(c.study_flow or {})]
         if not flows:
-            return None, None
+            return Gate(None, None)
         if len(open_campaigns) > 1:
-            return (None if progress.cleared_all(worker, flows) else redirect("labeling:worker_home")), None
+            return Gate(None if progress.cleared_all(worker, flows) else redirect("labeling:worker_home"), None)
         campaign = flows[0]
-    if not config.steps_before_work(campaign.study_flow or {}) or progress.cleared(worker, campaign):
-        return None, campaign
-    return full_redirect(reverse("labeling:study_entry", args=[campaign.pk])), campaign
+    flow = campaign.study_flow or {}
+    if not config.steps_before_work(flow):
+        return Gate(None, campaign, work_recorded=not flow)
+    reached = set(progress.reached(worker.pk, campaign.pk))
+    if config.next_step(flow, reached) is None:
+        return Gate(None, campaign, work_recorded=WORK in reached)
+    return Gate(full_redirect(reverse("labeling:study_entry", args=[campaign.pk])), campaign)
+
+
+def started_work(worker_id: int, gate: Gate) -> None:
+    """Record the participant's first work screen in the campaign (once: the gate read whether)."""
+    if not gate.work_recorded and gate.campaign is not None:
+        progress.record(worker_id, gate.campaign.pk, WORK)
 
 
 def full_redirect(url: str) -> HttpResponse:
