@@ -3,10 +3,16 @@ funnel (how many arrived, consented, declined, passed or failed practice, starte
 submitted, answered the survey; the median time per step), the exit survey summarised, its
 answers one row per participant, and practice accuracy beside quiz accuracy per worker."""
 
+import csv
+import io
+import json
 from collections import defaultdict
 
 from labeling.models import Campaign, StudyStep, SurveyResponse, Worker
 from labeling.study_flow import config, progress
+from labeling.task_types.base import Export
+
+SURVEY_COLUMNS = ("worker", "platform", "submitted_at", "language", "skipped")
 
 
 def study_flow_figures(campaign: Campaign, quiz_answers: list | None = None) -> dict:
@@ -77,3 +83,21 @@ def _practice_and_quiz(campaign: Campaign, answers: list) -> list[dict]:
             }
         )
     return rows
+
+
+def survey_export(campaign: Campaign, fmt: str) -> Export:
+    """The exit survey's answers, one row per participant: csv (a column per question key) or
+    jsonl. ValueError for another format."""
+    keys = [question["key"] for question in (campaign.study_flow or {}).get("survey", [])]
+    rows = survey_rows(campaign)
+    name = f"campaign-{campaign.pk}-survey.{fmt}"
+    if fmt == "jsonl":
+        return Export("application/x-ndjson", name, (json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+    if fmt != "csv":
+        raise ValueError(f"format {fmt!r}: use csv or jsonl")
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow([*SURVEY_COLUMNS, *keys])
+    for row in rows:
+        writer.writerow([*(row[c] for c in SURVEY_COLUMNS), *(row["answers"].get(key, "") for key in keys)])
+    return Export("text/csv; charset=utf-8", name, [out.getvalue()])

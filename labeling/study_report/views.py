@@ -10,6 +10,7 @@ from jobs.runtime import start_job
 from labeling import task_types
 from labeling.models import Campaign, RaterAnswer
 from labeling.researcher_views import ActionRefused, campaign_action, staff_required
+from labeling.study_flow.report import survey_export
 from labeling.study_report.figures import build_report
 from labeling.study_report.render import FIGURE_NAMES, methods_paragraph, to_json, to_latex, to_markdown
 
@@ -63,6 +64,20 @@ def study_report_download(request: HttpRequest, pk: int, fmt: str) -> HttpRespon
     campaign = _label_campaign(pk)
     response = HttpResponse(render_as(build_report(campaign)), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="campaign-{campaign.pk}-study-report.{fmt}"'
+    return response
+
+
+@staff_required
+@require_GET
+def survey_download(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    """The campaign's exit-survey answers (labeling.study_flow.report.survey_export): csv or jsonl."""
+    campaign = get_object_or_404(Campaign, pk=pk)
+    try:
+        export = survey_export(campaign, fmt)
+    except ValueError as error:
+        raise Http404(str(error)) from error
+    response = HttpResponse(export.text, content_type=export.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
     return response
 
 

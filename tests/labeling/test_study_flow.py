@@ -267,3 +267,21 @@ def test_a_claim_of_any_campaign_with_several_open_goes_home_until_each_flow_is_
     progress.walk_as_simulated(worker_for_user(annotators[0]), campaign)
     response = client.post(reverse("labeling:claim"))
     assert "/assignments/" in response["Location"] and held(annotators[0]) == 1
+
+
+def test_the_exit_survey_export_carries_each_participants_answers(client, annotators, researcher, campaign):
+    from labeling.study_flow import progress
+
+    worker = worker_for_user(annotators[0])
+    progress.save_survey(worker, campaign, {"difficulty": 3, "comments": 'said "hi", then left'}, language="ar")
+    progress.save_survey(worker, campaign, {"difficulty": 5})  # a second one (another tab): the first stands
+    client.force_login(researcher)
+    csv_text = client.get(reverse("labeling:survey_download", args=[campaign.pk, "csv"])).content.decode()
+    header, row = csv_text.strip().splitlines()
+    assert header == "worker,platform,submitted_at,language,skipped,difficulty,clarity,comments"
+    assert row.startswith("annotator1,site,") and row.endswith(',ar,False,3,,"said ""hi"", then left"')
+    jsonl = client.get(reverse("labeling:survey_download", args=[campaign.pk, "jsonl"])).content.decode()
+    assert json.loads(jsonl)["answers"] == {"difficulty": 3, "comments": 'said "hi", then left'}
+    assert client.get(reverse("labeling:survey_download", args=[campaign.pk, "xml"])).status_code == 404
+    client.force_login(annotators[1])
+    assert client.get(reverse("labeling:survey_download", args=[campaign.pk, "csv"])).status_code in (302, 403, 404)
