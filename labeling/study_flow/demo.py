@@ -31,7 +31,7 @@ DEMO_FLOW = {
         "items": [
             {
                 "turns": [["A", "I got the job!"], ["B", "After all those interviews? That's wonderful news!"]],
-                "choices": ["Joyful", "Sad", "Angry"],
+                "choices": ["Sad", "Joyful", "Angry"],
                 "answer": "Joyful",
                 "explanation": "B celebrates A's good news: the last turn is happy for them.",
             },
@@ -40,7 +40,7 @@ DEMO_FLOW = {
                     ["A", "The dog didn't come home last night."],
                     ["B", "Oh no. I'm so sorry, I know how much he means to you."],
                 ],
-                "choices": ["Consoling", "Questioning", "Joyful"],
+                "choices": ["Questioning", "Joyful", "Consoling"],
                 "answer": "Consoling",
                 "explanation": "B answers bad news with comfort: a consoling intent, not a question or joy.",
             },
