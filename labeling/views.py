@@ -137,7 +137,7 @@ def start_work(request: HttpRequest, worker, campaign: Campaign | None) -> HttpR
     if worker.is_blocked:
         messages.error(request, "Your account is blocked from taking HITs.")
         return redirect("labeling:worker_home")
-    gate = study_gate.flow_first(worker, campaign)
+    gate = study_gate.flow_first(worker, campaign, htmx=_is_htmx(request))
     if gate.redirect is not None:
         return gate.redirect
     asked_at = timezone.now()

@@ -26,7 +26,7 @@ class Gate(NamedTuple):
     work_recorded: bool = True
 
 
-def flow_first(worker, campaign: Campaign | None) -> Gate:
+def flow_first(worker, campaign: Campaign | None, *, htmx: bool = False) -> Gate:
     """A claim of any campaign (None) is one of the only open campaign when it has a flow; with
     several open, it goes ahead once every one with steps before its work has them done (one
     read), else the home page: a claim of any campaign must not land where consent was never
@@ -45,7 +45,7 @@ def flow_first(worker, campaign: Campaign | None) -> Gate:
     reached = set(progress.reached(worker.pk, campaign.pk))
     if config.next_step(flow, reached) is None:
         return Gate(None, campaign, work_recorded=WORK in reached)
-    return Gate(full_redirect(reverse("labeling:study_entry", args=[campaign.pk])), campaign)
+    return Gate(full_redirect(reverse("labeling:study_entry", args=[campaign.pk]), htmx=htmx), campaign)
 
 
 def started_work(worker_id: int, gate: Gate) -> None:
@@ -54,9 +54,12 @@ def started_work(worker_id: int, gate: Gate) -> None:
         progress.record(worker_id, gate.campaign.pk, WORK)
 
 
-def full_redirect(url: str) -> HttpResponse:
-    """A whole-page redirect, for htmx too (HX-Redirect: https://htmx.org/headers/hx-redirect/)."""
-    response = redirect(url)
+def full_redirect(url: str, *, htmx: bool = False) -> HttpResponse:
+    """A whole-page redirect; for htmx an HX-Redirect (https://htmx.org/headers/hx-redirect/): a
+    302 would be followed inside the request and its page swapped into the home page's body."""
+    if not htmx:
+        return redirect(url)
+    response = HttpResponse(status=204)
     response["HX-Redirect"] = url
     return response
 

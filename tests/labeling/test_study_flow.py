@@ -285,3 +285,12 @@ def test_the_exit_survey_export_carries_each_participants_answers(client, annota
     assert client.get(reverse("labeling:survey_download", args=[campaign.pk, "xml"])).status_code == 404
     client.force_login(annotators[1])
     assert client.get(reverse("labeling:survey_download", args=[campaign.pk, "csv"])).status_code in (302, 403, 404)
+
+
+def test_an_htmx_claim_is_sent_to_the_flow_as_a_whole_page(client, annotators, campaign):
+    client.force_login(annotators[0])
+    response = client.post(reverse("labeling:claim"), {"campaign": campaign.pk}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 204 and response["HX-Redirect"] == reverse(
+        "labeling:study_entry", args=[campaign.pk]
+    )
+    assert held(annotators[0]) == 0
