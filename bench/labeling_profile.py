@@ -174,13 +174,15 @@ def _backend_cpu_ns(connection) -> tuple[int, int] | None:
         return None
 
 
-def walk_one_hit(browser: Measured, rng: random.Random, linger_share: float = 1.0) -> int:
+def walk_one_hit(browser: Measured, rng: random.Random, linger_share: float = 1.0, campaign: int | None = None) -> int:
     """One HIT, as bench/labeling_load.py's annotators send it (the autosave before Next on
-    `linger_share` of the screens); returns the screens answered (0 when no HIT was left)."""
+    `linger_share` of the screens); returns the screens answered (0 when no HIT was left).
+    `campaign`: the claim names it, as the home page's Start button does (default: none)."""
     browser.send("home", "GET", "/labeling/")  # also sets the CSRF cookie, as in a browser
     # with htmx, as the home page's button sends it: the claim shows the first screen itself
     # (HX-Push-Url); an older server redirects to it
-    claimed = browser.send("claim", "POST", "/labeling/claim/", htmx=True)
+    form = {"campaign": str(campaign)} if campaign else None
+    claimed = browser.send("claim", "POST", "/labeling/claim/", form, htmx=True)
     shown = claimed.status == 200 and ASSIGNMENT.search(claimed.headers.get("HX-Push-Url", ""))
     found = shown or (claimed.status == 302 and ASSIGNMENT.search(claimed.headers.get("Location", "")))
     if not found:
@@ -325,7 +327,7 @@ def compare_study_flow(browsers: list, rng: random.Random, args) -> None:
     for _round in range(args.rounds):
         for phase in ("off", "on"):
             change_campaign_settings(campaign, {"study_flow": DEMO_FLOW if phase == "on" else {}})
-            figures[phase].append(_one_phase(browsers, rng, args.linger_share))
+            figures[phase].append(_one_phase(browsers, rng, args.linger_share, campaign.pk))
             print(f"round {_round + 1} flow {phase}: cpu_per_screen_ms={figures[phase][-1][0]:.2f} "
                   f"claim_cpu_ms={figures[phase][-1][2]:.2f} claim_sql={figures[phase][-1][1]:.2f}")  # fmt: skip
     off, on = (statistics.median(row[0] for row in figures[p]) for p in ("off", "on"))
@@ -338,13 +340,14 @@ def compare_study_flow(browsers: list, rng: random.Random, args) -> None:
     )
 
 
-def _one_phase(browsers: list, rng: random.Random, linger_share: float) -> tuple[float, float, float]:
-    """One HIT per annotator: (CPU ms per answered screen, SQL statements per claim, claim CPU ms)."""
+def _one_phase(browsers: list, rng: random.Random, linger_share: float, campaign: int) -> tuple[float, float, float]:
+    """One HIT per annotator, each claim naming the campaign as the home page's Start button does:
+    (CPU ms per answered screen, SQL statements per claim, claim CPU ms)."""
     for browser in browsers:
         browser.cpu_ms.clear()
         browser.queries.clear()
         browser.database_ms.clear()
-    screens = sum(walk_one_hit(browser, rng, linger_share) for browser in browsers)
+    screens = sum(walk_one_hit(browser, rng, linger_share, campaign) for browser in browsers)
     if not screens:
         raise SystemExit("no HIT left: give --hits enough for (1 + 2 x rounds) HITs per annotator")
     cpu = sum(sum(v) for b in browsers for k, v in b.cpu_ms.items() if k != "home")
