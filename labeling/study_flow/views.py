@@ -27,7 +27,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
-from django.utils.translation import get_language
+from django.utils.translation import get_language, gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from labeling import views as work_views
@@ -311,7 +311,11 @@ def survey(request: HttpRequest, pk: int) -> HttpResponse:
             skipped = request.POST.get("action") == "skip"
             answers = {} if skipped else config.clean_survey_answers(campaign.study_flow["survey"], request.POST)
         except config.FlowRefused as refused:
-            error = refused
+            asked = next((q["question"] for q in questions if q["key"] == refused.field), refused.field)
+            message = gettext(
+                "Your answer to “%(question)s” could not be read (%(key)s): choose one of the answers shown."
+            )
+            error = message % {"question": asked, "key": refused.field}
         else:
             progress.save_survey(worker, campaign, answers, skipped=skipped, language=get_language() or "")
             return redirect(done_url)

@@ -80,6 +80,11 @@ def test_a_new_participant_meets_every_step_in_order_and_holds_no_seat_before_th
     page = client.post(reverse("labeling:study_begin", args=[campaign.pk]), follow=True)
     steps.append(step_of(page))
     assert held(user) == 1  # the seat is taken at the first work screen, not before
+    # the instructions are a link away from every work screen, with a way back
+    instructions = reverse("labeling:study_instructions", args=[campaign.pk])
+    assert f'href="{instructions}" id="nav-instructions"' in page.content.decode()
+    back = client.get(instructions, HTTP_REFERER=f"http://testserver{page.redirect_chain[-1][0]}")
+    assert step_of(back) == "instructions" and 'id="instructions-back"' in back.content.decode()
 
     assignment = Assignment.objects.get(worker__user=user)
     answer_everything(assignment)
