@@ -150,7 +150,7 @@ def walk_the_flow(worker, campaign, outcome: str) -> None:
         progress.decide_consent(worker, campaign, False)
     else:
         progress.decide_consent(worker, campaign, True)
-        progress.record(worker.pk, campaign.pk, "instructions")
+        progress.record(worker.pk, campaign.pk, "instructions", "instructions_read")
         items = campaign.study_flow["practice"]["items"]
         for _attempt in range(campaign.study_flow["practice"]["retries"] + 1):
             for index, item in enumerate(items):

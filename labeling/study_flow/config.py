@@ -39,9 +39,8 @@ CONSENT, DECLINED, INSTRUCTIONS, PRACTICE, WORK, SURVEY, DONE = (
 PAGE_STEPS = (CONSENT, DECLINED, INSTRUCTIONS, PRACTICE, WORK, SURVEY, DONE)
 # what is recorded per participant and campaign (labeling.models.StudyStep): the pages reached,
 # and the outcomes of the steps that have one
-ARRIVED, CONSENTED, PRACTICE_PASSED, PRACTICE_FAILED, SUBMITTED, SURVEY_ANSWERED, SURVEY_SKIPPED = (
-    "arrived",
-    "consented",
+ARRIVED, CONSENTED, INSTRUCTIONS_READ = "arrived", "consented", "instructions_read"
+PRACTICE_PASSED, PRACTICE_FAILED, SUBMITTED, SURVEY_ANSWERED, SURVEY_SKIPPED = (
     "practice_passed",
     "practice_failed",
     "submitted",
@@ -54,6 +53,7 @@ RECORDED_STEPS = (
     CONSENTED,
     DECLINED,
     INSTRUCTIONS,
+    INSTRUCTIONS_READ,
     PRACTICE,
     PRACTICE_PASSED,
     PRACTICE_FAILED,
@@ -334,7 +334,7 @@ def next_step(flow: dict, reached: set[str]) -> str | None:
         return DECLINED
     if PRACTICE_FAILED in reached:
         return PRACTICE_FAILED
-    done = {CONSENT: CONSENTED, INSTRUCTIONS: INSTRUCTIONS, PRACTICE: PRACTICE_PASSED}
+    done = {CONSENT: CONSENTED, INSTRUCTIONS: INSTRUCTIONS_READ, PRACTICE: PRACTICE_PASSED}
     return next((step for step in steps_before_work(flow) if done[step] not in reached), None)
 
 
@@ -421,7 +421,7 @@ FUNNEL = (
 # the time a step takes: from reaching it to reaching the step that ends it
 STEP_SPANS = (
     ("consent", CONSENT, (CONSENTED, DECLINED)),
-    ("instructions", INSTRUCTIONS, (PRACTICE, WORK)),
+    ("instructions", INSTRUCTIONS, (INSTRUCTIONS_READ,)),
     ("practice", PRACTICE, (PRACTICE_PASSED, PRACTICE_FAILED)),
     ("work", WORK, (SUBMITTED,)),
     ("survey", SURVEY, (SURVEY_ANSWERED, SURVEY_SKIPPED)),

@@ -211,7 +211,7 @@ def walk_as_simulated(worker: Worker, campaign: Campaign) -> None:
         record(worker.pk, campaign.pk, config.CONSENT)
         decide_consent(worker, campaign, True)
     if flow.get("instructions"):
-        record(worker.pk, campaign.pk, config.INSTRUCTIONS)
+        record(worker.pk, campaign.pk, config.INSTRUCTIONS, config.INSTRUCTIONS_READ)
     if flow.get("practice") and config.PRACTICE_PASSED not in reached(worker.pk, campaign.pk):
         record(worker.pk, campaign.pk, config.PRACTICE)
         for index, item in enumerate(flow["practice"]["items"]):

@@ -151,10 +151,12 @@ def instructions(request: HttpRequest, pk: int) -> HttpResponse:
     worker = worker_for_user(request.user)
     texts = _texts(campaign)
     if request.method == "POST":
-        if progress.next_step(worker, campaign) == config.INSTRUCTIONS:
-            progress.record(worker.pk, campaign.pk, config.INSTRUCTIONS)
+        if progress.next_step(worker, campaign) == config.INSTRUCTIONS:  # read: the step is done
+            progress.record(worker.pk, campaign.pk, config.INSTRUCTIONS, config.INSTRUCTIONS_READ)
         return _go_on(request, worker, campaign)
     in_flow = campaign.status == Campaign.OPEN and progress.next_step(worker, campaign) == config.INSTRUCTIONS
+    if in_flow:  # shown: the step's time starts here
+        progress.record(worker.pk, campaign.pk, config.INSTRUCTIONS)
     context = _context(
         request,
         campaign,

@@ -129,4 +129,12 @@ def test_a_new_participant_walks_the_whole_study_by_keyboard_at_360_px(live_serv
         "comments": "Sarcasm was hard to label.",
     }
     reached = set(StudyStep.objects.values_list("step", flat=True))
-    assert {"consented", "instructions", "practice_passed", "work", "submitted", "survey_answered", "done"} <= reached
+    assert {
+        "consented",
+        "instructions_read",
+        "practice_passed",
+        "work",
+        "submitted",
+        "survey_answered",
+        "done",
+    } <= reached

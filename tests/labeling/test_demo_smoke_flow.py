@@ -38,5 +38,5 @@ def test_the_demo_smoke_walks_the_study_flow_to_the_work(live_server, django_use
     assert "study flow: consent done" in printed and "practice passed" in printed
     assert "practice retried" in printed  # the first choices fall short: the feedback is what passes
     steps = set(StudyStep.objects.filter(worker__user__username=smoke.USERNAME).values_list("step", flat=True))
-    assert {"consented", "instructions", "practice_passed", "work"} <= steps
+    assert {"consented", "instructions_read", "practice_passed", "work"} <= steps
     assert Assignment.objects.filter(worker__user__username=smoke.USERNAME).count() == 1

@@ -107,6 +107,7 @@ def test_a_new_participant_meets_every_step_in_order_and_holds_no_seat_before_th
         "arrived",
         "consented",
         "instructions",
+        "instructions_read",
         "practice_passed",
         "work",
         "submitted",

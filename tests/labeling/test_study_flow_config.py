@@ -59,10 +59,11 @@ def test_the_next_step_follows_the_flow_and_stops_at_a_decline_or_a_failed_pract
     cleaned = config.clean_flow(DEMO_FLOW)
     assert config.next_step(cleaned, set()) == "consent"
     assert config.next_step(cleaned, {"consented"}) == "instructions"
-    assert config.next_step(cleaned, {"consented", "instructions"}) == "practice"
-    assert config.next_step(cleaned, {"consented", "instructions", "practice_passed"}) is None
+    assert config.next_step(cleaned, {"consented", "instructions"}) == "instructions"  # shown, not read yet
+    assert config.next_step(cleaned, {"consented", "instructions_read"}) == "practice"
+    assert config.next_step(cleaned, {"consented", "instructions_read", "practice_passed"}) is None
     assert config.next_step(cleaned, {"declined"}) == "declined"
-    assert config.next_step(cleaned, {"consented", "instructions", "practice_failed"}) == "practice_failed"
+    assert config.next_step(cleaned, {"consented", "instructions_read", "practice_failed"}) == "practice_failed"
     assert config.next_step(config.clean_flow({"survey": DEMO_FLOW["survey"]}), set()) is None
 
 
