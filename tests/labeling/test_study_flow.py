@@ -300,3 +300,17 @@ def test_an_htmx_claim_is_sent_to_the_flow_as_a_whole_page(client, annotators, c
         "labeling:study_entry", args=[campaign.pk]
     )
     assert held(annotators[0]) == 0
+
+
+@pytest.mark.parametrize("fast_path", [True, False], ids=["fast-path", "orm"])
+def test_the_gate_reads_the_same_with_the_annotator_fast_path_on_or_off(
+    client, annotators, campaign, settings, fast_path
+):
+    from labeling.study_flow import progress
+
+    settings.ANNOTATOR_FAST_PATH = fast_path
+    client.force_login(annotators[0])
+    assert step_of(claim(client, campaign)) == "consent" and held(annotators[0]) == 0
+    progress.walk_as_simulated(worker_for_user(annotators[0]), campaign)
+    assert step_of(claim(client, campaign)) == "work" and held(annotators[0]) == 1
+    assert StudyStep.objects.filter(worker__user=annotators[0], step="work").count() == 1
