@@ -30,6 +30,7 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import get_language, gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from labeling import task_types
 from labeling import views as work_views
 from labeling.label_sets import campaign_labels
 from labeling.models import Assignment, Campaign, Worker
@@ -172,6 +173,8 @@ def instructions(request: HttpRequest, pk: int) -> HttpResponse:
 def _labels_shown(campaign: Campaign, translated: dict) -> list[dict]:
     """The campaign's label set with its descriptions and examples, in the participant's language
     where the researcher gave them."""
+    if not task_types.of(campaign).study_report:  # a type whose answers are not one label from a set (pairwise)
+        return []
     rows = []
     for label in campaign_labels(campaign).order_by("position", "name"):
         given = translated.get(label.name, {})

@@ -314,3 +314,15 @@ def test_the_gate_reads_the_same_with_the_annotator_fast_path_on_or_off(
     progress.walk_as_simulated(worker_for_user(annotators[0]), campaign)
     assert step_of(claim(client, campaign)) == "work" and held(annotators[0]) == 1
     assert StudyStep.objects.filter(worker__user=annotators[0], step="work").count() == 1
+
+
+def test_the_instructions_list_the_label_set_with_descriptions_and_what_other_is_for(client, annotators, campaign):
+    from annotation.models import Label
+
+    joyful = Label.objects.get(name="Joyful")
+    campaign.labels.set([joyful])
+    client.force_login(annotators[0])
+    page = client.get(reverse("labeling:study_instructions", args=[campaign.pk])).content.decode()
+    assert "<dt>Joyful</dt>" in page and joyful.description in page and 'id="other-explained"' in page
+    assert "<dt>Sad</dt>" not in page  # the campaign's own set, not every label
+    assert "<strong>only its last turn</strong>" in page  # the campaign's Markdown, rendered
