@@ -1,5 +1,7 @@
 """What a newcomer does first, against a running demo: sign in as annotator1 through the login page,
-claim a HIT of the demo campaign, answer its first screen and see the next one.
+start the demo campaign, walk its study flow (consent, instructions, the practice: answers learned
+from its feedback when the first try falls short), reach the first work screen, answer it and see
+the next one.
 
     python .ci/demo_smoke.py http://127.0.0.1:8765
 
@@ -103,6 +105,7 @@ def run(base: str) -> None:
     screen = browser.post(
         "/labeling/claim/", [("csrfmiddlewaretoken", _csrf(home)), ("campaign", campaign)], referer=browser.url
     )
+    screen = walk_the_study_flow(browser, screen)
     first = re.search(r"/labeling/assignments/(\d+)/items/(\d+)/$", browser.url)
     if not first:
         raise SmokeFailed(
@@ -127,6 +130,58 @@ def run(base: str) -> None:
             f"after answering {answer!r} the next screen did not open (at {browser.url}):\n{_text(nxt)[:800]}"
         )
     print(f"answered screen {position} with {answer!r}; screen {position + 1} is shown")
+
+
+STEP = re.compile(r'<main[^>]*data-step="([a-z]+)"')
+
+
+def walk_the_study_flow(browser: Browser, page: str) -> str:
+    """Consent, instructions and practice, as a newcomer meets them (each page names its step in
+    data-step); the practice's right answers are read off its feedback and used on a retry. Returns
+    the first work screen."""
+    learned: dict[str, str] = {}
+    for _ in range(40):
+        step = STEP.search(page)
+        step = step.group(1) if step else ""
+        if step in ("", "work"):
+            return page
+        here = browser.url
+        if step in ("consent", "instructions"):
+            fields = [("csrfmiddlewaretoken", _csrf(page))] + ([("decision", "agree")] if step == "consent" else [])
+            page = browser.post(here, fields, referer=here)
+            print(f"study flow: {step} done")
+        elif step == "practice":
+            page = _practice_page(browser, page, learned)
+        else:
+            raise SmokeFailed(f"the study flow stopped at {step!r} (at {here}):\n{_text(page)[:800]}")
+    raise SmokeFailed("the study flow did not reach the work in 40 pages")
+
+
+def _practice_page(browser: Browser, page: str, learned: dict[str, str]) -> str:
+    here = browser.url
+    item = re.search(r'name="item" value="(\d+)"', page)
+    if item:  # a practice screen: what the feedback taught, else the first choice
+        choices = re.findall(r'name="answer" value="([^"]+)"', page)
+        answer = learned.get(item.group(1), html.unescape(choices[0]))
+        fields = [("csrfmiddlewaretoken", _csrf(page)), ("item", item.group(1)), ("answer", answer)]
+        feedback = browser.post(here, fields, referer=here)
+        right = re.search(r"(?:right answer is|The answer is) ([^.<]+)\.", feedback)
+        if right:
+            learned[item.group(1)] = html.unescape(right.group(1)).strip()
+        following = re.search(r'id="practice-next" href="([^"]+)"', feedback)
+        return browser.get(html.unescape(following.group(1))) if following else feedback
+    start = re.search(
+        r'<form method="post" action="([^"]+)">\s*<input[^>]*csrfmiddlewaretoken[^>]*>\s*<button[^>]*id="start-work"',
+        page,
+    )
+    if start:
+        print(f"study flow: practice passed ({len(learned)} answers learned from its feedback)")
+        return browser.post(html.unescape(start.group(1)), [("csrfmiddlewaretoken", _csrf(page))], referer=here)
+    retry = re.search(r'id="practice-retry" href="([^"]+)"', page)
+    if retry:
+        print("study flow: practice retried with what its feedback said")
+        return browser.get(html.unescape(retry.group(1)))
+    raise SmokeFailed("a practice page with no screen, no retry and no start:\n" + _text(page)[:800])
 
 
 def main() -> int:

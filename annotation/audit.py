@@ -30,6 +30,8 @@ WORKER_BLOCKED, WORKER_UNBLOCKED = "worker.blocked", "worker.unblocked"
 APPROVED, REJECTED, PAID = "assignment.approved", "assignment.rejected", "payment.paid"
 CAMPAIGN_CREATED, CAMPAIGN_SETTING = "campaign.created", "campaign.setting_changed"
 QUIZ_GOLD_CHANGED = "quiz.gold_changed"  # a quiz item's known answer, imported again differently
+# a participant's answer to a campaign's consent (labeling.study_flow.progress), with its version
+CONSENT_GIVEN, CONSENT_DECLINED = "consent.given", "consent.declined"
 KINDS = (
     GOLD_CHANGED,
     GOLD_REMOVED,
@@ -45,6 +47,8 @@ KINDS = (
     CAMPAIGN_CREATED,
     CAMPAIGN_SETTING,
     QUIZ_GOLD_CHANGED,
+    CONSENT_GIVEN,
+    CONSENT_DECLINED,
 )
 # what a published dataset may carry: decisions about labels, never a worker's id or pay
 DATASET_KINDS = (GOLD_CHANGED, GOLD_REMOVED, ADJUDICATED, SENT_BACK, PROPOSAL_ACCEPTED, PROPOSAL_REFUSED)

@@ -9,6 +9,14 @@ until no one can: a worker stops when they have done their share of HITs or the 
 none. Who acts next is drawn at random, weighted by the HITs each has left to do, so the busy
 workers are the ones still there at the end, when the last seats are taken.
 
+With the study flow on (the default; --no-study-flow turns it off): the campaign has the demo's
+consent, instructions and three practice items; each worker meets them first through the flow's
+writers (labeling.study_flow.progress) and claims only once the gate says the work is open to
+them (progress.cleared, what the claim view asks), as a person's pages do. A share declines
+(--decline-share) and a share fails the practice twice (--fail-share): they leave without a seat,
+arriving besides the crowd that works (the same crowd, drawn the same way, as with the flow off),
+so the figures show what the flow changes for the seats: nothing is taken by those who leave.
+
 The crowd: most workers do 1 to 3 HITs, some 4 to 15, a few (--heavy-share) 30 or more
 (--heavy-min to --heavy-max); workers join until their HITs add up to --crowd-margin times the
 seats. Building uses bulk inserts; every claim, answer and submission goes through the actions.
@@ -17,6 +25,8 @@ seats. Building uses bulk inserts; every claim, answer and submission goes throu
     DEBUG=1 .venv/bin/python bench/campaign_liveness.py --items-per-seat # contrast: QUIZ_ITEMS_PER_SEAT=1
 
 Ends with `hits= seats= workers= completed_seats= stranded_seats= pool_items= max_hits_per_worker=`.
+
+    DEBUG=1 .venv/bin/python bench/campaign_liveness.py --no-study-flow  # contrast: no consent, no practice
 """
 
 import argparse
@@ -89,8 +99,14 @@ def build(args, rng: random.Random):
         [QuizQuestion(dialogue=d, text="", gold_label=rng.choice(labels), source="imported") for d in pool],
         batch_size=2000,
     )
+    from labeling.study_flow.demo import DEMO_FLOW
+
     campaign = create_campaign(
-        "liveness", fallback_choices=["Neutral", "Sad", "Joyful"], workers_per_hit=seats, quiz_per_hit=quiz
+        "liveness",
+        fallback_choices=["Neutral", "Sad", "Joyful"],
+        workers_per_hit=seats,
+        quiz_per_hit=quiz,
+        study_flow=DEMO_FLOW if args.study_flow else {},
     )
     build_hits(campaign, work, seed=args.seed)
     set_campaign_status(campaign, Campaign.OPEN)
@@ -111,7 +127,7 @@ def crowd_shares(args, seats: int, rng: random.Random) -> list[int]:
     return shares
 
 
-def make_workers(count: int) -> list:
+def make_workers(count: int, first: int = 0) -> list:
     from django.contrib.auth import get_user_model
     from django.contrib.auth.hashers import make_password
 
@@ -119,18 +135,40 @@ def make_workers(count: int) -> list:
 
     unusable = make_password(None)
     users = get_user_model().objects.bulk_create(
-        [get_user_model()(username=f"crowd{i}", password=unusable) for i in range(count)]
+        [get_user_model()(username=f"crowd{i}", password=unusable) for i in range(first, first + count)]
     )
     return [worker_for_user(user) for user in users]
 
 
+def walk_the_flow(worker, campaign, outcome: str) -> None:
+    """The steps before the work, through the flow's writers: passed, declined, or failed twice."""
+    from labeling.study_flow import progress
+
+    if outcome == "passes":
+        progress.walk_as_simulated(worker, campaign)
+    elif outcome == "declines":
+        progress.decide_consent(worker, campaign, False)
+    else:
+        progress.decide_consent(worker, campaign, True)
+        progress.record(worker.pk, campaign.pk, "instructions", "instructions_read")
+        items = campaign.study_flow["practice"]["items"]
+        for _attempt in range(campaign.study_flow["practice"]["retries"] + 1):
+            for index, item in enumerate(items):
+                wrong = next(choice for choice in item["choices"] if choice != item["answer"])
+                progress.answer_practice(worker, campaign, index, wrong)
+
+
 def do_one_hit(worker, campaign) -> bool:
-    """Claim, answer every screen, submit: through the actions. False when no HIT is given."""
+    """Claim (once the study flow's gate opens), answer every screen, submit: through the actions.
+    False when no HIT is given."""
     from labeling.actions.answer import save_response
     from labeling.actions.claim import claim_next_hit
     from labeling.actions.submit import submit_assignment
     from labeling.models import Response, seat_items_q
+    from labeling.study_flow import progress
 
+    if campaign.study_flow and not progress.cleared(worker, campaign):
+        return False  # declined, or failed the practice: no claim, nothing taken
     assignment = claim_next_hit(worker, campaign)
     if assignment is None:
         return False
@@ -140,9 +178,19 @@ def do_one_hit(worker, campaign) -> bool:
     return True
 
 
-def run_crowd(campaign, shares: list[int], rng: random.Random) -> Counter:
-    """Workers act one HIT at a time, drawn weighted by the HITs they have left, until none can."""
-    workers = make_workers(len(shares))
+def run_crowd(campaign, shares: list[int], rng: random.Random, args) -> Counter:
+    """Workers meet the study flow first (when on), then act one HIT at a time, drawn weighted by
+    the HITs they have left, until none can. With the flow on, those who decline or fail the
+    practice arrive besides them (their own random draws, so the working crowd is the same)."""
+    workers, leavers = make_workers(len(shares)), []
+    if campaign.study_flow:
+        leaving = round(len(shares) * (args.decline_share + args.fail_share))
+        declining = round(len(shares) * args.decline_share)
+        leavers = make_workers(leaving, first=len(shares))
+        for index, worker in enumerate(leavers):
+            walk_the_flow(worker, campaign, "declines" if index < declining else "fails")
+        for worker in workers:
+            walk_the_flow(worker, campaign, "passes")
     left = dict(enumerate(shares))
     done: Counter = Counter()
     while left:
@@ -154,6 +202,7 @@ def run_crowd(campaign, shares: list[int], rng: random.Random) -> Counter:
                 del left[who]
         else:
             del left[who]  # the claim gives them nothing: they leave
+    assert not any(do_one_hit(worker, campaign) for worker in leavers)  # they ask again: the gate keeps them out
     return done
 
 
@@ -166,6 +215,11 @@ def main() -> None:
     parser.add_argument("--heavy-max", type=int, default=80)
     parser.add_argument("--crowd-margin", type=float, default=1.1, help="the crowd's HITs / seats (1.1)")
     parser.add_argument("--items-per-seat", action="store_true", help="contrast: QUIZ_ITEMS_PER_SEAT=1")
+    parser.add_argument(
+        "--no-study-flow", dest="study_flow", action="store_false", help="contrast: no consent/practice"
+    )
+    parser.add_argument("--decline-share", type=float, default=0.05, help="share of workers declining consent (0.05)")
+    parser.add_argument("--fail-share", type=float, default=0.05, help="share of workers failing the practice (0.05)")
     parser.add_argument("--database-url", default="", help="a scratch database (default: a throwaway SQLite file)")
     args = parser.parse_args()
     # in memory where there is a tmpfs: SQLite syncs every commit to disk, and a claim is a commit
@@ -181,9 +235,15 @@ def main() -> None:
     print(f"build_s={time.perf_counter() - started:.0f} crowd_hits={sum(shares)} heavy_workers="
           f"{sum(share >= args.heavy_min for share in shares)} light_workers={sum(share <= 3 for share in shares)}")  # fmt: skip
     started = time.perf_counter()
-    done = run_crowd(campaign, shares, rng)
+    done = run_crowd(campaign, shares, rng, args)
     completed = Assignment.objects.filter(hit__campaign=campaign).done().count()
-    print(f"crowd_s={time.perf_counter() - started:.0f} workers_who_worked={len(done)}")
+    print(f"crowd_s={time.perf_counter() - started:.0f} workers_who_worked={len(done)} study_flow={args.study_flow}")
+    if campaign.study_flow:
+        from labeling.models import StudyStep
+
+        steps = Counter(StudyStep.objects.filter(campaign=campaign).values_list("step", flat=True))
+        print(f"declined={steps['declined']} practice_failed={steps['practice_failed']} held_by_them="
+              f"{Assignment.objects.filter(worker__study_steps__step__in=['declined', 'practice_failed']).count()}")  # fmt: skip
     print(
         f"hits={campaign.hits.count()} seats={seats} workers={len(shares)} completed_seats={completed} "
         f"stranded_seats={seats - completed} pool_items={pool_size} max_hits_per_worker={max(done.values(), default=0)}"

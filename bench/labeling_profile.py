@@ -15,6 +15,13 @@ CPU per answered screen: every request of a HIT (claim, first screen, autosave a
 screen, submit; a redirect too, should the server send one) over its screens, the figure that decides how many screens/s the site
 serves per core. The home page, sent once per annotator visit, is reported but not counted.
 
+--compare-study-flow measures the campaign's study flow (labeling.study_flow: the demo's consent,
+instructions and practice, done by every annotator before) off against on in one run and one
+database: --rounds rounds of a phase off then a phase on, each phase one HIT per annotator, and
+ends with
+    study_flow_off_cpu_per_screen_ms= study_flow_on_cpu_per_screen_ms= study_flow_cpu_ratio=<on / off>
+    claim_sql_off= claim_sql_on= claim_cpu_off_ms= claim_cpu_on_ms=
+
 Ends with one line:
     cpu_per_screen_ms=<ms> next_cpu_ms= autosave_cpu_ms= screen_cpu_ms= submit_cpu_ms= claim_cpu_ms=
 The machine is shared: CPU time is steadier than wall time, but still noisy.
@@ -167,13 +174,15 @@ def _backend_cpu_ns(connection) -> tuple[int, int] | None:
         return None
 
 
-def walk_one_hit(browser: Measured, rng: random.Random, linger_share: float = 1.0) -> int:
+def walk_one_hit(browser: Measured, rng: random.Random, linger_share: float = 1.0, campaign: int | None = None) -> int:
     """One HIT, as bench/labeling_load.py's annotators send it (the autosave before Next on
-    `linger_share` of the screens); returns the screens answered (0 when no HIT was left)."""
+    `linger_share` of the screens); returns the screens answered (0 when no HIT was left).
+    `campaign`: the claim names it, as the home page's Start button does (default: none)."""
     browser.send("home", "GET", "/labeling/")  # also sets the CSRF cookie, as in a browser
     # with htmx, as the home page's button sends it: the claim shows the first screen itself
     # (HX-Push-Url); an older server redirects to it
-    claimed = browser.send("claim", "POST", "/labeling/claim/", htmx=True)
+    form = {"campaign": str(campaign)} if campaign else None
+    claimed = browser.send("claim", "POST", "/labeling/claim/", form, htmx=True)
     shown = claimed.status == 200 and ASSIGNMENT.search(claimed.headers.get("HX-Push-Url", ""))
     found = shown or (claimed.status == 302 and ASSIGNMENT.search(claimed.headers.get("Location", "")))
     if not found:
@@ -223,6 +232,8 @@ def main() -> None:
         help="share of screens with an autosave before Next (as bench/labeling_load.py; 1: every screen)",
     )
     parser.add_argument("--database-url", default=DEFAULT_DATABASE_URL)
+    parser.add_argument("--compare-study-flow", action="store_true", help="the study flow off against on, in turns")
+    parser.add_argument("--rounds", type=int, default=3, help="--compare-study-flow: rounds of off then on")
     args = parser.parse_args()
     if urllib.parse.urlsplit(args.database_url).hostname not in ("127.0.0.1", "localhost"):
         parser.error("the bench only talks to a database on 127.0.0.1")
@@ -244,6 +255,9 @@ def main() -> None:
         browser.queries.clear()
         browser.database_ms.clear()
     PROFILER.clear()
+    if args.compare_study_flow:
+        compare_study_flow(browsers, rng, args)
+        return
     screens = 0
     for browser in browsers:
         while answered := walk_one_hit(browser, rng, args.linger_share):
@@ -291,6 +305,55 @@ def main() -> None:
         f"screen_cpu_ms={median('screen')} submit_cpu_ms={median('submit')} claim_cpu_ms={median('claim')} "
         f"database_cpu_per_screen_ms={database_per_screen:.2f}"
     )
+
+
+def compare_study_flow(browsers: list, rng: random.Random, args) -> None:
+    """Phases of one HIT per annotator, the campaign's study flow off then on, --rounds times; every
+    annotator has done the flow's steps before the work (as the demo's crowd does, through its
+    writers), so the figure is what a participant who finished the flow costs per request."""
+    from django.contrib.auth import get_user_model
+
+    from labeling.campaigns import change_campaign_settings
+    from labeling.models import Campaign
+    from labeling.study_flow.demo import DEMO_FLOW
+    from labeling.study_flow.progress import walk_as_simulated
+    from labeling.workers import worker_for_user
+
+    campaign = Campaign.objects.get(name="Load test")
+    change_campaign_settings(campaign, {"study_flow": DEMO_FLOW})
+    for user in get_user_model().objects.filter(username__startswith="bench"):
+        walk_as_simulated(worker_for_user(user), campaign)
+    figures: dict[str, list[tuple[float, float, float]]] = {"off": [], "on": []}
+    for _round in range(args.rounds):
+        for phase in ("off", "on"):
+            change_campaign_settings(campaign, {"study_flow": DEMO_FLOW if phase == "on" else {}})
+            figures[phase].append(_one_phase(browsers, rng, args.linger_share, campaign.pk))
+            print(f"round {_round + 1} flow {phase}: cpu_per_screen_ms={figures[phase][-1][0]:.2f} "
+                  f"claim_cpu_ms={figures[phase][-1][2]:.2f} claim_sql={figures[phase][-1][1]:.2f}")  # fmt: skip
+    off, on = (statistics.median(row[0] for row in figures[p]) for p in ("off", "on"))
+    claim_sql = {p: statistics.fmean(row[1] for row in figures[p]) for p in figures}
+    claim_cpu = {p: statistics.median(row[2] for row in figures[p]) for p in figures}
+    print(
+        f"study_flow_off_cpu_per_screen_ms={off:.2f} study_flow_on_cpu_per_screen_ms={on:.2f} "
+        f"study_flow_cpu_ratio={on / off:.3f} claim_sql_off={claim_sql['off']:.2f} claim_sql_on={claim_sql['on']:.2f} "
+        f"claim_cpu_off_ms={claim_cpu['off']:.2f} claim_cpu_on_ms={claim_cpu['on']:.2f}"
+    )
+
+
+def _one_phase(browsers: list, rng: random.Random, linger_share: float, campaign: int) -> tuple[float, float, float]:
+    """One HIT per annotator, each claim naming the campaign as the home page's Start button does:
+    (CPU ms per answered screen, SQL statements per claim, claim CPU ms)."""
+    for browser in browsers:
+        browser.cpu_ms.clear()
+        browser.queries.clear()
+        browser.database_ms.clear()
+    screens = sum(walk_one_hit(browser, rng, linger_share, campaign) for browser in browsers)
+    if not screens:
+        raise SystemExit("no HIT left: give --hits enough for (1 + 2 x rounds) HITs per annotator")
+    cpu = sum(sum(v) for b in browsers for k, v in b.cpu_ms.items() if k != "home")
+    claims = [q for b in browsers for q in b.queries["claim"]]
+    claim_cpu = [ms for b in browsers for ms in b.cpu_ms["claim"]]
+    return cpu / screens, statistics.fmean(claims), statistics.median(claim_cpu)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@ answer of a decision in place; without htmx the same URLs answer whole pages. Vi
 services (labeling.adjudication, labeling.campaigns, labeling.reports) and write no rows.
 """
 
+import json
+
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -161,7 +163,8 @@ def campaign_settings(request: HttpRequest, pk: int) -> HttpResponse:
         else:
             messages.success(request, f"Changed: {', '.join(changed) or 'nothing'}.")
             return redirect("labeling:campaign_settings", pk=campaign.pk)
-    context = {"campaign": campaign, "error": error, "editable": EDITABLE_SETTINGS}
+    flow = request.POST.get("study_flow") if error else json.dumps(campaign.study_flow, indent=2, ensure_ascii=False)
+    context = {"campaign": campaign, "error": error, "editable": EDITABLE_SETTINGS, "study_flow": flow}
     return render(request, "labeling/campaign_settings.html", context, status=400 if error else 200)
 
 
@@ -169,7 +172,19 @@ def _posted_settings(request: HttpRequest) -> dict:
     changes = {name: request.POST[name].strip() for name in EDITABLE_SETTINGS if name in request.POST}
     if "adjudicate_posterior_below" in changes:
         changes["adjudicate_posterior_below"] = _number("adjudicate_posterior_below", changes)
+    if "study_flow" in changes:
+        changes["study_flow"] = _json("study_flow", changes)
     return changes
+
+
+def _json(name: str, changes: dict):
+    raw = changes[name]
+    if raw == "":
+        return {}
+    try:
+        return json.loads(raw)
+    except ValueError as error:
+        raise CampaignRefused(name, f"is not valid JSON ({error})") from error
 
 
 def _number(name: str, changes: dict) -> float | None:

@@ -19,6 +19,7 @@ class CampaignSettingsSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False)
     description = serializers.CharField(allow_blank=True, required=False)
     adjudicate_posterior_below = serializers.FloatField(min_value=0.0, max_value=1.0, allow_null=True, required=False)
+    study_flow = serializers.JSONField(required=False, help_text="consent, instructions, practice, survey (JSON)")
     reason = serializers.CharField(allow_blank=True, required=False, default="")
 
 
@@ -30,7 +31,7 @@ class AuditEntrySerializer(serializers.ModelSerializer):
 
 
 class CampaignSettingsView(APIView):
-    """Change a campaign's editable settings (name, description, adjudicate_posterior_below)."""
+    """Change a campaign's editable settings (name, description, adjudicate_posterior_below, study_flow)."""
 
     permission_classes = [IsAdminUser]
 

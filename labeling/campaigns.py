@@ -15,6 +15,7 @@ from annotation.models import Label
 from labeling import audit_trail, seats, task_types
 from labeling.hits import build_hits
 from labeling.models import HIT, LAST_TURN_LABEL, Campaign
+from labeling.study_flow.config import FlowRefused, clean_flow
 
 ALLOWED = {
     Campaign.DRAFT: {Campaign.OPEN, Campaign.CLOSED},
@@ -70,6 +71,8 @@ def create_campaign(
         raise CampaignRefused("task_type", str(error)) from error
     except task_types.ConfigRefused as refused:
         raise CampaignRefused(refused.field, refused.message) from refused
+    if "study_flow" in settings:
+        settings["study_flow"] = _clean_study_flow(settings["study_flow"])
     with transaction.atomic():
         campaign = Campaign.objects.create(
             name=name.strip(),
@@ -149,7 +152,16 @@ def set_campaign_status(campaign: Campaign, status: str) -> Campaign:
 
 # Settings a researcher may change once the campaign exists: ones that change no HIT already built
 # and no pay already promised. Each change is recorded with its reason (labeling.audit_trail).
-EDITABLE_SETTINGS = ("name", "description", "adjudicate_posterior_below")
+# The study flow's texts (consent, instructions, practice, survey) may change too: a consent whose
+# words change gets a new version, asked again of everyone (labeling.study_flow.config.clean_flow).
+EDITABLE_SETTINGS = ("name", "description", "adjudicate_posterior_below", "study_flow")
+
+
+def _clean_study_flow(raw, previous: dict | None = None) -> dict:
+    try:
+        return clean_flow(raw, previous)
+    except FlowRefused as refused:
+        raise CampaignRefused(refused.field, refused.message) from refused
 
 
 def change_campaign_settings(campaign: Campaign, changes: dict, reason: str = "") -> list[str]:
@@ -160,6 +172,8 @@ def change_campaign_settings(campaign: Campaign, changes: dict, reason: str = ""
             raise CampaignRefused(name, f"cannot be changed here; editable: {', '.join(EDITABLE_SETTINGS)}")
     with transaction.atomic():
         locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        if "study_flow" in changes:
+            changes = {**changes, "study_flow": _clean_study_flow(changes["study_flow"], locked.study_flow)}
         changed = {name: value for name, value in changes.items() if getattr(locked, name) != value}
         for name, value in changed.items():
             setattr(locked, name, value)

@@ -9,6 +9,7 @@ from annotation.models import Dialogue, Label, TurnLabel
 from labeling.crowd import qualification, redundancy
 from labeling.crowd.redundancy import FIXED, SUGGESTED_THRESHOLD
 from labeling.models import Campaign, HITItem
+from labeling.study_flow.config import FlowRefused, clean_flow
 from labeling.task_types.last_turn_label.label_set import DEFAULT_FALLBACK_CHOICES
 
 RECENT, ALL = "recent", "all"
@@ -79,6 +80,7 @@ class CampaignForm(forms.ModelForm):
             "currency",
             "approval_quiz_mark",
             "below_mark",
+            "study_flow",
         ]
 
     # platform settings: optional in the form, the model's defaults when left empty
@@ -92,6 +94,7 @@ class CampaignForm(forms.ModelForm):
         "qualification_items",
         "qualification_mark",
         "qualification_reward",
+        "study_flow",
     )
 
     def __init__(self, *args, **kwargs) -> None:
@@ -105,6 +108,13 @@ class CampaignForm(forms.ModelForm):
         if not re.fullmatch(r"[a-z]{2,3}", code):
             raise forms.ValidationError("an ISO 639 language code such as en, pt or deu")
         return code
+
+    def clean_study_flow(self) -> dict:
+        """The study flow as JSON (labeling.study_flow.config's shape); empty: no flow."""
+        try:
+            return clean_flow(self.cleaned_data.get("study_flow") or {})
+        except FlowRefused as refused:
+            raise forms.ValidationError(str(refused)) from refused
 
     def clean_fallback_choices(self) -> list[str]:
         names = [name.strip() for name in self.cleaned_data["fallback_choices"].split(",") if name.strip()]

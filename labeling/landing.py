@@ -27,7 +27,16 @@ from labeling.actions import claim
 from labeling.models import HIT, Assignment, Campaign, ProlificSessionCheck, Worker
 from labeling.prolific_checks import prolific_studies, session_refusal
 
-__all__ = ["Landing", "LandingPending", "LandingRefused", "land", "prolific_studies", "session_refusal"]
+__all__ = [
+    "Landing",
+    "LandingPending",
+    "LandingRefused",
+    "claim_for",
+    "identify",
+    "land",
+    "prolific_studies",
+    "session_refusal",
+]
 
 BLOCKED = "Your worker id is blocked from taking HITs in this project. Please return the HIT."
 OPENED_ELSEWHERE = (
@@ -86,6 +95,14 @@ def land(landing: Landing, *, ip: str | None) -> tuple[Worker, Assignment | None
     for a blocked platform id, a session the platform does not stand behind, an account that
     cannot be used, the landing caps, a session of another campaign or whose HIT was given out,
     and a HIT bound to another platform assignment; LandingPending when Prolific cannot be asked."""
+    worker = identify(landing, ip=ip)
+    return worker, claim_for(worker, landing)
+
+
+def identify(landing: Landing, *, ip: str | None) -> Worker:
+    """The landing's worker, every check of `land` but the claim made: what a landing whose
+    campaign's study flow comes first gets (consent and practice take nothing scarce), before it
+    comes back for its HIT (claim_for)."""
     if workers.platform_id_blocked(landing.platform, landing.worker_id):
         raise LandingRefused("Not allowed", BLOCKED, status=403)
     proven = landing.platform == Worker.PROLIFIC and _prolific_proven(landing, ip)
@@ -114,11 +131,12 @@ def land(landing: Landing, *, ip: str | None) -> tuple[Worker, Assignment | None
         raise LandingRefused("Not allowed", BLOCKED, status=403)
     if worker.signup_campaign_id != landing.campaign.pk:
         raise LandingRefused("Another study's session", OTHER_STUDY, status=409)
-    return worker, _claim(worker, landing, phantom=phantom)
+    return worker
 
 
-def _claim(worker: Worker, landing: Landing, *, phantom: bool) -> Assignment | None:
+def claim_for(worker: Worker, landing: Landing) -> Assignment | None:
     """The landing's one HIT: a phantom place on the MTurk HIT's own HIT of ours, or a seat."""
+    phantom = landing.platform == Worker.MTURK and landing.prefer_hit_id is not None
     if phantom:
         assignment = claim.take_phantom_place(worker, landing.campaign, landing.prefer_hit_id)
     else:

@@ -51,9 +51,11 @@ from config.pages import refusal
 from labeling import qualification, workers
 from labeling.actions.claim import live_assignment
 from labeling.entry_tokens import TOKEN_PARAMETER, token_matches
-from labeling.landing import Landing, LandingPending, LandingRefused, land
+from labeling.landing import Landing, LandingPending, LandingRefused, claim_for, identify
 from labeling.models import HIT, Assignment, Campaign, Publication, Worker
 from labeling.platforms.costs import money
+from labeling.study_flow import progress as study_progress
+from labeling.study_flow import views as study_views
 
 # Platform ids are opaque tokens of letters and digits (MTurk: ~14 upper-case, Prolific: 24 hex).
 PLATFORM_ID = re.compile(r"[A-Za-z0-9]{1,64}")
@@ -242,7 +244,9 @@ def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
             request, "labeling/platform/confirm_switch.html", {"landing": landing, "url": request.get_full_path()}
         )
     try:
-        worker, assignment = land(landing, ip=client_ip(request))
+        worker = identify(landing, ip=client_ip(request))
+        flow_first = not study_progress.cleared(worker, campaign)
+        assignment = None if flow_first else claim_for(worker, landing)
     except LandingRefused as refused:
         return _problem(request, refused.title, refused.message, status=refused.status)
     except LandingPending as pending:
@@ -250,6 +254,16 @@ def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
     # login() rotates the session key (and empties the session when another user was signed in),
     # so what the return view needs is stored after it.
     login(request, worker.user, backend=settings.MODEL_BACKEND)
+    if flow_first:
+        # consent, instructions and practice come first and take nothing; the flow's last step
+        # sends the participant back to this link, which then claims their HIT (labeling.study_flow)
+        request.session[study_views.LANDING_KEY] = {
+            "campaign": campaign.pk,
+            "url": request.get_full_path(),
+            "kind": landing.platform,
+            "platform": landing.return_info["platform"],
+        }
+        return redirect(reverse("labeling:study_entry", args=[campaign.pk]))
     if assignment is None:
         message = "Every HIT of this campaign is taken or already done by you. Please return the HIT. Thank you!"
         return _problem(request, "No HIT left", message, status=409)

@@ -20,6 +20,7 @@ urlpatterns = [
         study_report_views.study_report_download,
         name="study_report_download",
     ),
+    path("campaigns/<int:pk>/survey.<str:fmt>", study_report_views.survey_download, name="survey_download"),
     path("campaigns/<int:pk>/study-report/rate/", study_report_views.study_report_rate, name="study_report_rate"),
     path("campaigns/<int:pk>/status/", views.campaign_status, name="campaign_status"),
     path("campaigns/<int:pk>/aggregate/", views.campaign_aggregate, name="campaign_aggregate"),

@@ -6,6 +6,7 @@ from annotation.models import Dialogue, Label
 from labeling.crowd.qualification import setting_errors as qualification_setting_errors
 from labeling.crowd.redundancy import FIXED, setting_errors
 from labeling.models import AggregatedLabel, Campaign
+from labeling.study_flow.config import FlowRefused, clean_flow
 
 QUALIFICATION_FIELDS = ("qualification_items", "qualification_mark")
 
@@ -39,12 +40,19 @@ class CampaignSerializer(serializers.ModelSerializer):
             "model_threshold", "posterior_below", "qualification_required", "qualification_items",
             "qualification_mark", "qualification_reward", "language", "currency", "approval_quiz_mark", "below_mark",
             "created_at", "hit_count", "dialogue_ids", "recent_dialogues", "task_type", "task_config",
-            "suggestion_model",
+            "suggestion_model", "study_flow",
         ]  # fmt: skip
         read_only_fields = ["id", "status", "created_at", "hit_count", "task_type", "task_config", "suggestion_model"]
 
     def get_hit_count(self, campaign: Campaign) -> int:
         return campaign.hits.count()
+
+    def validate_study_flow(self, raw) -> dict:
+        """Consent, instructions, practice, survey and their translations (docs/crowd/study-flow.md)."""
+        try:
+            return clean_flow(raw)
+        except FlowRefused as refused:
+            raise serializers.ValidationError(str(refused)) from refused
 
     def validate_fallback_choices(self, names) -> list[str]:
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):

@@ -31,6 +31,8 @@ from labeling.actions.claim import claim_next_hit, open_hits_for
 from labeling.actions.submit import submit_assignment
 from labeling.label_sets import campaign_labels
 from labeling.models import HIT, Assignment, Campaign, HITItem, Response, Worker, seat_items_q
+from labeling.study_flow import config as study_config
+from labeling.study_flow import progress as study_progress
 from labeling.task_types.last_turn_label.follow_up import create_follow_up_hits
 
 # the order the page shows: the spammer clicks the first
@@ -137,11 +139,15 @@ def simulate_campaign(
             if not _claims_one_of(arriving[1], campaign, to_fill):
                 break  # what is left sits behind the HITs left to people: theirs too
         profile, worker = arriving
+        # the campaign's study flow first (consent, instructions, practice), by the same writers
+        # as a person's pages, so the funnel counts the simulated crowd as it counts people
+        study_progress.walk_as_simulated(worker, campaign)
         assignment = claim_next_hit(worker, campaign)
         if assignment is None or assignment.hit_id not in to_fill:
             raise RuntimeError(f"{profile.username}'s claim gave {assignment}, not a HIT to fill")
         load[worker.pk] += 1
         filled.add(assignment.hit_id)
+        _record(worker, campaign, study_config.WORK)
         report.responses += _answer_all(assignment, profile, truth, label_names, rng)
         result = submit_assignment(assignment)
         report.assignments += 1
@@ -161,6 +167,11 @@ def simulate_until_settled(campaign: Campaign, truth: dict[str, Truth], *, seed:
         if not create_follow_up_hits(campaign, seed=seed + round_):
             break
     return total
+
+
+def _record(worker: Worker, campaign: Campaign, step: str) -> None:
+    if campaign.study_flow:
+        study_progress.record(worker.pk, campaign.pk, step)
 
 
 def _worker(profile: Profile) -> Worker:

@@ -1,6 +1,10 @@
-"""One namespace, three owners: the annotator's pages, the researcher's pages, the platform landings."""
+"""One namespace, four owners: the annotator's pages, the study flow's pages, the researcher's pages,
+the platform landings."""
 
 from labeling import annotator_urls, platform_urls, researcher_urls
+from labeling.study_flow import urls as study_flow_urls
 
 app_name = "labeling"
-urlpatterns = annotator_urls.urlpatterns + researcher_urls.urlpatterns + platform_urls.urlpatterns
+urlpatterns = (
+    annotator_urls.urlpatterns + study_flow_urls.urlpatterns + researcher_urls.urlpatterns + platform_urls.urlpatterns
+)

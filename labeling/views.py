@@ -30,6 +30,7 @@ from labeling.actions.claim import claim_next_hit, live_assignment, open_hit_cou
 from labeling.actions.submit import feedback_shown, quiz_result, submit_assignment
 from labeling.crowd.speed import clamped_seconds
 from labeling.models import Assignment, Campaign, HITItem, Response
+from labeling.study_flow import gate as study_gate
 from labeling.workers import worker_for_user
 
 
@@ -127,17 +128,24 @@ def _hit_size(assignment: Assignment) -> int:
 @require_POST
 def claim(request: HttpRequest) -> HttpResponse:
     worker = worker_for_user(request.user)
-    campaign = None
-    if request.POST.get("campaign"):
-        campaign = get_object_or_404(Campaign, pk=request.POST["campaign"])
+    campaign = get_object_or_404(Campaign, pk=request.POST["campaign"]) if request.POST.get("campaign") else None
+    return start_work(request, worker, campaign)
+
+
+def start_work(request: HttpRequest, worker, campaign: Campaign | None) -> HttpResponse:
+    """Claim a HIT of `campaign` (None: any) and show it; the study flow first (labeling.study_flow.gate)."""
     if worker.is_blocked:
         messages.error(request, "Your account is blocked from taking HITs.")
         return redirect("labeling:worker_home")
+    gate = study_gate.flow_first(worker, campaign, htmx=_is_htmx(request))
+    if gate.redirect is not None:
+        return gate.redirect
     asked_at = timezone.now()
-    assignment = claim_next_hit(worker, campaign)
+    assignment = claim_next_hit(worker, gate.campaign)
     if assignment is None:
         messages.info(request, "No HIT is available for you right now. Thank you!")
         return redirect("labeling:worker_home")
+    study_gate.started_work(worker.pk, gate)
     # accepted by this claim (not a live one resumed): nothing of it is answered yet
     fresh = assignment.accepted_at >= asked_at
     return _where_it_stands(request, assignment, whole_page=True, fresh=fresh)  # straight there, in this one answer
@@ -489,4 +497,4 @@ def assignment_done(request: HttpRequest, pk: int) -> HttpResponse:
     assignment = _own_assignment(request, pk)
     if assignment.status not in Assignment.FINAL:
         return redirect("labeling:assignment_detail", pk=pk)
-    return render(request, "labeling/done.html", {"assignment": assignment})
+    return study_gate.survey_first(assignment) or render(request, "labeling/done.html", {"assignment": assignment})

@@ -223,8 +223,20 @@ def _crowd(campaign, truth_path: Path, leave_open: int) -> dict[str, int]:
 
     if not truth_path.is_file():
         raise JobCannotRun(f"{truth_path}: no such file (demo_setup writes it with the corpus)")
+    _study_flow(campaign)
     report = simulate_campaign(campaign, read_truth(truth_path), leave_open=leave_open)
     return {"hits": report.hits, "assignments": report.assignments, "responses": report.responses}
+
+
+def _study_flow(campaign) -> None:
+    """The demo campaign's study flow, all of it (consent, instructions, three practice items,
+    three survey questions, Arabic texts): a participant new to it meets every step, and the
+    simulated crowd walks it before its work (labeling.simulated_crowd)."""
+    from labeling.campaigns import change_campaign_settings
+    from labeling.study_flow.demo import DEMO_FLOW
+
+    if not campaign.study_flow:
+        change_campaign_settings(campaign, {"study_flow": DEMO_FLOW}, "the demo's study flow")
 
 
 # two small campaigns beside the demo campaign (which keeps `fixed`), answered by the simulated

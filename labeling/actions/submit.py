@@ -13,6 +13,8 @@ from django.utils import timezone
 from labeling import fast_path, qualification, quiz_pool, seats, task_types, workers
 from labeling.actions import SubmissionRefused, lock_live
 from labeling.models import Assignment, Campaign, HITItem, Publication, Worker, seat_items_q
+from labeling.study_flow import config as study_config
+from labeling.study_flow import progress as study_progress
 from labeling.task_types import WrongQuizAnswer
 
 
@@ -73,6 +75,8 @@ def submit_assignment(assignment: Assignment) -> SubmissionResult:
         if updated != 1:
             raise SubmissionRefused("This HIT was already submitted or has expired.")
         qualification.record_result(current, result.quiz_correct, result.quiz_total)
+        if current.hit.campaign.study_flow:  # the study flow's funnel counts who submitted
+            study_progress.record(current.worker_id, current.hit.campaign_id, study_config.SUBMITTED)
         # the feedback page shows these answers: each showing counts toward the item's retirement
         # (a platform worker's only once the platform confirms it: confirm_platform_submission)
         if current.worker.platform == Worker.SITE:

@@ -16,6 +16,7 @@ from labeling.models.payments import PaymentEntry, PlatformSubmission, Publicati
 from labeling.models.people import ProlificSessionCheck, Worker
 from labeling.models.qualification import PlatformQualification, QualificationResult, QuizCheck
 from labeling.models.raters import RaterAnswer
+from labeling.models.study import ConsentDecision, PracticeAnswer, StudyStep, SurveyResponse
 from labeling.models.work import (
     HIT,
     AggregatedLabel,
@@ -28,6 +29,10 @@ from labeling.models.work import (
 )
 
 __all__ = [
+    "ConsentDecision",
+    "PracticeAnswer",
+    "StudyStep",
+    "SurveyResponse",
     "CampaignFigures",
     "RaterAnswer",
     "Worker",

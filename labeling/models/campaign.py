@@ -126,6 +126,9 @@ class Campaign(models.Model):
         validators=[MinValueValidator(Decimal(0))],
         help_text="what one qualification quiz pays (a separate HIT or study on a platform)",
     )
+    # the participant's way in and out (labeling.study_flow): consent, instructions, practice, exit
+    # survey and their texts per language, checked by labeling.study_flow.config.clean_flow
+    study_flow = models.JSONField(default=dict, blank=True, help_text="consent, instructions, practice, survey")
     # sha256 of the crowd-results file a campaign was imported from, so a second import is refused
     source_sha256 = models.CharField(max_length=64, blank=True, db_index=True)
     # where the campaign's answers came from (set once, by create_campaign or an importer): the

@@ -18,6 +18,7 @@ from labeling.crowd.intervals import AgreementIntervals, agreement_intervals
 from labeling.crowd.majority import majority_vote, majority_vote_normalised
 from labeling.label_sets import campaign_labels
 from labeling.models import Assignment, Campaign, Response
+from labeling.study_flow.report import study_flow_figures
 from labeling.study_report.crowd import CrowdFigures, crowd_figures
 from labeling.study_report.provenance import Provenance, campaign_provenance
 from labeling.study_report.raters import model_rater_figures
@@ -54,6 +55,8 @@ class StudyReport:
     model_raters: list[dict] = field(default_factory=list)
     provenance: Provenance | None = None
     tables: PaperTables | None = None
+    # the study flow: funnel, exit survey, practice beside quiz accuracy (labeling.study_flow.report)
+    study_flow: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         data = asdict(self)
@@ -76,13 +79,18 @@ def as_given(answer: CrowdAnswer) -> str:
     return f"{answer.text}{TYPED_SUFFIX}" if answer.method == Response.OTHER_NEW else answer.text
 
 
-def dialogue_answers(campaign: Campaign) -> list[CrowdAnswer]:
-    return [a for a in load_answers(campaign) if a.quiz_gold is None and a.turn_id is not None]
+def dialogue_answers(campaign: Campaign, loaded: list[CrowdAnswer] | None = None) -> list[CrowdAnswer]:
+    return [
+        a
+        for a in (loaded if loaded is not None else load_answers(campaign))
+        if a.quiz_gold is None and a.turn_id is not None
+    ]
 
 
 def build_report(campaign: Campaign, *, resamples: int | None = None, seed: int = 0) -> StudyReport:
     resamples = settings.STUDY_REPORT_RESAMPLES if resamples is None else resamples
-    answers = dialogue_answers(campaign)
+    loaded = load_answers(campaign)
+    answers = dialogue_answers(campaign, loaded)
     given: dict[int, list[str]] = defaultdict(list)
     for answer in answers:
         given[answer.turn_id].append(as_given(answer))
@@ -101,6 +109,7 @@ def build_report(campaign: Campaign, *, resamples: int | None = None, seed: int 
         model_raters=model_rater_figures(campaign, answers),
         provenance=provenance,
         tables=paper_tables(triples, majority, table, provenance),
+        study_flow=study_flow_figures(campaign, loaded),
     )
 
 

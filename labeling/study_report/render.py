@@ -4,6 +4,7 @@ standalone document with the citations) and JSON; the paper tables as CSV (table
 import json
 
 from labeling.study_report.figures import StudyReport
+from labeling.study_report.flow import study_flow_latex, study_flow_markdown
 from labeling.study_report.latex import methods_section, per_label_table, rater_tables, standalone_latex, tabular
 from labeling.study_report.methods import limitations_paragraph, methods_paragraph
 from labeling.study_report.tables_render import provenance_markdown, rater_roles_markdown, tables_markdown
@@ -67,6 +68,7 @@ def to_markdown(report: StudyReport) -> str:
     lines += tables_markdown(report)
     lines += _model_rater_markdown(data["model_raters"])
     lines += rater_roles_markdown(data["model_raters"])
+    lines += study_flow_markdown(data["study_flow"])
     lines += ["", "## Methods", "", methods_paragraph(report), ""]
     lines += ["## Limitations", "", limitations_paragraph(report), ""]
     return "\n".join(lines)
@@ -156,6 +158,7 @@ def to_latex(report: StudyReport) -> str:
             *rater_tables(report),
             methods_paragraph(report, latex=True),
             "",
+            *study_flow_latex(report.study_flow),
         ]
     )
 

@@ -12,6 +12,7 @@ from labeling import task_types
 from labeling.models import Campaign, RaterAnswer
 from labeling.report_plots import study_report_plots
 from labeling.researcher_views import ActionRefused, campaign_action
+from labeling.study_flow.report import survey_export
 from labeling.study_report.figures import build_report
 from labeling.study_report.methods import limitations_paragraph
 from labeling.study_report.render import (
@@ -84,6 +85,20 @@ def study_report_download(request: HttpRequest, pk: int, fmt: str) -> HttpRespon
     campaign = _label_campaign(pk)
     response = HttpResponse(render_as(build_report(campaign)), content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="campaign-{campaign.pk}-study-report.{fmt}"'
+    return response
+
+
+@staff_required
+@require_GET
+def survey_download(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    """The campaign's exit-survey answers (labeling.study_flow.report.survey_export): csv or jsonl."""
+    campaign = get_object_or_404(Campaign, pk=pk)
+    try:
+        export = survey_export(campaign, fmt)
+    except ValueError as error:
+        raise Http404(str(error)) from error
+    response = HttpResponse(export.text, content_type=export.content_type)
+    response["Content-Disposition"] = f'attachment; filename="{export.filename}"'
     return response
 
 

@@ -36,6 +36,8 @@ README_SCREENSHOTS = REPO_ROOT / "docs" / "screenshots"
 # flows page are taken from the demo by demo/screenshots.py, so they show what a newcomer sees
 README_SHOTS = {
     "annotator-375-other",
+    "study-360-consent",
+    "study-360-practice-feedback-1",
     "researcher-1280-jobs",
     "researcher-1280-model",
 }

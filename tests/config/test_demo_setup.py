@@ -39,6 +39,7 @@ def test_demo_setup_builds_the_whole_loop_leaves_content_on_every_page_and_a_rer
     assert set(Dialogue.objects.values_list("language", flat=True)) >= {"en", "fr"}
     campaign = Campaign.objects.get(name="Demo campaign")
     assert campaign.status == Campaign.OPEN
+    demo_study_flow(campaign)
     hits = list(HIT.objects.filter(campaign=campaign).order_by("position", "pk"))
     real_quiz_pool_only(campaign)
     assert len(hits) >= 4 and all(hit.assignments.count() == 0 for hit in hits[-2:])  # seats open for people
@@ -161,9 +162,20 @@ def every_page_in_the_navigation_has_content(campaign, client, django_user_model
 
 
 def annotator_claims_a_demo_hit_and_answers_a_screen(campaign, client):
-    """annotator1 (signed in above) claims a HIT of the demo campaign through the page, answers its
+    """annotator1 (signed in above) starts the demo campaign through the page, meets its study flow
+    first (consent, instructions, practice; no seat held meanwhile), claims a HIT, answers its
     first screen and is shown the second: the seats left open are claimable with the shipped settings."""
-    claimed = client.post("/labeling/claim/", {"campaign": campaign.pk})
+    from labeling.models import Assignment
+
+    flow_first = client.post("/labeling/claim/", {"campaign": campaign.pk})
+    assert flow_first.status_code == 302 and flow_first["Location"] == f"/labeling/study/{campaign.pk}/", flow_first
+    study = f"/labeling/study/{campaign.pk}"
+    client.post(f"{study}/consent/", {"decision": "agree"})
+    client.post(f"{study}/instructions/")
+    for index, item in enumerate(campaign.study_flow["practice"]["items"]):
+        client.post(f"{study}/practice/", {"item": index, "answer": item["answer"]})
+    assert not Assignment.objects.filter(worker__user__username="annotator1").exists()
+    claimed = client.post(f"{study}/begin/")
     assert claimed.status_code == 302 and "/items/1/" in claimed["Location"], claimed
     screen = client.get(claimed["Location"]).content.decode()
     choice = re.search(r'name="answer" value="([^"]+)"', screen).group(1)
@@ -191,3 +203,18 @@ def an_endpoint_rater_labels_the_demo_campaign_through_the_stand_in(campaign):
     assert result["items"] == answers.count() > 0 and answers.filter(status="ok").count() == answers.count()
     figures = build_report(campaign, resamples=20).model_raters[0]
     assert figures["rater"] == "endpoint:stand-in-chat" and figures["statuses"]["ok"] == answers.count()
+
+
+def demo_study_flow(campaign) -> None:
+    """The demo campaign runs the whole study flow (consent, instructions, three practice items,
+    three survey questions), and its simulated crowd walked it before its work."""
+    from labeling.models import Assignment, StudyStep
+
+    flow = campaign.study_flow
+    assert flow["consent"]["statement"] and flow["instructions"]
+    assert len(flow["practice"]["items"]) == 3 and len(flow["survey"]) == 3
+    worked = set(Assignment.objects.filter(hit__campaign=campaign).values_list("worker_id", flat=True))
+    passed = set(
+        StudyStep.objects.filter(campaign=campaign, step="practice_passed").values_list("worker_id", flat=True)
+    )
+    assert worked and worked <= passed

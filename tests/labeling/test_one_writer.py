@@ -54,6 +54,10 @@ SINGLE_WRITERS = {
     r"\.update\(\s*platform_confirmed_at=": {"labeling/actions/submit.py"},
     # a HIT's free-seat count: moved by labeling.seats (and add_seat, with required_workers)
     r"\.update\(\s*seats_free=": {"labeling/seats.py"},
+    # a participant's way through a study flow: steps, consent, practice, survey (issue 45)
+    r"(StudyStep|ConsentDecision|PracticeAnswer|SurveyResponse)\.objects\.\w*\(?.*?(create|update|delete)\(": {
+        "labeling/study_flow/progress.py"
+    },
     # a campaign's stored figures: written by the refresh job's work only (stale while revalidate)
     r"CampaignFigures\.objects\.(create|bulk_create|get_or_create|update_or_create|update|delete)\(": {
         "labeling/report_cache.py"

@@ -141,7 +141,9 @@ class Command(BaseCommand):
             f"  3. {base}/jobs/  every step of the loop; {base}/models/  the trained models and their calibration",
             f"  4. {base}/corpus/analysis/  statistics, flows, examples, evaluation, skills, export",
             f"     {base}/labeling/campaigns/  also a pairwise campaign: the BotsTalk dialogues against the subtitles",
-            f"  5. {base}/labeling/  as annotator1 / demo-annotator1 (or 2, 3): label a HIT yourself",
+            f"  5. {base}/labeling/  as annotator1 / demo-annotator1 (or 2, 3): label a HIT yourself; the demo",
+            "     campaign's study flow comes first: consent, instructions, three practice items with feedback,",
+            "     then the work, a three-question exit survey and the completion code (Accept-Language: ar for Arabic)",
         ]
         self.stdout.write(self.style.SUCCESS(lines[0]))
         for line in lines[1:]:
