@@ -61,11 +61,14 @@ _STATUS = {
     "ACTIVE": base.ACTIVE,
     "AWAITING REVIEW": base.SUBMITTED,
     "APPROVED": base.APPROVED,
-    # approved with part of the reward: recorded at the share paid (ExternalResult.paid_share)
+    # approved with part of the reward: the share is not reported (ExternalResult.share_unknown)
     "PARTIALLY APPROVED": base.APPROVED,
     "REJECTED": base.REJECTED,
     "RETURNED": base.RETURNED,
-    "TIMED-OUT": base.RETURNED,
+    # past the maximum time, yet "Participants can still complete their submission if they go over
+    # the time limit, if they are still active on the study and are not replaced"
+    # (https://researcher-help.prolific.co/hc/en-gb/articles/360009094694): not final (sync._timed_out)
+    "TIMED-OUT": base.TIMED_OUT,
     "SCREENED OUT": base.RETURNED,
 }
 PARTIALLY_APPROVED = "PARTIALLY APPROVED"
@@ -303,7 +306,7 @@ class ProlificPlatform(ProlificStudies, ProlificBonuses):
             ProlificPlatform.status_of(status),
             answers,
             platform_status=status,
-            paid_share=_paid_share(row) if status == PARTIALLY_APPROVED else None,
+            share_unknown=status == PARTIALLY_APPROVED,
         )
 
     def approve(self, publication: Publication, result: ExternalResult) -> None:
@@ -330,15 +333,12 @@ class ProlificPlatform(ProlificStudies, ProlificBonuses):
         self._request("request return", "POST", path, repeatable=True, json={"request_return_reasons": [reason]})
 
 
-def _paid_share(row: dict) -> Decimal:
-    """The share of the reward a PARTIALLY APPROVED submission was paid. Prolific's reference names
-    the status (https://docs.prolific.com/api-reference/submissions/transition-submission: "providing
-    the necessary data in the request body") but no document settles the field that reports it; we
-    read `percentage_of_reward` and, without it, record nothing paid (0) rather than the full reward."""
-    try:
-        return (Decimal(str(row.get("percentage_of_reward") or 0)) / 100).quantize(Decimal("0.0001"))
-    except ArithmeticError:
-        return Decimal(0)
+# A partial approval's share is a field of the transition's request only
+# (https://docs.prolific.com/api-reference/submissions/transition-submission); the submission object
+# reports the status, never the share (https://docs.prolific.com/api-reference/submissions/submission-object).
+# We never approve in part, so a PARTIALLY APPROVED submission was decided on Prolific's site: its share
+# is recorded as unknown (sync withholds the reward entry until a researcher records the share read on
+# Prolific: labeling.payments.shares_unknown, record_reward_share), never as 0 or the full reward.
 
 
 # --- checking a landing (a job's lookup, labeling.prolific_checks; kept apart from sync) ---------
