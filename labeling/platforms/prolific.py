@@ -343,8 +343,14 @@ class ProlificPlatform(ProlificStudies, ProlificBonuses):
 
 # --- checking a landing (a job's lookup, labeling.prolific_checks; kept apart from sync) ---------
 
-# one try waits at most this long for Prolific (connect, read); the job tries again with backoff
-LANDING_TIMEOUT_SECONDS = (1.5, 2.5)
+
+def landing_timeout() -> tuple[float, float]:
+    """One try of the landing check waits this long for Prolific (connect, read): its reference names
+    no figure but warns that high volumes "can also create latency"
+    (https://docs.prolific.com/documentation/core-concepts/managing-high-loads), so the read waits
+    PROLIFIC_LANDING_TIMEOUT_SECONDS (10 s by default: a slow answer is still an answer; the check
+    runs on its own queue and the participant's page polls meanwhile); the job tries again with backoff."""
+    return (3.05, float(settings.PROLIFIC_LANDING_TIMEOUT_SECONDS))
 
 
 class SubmissionLookupFailed(PlatformError):
@@ -370,7 +376,7 @@ def landing_submission(platform: ProlificPlatform, session_id: str) -> dict | No
 
     try:
         # `request`, the one call the adapter's transport point answers (a stand-in's session too)
-        response = platform.session.request("GET", f"{API}/submissions/{session_id}/", timeout=LANDING_TIMEOUT_SECONDS)
+        response = platform.session.request("GET", f"{API}/submissions/{session_id}/", timeout=landing_timeout())
     except (http.ConnectionError, http.Timeout) as error:
         raise SubmissionLookupFailed(f"prolific get submission: {type(error).__name__}") from error
     if response.status_code == 404:
