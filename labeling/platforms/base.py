@@ -40,6 +40,7 @@ class ExternalResult:
     # made the transition, None when we did not make it (the platform does not report it)
     paid_share: Decimal | None = None
     share_unknown: bool = False  # approved with part of the reward, the share not known here
+    time_taken: int | None = None  # seconds from the platform's start of the work to its completion
 
 
 class CrowdPlatform(Protocol):

@@ -156,7 +156,7 @@ class ProlificPlatform(ProlificStudies, ProlificBonuses):
             vat_rate=Decimal(str(settings.PROLIFIC_VAT_RATE)),
         )
         setting = f"PROLIFIC_MIN_HOURLY_RATE_{campaign.currency}"
-        pay = checks.hourly_pay(campaign, getattr(settings, setting, None))
+        pay = checks.hourly_pay(campaign, getattr(settings, setting, None), platform_timed=True)
         refusals = (
             []
             if campaign.currency in ("GBP", "USD")
@@ -307,6 +307,7 @@ class ProlificPlatform(ProlificStudies, ProlificBonuses):
             answers,
             platform_status=status,
             share_unknown=status == PARTIALLY_APPROVED,
+            time_taken=_time_taken(row),
         )
 
     def approve(self, publication: Publication, result: ExternalResult) -> None:
@@ -331,6 +332,24 @@ class ProlificPlatform(ProlificStudies, ProlificBonuses):
         https://participant-help.prolific.com/en/articles/445041-how-to-return-a-submission-on-prolific"""
         path = f"/submissions/{result.assignment_id}/request-return/"
         self._request("request return", "POST", path, repeatable=True, json={"request_return_reasons": [reason]})
+
+
+def _time_taken(row: dict) -> int | None:
+    """Prolific's own time for a submission, from its start to its completion: what its median
+    completion time, and so its pay check, is made of (https://researcher-help.prolific.com/en/article/4dd6a0).
+    The listing returns each submission's "start timestamp" and sorts by completed_at and time_taken
+    (https://docs.prolific.com/api-reference/studies/get-study-submissions): time_taken when given,
+    else completed_at - started_at; None while either is missing."""
+    from datetime import datetime
+
+    if isinstance(row.get("time_taken"), int | float):
+        return max(0, int(row["time_taken"]))
+    try:
+        started = datetime.fromisoformat(str(row["started_at"]).replace("Z", "+00:00"))
+        completed = datetime.fromisoformat(str(row["completed_at"]).replace("Z", "+00:00"))
+    except (KeyError, TypeError, ValueError):
+        return None
+    return max(0, int((completed - started).total_seconds()))
 
 
 # A partial approval's share is a field of the transition's request only

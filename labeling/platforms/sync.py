@@ -162,6 +162,8 @@ def _record(publication: Publication, result: ExternalResult) -> tuple[PlatformS
     changes, before = {}, submission.platform_status
     if submission.platform_status != result.platform_status:
         changes["platform_status"] = result.platform_status
+    if result.time_taken is not None and submission.time_taken_seconds != result.time_taken:
+        changes["time_taken_seconds"] = result.time_taken
     if submission.assignment_id is None:
         match = _match(publication, result)
         if match is not None:

@@ -186,3 +186,34 @@ def test_the_stand_in_refuses_fewer_places_after_publishing(platforms):
     study = run.standin.studies[run.publication.external_id]
     status, answer = run.standin.handle("PATCH", f"/studies/{study.id}/", {"total_available_places": 1})
     assert status == 400 and "increased" in answer["error"]["detail"]
+
+
+# --- the pay check, timed as Prolific times it ----------------------------------------------------
+
+
+def test_prolifics_own_times_from_start_to_completion_drive_the_measured_pay_check(platforms, settings):
+    settings.PLATFORM_MEASURED_MIN_HITS = 1
+    run = started("prolific")
+    run.arrive("m0W", GOOD)
+    (session,) = run.standin.submissions.values()
+    session.started_at = session.completed_at - timedelta(minutes=45)  # a slow landing check and return
+    run.sync()
+    assert PlatformSubmission.objects.get().time_taken_seconds == 45 * 60
+    preview = run.adapter.cost_preview(run.campaign, BASE_URL)
+    assert preview.pay.measured_minutes == Decimal("45.0")
+    assert any("measured median" in refusal for refusal in preview.refusals)  # below Prolific's minimum
+
+
+def test_until_prolific_reports_a_time_the_session_is_timed_from_its_first_landing(platforms, settings):
+    from labeling.models import ProlificSessionCheck
+    from labeling.platforms.checks import measured_minutes
+
+    settings.PLATFORM_MEASURED_MIN_HITS = 1
+    run = started("prolific")
+    run.arrive("m1W", GOOD)
+    assignment = Assignment.objects.get()
+    confirmed = timezone.now()
+    Assignment.objects.filter(pk=assignment.pk).update(platform_confirmed_at=confirmed)
+    ProlificSessionCheck.objects.update(created_at=assignment.submitted_at - timedelta(minutes=20))
+    assert measured_minutes(run.campaign) < 1  # accepting -> submitting, here: at once
+    assert measured_minutes(run.campaign, platform_timed=True) == Decimal("20.0")
