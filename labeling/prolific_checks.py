@@ -45,8 +45,9 @@ logger = logging.getLogger("labeling.platforms")
 JOB = "labeling.check_prolific_session"
 LIVE_SESSION = ("ACTIVE", "RESERVED")
 # a check still waiting this long lost its job (a broker or worker restart): the next poll queues it
-# again. The job's tries stop before it (`_lookup_with_retries`), so a live job is never queued twice.
-STALE_AFTER = timedelta(seconds=180)
+# again. The job's tries stop before it (`_lookup_with_retries`: a slow Prolific then fails the check,
+# and the next poll asks again), so a live job is never queued twice.
+STALE_AFTER = timedelta(seconds=60)
 # Prolific's listing of a new session may lag its start, and a submission may pass through a word
 # its reference does not document (e.g. a brief PROCESSING): within the first RECHECK_WINDOW of a
 # session's first landing, a 404 or an undocumented status is not final but asked again on the

@@ -282,3 +282,21 @@ def test_the_job_takes_a_session_id_only():
     assert spec.validate({"session_id": "64abc"}) == {"session_id": "64abc"}
     with pytest.raises(ValueError):
         spec.validate({"session_id": "../../etc"})
+
+
+def test_the_jobs_tries_stop_before_a_waiting_check_counts_as_lost(campaign, prolific, queued, settings, monkeypatch):
+    settings.PLATFORM_RETRY_ATTEMPTS = 50
+    settings.PROLIFIC_LANDING_TIMEOUT_SECONDS = 30
+    clock = [1000.0]
+    monkeypatch.setattr(prolific_checks.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(calls, "sleep", lambda seconds: clock.__setitem__(0, clock[0] + seconds))
+    prolific.faults = FaultPlan(rate=1.0, seed=3)  # Prolific never answers
+    started(prolific, "S1", "P1")
+    browser = Client(REMOTE_ADDR=ADDRESS)
+    browser.get(prolific_landing(campaign, worker="P1", session="S1", study=STUDY, made_up=True))
+    run(queued)
+    waited = clock[0] - 1000.0
+    # the last try starts early enough to end (a try may wait connect + read) before STALE_AFTER
+    assert waited + 3.05 + 30 <= prolific_checks.STALE_AFTER.total_seconds()
+    assert 1 < prolific.faults.calls < 50
+    assert ProlificSessionCheck.objects.get().status == ProlificSessionCheck.FAILED
