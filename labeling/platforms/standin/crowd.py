@@ -251,7 +251,7 @@ class StudyRun:
 
     def _land(self, landing) -> Assignment | None:
         from labeling.landing import LandingPending, LandingRefused, land
-        from labeling.prolific_checks import run_check
+        from labeling.prolific_checks import RECHECK_AFTER, run_check
 
         address = _address()
         for _reload in range(LANDING_RELOADS):
@@ -259,6 +259,7 @@ class StudyRun:
                 _worker, assignment = land(landing, ip=address)
             except LandingPending:  # the check's job runs (as a worker would take it), the page reloads
                 run_check(landing.external_assignment)
+                CLOCK.offset += RECHECK_AFTER  # the page's reloads until a failed check may be asked again
                 continue
             except LandingRefused:
                 return None
