@@ -131,6 +131,23 @@ def shares_unknown(campaign: Campaign, note: str) -> list[int]:
     )
 
 
+def record_share_read(campaign: Campaign, assignment: str, percent: str, note: str) -> PaymentEntry:
+    """A researcher read on the platform the share of the reward it paid for work approved in part
+    (listed by `shares_unknown`): the reward entry is owed at it, and the next sync stamps it paid.
+    ValueError naming the field for a share that is not a partial one, or work not waiting for it."""
+    try:
+        share = Decimal(str(percent).strip()) / 100
+    except ArithmeticError:
+        raise ValueError("percent: a number above 0 and below 100") from None
+    if not (share.is_finite() and Decimal(0) < share < Decimal(1)):
+        raise ValueError("percent: a partial approval's share is above 0 and below 100")
+    waiting = {str(pk): pk for pk in shares_unknown(campaign, note)}
+    if str(assignment).strip() not in waiting:
+        raise ValueError("assignment: no work of this campaign waits for its share")
+    chosen = Assignment.objects.select_related("hit__campaign").get(pk=waiting[str(assignment).strip()])
+    return record_reward_share(chosen, share)
+
+
 def _entry(assignment: Assignment, kind: str, amount: Decimal) -> PaymentEntry:
     return PaymentEntry(worker_id=assignment.worker_id, assignment_id=assignment.pk, kind=kind, amount=amount)
 

@@ -217,3 +217,34 @@ def test_until_prolific_reports_a_time_the_session_is_timed_from_its_first_landi
     ProlificSessionCheck.objects.update(created_at=assignment.submitted_at - timedelta(minutes=20))
     assert measured_minutes(run.campaign) < 1  # accepting -> submitting, here: at once
     assert measured_minutes(run.campaign, platform_timed=True) == Decimal("20.0")
+
+
+# --- a partial approval's share, read on Prolific by the researcher -------------------------------
+
+
+def test_the_campaign_page_asks_for_a_partial_approvals_share_and_records_only_a_partial_one(
+    platforms, client, researcher
+):
+    from django.urls import reverse
+
+    from labeling.platforms.standin.crowd import PARTIAL
+
+    run = started("prolific")
+    run.arrive("p0W", PARTIAL)
+    run.sync()
+    client.force_login(researcher)
+    page = client.get(reverse("labeling:campaign_detail", args=[run.campaign.pk])).content.decode()
+    assert 'id="partial-shares"' in page and "p0W" in page
+    assignment = Assignment.objects.get()
+    url = reverse("labeling:campaign_partial_share", args=[run.campaign.pk])
+    for percent in ("0", "100", "abc", "NaN", "-5"):
+        refused = client.post(url, {"assignment": assignment.pk, "percent": percent})
+        assert refused.status_code == 400 and b"percent" in refused.content
+    assert client.post(url, {"assignment": "999999", "percent": "50"}).status_code == 400
+    rewards = PaymentEntry.objects.filter(kind=PaymentEntry.REWARD)
+    assert not rewards.exists()
+    assert client.post(url, {"assignment": assignment.pk, "percent": "40"}).status_code == 302
+    assert rewards.get().amount == (run.campaign.reward * Decimal("0.4")).quantize(Decimal("0.01"))
+    assert client.post(url, {"assignment": assignment.pk, "percent": "60"}).status_code == 400  # recorded once
+    run.sync()
+    assert rewards.get().paid_at is not None
