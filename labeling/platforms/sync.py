@@ -8,16 +8,19 @@ One run:
    the quiz mark met -> approve on the platform, then here; below it -> reject on the platform
    or flag for review (campaign.below_mark); a researcher's decision from the page is carried
    out the same way; the platform's own approvals and rejections (auto-approval, a decision
-   made on the platform's site) are mirrored here (a partial approval at the share paid); a
-   Prolific participant who completed there but whose work here expired is asked to return it,
-   once (never work still in progress);
+   made on the platform's site) are mirrored here (a partial approval made there owes nothing
+   until a researcher records the share they read on the platform); a Prolific participant who
+   completed there but whose work here expired unfinished is asked to return it, once (never work
+   still in progress); work submitted here is never asked back: past Prolific's time limit it waits
+   (TIMED-OUT is not final), and completed there after it expired here it is reinstated and paid;
 3. expires our pending work the platform never reported within PLATFORM_UNMATCHED_EXPIRE_HOURS;
 4. records the ledger, stamps rewards paid by the platform and pays due bonuses (each step
    recorded before and after its call: labeling.payments);
 5. asks the platform for a place more per rejected piece of work where it never offers that place
-   again by itself (MTurk; Prolific reopens it), and adds a worker to the complete HITs the campaign's task type says are short of answers (a label
-   campaign's: a turn short of a 2-of-3 majority, up to workers_per_hit + tie_break_workers); a
-   HIT the platform refuses more workers is noted and the rest go on;
+   again by itself (MTurk; Prolific reopens it), and adds a worker to the complete HITs the
+   campaign's task type says are short of answers (a label campaign's: a turn short of a 2-of-3
+   majority, up to workers_per_hit + tie_break_workers); a HIT the platform refuses more workers
+   is noted (with why it cannot be completed there) and the rest go on;
 6. keeps every Prolific study of an open campaign recruiting (a study Prolific paused by itself
    is started again; while the researcher paused the campaign, its studies are paused);
 7. tells the platform who passed the campaign's qualification quiz, once their quiz submission
