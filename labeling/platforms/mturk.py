@@ -297,8 +297,8 @@ class MTurkPlatform(MTurkQualifications):
 
     def fetch_results(self, publication: Publication) -> list[ExternalResult]:
         """The assignments of every published HIT not yet settled: a HIT whose every seat holds
-        work sync approved or rejected can report nothing new (MTurk reopens no such seat; a seat
-        added later makes it unsettled again), so it is not listed again (MTurk throttles)."""
+        approved work can report nothing new (a seat added later, or a rejection's replacement,
+        makes it unsettled again), so it is not listed again (MTurk throttles)."""
         results = []
         for hit_id in _unsettled_hit_ids(publication):
             results += self.results_for_hit(hit_id)
