@@ -116,7 +116,7 @@ def prolific_campaign(hits: int, participants: int):
     urls = []
     for index in range(participants):
         participant, session = f"5f{index:022d}", f"64{index:022d}"
-        platform.submissions[session] = Submission(session, PROLIFIC_STUDY, participant)
+        platform.submissions[session] = Submission(session, PROLIFIC_STUDY, participant, status="ACTIVE")
         params = {
             "campaign": campaign.pk,
             "token": token,

@@ -14,17 +14,23 @@ payment whose outcome was lost, as the campaign page asks). Every platform call 
 probability --fault-rate (one of: the answer lost after the platform acted, 429 with Retry-After /
 throttling, 500 / ServiceFault, a timeout before it acted). Retry waits are not slept.
 
+After the week the crowd keeps coming while the platform offers places (at most MORE_ROUNDS rounds
+of six hours), as a real one does, so every paid HIT can gather its answers: the places of rejected
+work (MTurk is asked for one more per rejection), returned work and timed-out work are taken again.
+
 Per platform it prints
-    platform= participants= faults= rewards_paid_once= bonuses_paid_once= studies_left_recruiting= syncs_blocked= rewards= bonuses=
+    platform= participants= faults= rewards_paid_once= bonuses_paid_once= studies_left_recruiting= syncs_blocked= rewards= bonuses= hits= hits_completed=
 (rewards_paid_once: the share of rewards held exactly once by both the platform and the ledger, at
 the amount paid; bonuses_paid_once: likewise for bonuses; studies_left_recruiting: studies or HITs
 still offering work after the close; syncs_blocked: syncs that failed as a whole; rewards, bonuses:
-how many were compared). Ends with one line:
-    participants= fault_rate= rewards_paid_once= bonuses_paid_once= studies_left_recruiting= syncs_blocked= seconds=
+how many were compared; hits_completed: the share of the paid HITs holding all their counted
+answers, out of hits). Ends with one line:
+    participants= fault_rate= rewards_paid_once= bonuses_paid_once= studies_left_recruiting= syncs_blocked= seconds= hits_completed=
 (the worst of the two platforms for each share, the sums for the counts).
 """
 
 import argparse
+import itertools
 import logging
 import os
 import random
@@ -36,8 +42,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 DAYS, SYNC_EVERY_HOURS = 7, 6
-MIX = (("good", 0.75), ("careless", 0.08), ("returns", 0.05), ("times_out", 0.05), ("returns_after", 0.04))
+MIX = (
+    ("good", 0.71),
+    ("careless", 0.08),  # rejected below the quiz mark: Prolific reopens the place, MTurk is asked for one more
+    ("returns", 0.05),
+    ("times_out", 0.05),
+    ("soft_time_out", 0.04),  # Prolific: submits here, times out there, completes after all (MTurk: good)
+    ("returns_after", 0.04),
+)
 # the rest (3 %): approved in part on Prolific's site (on MTurk: good)
+# after the week, the crowd keeps coming while the platform offers places, for at most this many rounds
+MORE_ROUNDS = 40
 
 
 def setup_django(folder: str) -> None:
@@ -63,7 +78,7 @@ def behaviour(rng: random.Random, platform: str) -> str:
     for name, share in MIX:
         total += share
         if draw < total:
-            return name if platform == "prolific" or name != "returns_after" else "good"
+            return name if platform == "prolific" or name not in ("returns_after", "soft_time_out") else "good"
     return "partial" if platform == "prolific" else "good"
 
 
@@ -127,6 +142,7 @@ def soak(platform: str, participants: int, fault_rate: float, seed: int):
                 qualified_later.append(person)
         run.sync()
         run.pass_time(SYNC_EVERY_HOURS)
+    fill_open_places(run, qualified_later, itertools.count(participants), platform)
     for _ in range(3):  # the last work reviewed (and, on MTurk, auto-approved)
         run.pass_time(30)
         run.sync()
@@ -135,6 +151,26 @@ def soak(platform: str, participants: int, fault_rate: float, seed: int):
     run.settle()
     standin.uninstall()
     return run.finish()
+
+
+def fill_open_places(run, qualified_later: list[str], newcomers, platform: str) -> None:
+    """As a real crowd does: while a paid HIT lacks answers, people keep taking the places the
+    platform offers (a rejected or returned one offered again, a timed-out one reopened), the
+    qualified coming back for the paid work; a sync and six hours between rounds."""
+    from labeling.platforms.standin.crowd import hits_completed, open_places
+
+    for _ in range(MORE_ROUNDS):
+        if hits_completed(run.campaign)[0] == 1.0:
+            return
+        returning, qualified_later = qualified_later, []
+        for person in returning:
+            run.arrive(person, "good")
+        for _place in range(open_places(run)):
+            person = f"{platform[0]}{next(newcomers):04d}W"
+            if run.arrive(person, "good") == "submitted":
+                qualified_later.append(person)
+        run.sync()
+        run.pass_time(SYNC_EVERY_HOURS)
 
 
 def main() -> None:
@@ -164,7 +200,8 @@ def main() -> None:
         f"rewards_paid_once={min(r.rewards_paid_once for r in reports):.3f} "
         f"bonuses_paid_once={min(r.bonuses_paid_once for r in reports):.3f} "
         f"studies_left_recruiting={sum(r.studies_left_recruiting for r in reports)} "
-        f"syncs_blocked={sum(r.syncs_blocked for r in reports)} seconds={time.monotonic() - started:.0f}"
+        f"syncs_blocked={sum(r.syncs_blocked for r in reports)} seconds={time.monotonic() - started:.0f} "
+        f"hits_completed={min(r.hits_completed for r in reports):.3f}"
     )
 
 

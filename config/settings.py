@@ -446,6 +446,11 @@ if min(PLATFORM_UNCONFIRMED_GRACE_MINUTES, PLATFORM_SEAT_SWEEP_MINUTES) < 0:
 # platform calls: tries per call (throttling, connection errors) and the first backoff
 PLATFORM_RETRY_ATTEMPTS = env_int("PLATFORM_RETRY_ATTEMPTS", 4)
 PLATFORM_RETRY_BASE_SECONDS = env_float("PLATFORM_RETRY_BASE_SECONDS", 1.0)
+# how long one try of the Prolific landing check waits for Prolific's answer (read), in seconds: its
+# reference warns of latency under high volume and names no figure (labeling.platforms.prolific)
+PROLIFIC_LANDING_TIMEOUT_SECONDS = env_float("PROLIFIC_LANDING_TIMEOUT_SECONDS", 10.0)
+if not 1 <= PROLIFIC_LANDING_TIMEOUT_SECONDS <= 60:
+    raise ConfigError("PROLIFIC_LANDING_TIMEOUT_SECONDS must be between 1 and 60")
 # Celery beat queues a platform sync of every published campaign this often (0: never)
 PLATFORM_SYNC_MINUTES = env_int("PLATFORM_SYNC_MINUTES", 10)
 if (

@@ -23,7 +23,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 JobFunction = Callable[..., dict[str, Any]]
-QUEUES = ("default", "ml")
+# "landing": the Prolific landing check only (labeling.prolific_checks), served by a worker process of
+# its own, so a sync, a publish or a long job never keeps a participant on the "Checking" page
+QUEUES = ("default", "ml", "landing")
 
 
 class JobParameters(BaseModel):
@@ -79,7 +81,8 @@ def register(
     startable: bool = False,
     field_notes: Callable[[], dict[str, str]] | None = None,
 ) -> Callable[[JobFunction], JobFunction]:
-    """Register `fn` as the job `kind`. Torch jobs pass queue="ml" so GPU workers take them;
+    """Register `fn` as the job `kind`. Torch jobs pass queue="ml" so GPU workers take them, the
+    landing check queue="landing" (its own worker process);
     `startable` puts the job on the Jobs page and the API; `field_notes` adds live help to its form."""
     if queue not in QUEUES:
         raise ValueError(f"queue {queue!r} is not one of {', '.join(QUEUES)}")

@@ -127,11 +127,13 @@ class CheckProlificSessionParameters(JobParameters):
     session_id: str = Field(pattern=r"^[A-Za-z0-9]{1,64}$", title="Prolific SESSION_ID")
 
 
-@register("labeling.check_prolific_session", parameters=CheckProlificSessionParameters)
+@register("labeling.check_prolific_session", queue="landing", parameters=CheckProlificSessionParameters)
 def check_prolific_session_job(job, session_id: str) -> dict:
     """Ask Prolific whether a landing's session is live (labeling.prolific_checks.run_check),
     retrying timeouts, 429 and 5xx with backoff, and store its answer for the landing's page to
-    read. Queued by the landing, once per session id; never started by hand."""
+    read. Queued by the landing, once per session id (again on a reload while Prolific does not list
+    a new session yet); never started by hand. On the "landing" queue, which a worker process of
+    its own serves (Procfile, docker-compose.yml): nothing else ever waits ahead of it."""
     from labeling.prolific_checks import run_check
 
     return run_check(session_id)

@@ -199,7 +199,8 @@ def _prolific_proven(landing: Landing, ip: str | None) -> bool:
         raise LandingRefused("Not a study of this site", NOT_PROVEN.format(why="no study published"), status=403)
     check = prolific_checks.check_of(landing.external_assignment)
     failed = check is not None and check.status == ProlificSessionCheck.FAILED
-    problem = PROLIFIC_NOT_REACHED if failed else ""
+    # a new session Prolific does not list yet is still being checked, not a failure to reach it
+    problem = PROLIFIC_NOT_REACHED if failed and not prolific_checks.waiting_for_listing(check) else ""
     if check is None or check.status != ProlificSessionCheck.ANSWERED:
         if (check is None or failed) and prolific_checks.checks_in_flight(ip):
             # the address's checks fill its share of the queue: wait a poll
@@ -207,7 +208,8 @@ def _prolific_proven(landing: Landing, ip: str | None) -> bool:
         session = landing.external_assignment
         check = prolific_checks.ask(session, participant=landing.worker_id, campaign=landing.campaign, ip=ip)
     if check.status != ProlificSessionCheck.ANSWERED:
-        raise LandingPending(PROLIFIC_NOT_REACHED if check.status == ProlificSessionCheck.FAILED else problem)
+        unreached = check.status == ProlificSessionCheck.FAILED and not prolific_checks.waiting_for_listing(check)
+        raise LandingPending(PROLIFIC_NOT_REACHED if unreached else problem)
     why = session_refusal(check.submission, landing.worker_id, studies)
     if why:
         raise LandingRefused("Session not confirmed", NOT_PROVEN.format(why=why), status=403)

@@ -84,9 +84,13 @@ def _move(assignment: Assignment, allowed: set[str], target: str) -> Assignment:
     return assignment
 
 
-def record_payments(campaign: Campaign) -> dict[str, int]:
-    """Add the ledger entries owed for the campaign's approved assignments; returns how many were new."""
-    approved = Assignment.objects.filter(hit__campaign=campaign, status=Assignment.APPROVED).counted()
+def record_payments(campaign: Campaign, *, withheld: list[int] = ()) -> dict[str, int]:
+    """Add the ledger entries owed for the campaign's approved assignments; returns how many were new.
+    `withheld`: assignments whose reward is not known yet (approved in part on a platform, the share
+    unknown: see `shares_unknown`); nothing is owed for them until their share is recorded."""
+    approved = (
+        Assignment.objects.filter(hit__campaign=campaign, status=Assignment.APPROVED).counted().exclude(pk__in=withheld)
+    )
     owed = []
     for assignment in approved.select_related("hit").only("pk", "worker_id", "quiz_correct", "hit__kind"):
         # a qualification quiz pays its own reward and no bonus (labeling.qualification)
@@ -104,7 +108,7 @@ def record_payments(campaign: Campaign) -> dict[str, int]:
 
 def record_reward_share(assignment: Assignment, share: Decimal) -> PaymentEntry | None:
     """The platform approved the work with part of its reward (Prolific's PARTIALLY APPROVED): the
-    reward entry is owed at that share, written before `record_payments` would owe the full reward
+    share we asked for, or the one a researcher read on the platform. The reward entry is owed at it, written before `record_payments` would owe the full reward
     (unique per assignment and kind, so a repeat changes nothing; an entry already paid is left)."""
     reward, _bonus = reward_and_bonus(assignment.hit.campaign, assignment.hit.kind)
     amount = (reward * share).quantize(Decimal("0.01"))
@@ -114,6 +118,34 @@ def record_reward_share(assignment: Assignment, share: Decimal) -> PaymentEntry 
     if not created and entry.paid_at is None and entry.amount != amount:
         PaymentEntry.objects.filter(pk=entry.pk, paid_at__isnull=True).update(amount=amount)
     return entry
+
+
+def shares_unknown(campaign: Campaign, note: str) -> list[int]:
+    """Assignments a platform approved in part whose share is unknown here (their submission carries
+    `note`, labeling.platforms.sync.SHARE_UNKNOWN) and for which no reward entry was recorded: the
+    campaign page lists them for a researcher to check on the platform (`record_reward_share`)."""
+    return list(
+        Assignment.objects.filter(hit__campaign=campaign, platform_submission__note=note, status=Assignment.APPROVED)
+        .exclude(payments__kind=PaymentEntry.REWARD)
+        .values_list("pk", flat=True)
+    )
+
+
+def record_share_read(campaign: Campaign, assignment: str, percent: str, note: str) -> PaymentEntry:
+    """A researcher read on the platform the share of the reward it paid for work approved in part
+    (listed by `shares_unknown`): the reward entry is owed at it, and the next sync stamps it paid.
+    ValueError naming the field for a share that is not a partial one, or work not waiting for it."""
+    try:
+        share = Decimal(str(percent).strip()) / 100
+    except ArithmeticError:
+        raise ValueError("percent: a number above 0 and below 100") from None
+    if not (share.is_finite() and Decimal(0) < share < Decimal(1)):
+        raise ValueError("percent: a partial approval's share is above 0 and below 100")
+    waiting = {str(pk): pk for pk in shares_unknown(campaign, note)}
+    if str(assignment).strip() not in waiting:
+        raise ValueError("assignment: no work of this campaign waits for its share")
+    chosen = Assignment.objects.select_related("hit__campaign").get(pk=waiting[str(assignment).strip()])
+    return record_reward_share(chosen, share)
 
 
 def _entry(assignment: Assignment, kind: str, amount: Decimal) -> PaymentEntry:

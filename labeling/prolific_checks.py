@@ -4,10 +4,13 @@ ProlificSessionCheck rows.
 A Prolific landing that is not proven yet (labeling.landing) calls `ask`: the session's check row
 is made (one per SESSION_ID: a reload or a second tab waits on the same one) and ONE job is queued
 for it (`labeling.check_prolific_session`, labeling.jobs), while the participant's page polls the
-landing. The job (`run_check`, in a Celery worker) asks Prolific's "Retrieve a submission"
-(labeling.platforms.prolific.landing_submission, one short try each) up to PLATFORM_RETRY_ATTEMPTS
-times with backoff on timeouts, 429 and 5xx, and stores Prolific's answer, or that it could not be
-asked (failed: the page keeps polling and the next poll queues the job again). The rows are in the
+landing. The job (`run_check`, on the "landing" queue, which a worker process of its own serves) asks
+Prolific's "Retrieve a submission" (labeling.platforms.prolific.landing_submission, one try each,
+waiting PROLIFIC_LANDING_TIMEOUT_SECONDS) up to PLATFORM_RETRY_ATTEMPTS times with backoff on
+timeouts, 429 and 5xx, and stores Prolific's answer, or that it could not be asked (failed: the
+page keeps polling and the next poll, at least RECHECK_AFTER later, queues the job again). A 404 or
+an undocumented status within RECHECK_WINDOW of the session's first landing is stored as failed
+too (Prolific may not list a session that just started): asked again on the next reload. The rows are in the
 database, not the cache: every web process and the worker read the same answer.
 
 Made-up sessions cost a call to Prolific and a place in the queue each, so before a check is
@@ -23,6 +26,7 @@ per turn, and a participant behind it waits a turn, never the hour.
 
 import logging
 import random
+import time
 from datetime import timedelta
 
 from django.conf import settings
@@ -36,17 +40,27 @@ from jobs.runtime import start_job
 from labeling.models import Campaign, PlatformQualification, ProlificSessionCheck, Publication, Worker
 from labeling.platforms import calls, get_platform
 from labeling.platforms.base import PlatformError
-from labeling.platforms.prolific import SubmissionLookupFailed, landing_submission
+from labeling.platforms.prolific import SubmissionLookupFailed, landing_submission, landing_timeout
 from labeling.workers import SITE_PREFIX
 
 logger = logging.getLogger("labeling.platforms")
 
 JOB = "labeling.check_prolific_session"
 LIVE_SESSION = ("ACTIVE", "RESERVED")
-# a check still waiting this long lost its job (a broker or worker restart): the next poll queues it again
+# a check still waiting this long lost its job (a broker or worker restart): the next poll queues it
+# again. The job's tries stop before it (`_lookup_with_retries`: a slow Prolific then fails the check,
+# and the next poll asks again), so a live job is never queued twice.
 STALE_AFTER = timedelta(seconds=60)
 # an address past its refused sessions' caps: how long each refusal holds its one turn at the queue
 REFUSED_TURN = timedelta(seconds=10)
+# Prolific's listing of a new session may lag its start, and a submission may pass through a word
+# its reference does not document (e.g. a brief PROCESSING): within the first RECHECK_WINDOW of a
+# session's first landing, a 404 or an undocumented status is not final but asked again on the
+# participant's next reload, at most once per RECHECK_AFTER (the address's cap counts it meanwhile).
+# Statuses: https://docs.prolific.com/api-reference/submissions/submission-object
+RECHECK_WINDOW = timedelta(minutes=3)
+RECHECK_AFTER = timedelta(seconds=5)
+NOT_LISTED_YET = "Prolific does not list the session yet; asked again on the next reload"
 
 
 # --- the landing's side (web process) -------------------------------------------------------------
@@ -104,7 +118,8 @@ def ask(session_id: str, *, participant: str, campaign: Campaign, ip: str) -> Pr
                 "queued_at": now,
             },
         )
-        again = Q(status=ProlificSessionCheck.FAILED) | Q(
+        # a failed check is asked again at the next poll at least RECHECK_AFTER after its answer
+        again = Q(status=ProlificSessionCheck.FAILED, answered_at__lte=now - RECHECK_AFTER) | Q(
             status=ProlificSessionCheck.PENDING, queued_at__lt=now - STALE_AFTER
         )
         queue = created or bool(
@@ -134,33 +149,56 @@ def run_check(session_id: str) -> dict:
         )
         return {"session": session_id, "status": ProlificSessionCheck.FAILED}
     refusal = session_refusal(answer, check.participant, prolific_studies(check.campaign))
+    final = not _maybe_not_listed_yet(answer, check)
     ProlificSessionCheck.objects.filter(pk=check.pk, status=ProlificSessionCheck.PENDING).update(
-        status=ProlificSessionCheck.ANSWERED,
+        status=ProlificSessionCheck.ANSWERED if final else ProlificSessionCheck.FAILED,
         found=answer is not None,
         study_id=str((answer or {}).get("study_id") or "")[:64],
         submission_participant=str(_participant_of(answer or {}) or "")[:64],
         submission_status=str((answer or {}).get("status") or "")[:32],
         refusal=refusal[:120],
-        error="",
+        error="" if final else NOT_LISTED_YET,
         answered_at=timezone.now(),
     )
+    if not final:
+        return {"session": session_id, "status": ProlificSessionCheck.FAILED, "recheck": refusal}
     return {"session": session_id, "status": ProlificSessionCheck.ANSWERED, "proven": not refusal}
 
 
+def _maybe_not_listed_yet(answer: dict | None, check: ProlificSessionCheck) -> bool:
+    """A 404, or a status word Prolific's reference does not document, within RECHECK_WINDOW of the
+    session's first landing: Prolific may not have caught up yet, so the answer is not final."""
+    from labeling.platforms.base import UNKNOWN
+    from labeling.platforms.prolific import ProlificPlatform
+
+    if timezone.now() - check.created_at > RECHECK_WINDOW:
+        return False
+    return answer is None or ProlificPlatform.status_of(str(answer.get("status") or "")) == UNKNOWN
+
+
+def waiting_for_listing(check: ProlificSessionCheck | None) -> bool:
+    """Whether the check waits for Prolific to list a new session (not a failure to reach it)."""
+    return check is not None and check.status == ProlificSessionCheck.FAILED and check.error == NOT_LISTED_YET
+
+
 def _lookup_with_retries(session_id: str) -> dict | None:
-    """landing_submission, tried again after a failure worth another try (SubmissionLookupFailed)
-    with exponential backoff and full jitter (at least a 429's Retry-After), at most
-    PLATFORM_RETRY_ATTEMPTS tries; the last failure is raised."""
+    """landing_submission, tried again after a failure worth another try (SubmissionLookupFailed:
+    a timeout, 429, 5xx) with exponential backoff and full jitter (at least a 429's Retry-After, as
+    Prolific asks: "retry with exponential back-off",
+    https://docs.prolific.com/documentation/core-concepts/managing-high-loads), at most
+    PLATFORM_RETRY_ATTEMPTS tries and never past the time a waiting check is taken as lost
+    (STALE_AFTER, less one try); the last failure is raised."""
     attempts = max(1, int(settings.PLATFORM_RETRY_ATTEMPTS))
     base = float(settings.PLATFORM_RETRY_BASE_SECONDS)
+    deadline = time.monotonic() + STALE_AFTER.total_seconds() - sum(landing_timeout()) - 5
     for attempt in range(1, attempts + 1):
         try:
             return landing_submission(get_platform(Worker.PROLIFIC), session_id)
         except SubmissionLookupFailed as error:
-            if attempt == attempts:
+            delay = max(random.uniform(0, min(calls.MAX_DELAY_SECONDS, base * 2 ** (attempt - 1))), _wait(error))
+            if attempt == attempts or time.monotonic() + delay > deadline:
                 logger.warning("prolific landing check failed: %s (attempt %d of %d)", error, attempt, attempts)
                 raise
-            delay = max(random.uniform(0, min(calls.MAX_DELAY_SECONDS, base * 2 ** (attempt - 1))), _wait(error))
             calls.sleep(delay)
     raise AssertionError("unreachable")
 

@@ -38,6 +38,7 @@ urlpatterns = [
     path("campaigns/<int:pk>/release-unproven/", views.campaign_release_unproven, name="campaign_release_unproven"),
     path("campaigns/<int:pk>/platform-close/", views.campaign_platform_close, name="campaign_platform_close"),
     path("campaigns/<int:pk>/bonus-check/", views.campaign_unsure_payment, name="campaign_unsure_payment"),
+    path("campaigns/<int:pk>/partial-share/", views.campaign_partial_share, name="campaign_partial_share"),
     path(
         "campaigns/<int:pk>/platform-work/<int:submission_id>/decide/",
         views.platform_submission_decide,

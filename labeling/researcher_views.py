@@ -37,7 +37,7 @@ from labeling.campaigns import (
 from labeling.entry_tokens import platform_links, rotate_entry_token
 from labeling.forms import CampaignForm, PairwiseCampaignForm
 from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, PlatformSubmission, Worker
-from labeling.payments import approve_submitted, record_payments, resolve_unsure_payment
+from labeling.payments import approve_submitted, record_payments, record_share_read, resolve_unsure_payment
 from labeling.platforms import get_platform
 from labeling.platforms.costs import money
 from labeling.platforms.summary import campaign_platforms
@@ -302,6 +302,19 @@ def campaign_unsure_payment(request: HttpRequest, campaign: Campaign) -> str | H
         return HttpResponseBadRequest("outcome: paid or unpaid")
     changed = resolve_unsure_payment(campaign, request.POST.get("reference", ""), paid=outcome == "paid")
     return f"{changed} ledger entries marked {outcome}."
+
+
+@campaign_action()
+def campaign_partial_share(request: HttpRequest, campaign: Campaign) -> str | HttpResponse:
+    """The share a researcher read on the platform for work approved in part there (never guessed)."""
+    from labeling.platforms.sync import SHARE_UNKNOWN
+
+    post = request.POST
+    try:
+        entry = record_share_read(campaign, post.get("assignment", ""), post.get("percent", ""), SHARE_UNKNOWN)
+    except ValueError as refusal:
+        return HttpResponseBadRequest(str(refusal))
+    return f"A reward of {entry.amount} is owed for assignment {entry.assignment_id}; the next sync records it paid."
 
 
 @campaign_action()

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from labeling import fast_path, qualification, quiz_pool, seats, task_types, workers
 from labeling.actions import SubmissionRefused, lock_live
-from labeling.models import Assignment, Campaign, HITItem, Publication, Worker, seat_items_q
+from labeling.models import HIT, Assignment, Campaign, HITItem, Publication, Worker, seat_items_q
 from labeling.study_flow import config as study_config
 from labeling.study_flow import progress as study_progress
 from labeling.task_types import WrongQuizAnswer
@@ -170,3 +170,20 @@ def expire_unconfirmed(assignment_ids: list[int]) -> int:
         # done work held a seat (a phantom place none); expired work does not
         seats.free(hit_id for _, hit_id, phantom in locked if not phantom)
     return len(locked)
+
+
+def reinstate_completed(assignment: Assignment) -> bool:
+    """Work submitted here that expired unconfirmed (its platform had timed it out, or had not
+    reported it yet) and that the platform now reports completed: submitted again, so it is
+    confirmed, approved and paid like any other (Prolific lets a participant past the maximum time
+    still complete, https://researcher-help.prolific.co/hc/en-gb/articles/360009094694). Its HIT's
+    free seats are counted again (the seat may have gone to another worker meanwhile: the HIT then
+    holds an answer more). True when it moved; work never submitted here is left expired."""
+    with transaction.atomic():
+        moved = Assignment.objects.filter(
+            pk=assignment.pk, status=Assignment.EXPIRED, submitted_at__isnull=False, platform_confirmed_at__isnull=True
+        ).update(status=Assignment.SUBMITTED)
+        if moved:
+            seats.recount(HIT.objects.filter(pk=assignment.hit_id))
+    assignment.refresh_from_db(fields=["status"])
+    return bool(moved)

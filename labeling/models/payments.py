@@ -81,6 +81,9 @@ class PlatformSubmission(models.Model):
     # "" while undecided; approved/rejected once the platform took it; flagged, unmatched, return
     decision = models.CharField(max_length=12, blank=True)
     note = models.CharField(max_length=255, blank=True)
+    # the platform's own time for the work, from its start to its completion (Prolific's submission
+    # started_at -> completed_at): what its pay check reads (labeling.platforms.checks.measured_minutes)
+    time_taken_seconds = models.PositiveIntegerField(null=True, blank=True)
     first_seen_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

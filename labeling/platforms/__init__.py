@@ -44,12 +44,20 @@ def publish_campaign(campaign: Campaign, platform: CrowdPlatform, base_url: str)
     (through `set_campaign_status`, like every status change); returns how many were published.
 
     Each external id is saved as soon as the platform returns it, so a failure half-way leaves
-    the published ones recorded and a second run publishes only the rest. A closed campaign is
-    refused before anything is sent.
+    the published ones recorded and a second run publishes only the rest. A closed campaign, and
+    one stopped on the platform ("Stop on the platform", sync.close_publication), are refused before
+    anything is sent: more places on a stopped Prolific study make it recruit and pay again ("A
+    completed study will become active again and resume recruiting",
+    https://docs.prolific.com/api-reference/studies/update-study), and MTurk would take live HITs.
     """
     campaign.refresh_from_db(fields=["status"])
     if campaign.status == Campaign.CLOSED:
         raise PlatformError(f"campaign {campaign.pk} is closed; a closed campaign cannot be published")
+    if campaign.publications.filter(platform=platform.name, status=Publication.CLOSED).exists():
+        raise PlatformError(
+            f"campaign {campaign.pk} was stopped on {platform.name}; publishing again would make it recruit and "
+            "pay again while it stays stopped here. Copy the campaign to run more work"
+        )
     published = platform.publish(campaign, base_url)
     Publication.objects.filter(campaign=campaign, platform=platform.name, status=Publication.DRAFT).update(
         status=Publication.ACTIVE

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 # a platform's words for the state of one piece of work, normalised
 SUBMITTED, APPROVED, REJECTED, ACTIVE, RETURNED = "submitted", "approved", "rejected", "active", "returned"
 UNKNOWN = "unknown"  # a word the adapter does not know: recorded, nothing done
+# past the platform's time limit, but not final: the participant may still complete (Prolific's
+# TIMED-OUT, https://researcher-help.prolific.co/hc/en-gb/articles/360009094694)
+TIMED_OUT = "timed_out"
 
 
 class PlatformError(RuntimeError):
@@ -29,11 +32,15 @@ class ExternalResult:
 
     assignment_id: str  # MTurk AssignmentId, Prolific submission id (= the SESSION_ID it sent us)
     worker_id: str
-    status: str  # normalised: SUBMITTED, APPROVED, REJECTED, ACTIVE, RETURNED, UNKNOWN
+    status: str  # normalised: SUBMITTED, APPROVED, REJECTED, ACTIVE, RETURNED, TIMED_OUT, UNKNOWN
     answers: dict[str, str] = field(default_factory=dict)  # e.g. the completion code posted back
     platform_status: str = ""  # the platform's own word
     hit_id: str = ""  # MTurk HITId
-    paid_share: Decimal | None = None  # approved with part of the reward (Prolific's PARTIALLY APPROVED)
+    # approved with part of the reward (Prolific's PARTIALLY APPROVED): the share we asked for when we
+    # made the transition, None when we did not make it (the platform does not report it)
+    paid_share: Decimal | None = None
+    share_unknown: bool = False  # approved with part of the reward, the share not known here
+    time_taken: int | None = None  # seconds from the platform's start of the work to its completion
 
 
 class CrowdPlatform(Protocol):

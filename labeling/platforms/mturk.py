@@ -44,6 +44,10 @@ TOKEN_TRUSTED_FOR = timedelta(hours=23)
 # a HIT created with fewer than 10 assignments cannot be extended to 10 or more
 # (https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_CreateAdditionalAssignmentsForHITOperation.html)
 TEN_ASSIGNMENTS = 10
+# a place added to a HIT that expires sooner than this is offered for a fresh lifetime
+# (MTURK_LIFETIME_HOURS from now) first, so a worker can still find and finish it:
+# https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_UpdateExpirationForHITOperation.html
+PLACE_RUNWAY_SHARE = 0.5  # of MTURK_LIFETIME_HOURS
 
 
 def make_client(sandbox: bool = True):
@@ -101,17 +105,23 @@ def _priced(campaign: Campaign, paid: list[int], quiz: list[int]) -> list[tuple[
 
 
 def _unsettled_hit_ids(publication: Publication) -> list[str]:
+    """Published HITs whose places are not all filled by approved work. A rejected assignment does
+    not settle its place: MTurk never offers it again by itself (HIT.MaxAssignments is "the number
+    of times the HIT can be accepted and completed",
+    https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_HITDataStructureArticle.html),
+    so sync asks for an assignment more (`replace_rejected`) and the HIT is listed until the
+    replacement's work is approved."""
     from django.db.models import Count, F, Q
 
     from labeling.models import PlatformSubmission
 
-    final = Q(
+    approved = Q(
         assignments__platform_submission__publication=publication,
-        assignments__platform_submission__decision__in=[PlatformSubmission.APPROVED, PlatformSubmission.REJECTED],
+        assignments__platform_submission__decision=PlatformSubmission.APPROVED,
     )
     hits = (
         publication.campaign.hits.exclude(external_id="")
-        .annotate(settled=Count("assignments", filter=final))
+        .annotate(settled=Count("assignments", filter=approved))
         .exclude(settled__gte=F("required_workers"))
         .order_by("position")
     )
@@ -139,6 +149,8 @@ class MTurkPlatform(MTurkQualifications):
     def __init__(self, client=None, *, sandbox: bool | None = None) -> None:
         self.sandbox = settings.MTURK_SANDBOX if sandbox is None else sandbox
         self._client = client
+        # HIT id -> ids of its rejected assignments, as listed by this adapter's sync and rejected by it
+        self._rejected: dict[str, set[str]] = {}
 
     @property
     def client(self):
@@ -285,8 +297,8 @@ class MTurkPlatform(MTurkQualifications):
 
     def fetch_results(self, publication: Publication) -> list[ExternalResult]:
         """The assignments of every published HIT not yet settled: a HIT whose every seat holds
-        work sync approved or rejected can report nothing new (MTurk reopens no such seat; a seat
-        added later makes it unsettled again), so it is not listed again (MTurk throttles)."""
+        approved work can report nothing new (a seat added later, or a rejection's replacement,
+        makes it unsettled again), so it is not listed again (MTurk throttles)."""
         results = []
         for hit_id in _unsettled_hit_ids(publication):
             results += self.results_for_hit(hit_id)
@@ -305,7 +317,10 @@ class MTurkPlatform(MTurkQualifications):
             results += [self._result(hit_id, a) for a in page.get("Assignments", [])]
             token = page.get("NextToken")
             if not token:
-                return results
+                break
+        rejected = self._rejected.setdefault(hit_id, set())
+        rejected.update(result.assignment_id for result in results if result.status == base.REJECTED)
+        return results
 
     @staticmethod
     def _result(hit_id: str, assignment: dict) -> ExternalResult:
@@ -324,6 +339,8 @@ class MTurkPlatform(MTurkQualifications):
 
     def reject(self, publication: Publication, result: ExternalResult, reason: str) -> None:
         self._call("reject_assignment", AssignmentId=result.assignment_id, RequesterFeedback=reason[:1024])
+        if result.hit_id:
+            self._rejected.setdefault(result.hit_id, set()).add(result.assignment_id)
 
     def pay_bonuses(self, publication: Publication, entries: list[PaymentEntry]) -> int:
         """One send_bonus per entry, with the entry's UniqueRequestToken recorded before the call:
@@ -386,29 +403,57 @@ class MTurkPlatform(MTurkQualifications):
                 return False
 
     def add_places(self, publication: Publication, hit: HIT, places: int) -> None:
-        """One more assignment, unless MTurk already has `places` (an earlier try whose answer or
-        token was lost); refused for a HIT that would cross 10 assignments, which MTurk forbids.
+        """One more worker for `hit`: MaxAssignments becomes `places` plus the HIT's rejected
+        assignments (each of which used a place for good), unless MTurk already has that many (an
+        earlier try whose answer or token was lost)."""
+        self._ensure_places(publication, hit, places + self._rejected_count(hit.external_id))
+
+    def rejected_places(self) -> list[str]:
+        """The HITs (MTurk ids) with a rejected assignment that this adapter listed or rejected."""
+        return sorted(hit_id for hit_id, rejected in self._rejected.items() if rejected)
+
+    def replace_rejected(self, publication: Publication, hit: HIT) -> int:
+        """An assignment more for each rejected one, so the HIT can still gather `required_workers`
+        answers: MTurk never offers a rejected assignment's place again. Returns how many were added.
+        https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_CreateAdditionalAssignmentsForHITOperation.html"""
+        return self._ensure_places(publication, hit, hit.required_workers + self._rejected_count(hit.external_id))
+
+    def _rejected_count(self, hit_id: str) -> int:
+        if hit_id not in self._rejected:  # not listed by this adapter: asked
+            page = self._call("list_assignments_for_hit", HITId=hit_id, AssignmentStatuses=["Rejected"], MaxResults=100)
+            self._rejected[hit_id] = {a["AssignmentId"] for a in page.get("Assignments", [])}
+        return len(self._rejected[hit_id])
+
+    def _ensure_places(self, publication: Publication, hit: HIT, wanted: int) -> int:
+        """MaxAssignments raised to `wanted` (the HIT's lifetime extended first when it ends soon),
+        with a UniqueRequestToken per (HIT, target), so a retry is MTurk's "already done"; returns
+        how many were added. Refused for a HIT made with fewer than 10 assignments that would need
+        10 or more, which MTurk forbids (InvalidMaximumAssignmentsIncrease): the error names the HIT
+        and why it cannot be completed on MTurk.
         GetHIT: https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_GetHITOperation.html"""
-        if hit.required_workers < TEN_ASSIGNMENTS <= places:
-            raise PlatformError(
-                f"HIT {hit.external_id}: MTurk cannot extend a HIT created with fewer than {TEN_ASSIGNMENTS} "
-                f"assignments to {places}; it keeps {hit.required_workers}"
-            )
         listed = self._call("get_hit", HITId=hit.external_id)["HIT"]
-        current = listed["MaxAssignments"]
-        if current >= places:
-            return
-        self._extend_if_expired(hit.external_id, listed.get("Expiration"))
+        current = int(listed["MaxAssignments"])
+        if current >= wanted:
+            return 0
+        if current < TEN_ASSIGNMENTS <= wanted:
+            raise PlatformError(
+                f"HIT {hit.external_id} cannot be completed on MTurk: it needs {wanted} assignments "
+                f"({hit.required_workers} answers and {wanted - hit.required_workers} rejected), and MTurk cannot "
+                f"extend a HIT created with fewer than {TEN_ASSIGNMENTS} assignments to {TEN_ASSIGNMENTS} or more; "
+                f"it keeps {current}"
+            )
+        self._extend_if_ending(hit.external_id, listed.get("Expiration"))
         params = {
             "HITId": hit.external_id,
-            "NumberOfAdditionalAssignments": places - current,
-            "UniqueRequestToken": _token("seats", _scope(publication), hit.pk, places),
+            "NumberOfAdditionalAssignments": wanted - current,
+            "UniqueRequestToken": _token("seats", _scope(publication), hit.pk, wanted),
         }
         try:
             self._call("create_additional_assignments_for_hit", **params)
         except calls.PlatformCallError as error:
             if not _ALREADY_DONE.search(error.detail):
                 raise
+        return wanted - current
 
     def request_return(self, publication: Publication, result: ExternalResult, reason: str) -> None:
         """MTurk has no return request: an abandoned assignment expires at its duration."""
@@ -424,16 +469,18 @@ class MTurkPlatform(MTurkQualifications):
                 SendNotification=False,
             )
 
-    def _extend_if_expired(self, hit_id: str, expiration) -> None:
-        """An expired HIT no longer appears in searches, so an assignment added to it finds no
-        worker: its lifetime is extended first (MTURK_LIFETIME_HOURS from now).
+    def _extend_if_ending(self, hit_id: str, expiration) -> None:
+        """A place added to an expired HIT finds no worker (an expired HIT no longer appears in
+        searches), nor one added to a HIT that expires before a worker could find and finish it:
+        a HIT ending within PLACE_RUNWAY_SHARE of MTURK_LIFETIME_HOURS is given a fresh lifetime
+        (MTURK_LIFETIME_HOURS from now) before the place is added.
         https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMturkAPI/ApiReference_UpdateExpirationForHITOperation.html"""
         from django.utils import timezone
 
-        if expiration is None or expiration > timezone.now():
-            return
-        until = timezone.now() + timedelta(hours=settings.MTURK_LIFETIME_HOURS)
-        self._call("update_expiration_for_hit", HITId=hit_id, ExpireAt=until)
+        lifetime = timedelta(hours=settings.MTURK_LIFETIME_HOURS)
+        if expiration is None or expiration > timezone.now() + lifetime * PLACE_RUNWAY_SHARE:
+            return  # None: GetHIT always answers one; a trimmed answer (a test's) is left alone
+        self._call("update_expiration_for_hit", HITId=hit_id, ExpireAt=timezone.now() + lifetime)
 
     def close(self, publication: Publication) -> None:
         """Expire every HIT of the campaign (an ExpireAt in the past expires a HIT at once; repeating

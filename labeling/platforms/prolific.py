@@ -61,11 +61,14 @@ _STATUS = {
     "ACTIVE": base.ACTIVE,
     "AWAITING REVIEW": base.SUBMITTED,
     "APPROVED": base.APPROVED,
-    # approved with part of the reward: recorded at the share paid (ExternalResult.paid_share)
+    # approved with part of the reward: the share is not reported (ExternalResult.share_unknown)
     "PARTIALLY APPROVED": base.APPROVED,
     "REJECTED": base.REJECTED,
     "RETURNED": base.RETURNED,
-    "TIMED-OUT": base.RETURNED,
+    # past the maximum time, yet "Participants can still complete their submission if they go over
+    # the time limit, if they are still active on the study and are not replaced"
+    # (https://researcher-help.prolific.co/hc/en-gb/articles/360009094694): not final (sync._timed_out)
+    "TIMED-OUT": base.TIMED_OUT,
     "SCREENED OUT": base.RETURNED,
 }
 PARTIALLY_APPROVED = "PARTIALLY APPROVED"
@@ -153,7 +156,7 @@ class ProlificPlatform(ProlificStudies, ProlificBonuses):
             vat_rate=Decimal(str(settings.PROLIFIC_VAT_RATE)),
         )
         setting = f"PROLIFIC_MIN_HOURLY_RATE_{campaign.currency}"
-        pay = checks.hourly_pay(campaign, getattr(settings, setting, None))
+        pay = checks.hourly_pay(campaign, getattr(settings, setting, None), platform_timed=True)
         refusals = (
             []
             if campaign.currency in ("GBP", "USD")
@@ -303,7 +306,8 @@ class ProlificPlatform(ProlificStudies, ProlificBonuses):
             ProlificPlatform.status_of(status),
             answers,
             platform_status=status,
-            paid_share=_paid_share(row) if status == PARTIALLY_APPROVED else None,
+            share_unknown=status == PARTIALLY_APPROVED,
+            time_taken=_time_taken(row),
         )
 
     def approve(self, publication: Publication, result: ExternalResult) -> None:
@@ -330,21 +334,42 @@ class ProlificPlatform(ProlificStudies, ProlificBonuses):
         self._request("request return", "POST", path, repeatable=True, json={"request_return_reasons": [reason]})
 
 
-def _paid_share(row: dict) -> Decimal:
-    """The share of the reward a PARTIALLY APPROVED submission was paid. Prolific's reference names
-    the status (https://docs.prolific.com/api-reference/submissions/transition-submission: "providing
-    the necessary data in the request body") but no document settles the field that reports it; we
-    read `percentage_of_reward` and, without it, record nothing paid (0) rather than the full reward."""
+def _time_taken(row: dict) -> int | None:
+    """Prolific's own time for a submission, from its start to its completion: what its median
+    completion time, and so its pay check, is made of (https://researcher-help.prolific.com/en/article/4dd6a0).
+    The listing returns each submission's "start timestamp" and sorts by completed_at and time_taken
+    (https://docs.prolific.com/api-reference/studies/get-study-submissions): time_taken when given,
+    else completed_at - started_at; None while either is missing."""
+    from datetime import datetime
+
+    if isinstance(row.get("time_taken"), int | float):
+        return max(0, int(row["time_taken"]))
     try:
-        return (Decimal(str(row.get("percentage_of_reward") or 0)) / 100).quantize(Decimal("0.0001"))
-    except ArithmeticError:
-        return Decimal(0)
+        started = datetime.fromisoformat(str(row["started_at"]).replace("Z", "+00:00"))
+        completed = datetime.fromisoformat(str(row["completed_at"]).replace("Z", "+00:00"))
+    except (KeyError, TypeError, ValueError):
+        return None
+    return max(0, int((completed - started).total_seconds()))
+
+
+# A partial approval's share is a field of the transition's request only
+# (https://docs.prolific.com/api-reference/submissions/transition-submission); the submission object
+# reports the status, never the share (https://docs.prolific.com/api-reference/submissions/submission-object).
+# We never approve in part, so a PARTIALLY APPROVED submission was decided on Prolific's site: its share
+# is recorded as unknown (sync withholds the reward entry until a researcher records the share read on
+# Prolific: labeling.payments.shares_unknown, record_reward_share), never as 0 or the full reward.
 
 
 # --- checking a landing (a job's lookup, labeling.prolific_checks; kept apart from sync) ---------
 
-# one try waits at most this long for Prolific (connect, read); the job tries again with backoff
-LANDING_TIMEOUT_SECONDS = (1.5, 2.5)
+
+def landing_timeout() -> tuple[float, float]:
+    """One try of the landing check waits this long for Prolific (connect, read): its reference names
+    no figure but warns that high volumes "can also create latency"
+    (https://docs.prolific.com/documentation/core-concepts/managing-high-loads), so the read waits
+    PROLIFIC_LANDING_TIMEOUT_SECONDS (10 s by default: a slow answer is still an answer; the check
+    runs on its own queue and the participant's page polls meanwhile); the job tries again with backoff."""
+    return (3.05, float(settings.PROLIFIC_LANDING_TIMEOUT_SECONDS))
 
 
 class SubmissionLookupFailed(PlatformError):
@@ -370,7 +395,7 @@ def landing_submission(platform: ProlificPlatform, session_id: str) -> dict | No
 
     try:
         # `request`, the one call the adapter's transport point answers (a stand-in's session too)
-        response = platform.session.request("GET", f"{API}/submissions/{session_id}/", timeout=LANDING_TIMEOUT_SECONDS)
+        response = platform.session.request("GET", f"{API}/submissions/{session_id}/", timeout=landing_timeout())
     except (http.ConnectionError, http.Timeout) as error:
         raise SubmissionLookupFailed(f"prolific get submission: {type(error).__name__}") from error
     if response.status_code == 404:

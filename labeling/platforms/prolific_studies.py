@@ -154,10 +154,8 @@ class ProlificStudies:
 
     def _create_study(self, body: dict, operation: str) -> dict:
         """Create a draft study. Creating is not idempotent: after a failure that may have created
-        it (a lost answer, a 5xx), the project's studies are listed and our draft (its URL holds the
-        campaign's secret entry token; its internal name tells the quiz study from the paid one) is
-        taken instead of making a second one.
-        https://docs.prolific.com/api-reference/studies/get-studies-in-project"""
+        it (a lost answer, a 5xx), our draft is looked for among the project's studies and taken
+        instead of making a second one (`_draft_like`)."""
         try:
             return self._request(operation, "POST", "/studies/", repeatable=False, json=body)
         except calls.PlatformCallError as error:
@@ -167,16 +165,32 @@ class ProlificStudies:
             return found
 
     def _draft_like(self, body: dict) -> dict | None:
-        wanted = (body["external_study_url"], body["internal_name"], UNPUBLISHED)
-        path = f"/projects/{body['project']}/studies/"
+        """Our draft among the project's studies. The listing's rows are StudyShort objects (id, name,
+        internal_name, status, study_type ...: no external_study_url,
+        https://docs.prolific.com/api-reference/studies/get-project-studies), so drafts are picked
+        by internal name (it tells the quiz study from the paid one) and each is retrieved in full
+        (https://docs.prolific.com/api-reference/studies/get-study) to compare its URL, which holds
+        the campaign's secret entry token. The first that matches is ours; any other matching draft
+        (a second lost answer) is deleted, so no orphan draft is left."""
+        ours = []
+        for row in self._listed_studies(body["project"]):
+            if (row.get("internal_name"), row.get("status")) != (body["internal_name"], UNPUBLISHED):
+                continue
+            study = self._request("get study", "GET", f"/studies/{row['id']}/", repeatable=True)
+            if study.get("external_study_url") == body["external_study_url"]:
+                ours.append(study)
+        for extra in ours[1:]:
+            with contextlib.suppress(PlatformError):
+                self._request("delete draft study", "DELETE", f"/studies/{extra['id']}/", repeatable=True)
+        return ours[0] if ours else None
+
+    def _listed_studies(self, project: str):
+        path = f"/projects/{project}/studies/"
         while path:
             page = self._request("list project studies", "GET", path, repeatable=True)
-            for row in page.get("results", []):
-                if (row.get("external_study_url"), row.get("internal_name"), row.get("status")) == wanted:
-                    return row
+            yield from page.get("results", [])
             following = ((page.get("_links") or {}).get("next") or {}).get("href")
             path = following.split("/api/v1", 1)[-1] if following else ""
-        return None
 
     # --- one study's state ------------------------------------------------------------------------
 
@@ -219,7 +233,11 @@ class ProlificStudies:
             PlatformQualification.objects.filter(pk=setup.pk).update(quiz_external_id="", places=0)
 
     def _set_places(self, publication: Publication, places: int) -> None:
-        # an absolute number: setting it twice is harmless
+        """An absolute number: setting it twice is harmless. Never for a stopped publication: more
+        places reopen a completed study ("A completed study will become active again and resume
+        recruiting", https://docs.prolific.com/api-reference/studies/update-study)."""
+        if Publication.objects.filter(pk=publication.pk, status=Publication.CLOSED).exists():
+            raise PlatformError(f"study {publication.external_id} was stopped; its places are not changed")
         self._request(
             "set places",
             "PATCH",

@@ -6,7 +6,7 @@ from decimal import Decimal
 from django.db.models import Count, Q, Sum
 
 from labeling.models import Assignment, Campaign, PaymentEntry, PlatformSubmission, Publication
-from labeling.payments import payment_unsure
+from labeling.payments import payment_unsure, shares_unknown
 from labeling.platforms.costs import money
 
 REVIEW = (PlatformSubmission.FLAGGED, PlatformSubmission.UNMATCHED)
@@ -26,6 +26,7 @@ class PublicationSummary:
     due: str
     review: list = field(default_factory=list)  # flagged and unmatched submissions
     unsure: list = field(default_factory=list)  # bonus payments whose outcome is unknown
+    shares: list = field(default_factory=list)  # work approved in part on the platform, share unknown
     worker_url: str = ""
 
 
@@ -66,6 +67,7 @@ def _summary(campaign: Campaign, publication: Publication) -> PublicationSummary
         due=money(amounts["due"] or Decimal(0), campaign.currency),
         review=review,
         unsure=_unsure(campaign),
+        shares=_shares_unknown(campaign),
         worker_url=_worker_url(publication),
     )
 
@@ -79,6 +81,19 @@ def _unsure(campaign: Campaign) -> list[dict]:
             "amount": money(row["amount"], campaign.currency),
         }
         for row in rows
+    ]
+
+
+def _shares_unknown(campaign: Campaign) -> list[dict]:
+    """Work the platform approved with part of its reward, decided on its own site: the share is not
+    reported (labeling.platforms.sync.SHARE_UNKNOWN), so a researcher reads it there and records it."""
+    from labeling.platforms.sync import SHARE_UNKNOWN
+
+    ids = shares_unknown(campaign, SHARE_UNKNOWN)
+    rows = Assignment.objects.filter(pk__in=ids).select_related("worker", "platform_submission").order_by("pk")
+    return [
+        {"assignment": a.pk, "submission": a.platform_submission.external_id, "worker": a.worker.external_id}
+        for a in rows
     ]
 
 

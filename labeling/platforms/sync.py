@@ -8,15 +8,19 @@ One run:
    the quiz mark met -> approve on the platform, then here; below it -> reject on the platform
    or flag for review (campaign.below_mark); a researcher's decision from the page is carried
    out the same way; the platform's own approvals and rejections (auto-approval, a decision
-   made on the platform's site) are mirrored here (a partial approval at the share paid); a
-   Prolific participant who completed there but whose work here expired is asked to return it,
-   once (never work still in progress);
+   made on the platform's site) are mirrored here (a partial approval made there owes nothing
+   until a researcher records the share they read on the platform); a Prolific participant who
+   completed there but whose work here expired unfinished is asked to return it, once (never work
+   still in progress); work submitted here is never asked back: past Prolific's time limit it waits
+   (TIMED-OUT is not final), and completed there after it expired here it is reinstated and paid;
 3. expires our pending work the platform never reported within PLATFORM_UNMATCHED_EXPIRE_HOURS;
 4. records the ledger, stamps rewards paid by the platform and pays due bonuses (each step
    recorded before and after its call: labeling.payments);
-5. adds a worker to the complete HITs the campaign's task type says are short of answers (a label
-   campaign's: a turn short of a 2-of-3 majority, up to workers_per_hit + tie_break_workers); a
-   HIT the platform refuses more workers is noted and the rest go on;
+5. asks the platform for a place more per rejected piece of work where it never offers that place
+   again by itself (MTurk; Prolific reopens it), and adds a worker to the complete HITs the
+   campaign's task type says are short of answers (a label campaign's: a turn short of a 2-of-3
+   majority, up to workers_per_hit + tie_break_workers); a HIT the platform refuses more workers
+   is noted (with why it cannot be completed there) and the rest go on;
 6. keeps every Prolific study of an open campaign recruiting (a study Prolific paused by itself
    is started again; while the researcher paused the campaign, its studies are paused);
 7. tells the platform who passed the campaign's qualification quiz, once their quiz submission
@@ -53,6 +57,9 @@ LEASE = timedelta(minutes=15)
 TO_APPROVE, TO_REJECT = "to-approve", "to-reject"
 REJECTION_REASON = "Too few of the known-answer dialogues were answered as expected."
 RETURN_REASON = "The task was left unfinished and its time limit passed."
+# approved in part on the platform's site, the share not reported: no reward owed until a researcher
+# records the share read on the platform (labeling.payments.record_reward_share), never 0 nor in full
+SHARE_UNKNOWN = "approved in part on the platform: share unknown, check on the platform"
 
 
 class SyncBusy(PlatformError):
@@ -113,7 +120,7 @@ def _sync(publication: Publication, platform: CrowdPlatform) -> dict:
             PlatformSubmission.objects.filter(pk=submission.pk).update(note=scrub(error)[:255])
             failures.append(f"{result.assignment_id}: {error}")
     counts["expired_unreported"] = _expire_unreported(publication)
-    payments.record_payments(campaign)
+    payments.record_payments(campaign, withheld=_shares_unknown(publication))
     approved = PlatformSubmission.objects.filter(publication=publication, decision=PlatformSubmission.APPROVED)
     payments.mark_rewards_paid(list(approved.exclude(assignment=None).values_list("assignment_id", flat=True)))
     counts["bonuses_paid"] = _isolated(
@@ -121,6 +128,7 @@ def _sync(publication: Publication, platform: CrowdPlatform) -> dict:
     )
     if publication.status != Publication.CLOSED:  # a closed campaign is offered to no one again
         counts["places_added"] = _add_places(platform, publication, failures)
+        counts["places_replaced"] = _replace_rejected(platform, publication, failures)
         counts["restarted"] = _keep_recruiting(platform, publication, failures)
     counts["qualified"] = _grant_qualifications(platform, publication, failures)
     _isolated("blocks", failures, _block, platform, publication)
@@ -129,6 +137,11 @@ def _sync(publication: Publication, platform: CrowdPlatform) -> dict:
     if failures:
         Publication.objects.filter(pk=publication.pk).update(last_sync_error=scrub("; ".join(failures))[:2000])
     return dict(counts)
+
+
+def _shares_unknown(publication: Publication) -> list[int]:
+    """Assignments approved in part on the platform whose share nobody recorded yet."""
+    return payments.shares_unknown(publication.campaign, SHARE_UNKNOWN)
 
 
 def _isolated(step: str, failures: list[str], action, *args) -> int:
@@ -153,6 +166,8 @@ def _record(publication: Publication, result: ExternalResult) -> tuple[PlatformS
     changes, before = {}, submission.platform_status
     if submission.platform_status != result.platform_status:
         changes["platform_status"] = result.platform_status
+    if result.time_taken is not None and submission.time_taken_seconds != result.time_taken:
+        changes["time_taken_seconds"] = result.time_taken
     if submission.assignment_id is None:
         match = _match(publication, result)
         if match is not None:
@@ -195,6 +210,9 @@ def _settle(platform, publication, submission: PlatformSubmission, result: Exter
         if result.paid_share is not None and assignment is not None:
             payments.record_reward_share(assignment, result.paid_share)  # before the full reward is owed
         _mirror_approval(assignment)
+        if result.share_unknown and not submission.note.startswith(SHARE_UNKNOWN):
+            _decide(submission, PlatformSubmission.APPROVED, note=SHARE_UNKNOWN)
+            return "approved_share_unknown"
         _decide(submission, PlatformSubmission.APPROVED)
         return "approved"
     if result.status == base.REJECTED:
@@ -205,8 +223,12 @@ def _settle(platform, publication, submission: PlatformSubmission, result: Exter
     if result.status == base.RETURNED:
         _withdraw(assignment)
         return result.status
+    if result.status == base.TIMED_OUT:
+        return _timed_out(assignment)
     if result.status != base.SUBMITTED:
         return result.status  # in progress or unknown: nothing to do yet
+    if assignment is not None and not submission.decision:
+        submit.reinstate_completed(assignment)  # submitted here, expired unconfirmed, completed after all
     if _wants_return(platform, submission, assignment):
         return _request_return(platform, publication, submission, result)
     decision = _decision(publication.campaign, submission, result, assignment)
@@ -242,9 +264,27 @@ def _withdraw(assignment: Assignment | None) -> None:
         payments.reject_assignment(assignment)
 
 
+def _timed_out(assignment: Assignment | None) -> str:
+    """Past the platform's time limit, which is not final: a participant who submitted here may
+    still complete on the platform (then the work is decided and paid like any other, never asked
+    back). Their work keeps its seat meanwhile; once it has waited PLATFORM_UNCONFIRMED_SEAT_HOURS
+    since it was submitted here it expires unconfirmed, so the place the platform reopened can be
+    filled here too (a later completion reinstates it: submit.reinstate_completed). Work never
+    submitted here expires at its own time limit."""
+    if assignment is None or assignment.status != Assignment.SUBMITTED or assignment.platform_confirmed_at:
+        return "timed_out"
+    waited = timezone.now() - assignment.submitted_at
+    if waited < timedelta(hours=settings.PLATFORM_UNCONFIRMED_SEAT_HOURS):
+        return "timed_out_waiting"
+    submit.expire_unconfirmed([assignment.pk])
+    return "timed_out_expired"
+
+
 def _fresh(assignment: Assignment | None) -> Assignment | None:
     if assignment is not None:
-        assignment.refresh_from_db(fields=["status", "platform_confirmed_at", "quiz_correct", "completion_code"])
+        assignment.refresh_from_db(
+            fields=["status", "platform_confirmed_at", "quiz_correct", "completion_code", "submitted_at"]
+        )
     return assignment
 
 
@@ -290,7 +330,8 @@ def _mirror_approval(assignment: Assignment | None) -> None:
 
 def _wants_return(platform, submission, assignment: Assignment | None) -> bool:
     """Completed on the platform while the work here expired unfinished (they quit, or ran out of
-    time): a platform that documents return requests for completed work is asked, once."""
+    time before submitting here): a platform that documents return requests for completed work is
+    asked, once. Work submitted here was reinstated before this (submit.reinstate_completed)."""
     return (
         getattr(platform, "requests_returns", False)
         and not submission.decision
@@ -351,6 +392,22 @@ def _add_places(platform: CrowdPlatform, publication: Publication, failures: lis
             continue
         added += hits.add_seat(hit, hit.required_workers)
     return added
+
+
+def _replace_rejected(platform: CrowdPlatform, publication: Publication, failures: list[str]) -> int:
+    """A platform that never offers a rejected piece of work's place again (MTurk) is asked for
+    one more place per rejection, so every HIT can still gather its answers; a HIT it cannot
+    extend is named in the sync's errors with the reason (the campaign page shows them)."""
+    rejected = getattr(platform, "rejected_places", None)
+    if rejected is None:
+        return 0
+    replaced = 0
+    for hit in publication.campaign.hits.filter(external_id__in=rejected()).order_by("position"):
+        try:
+            replaced += platform.replace_rejected(publication, hit)
+        except PlatformError as error:
+            failures.append(f"HIT {hit.external_id}: {error}")
+    return replaced
 
 
 def _grant_qualifications(platform: CrowdPlatform, publication: Publication, failures: list[str]) -> int:

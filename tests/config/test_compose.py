@@ -10,7 +10,7 @@ def _compose() -> dict:
 
 
 def test_it_defines_the_five_services():
-    assert set(_compose()["services"]) == {"postgres", "redis", "web", "worker", "beat"}
+    assert set(_compose()["services"]) == {"postgres", "redis", "web", "worker", "landing-worker", "beat"}
 
 
 def test_beat_queues_scheduled_jobs_with_the_apps_image_and_environment():
@@ -52,6 +52,18 @@ def test_web_serves_with_gunicorn_and_the_worker_runs_celery_on_both_queues():
     assert "gunicorn config.wsgi:application" in services["web"]["command"]
     assert "celery -A config worker" in services["worker"]["command"]
     assert "ml" in services["worker"]["command"].split("--queues")[1]
+
+
+def test_the_landing_check_has_a_worker_of_its_own_that_no_other_queue_shares():
+    services = _compose()["services"]
+    landing = services["landing-worker"]
+    assert landing["command"].split("--queues")[1].split()[0] == "landing"
+    assert "landing" not in services["worker"]["command"].split("--queues")[1].split()[0].split(",")
+    assert landing["environment"] == services["worker"]["environment"]
+    procfile = dict(
+        line.split(":", 1) for line in (REPO_ROOT / "Procfile").read_text().splitlines() if line[:1].isalpha()
+    )
+    assert "--queues landing" in procfile["landing"] and "landing" not in procfile["worker"]
 
 
 def test_the_gpu_override_reserves_a_gpu_for_the_worker_only():

@@ -124,10 +124,10 @@ def test_made_up_prolific_ids_hold_nothing_and_honest_participants_always_get_a_
     # Prolific refused 10 sessions per IPv4 address and 20 from the /48; past that each of the three
     # blocks is asked one session at a time, each refusal holding its turn (REFUSED_TURN): the flood
     # polls and is barely asked (it cannot spend the API's rate limit honest landings need), and no
-    # address is shut (issue 46)
+    # address is shut. Within a session's first minutes a 404 is asked again on a reload
+    # (RECHECK_WINDOW): the page keeps checking (202) and nothing is created meanwhile
     turns = 3 * (int((time.monotonic() - started) / prolific_checks.REFUSED_TURN.total_seconds()) + 1)
-    assert 40 <= statuses.count(403) <= 40 + turns and statuses.count(202) == 90 - statuses.count(403)
-    assert prolific_sessions.calls == statuses.count(403) + honest
+    assert statuses.count(202) == 90 and 40 <= prolific_sessions.calls - honest <= 40 + turns
 
 
 def test_made_up_mturk_ids_take_phantom_places_and_never_a_seat_an_honest_worker_needs():

@@ -20,6 +20,7 @@ from labeling.hits import build_hits
 from labeling.models import (
     AggregatedLabel,
     Assignment,
+    ProlificSessionCheck,
     Publication,
     QuizQuestion,
     Response,
@@ -97,6 +98,11 @@ def test_it_refuses_to_sign_a_borrowed_worker_id_in_as_its_owner(study):
     # the attacker knows the victim's PROLIFIC_PID and makes up a SESSION_ID: Prolific does not
     # list it, so the landing gets nothing (was: an empty identity of its own with a HIT)
     attacker = Client(REMOTE_ADDR="203.0.113.9")
+    # within the session's first minutes Prolific's 404 is asked again on a reload (still checking)
+    assert land(attacker, study, worker="VICTIM", session="MADEUP", made_up=True).status_code == 202
+    ProlificSessionCheck.objects.filter(session_id="MADEUP").update(
+        created_at=timezone.now() - timedelta(minutes=10), answered_at=timezone.now() - timedelta(minutes=1)
+    )
     assert land(attacker, study, worker="VICTIM", session="MADEUP", made_up=True).status_code == 403
     assert "_auth_user_id" not in attacker.session
     assert not Worker.objects.filter(landing_key="MADEUP").exists()

@@ -3,6 +3,8 @@ documented "Retrieve a submission" through `responses`) and what the landing doe
 its check's job stores (run at once here, see tests/labeling/test_landing_check_job.py for the
 queue): proven, refused, or (Prolific cannot be asked) a page that polls."""
 
+from datetime import timedelta
+
 import pytest
 import requests
 import responses
@@ -132,7 +134,8 @@ def test_prolific_not_answering_shows_a_page_that_polls_and_creates_nothing(camp
     assert 'http-equiv="refresh" content="2"' in page and "could not be reached" in page
     assert prolific_sessions.calls == 4  # the job tried PLATFORM_RETRY_ATTEMPTS times, then failed
     assert not Worker.objects.exists() and "_auth_user_id" not in browser.session
-    prolific_sessions.down = False  # Prolific answers again: the page's next poll queues the check again
+    prolific_sessions.down = False  # Prolific answers again: the page's next poll queues the check again,
+    ProlificSessionCheck.objects.update(answered_at=timezone.now() - timedelta(seconds=5))  # 5 s after the last
     assert browser.get(link).status_code == 302 and Assignment.objects.count() == 1
     assert ProlificSessionCheck.objects.get().status == ProlificSessionCheck.ANSWERED
 
@@ -164,9 +167,10 @@ def test_sessions_prolific_refused_slow_the_address_and_never_shut_it(campaign, 
         .status_code
         for n in range(5)
     ]
-    # past three refusals the address is asked one session at a time, the last refusal holding the
-    # turn (prolific_checks.REFUSED_TURN): the next two poll and Prolific is not asked
-    assert statuses == [403, 403, 403, 202, 202] and prolific_sessions.calls == 3
+    # a first 404 is asked again on a reload within the session's first minutes (202, nothing made)
+    # and counts toward the cap meanwhile; past three, the address is asked one session at a time,
+    # the last refusal holding the turn (prolific_checks.REFUSED_TURN): the next two poll, unasked
+    assert statuses == [202, 202, 202, 202, 202] and prolific_sessions.calls == 3
     assert ProlificSessionCheck.objects.count() == 3  # the waiting landings queued no check
     # another address is asked as before, and a real session from it lands
     real = prolific_landing(campaign, worker="P1", session="S1", study=STUDY)

@@ -59,7 +59,16 @@ def campaign(db, settings):
 
 def started(prolific: ProlificStandIn, session: str, participant: str) -> None:
     """The participant opened the study on Prolific: an active submission of the study."""
-    prolific.submissions[session] = Submission(session, STUDY, participant)
+    prolific.submissions[session] = Submission(session, STUDY, participant, status="ACTIVE")
+
+
+def later(seconds: float, *, since_landing: float = 0) -> None:
+    """Time passes for the stored checks: their answers are `seconds` older, their first landing
+    `since_landing` seconds older still."""
+    back = timedelta(seconds=seconds)
+    ProlificSessionCheck.objects.update(answered_at=timezone.now() - back)
+    if since_landing:
+        ProlificSessionCheck.objects.update(created_at=timezone.now() - back - timedelta(seconds=since_landing))
 
 
 def run(job_ids: list[int]) -> None:
@@ -86,14 +95,70 @@ def test_the_landing_answers_at_once_and_the_poll_after_the_job_lands(campaign, 
     assert (check.status, check.refusal, check.submission_status) == (ProlificSessionCheck.ANSWERED, "", "ACTIVE")
 
 
-def test_a_made_up_session_is_refused_at_the_poll_after_its_job(campaign, prolific, queued):
+def test_a_made_up_session_is_refused_once_prolific_still_does_not_list_it_after_the_first_minutes(
+    campaign, prolific, queued
+):
     link = prolific_landing(campaign, worker="P1", session="MADEUP", study=STUDY, made_up=True)
     browser = Client(REMOTE_ADDR=ADDRESS)
     assert browser.get(link).status_code == 202
     run(queued)
+    # a first 404 may be Prolific's listing lagging the session's start: not final yet
+    pending = browser.get(link)
+    assert pending.status_code == 202 and "could not be reached" not in pending.content.decode()
+    assert ProlificSessionCheck.objects.get().refusal == "no such session"  # the address's cap counts it
+    assert not queued  # asked again no sooner than RECHECK_AFTER
+    later(5, since_landing=prolific_checks.RECHECK_WINDOW.total_seconds())
+    assert browser.get(link).status_code == 202 and len(queued) == 1
+    run(queued)
     refused = browser.get(link)
     assert refused.status_code == 403 and "no such session" in refused.content.decode()
-    assert not Worker.objects.exists() and ProlificSessionCheck.objects.get().refusal == "no such session"
+    assert not Worker.objects.exists() and len(prolific.requests) == 2
+
+
+def test_a_real_participant_whose_first_check_answered_404_gets_a_hit_on_a_reload(campaign, prolific, queued):
+    link = prolific_landing(campaign, worker="P1", session="S1", study=STUDY, made_up=True)
+    browser = Client(REMOTE_ADDR=ADDRESS)
+    browser.get(link)
+    run(queued)  # Prolific does not list the session yet: 404
+    assert browser.get(link).status_code == 202 and not queued
+    later(2)
+    assert browser.get(link).status_code == 202 and not queued  # under 5 s: not asked again yet
+    started(prolific, "S1", "P1")  # Prolific lists it now
+    later(5)
+    assert browser.get(link).status_code == 202 and len(queued) == 1
+    run(queued)
+    assert browser.get(link).status_code == 302 and Assignment.objects.filter(worker__external_id="P1").count() == 1
+    assert ProlificSessionCheck.objects.get().refusal == ""
+
+
+def test_an_undocumented_status_within_the_first_minutes_is_asked_again(campaign, prolific, queued):
+    started(prolific, "S1", "P1")
+    prolific.submissions["S1"].status = "PROCESSING"  # a word Prolific's reference does not document
+    link = prolific_landing(campaign, worker="P1", session="S1", study=STUDY, made_up=True)
+    browser = Client(REMOTE_ADDR=ADDRESS)
+    browser.get(link)
+    run(queued)
+    assert ProlificSessionCheck.objects.get().status == ProlificSessionCheck.FAILED
+    prolific.submissions["S1"].status = "ACTIVE"
+    later(5)
+    browser.get(link)
+    run(queued)
+    assert browser.get(link).status_code == 302
+
+
+def test_the_landing_check_runs_on_a_queue_no_other_job_uses():
+    from jobs.registry import all_specs
+
+    queues = {spec.kind: spec.queue for spec in all_specs()}
+    assert queues[prolific_checks.JOB] == "landing"
+    assert [kind for kind, queue in queues.items() if queue == "landing"] == [prolific_checks.JOB]
+
+
+def test_one_try_waits_the_configured_read_timeout(settings):
+    from labeling.platforms.prolific import landing_timeout
+
+    settings.PROLIFIC_LANDING_TIMEOUT_SECONDS = 12.5
+    assert landing_timeout()[1] == 12.5
 
 
 def test_someone_elses_session_id_does_not_spoil_the_owners_landing(campaign, prolific, queued):
@@ -207,6 +272,8 @@ def test_a_check_that_failed_every_try_fails_closed_and_the_next_poll_asks_again
     run(queued)
     check = ProlificSessionCheck.objects.get()
     assert check.status == ProlificSessionCheck.FAILED and "429" in check.error
+    assert browser.get(link).status_code == 202 and not queued  # not asked again within 5 s
+    later(5)
     page = browser.get(link)  # the poll: Prolific could not be reached, nothing created, asked again
     assert page.status_code == 202 and "could not be reached" in page.content.decode()
     assert not Worker.objects.exists() and len(queued) == 1
@@ -257,3 +324,21 @@ def test_the_job_takes_a_session_id_only():
     assert spec.validate({"session_id": "64abc"}) == {"session_id": "64abc"}
     with pytest.raises(ValueError):
         spec.validate({"session_id": "../../etc"})
+
+
+def test_the_jobs_tries_stop_before_a_waiting_check_counts_as_lost(campaign, prolific, queued, settings, monkeypatch):
+    settings.PLATFORM_RETRY_ATTEMPTS = 50
+    settings.PROLIFIC_LANDING_TIMEOUT_SECONDS = 30
+    clock = [1000.0]
+    monkeypatch.setattr(prolific_checks.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(calls, "sleep", lambda seconds: clock.__setitem__(0, clock[0] + seconds))
+    prolific.faults = FaultPlan(rate=1.0, seed=3)  # Prolific never answers
+    started(prolific, "S1", "P1")
+    browser = Client(REMOTE_ADDR=ADDRESS)
+    browser.get(prolific_landing(campaign, worker="P1", session="S1", study=STUDY, made_up=True))
+    run(queued)
+    waited = clock[0] - 1000.0
+    # the last try starts early enough to end (a try may wait connect + read) before STALE_AFTER
+    assert waited + 3.05 + 30 <= prolific_checks.STALE_AFTER.total_seconds()
+    assert 1 < prolific.faults.calls < 50
+    assert ProlificSessionCheck.objects.get().status == ProlificSessionCheck.FAILED

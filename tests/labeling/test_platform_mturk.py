@@ -296,7 +296,12 @@ def test_work_below_the_mark_is_rejected_with_a_reason_when_the_campaign_says_so
     )
     expect_list(stub, hit_id, listed(hit_id, careless))
     stub.add_response("reject_assignment", {}, {"AssignmentId": "3ALAZY", "RequesterFeedback": ANY})
-    assert sync_publication(Publication.objects.get(campaign=campaign))["rejected"] == 1
+    # MTurk never offers a rejected assignment's place again: one more is asked for
+    expect_get_hit(stub, hit_id, campaign.workers_per_hit)
+    extra = {"HITId": hit_id, "NumberOfAdditionalAssignments": 1, "UniqueRequestToken": ANY}
+    stub.add_response("create_additional_assignments_for_hit", {}, extra)
+    counts = sync_publication(Publication.objects.get(campaign=campaign))
+    assert (counts["rejected"], counts["places_replaced"]) == (1, 1)
     careless.refresh_from_db()
     assert careless.status == Assignment.REJECTED and not PaymentEntry.objects.exists()
 
@@ -432,7 +437,10 @@ def test_a_settled_hit_is_not_listed_again_and_the_dashboard_button_leaves_track
     assert approve_submitted(campaign) == 0  # sync decides tracked work, on MTurk first
     assert mturk._unsettled_hit_ids(publication) == [hit.external_id]
     PlatformSubmission.objects.update(decision=PlatformSubmission.REJECTED)
-    assert mturk._unsettled_hit_ids(publication) == []  # every seat settled: no list call
+    # a rejected place is asked for again on MTurk (sync.replace_rejected): its HIT is still listed
+    assert mturk._unsettled_hit_ids(publication) == [hit.external_id]
+    PlatformSubmission.objects.update(decision=PlatformSubmission.APPROVED)
+    assert mturk._unsettled_hit_ids(publication) == []  # every seat approved: no list call
     HIT.objects.filter(pk=hit.pk).update(required_workers=4)
     assert mturk._unsettled_hit_ids(publication) == [hit.external_id]  # a seat added: listed again
 

@@ -71,7 +71,7 @@ def test_a_request_token_knows_its_age_and_an_old_style_token_has_none():
         ("PARTIALLY APPROVED", base.APPROVED),
         ("REJECTED", base.REJECTED),
         ("RETURNED", base.RETURNED),
-        ("TIMED-OUT", base.RETURNED),
+        ("TIMED-OUT", base.TIMED_OUT),  # not final: a participant may still complete
         ("SCREENED OUT", base.RETURNED),
         ("PROCESSING", base.UNKNOWN),
     ],
@@ -251,7 +251,10 @@ def test_a_hit_at_nine_assignments_is_not_extended_past_nine_and_the_sync_carrie
     nine = HIT.objects.create(campaign=campaign, position=9, required_workers=9, external_id="3NINEHIT" + "0" * 22)
     monkeypatch.setattr(follow_up, "hits_short_of_majority", lambda campaign: [nine, three])
     monkeypatch.setattr(mturk, "_unsettled_hit_ids", lambda publication: [])
-    expect_get_hit(stub, three.external_id, 3)
+    for hit, assignments in ((nine, 9), (three, 3)):  # none rejected; MaxAssignments read first
+        rejected = {"HITId": hit.external_id, "AssignmentStatuses": ["Rejected"], "MaxResults": 100}
+        stub.add_response("list_assignments_for_hit", {"Assignments": []}, rejected)
+        expect_get_hit(stub, hit.external_id, assignments)
     stub.add_response(
         "create_additional_assignments_for_hit",
         {},

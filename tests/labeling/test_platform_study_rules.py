@@ -10,7 +10,7 @@ from decimal import Decimal
 import pytest
 
 from labeling.campaigns import set_campaign_status
-from labeling.models import Campaign, PaymentEntry, PlatformQualification, Publication
+from labeling.models import Assignment, Campaign, PaymentEntry, PlatformQualification, PlatformSubmission, Publication
 from labeling.platforms import PlatformError, get_platform, publish_campaign, standin
 from labeling.platforms.prolific_bonuses import BULK_BONUS_IDS
 from labeling.platforms.prolific_studies import minimum_allowed_minutes
@@ -98,11 +98,28 @@ def test_a_publish_whose_answer_was_lost_is_read_back_not_refused(platforms):
 
 def test_a_study_whose_creation_answer_was_lost_is_found_not_made_twice(platforms):
     run = prolific_run(qualified=True)
-    run.standin.faults = FaultPlan(at={4: LOST, 6: LOST})  # project, balance, group, quiz, (list), paid
+    # project, balance, group, quiz (lost), list, get the quiz draft, paid (lost), list, get the paid draft
+    run.standin.faults = FaultPlan(at={4: LOST, 7: LOST})
     publish_campaign(run.campaign, run.adapter, BASE_URL)
     assert [c for _, c, _ in run.standin.faults.injected] == ["POST /studies/", "POST /studies/"]
     assert len(run.standin.studies) == 2  # each found among the project's studies, none made twice
     assert sorted(s.status for s in run.standin.studies.values()) == ["PUBLISHING", "PUBLISHING"]
+    listed = [path for method, path, _ in run.standin.requests if path.startswith("/projects/") and "studies" in path]
+    assert len(listed) == 2  # found through the StudyShort listing, each draft then read in full
+
+
+def test_the_project_listing_holds_no_study_url_so_drafts_are_read_in_full_and_a_duplicate_deleted(platforms):
+    run = prolific_run()
+    adapter = run.adapter
+    body = adapter._study(run.campaign, "https://site.example/p?t=secret", "CODE", 6)
+    first = adapter._create_study(body, "create study")
+    adapter._create_study(body, "create study")  # a second draft, as after two lost answers
+    other = adapter._create_study({**body, "external_study_url": "https://site.example/p?t=other"}, "create study")
+    listing = run.standin.handle("GET", f"/projects/{body['project']}/studies/", None)[1]["results"]
+    assert all("external_study_url" not in row for row in listing)  # StudyShort rows
+    found = adapter._draft_like(body)
+    assert found["id"] == first["id"]  # ours by its URL, read in full
+    assert sorted(run.standin.studies) == sorted([first["id"], other["id"]])  # the duplicate draft deleted
 
 
 def test_prolifics_own_pause_of_the_quiz_study_is_undone_but_not_the_researchers(platforms):
@@ -165,12 +182,26 @@ def test_a_refused_bonus_set_up_blocks_nothing_else(platforms, monkeypatch):
     assert "insufficient balance" in Publication.objects.get().last_sync_error
 
 
-def test_a_partial_approval_is_recorded_at_the_share_paid(platforms):
+def test_a_partial_approval_made_on_prolific_is_owed_nothing_until_its_share_is_read_there(platforms):
+    from labeling.payments import record_reward_share, shares_unknown
+    from labeling.platforms.sync import SHARE_UNKNOWN
+
     run = prolific_run()
     run.publish()
     run.arrive("h0W", PARTIAL)  # the researcher approved half the reward on Prolific's site
+    listed = run.standin.handle("GET", f"/studies/{run.publication.external_id}/submissions/", {"?": ""})[1]
+    assert set(listed["results"][0]) >= {"status"} and "percentage_of_reward" not in listed["results"][0]
+    assert run.sync()["approved_share_unknown"] == 1
+    assert run.sync().get("approved_share_unknown", 0) == 0  # noted once
+    # neither 0 nor the full reward: no reward is owed, and the work is listed to check on Prolific
+    assert not PaymentEntry.objects.filter(kind=PaymentEntry.REWARD).exists()
+    (unknown,) = shares_unknown(run.campaign, SHARE_UNKNOWN)
+    assert PlatformSubmission.objects.get(assignment_id=unknown).note == SHARE_UNKNOWN
+    record_reward_share(Assignment.objects.get(pk=unknown), Decimal("0.5"))  # read on Prolific
     run.sync()
-    assert PaymentEntry.objects.get(kind=PaymentEntry.REWARD).amount == run.campaign.reward / 2
+    entry = PaymentEntry.objects.get(kind=PaymentEntry.REWARD)
+    assert entry.amount == run.campaign.reward / 2 and entry.paid_at is not None
+    assert shares_unknown(run.campaign, SHARE_UNKNOWN) == []
 
 
 def test_the_landing_check_looks_a_submission_up_by_its_session_id_on_the_stand_in(platforms):
@@ -221,7 +252,8 @@ def test_an_account_short_of_funds_blocks_no_other_bonus_or_step(platforms):
     run.publish()
     for index in range(2):
         run.arrive(f"m{index}W", GOOD)
-    run.standin.balance = Decimal("0.05")  # enough for nothing
+    # enough for the two rewards and MTurk's fee on them (charged on approval), not for the bonuses
+    run.standin.balance = 2 * run.campaign.reward * Decimal("1.2") + Decimal("0.05")
     counts = run.sync()
     assert counts["approved"] == 2 and counts["errors"] == 1 and run.report.syncs_blocked == 0
     error = Publication.objects.get().last_sync_error
@@ -229,6 +261,22 @@ def test_an_account_short_of_funds_blocks_no_other_bonus_or_step(platforms):
     run.standin.balance = Decimal(100)  # topped up: the next sync pays each bonus once
     assert run.sync()["bonuses_paid"] == 2
     assert len(run.standin.bonuses) == 2
+
+
+def test_an_approval_the_balance_cannot_cover_is_refused_then_made_once_when_topped_up(platforms):
+    run = mturk_run()
+    run.publish()
+    run.arrive("f0W", GOOD)
+    run.standin.balance = Decimal("0.05")  # ApproveAssignment pays the reward and fee: refused
+    counts = run.sync()
+    assert counts.get("approved", 0) == 0 and counts["errors"] >= 1
+    assert "insufficient funds" in Publication.objects.get().last_sync_error
+    assert [a.status for a in run.standin.assignments.values()] == ["Submitted"]
+    run.standin.balance = Decimal(100)
+    assert run.sync()["approved"] == 1
+    run.sync()
+    assert [a.status for a in run.standin.assignments.values()] == ["Approved"]
+    assert PaymentEntry.objects.filter(kind=PaymentEntry.REWARD, paid_at__isnull=False).count() == 1
 
 
 def test_auto_approved_work_is_mirrored_and_its_reward_recorded_once(platforms):

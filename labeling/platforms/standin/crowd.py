@@ -25,6 +25,9 @@ from labeling.platforms.standin.prolific import ProlificStandIn
 BASE_URL = "https://site.example"
 GOOD, CARELESS, RETURNS, TIMES_OUT, RETURNS_AFTER = "good", "careless", "returns", "times_out", "returns_after"
 PARTIAL = "partial"  # Prolific: the researcher approves part of the reward on Prolific's site
+# Prolific: submits here, is timed out on Prolific (past its maximum time), and completes there after
+# the next sync (allowed while not replaced); on MTurk, where a late worker cannot submit, as GOOD
+SOFT_TIME_OUT = "soft_time_out"
 PUBLISH_TRIES = 8
 
 
@@ -81,13 +84,16 @@ class StudyReport:
     studies_left_recruiting: int = 0
     rewards: int = 0  # rewards and bonuses compared (held by the platform, the ledger or both)
     bonuses: int = 0
+    hits_completed: float = 0.0  # share of the paid HITs holding all their counted answers
+    hits: int = 0
 
     def line(self) -> str:
         return (
             f"platform={self.platform} participants={self.participants} faults={self.faults} "
             f"rewards_paid_once={self.rewards_paid_once:.3f} bonuses_paid_once={self.bonuses_paid_once:.3f} "
             f"studies_left_recruiting={self.studies_left_recruiting} syncs_blocked={self.syncs_blocked} "
-            f"rewards={self.rewards} bonuses={self.bonuses}"
+            f"rewards={self.rewards} bonuses={self.bonuses} hits={self.hits} "
+            f"hits_completed={self.hits_completed:.3f}"
         )
 
 
@@ -99,8 +105,8 @@ class StudyRun:
         self.name = "prolific" if isinstance(standin, ProlificStandIn) else "mturk"
         self.report = StudyReport(self.name)
         self._people: set[str] = set()
-        if isinstance(standin, MTurkStandIn):
-            standin.now = timezone.now()
+        self._late: list[tuple[str, str]] = []  # (session, code) to complete after the next sync
+        standin.now = timezone.now()
 
     @property
     def adapter(self):
@@ -134,6 +140,10 @@ class StudyRun:
             self.report.syncs_blocked += 1
             self.report.blocked_errors.append(str(error)[:300])
             return None
+        finally:
+            late, self._late = self._late, []
+            for session, code in late:  # timed out on Prolific, they complete there anyway
+                self.standin.complete(session, code)
 
     def close(self) -> None:
         from labeling.platforms.sync import close_publication
@@ -150,14 +160,21 @@ class StudyRun:
 
     def resolve_unsure_payments(self) -> None:
         """What the campaign page asks of a researcher: check on Prolific whether a bulk bonus whose
-        pay call lost its answer was paid, and say so (labeling.payments.resolve_unsure_payment)."""
-        from labeling.payments import payment_unsure, resolve_unsure_payment
+        pay call lost its answer was paid, and say so (labeling.payments.resolve_unsure_payment);
+        read the share of each submission approved in part on Prolific's site, and record it
+        (labeling.payments.record_reward_share)."""
+        from labeling.payments import payment_unsure, record_reward_share, resolve_unsure_payment, shares_unknown
+        from labeling.platforms.sync import SHARE_UNKNOWN
 
         if self.name != "prolific":
             return
         for reference in set(payment_unsure(self.campaign).values_list("platform_reference", flat=True)):
             paid = self.standin.bonuses.get(reference, {}).get("paid", 0) > 0
             resolve_unsure_payment(self.campaign, reference, paid=paid)
+        for assignment in Assignment.objects.filter(pk__in=shares_unknown(self.campaign, SHARE_UNKNOWN)):
+            submission = self.standin.submissions[assignment.platform_assignment_id]
+            reward = Decimal(self.standin.studies[submission.study_id].body["reward"])
+            record_reward_share(assignment, submission.paid / reward)
 
     def settle(self, rounds: int = 8) -> None:
         """After the close: sync until the ledger owes nothing, a researcher answering for each
@@ -191,6 +208,9 @@ class StudyRun:
             self._time_out(work_id, assignment)
             return "timed out"
         self._answer(assignment, wrong=behaviour == CARELESS)
+        if behaviour == SOFT_TIME_OUT and self.name == "prolific":
+            self._submit_then_time_out(work_id, assignment)
+            return "submitted"
         self._hand_back(work_id, assignment)
         if behaviour == RETURNS_AFTER and self.name == "prolific":
             self.standin.return_submission(work_id)
@@ -206,6 +226,7 @@ class StudyRun:
             for study, code in self._prolific_studies():
                 session = self.standin.reserve(study, participant)
                 if session is not None:
+                    self.standin.start(session)  # they open the study's link
                     info = {"kind": Worker.PROLIFIC, "study": study, "session": session, "code": code}
                     landing = Landing(Worker.PROLIFIC, participant, self.campaign, False, info, session)
                     return session, landing
@@ -230,7 +251,7 @@ class StudyRun:
 
     def _land(self, landing) -> Assignment | None:
         from labeling.landing import LandingPending, LandingRefused, land
-        from labeling.prolific_checks import run_check
+        from labeling.prolific_checks import RECHECK_AFTER, run_check
 
         address = _address()
         for _reload in range(LANDING_RELOADS):
@@ -238,6 +259,7 @@ class StudyRun:
                 _worker, assignment = land(landing, ip=address)
             except LandingPending:  # the check's job runs (as a worker would take it), the page reloads
                 run_check(landing.external_assignment)
+                CLOCK.offset += RECHECK_AFTER  # the page's reloads until a failed check may be asked again
                 continue
             except LandingRefused:
                 return None
@@ -268,6 +290,16 @@ class StudyRun:
         else:
             self.standin.submit(work_id, {"assignmentId": work_id, "completion_code": result.completion_code})
 
+    def _submit_then_time_out(self, session: str, assignment: Assignment) -> None:
+        """Submitted here, then past Prolific's maximum time before completing there: timed out,
+        and completing on Prolific after the next sync (labeling.platforms.sync._timed_out)."""
+        from labeling.actions.submit import submit_assignment
+
+        submit_assignment(assignment)
+        self.standin.time_out(session)
+        code = next(code for study, code in self._prolific_studies() if study == self._study_of(session))
+        self._late.append((session, code))
+
     def _study_of(self, session: str) -> str:
         return self.standin.submissions[session].study_id
 
@@ -289,10 +321,11 @@ class StudyRun:
 
     def pass_time(self, hours: float) -> None:
         """Time passes, here (inside CLOCK.running()) and on the platform (MTurk: abandoned work
-        frees seats, submitted work auto-approves, request tokens are forgotten after 24 hours)."""
+        frees seats, submitted work auto-approves, request tokens are forgotten after 24 hours;
+        Prolific: reservations lapse, active work times out, work awaiting review for 21 days is
+        approved)."""
         CLOCK.offset += timedelta(hours=hours)
-        if isinstance(self.standin, MTurkStandIn):
-            self.standin.advance(timedelta(hours=hours))
+        self.standin.advance(timedelta(hours=hours))
 
     # --- afterwards --------------------------------------------------------------------------------
 
@@ -301,6 +334,7 @@ class StudyRun:
         self.report.rewards_paid_once, self.report.rewards = rewards_paid_once(self)
         self.report.bonuses_paid_once, self.report.bonuses = bonuses_paid_once(self)
         self.report.studies_left_recruiting = studies_left_recruiting(self)
+        self.report.hits_completed, self.report.hits = hits_completed(self.campaign)
         return self.report
 
 
@@ -354,6 +388,34 @@ def bonuses_paid_once(run: StudyRun) -> tuple[float, int]:
         counts.get(key) == 1 and any(key_of[pk] == key and paid[pk] is not None for pk in key_of) for key in keys
     )
     return (right / len(keys) if keys else 1.0), len(keys)
+
+
+def hits_completed(campaign: Campaign) -> tuple[float, int]:
+    """(share, count) of the campaign's paid HITs whose counted answers (confirmed by the platform)
+    fill their required workers: the researcher's outcome. The qualification quiz's HITs are not
+    counted: their seats bound how many may try the quiz, not answers anyone needs."""
+    from django.db.models import Count
+
+    from labeling.models import counted_assignment_q
+
+    hits = list(
+        campaign.hits.exclude(kind=HIT.QUALIFICATION)
+        .annotate(answers=Count("assignments", filter=counted_assignment_q("assignments__")))
+        .values_list("answers", "required_workers")
+    )
+    full = sum(answers >= required for answers, required in hits)
+    return (full / len(hits) if hits else 1.0), len(hits)
+
+
+def open_places(run: StudyRun) -> int:
+    """Places the platform offers now (Prolific: its recruiting studies' free places; MTurk: the
+    free assignments of its searchable HITs)."""
+    standin = run.standin
+    if run.name == "prolific":
+        return sum(
+            study.places - standin._taken(study) for study in standin.studies.values() if standin.recruiting(study.id)
+        )
+    return sum(standin._open_seats(standin.hits[hit_id]) for hit_id in standin.recruiting_hits())
 
 
 def studies_left_recruiting(run: StudyRun) -> int:

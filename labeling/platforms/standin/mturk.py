@@ -19,6 +19,14 @@ Each rule names the page it follows (https://docs.aws.amazon.com/AWSMechTurk/lat
   offered again): ApiReference_HITDataStructureArticle.html
 - qualification requirements (Exists / DoesNotExist, In for locale): ApiReference_QualificationRequirementDataStructureArticle.html;
   a qualification type's name is unique per requester: ApiReference_CreateQualificationTypeOperation.html
+- ApproveAssignment pays the reward and MTurk's fee from the requester's balance, and is refused
+  (nothing approved) when the balance cannot cover them: ApiReference_ApproveAssignmentOperation.html
+  ("If the Requester's account does not have adequate funds for these payments, the call to
+  ApproveAssignment returns an exception, and the approval is not processed"); an auto-approval
+  pays the same way (a balance short of it leaves the assignment Submitted until it can)
+- a rejected assignment's place is used for good: MaxAssignments is "the number of times the HIT
+  can be accepted and completed" (ApiReference_HITDataStructureArticle.html); only an abandoned or
+  returned assignment is offered again
 - SendBonus needs a submitted assignment of that worker and funds; its UniqueRequestToken is
   honoured for 24 hours: ApiReference_SendBonusOperation.html
 - fees: 20 % on rewards and bonuses, 20 % more on the rewards of HITs of 10+ assignments:
@@ -99,7 +107,8 @@ class MTurkStandIn:
                     del self.assignments[assignment.id]  # abandoned: the seat is offered again
             elif assignment.status == "Submitted":
                 delay = timedelta(seconds=hit_type["AutoApprovalDelayInSeconds"])
-                if self.now - assignment.submitted_at >= delay:
+                if self.now - assignment.submitted_at >= delay and self._cost(assignment) <= self.balance:
+                    self.balance -= self._cost(assignment)
                     assignment.status, assignment.auto_approved = "Approved", True
 
     # --- requester operations (boto3 names, snake_case) ---------------------------------------------
@@ -176,6 +185,9 @@ class MTurkStandIn:
         allowed = ("Submitted", "Rejected") if OverrideRejection else ("Submitted",)
         if assignment.status not in allowed:
             raise RequestError(f"This operation can be called with a status of: Submitted (it is {assignment.status})")
+        if self._cost(assignment) > self.balance:
+            raise RequestError("This Requester has insufficient funds in their account to complete this transaction")
+        self.balance -= self._cost(assignment)
         assignment.status = "Approved"
         return {}
 
@@ -269,6 +281,12 @@ class MTurkStandIn:
         if token:
             self.tokens[(operation, token)] = (self.now, answer)
         return answer
+
+    def _cost(self, assignment: Assignment) -> Decimal:
+        """The reward and MTurk's fee on it (20 %, and 20 % more for a HIT of 10+ assignments)."""
+        hit = self.hits[assignment.hit_id]
+        reward = Decimal(self.hit_types[hit.hit_type]["Reward"])
+        return reward * (1 + FEE + (FEE_TEN_PLUS_EXTRA if hit.max_assignments >= TEN else 0))
 
     def _qualified(self, hit: HIT, worker_id: str) -> bool:
         for rule in self.hit_types[hit.hit_type].get("QualificationRequirements") or []:

@@ -13,8 +13,22 @@ Each rule names the page it follows:
 - maximum_allowed_time at least 2 + 2*estimated + 2*sqrt(estimated) minutes (create a study,
   https://docs.prolific.com/api-reference/studies/create-study; the help centre's older form
   2 + X + 2*sqrt(X), https://researcher-help.prolific.co/hc/en-gb/articles/360009094694, is lower)
-- places may only grow after publishing, and a grown AWAITING REVIEW / COMPLETED study recruits again
-  (https://researcher-help.prolific.com/en/article/a9dd41; https://mephisto.ai/docs/guides/how_to_use/providers/prolific/prolific_api_oddities)
+- places may only grow after publishing, and a grown AWAITING REVIEW / COMPLETED study recruits again,
+  a stopped one too ("A completed study will become active again and resume recruiting",
+  https://docs.prolific.com/api-reference/studies/update-study; https://researcher-help.prolific.com/en/article/a9dd41;
+  https://mephisto.ai/docs/guides/how_to_use/providers/prolific/prolific_api_oddities)
+- a project's studies are listed as StudyShort rows (id, name, internal_name, status, study_type;
+  no external_study_url): https://docs.prolific.com/api-reference/studies/get-project-studies
+- submissions: RESERVED when a participant takes a place ("By default, we reserve the study place
+  for 10 minutes"), ACTIVE once started, TIMED-OUT past the maximum time (the place opens to a new
+  participant), AWAITING REVIEW once completed: https://docs.prolific.com/api-reference/submissions/submission-object;
+  a timed-out participant "can still complete their submission ... if they are still active on the
+  study and are not replaced": https://researcher-help.prolific.co/hc/en-gb/articles/360009094694.
+  What a reservation never started becomes is not documented: here it is dropped (its place free).
+- a submission awaiting review is approved by Prolific after 21 days ("Submissions that are awaiting
+  review are automatically approved after 21 days"): https://docs.prolific.com/api-reference/submissions/submissions-guide
+- a partial approval's share is a field of the transition's request, never of the submission
+  object (transition-submission; submission-object): the listing reports the status only
 - submission statuses and transitions (APPROVE / REJECT only from AWAITING REVIEW, a rejection
   message of 100+ characters and a category; the same transition again is ignored):
   https://docs.prolific.com/api-reference/submissions/transition-submission
@@ -31,6 +45,7 @@ import itertools
 import json as jsonlib
 import math
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from labeling.platforms.standin.faults import LOST, SERVER, THROTTLED, TIMEOUT, FaultPlan
@@ -42,7 +57,10 @@ STUDY_STATES = (UNPUBLISHED, PUBLISHING, ACTIVE, PAUSED, AWAITING_REVIEW, COMPLE
 # submissions
 S_ACTIVE, S_AWAITING, S_APPROVED, S_PARTIAL = "ACTIVE", "AWAITING REVIEW", "APPROVED", "PARTIALLY APPROVED"
 S_REJECTED, S_RETURNED, S_TIMED_OUT = "REJECTED", "RETURNED", "TIMED-OUT"
-HOLDING_A_PLACE = (S_ACTIVE, S_AWAITING, S_APPROVED, S_PARTIAL)
+S_RESERVED = "RESERVED"
+HOLDING_A_PLACE = (S_RESERVED, S_ACTIVE, S_AWAITING, S_APPROVED, S_PARTIAL)
+RESERVATION = timedelta(minutes=10)
+AUTO_APPROVAL = timedelta(days=21)
 TRANSITIONS = {"PUBLISH": (UNPUBLISHED,), "PAUSE": (ACTIVE,), "START": (PAUSED,), "STOP": (ACTIVE, PAUSED)}
 MIN_REJECTION_MESSAGE = 100
 MAX_BONUS_ROWS = 200
@@ -79,11 +97,14 @@ class Submission:
     id: str
     study_id: str
     participant_id: str
-    status: str = S_ACTIVE
+    status: str = S_RESERVED
     study_code: str = ""
     paid: Decimal = Decimal(0)  # reward paid, in minor units
     return_requested: bool = False
-    percentage: int = 100  # of the reward paid (a partial approval)
+    reserved_at: datetime | None = None
+    started_at: datetime | None = None
+    completed_at: datetime | None = None
+    timed_out_at: datetime | None = None
 
 
 @dataclass
@@ -96,6 +117,7 @@ class ProlificStandIn:
     bonuses: dict[str, dict] = field(default_factory=dict)  # id -> {"study_id", "rows", "paid": times}
     payments: list[tuple[str, str, Decimal]] = field(default_factory=list)  # (study, participant, amount) paid
     requests: list[tuple[str, str, dict | None]] = field(default_factory=list)  # (method, path, body)
+    now: datetime = field(default_factory=lambda: datetime(2026, 11, 2, 9, 0, tzinfo=UTC))
 
     def __post_init__(self) -> None:
         self._ids = itertools.count(1)
@@ -151,7 +173,7 @@ class ProlificStandIn:
         return 201, self._study_json(study)
 
     def list_project_studies(self, parts, body):
-        rows = [self._study_json(s) for s in self.studies.values() if s.body.get("project") == parts[1]]
+        rows = [self._study_short(s) for s in self.studies.values() if s.body.get("project") == parts[1]]
         return 200, {"results": rows, "_links": {"next": {"href": None}}}
 
     def get_study(self, parts, body):
@@ -168,13 +190,11 @@ class ProlificStandIn:
         study = self._study(parts[1])
         places = body.get("total_available_places")
         if places is not None:
-            if study.stopped:
-                raise Refused(400, "a stopped study cannot be changed")
             if study.status != UNPUBLISHED and int(places) < study.places:
                 raise Refused(400, "places can only be increased once a study is published")
             study.body["total_available_places"] = int(places)
             if study.status in (AWAITING_REVIEW, COMPLETED) and self._taken(study) < study.places:
-                study.status = ACTIVE  # more places: it recruits again
+                study.status, study.stopped = ACTIVE, False  # more places: it recruits again, stopped or not
         return 200, self._study_json(study)
 
     def transition_study(self, parts, body):
@@ -276,34 +296,63 @@ class ProlificStandIn:
             members = set().union(*(self.groups.get(g, set()) for g in rule.get("selected_values", [])))
             if rule.get("filter_id") == "participant_group_allowlist" and participant_id not in members:
                 return None
-        submission = Submission(self._new_id("se"), study_id, participant_id)
+        submission = Submission(self._new_id("se"), study_id, participant_id, reserved_at=self.now)
         self.submissions[submission.id] = submission
         return submission.id
 
-    def complete(self, session_id: str, code: str) -> None:
+    def start(self, session_id: str) -> None:
+        """The participant opens the study's link: RESERVED -> ACTIVE."""
         submission = self.submissions[session_id]
-        if submission.status == S_ACTIVE:
-            submission.status, submission.study_code = S_AWAITING, code
-            self._settle_study(self.studies[submission.study_id])
+        if submission.status == S_RESERVED:
+            submission.status, submission.started_at = S_ACTIVE, self.now
+
+    def complete(self, session_id: str, code: str) -> bool:
+        """The participant completes: from ACTIVE, or from TIMED-OUT while their place was not
+        taken by another participant (they were not replaced). True when it counted."""
+        submission = self.submissions[session_id]
+        study = self.studies[submission.study_id]
+        replaced = submission.status == S_TIMED_OUT and self._taken(study) >= study.places
+        if submission.status not in (S_ACTIVE, S_TIMED_OUT) or replaced:
+            return False
+        submission.status, submission.study_code, submission.completed_at = S_AWAITING, code, self.now
+        self._settle_study(study)
+        return True
 
     def return_submission(self, session_id: str) -> None:
         """The participant returns (while active, or after submitting: then the place frees)."""
         submission = self.submissions[session_id]
-        if submission.status in (S_ACTIVE, S_AWAITING):
+        if submission.status in (S_RESERVED, S_ACTIVE, S_AWAITING):
             self._free_place(submission, S_RETURNED)
             self._settle_study(self.studies[submission.study_id])
 
     def time_out(self, session_id: str) -> None:
         submission = self.submissions[session_id]
-        if submission.status == S_ACTIVE:
-            submission.status = S_TIMED_OUT
+        if submission.status in (S_RESERVED, S_ACTIVE):
+            submission.status, submission.timed_out_at = S_TIMED_OUT, self.now
             self._settle_study(self.studies[submission.study_id])
+
+    def advance(self, delta: timedelta) -> None:
+        """Time passes: reservations never started lapse after 10 minutes, active submissions past
+        the study's maximum time time out (not final: see `complete`), and submissions awaiting
+        review for 21 days are approved by Prolific."""
+        self.now += delta
+        for submission in list(self.submissions.values()):
+            study = self.studies[submission.study_id]
+            if submission.status == S_RESERVED and self.now - submission.reserved_at >= RESERVATION:
+                del self.submissions[submission.id]
+            elif submission.status == S_ACTIVE and submission.started_at is not None:
+                limit = timedelta(minutes=int(study.body.get("maximum_allowed_time") or 0))
+                if limit and self.now - submission.started_at > limit:
+                    self.time_out(submission.id)
+            elif submission.status == S_AWAITING and self.now - submission.completed_at >= AUTO_APPROVAL:
+                submission.status, submission.paid = S_APPROVED, Decimal(study.body["reward"])
+                self._settle_study(study)
 
     def partially_approve(self, session_id: str, share: Decimal) -> None:
         """The researcher approves part of the reward on Prolific's site."""
         submission = self.submissions[session_id]
         if submission.status == S_AWAITING:
-            submission.status, submission.percentage = S_PARTIAL, int(share * 100)
+            submission.status = S_PARTIAL
             submission.paid = Decimal(self.studies[submission.study_id].body["reward"]) * share
 
     def recruiting(self, study_id: str) -> bool:
@@ -324,7 +373,7 @@ class ProlificStandIn:
         """A full study with no one still working awaits review, or is completed once reviewed."""
         if study.status not in (ACTIVE, AWAITING_REVIEW, COMPLETED) or self._taken(study) < study.places:
             return
-        if any(s.status == S_ACTIVE for s in self._of(study)):
+        if any(s.status in (S_RESERVED, S_ACTIVE) for s in self._of(study)):
             return
         study.status = AWAITING_REVIEW if self._awaiting(study) else COMPLETED
 
@@ -352,6 +401,17 @@ class ProlificStandIn:
         }
 
     @staticmethod
+    def _study_short(study: Study) -> dict:
+        """A row of a project's study listing: StudyShort, not the full study object."""
+        return {
+            "id": study.id,
+            "name": study.body.get("name", ""),
+            "internal_name": study.body.get("internal_name"),
+            "status": study.status,
+            "study_type": "SINGLE",
+        }
+
+    @staticmethod
     def _submission_json(submission: Submission) -> dict:
         return {
             "id": submission.id,
@@ -359,7 +419,8 @@ class ProlificStandIn:
             "study_id": submission.study_id,
             "status": submission.status,
             "study_code": submission.study_code or None,
-            **({"percentage_of_reward": submission.percentage} if submission.status == S_PARTIAL else {}),
+            "started_at": submission.started_at.isoformat() if submission.started_at else None,
+            "completed_at": submission.completed_at.isoformat() if submission.completed_at else None,
         }
 
 
