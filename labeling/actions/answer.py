@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 from django.db import transaction
 from django.db.models import Max, Subquery
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from annotation.models import Label
 from annotation.taxonomy import normalise_label_name
@@ -46,22 +46,45 @@ def save_response(
     - a pick outside the choices and the campaign's label set is refused;
     - any other new label is kept as text (new_label_text), label left empty, in NFKC form;
       text with control, direction or invisible characters is refused (labeling.crowd.label_text).
-    seconds_spent adds up over visits to the same screen.
+    seconds_spent adds up over visits to the same screen. The answer records the interface
+    language it was given in (interface_language), the latest one when it is replaced.
     """
     with _answering(assignment, item, assignment_locked) as assignment:
         label, text, method = _resolve_answer(item, label_name, new_label_text, method)
         spent = _bounded_seconds(assignment, seconds_spent)
+        language = interface_language()
         # An update-or-create by hand (no savepoint): the assignment lock held here keeps every
         # other writer of this assignment's answers out until commit.
         response = hot_reads.response_to(assignment.pk, item.pk)
         if response is None:
             return Response.objects.create(
-                assignment=assignment, item=item, label=label, new_label_text=text, method=method, seconds_spent=spent
+                assignment=assignment,
+                item=item,
+                label=label,
+                new_label_text=text,
+                method=method,
+                seconds_spent=spent,
+                language=language,
             )
         response.label, response.new_label_text, response.method = label, text, method
         response.seconds_spent += spent
-        response.save(update_fields=["label", "new_label_text", "method", "seconds_spent", "answered_at"])
+        response.language = language
+        response.save(update_fields=["label", "new_label_text", "method", "seconds_spent", "answered_at", "language"])
         return response
+
+
+def interface_language() -> str:
+    """The interface language an answer is given in: the active language (LocaleMiddleware's pick
+    for the request: the language cookie, else Accept-Language, else LANGUAGE_CODE) as one of
+    settings.LANGUAGES' codes; "" with translation deactivated. A lookup per answer (Django caches
+    the variant), no catalog work."""
+    language = translation.get_language()
+    if not language:
+        return ""
+    try:
+        return translation.get_supported_language_variant(language)
+    except LookupError:
+        return ""
 
 
 def save_pick(assignment_id: int, user_id: int, position: int, answer: str, *, seconds_spent: float = 0) -> bool:
@@ -70,7 +93,8 @@ def save_pick(assignment_id: int, user_id: int, position: int, answer: str, *, s
     ANNOTATOR_FAST_PATH off: the caller then takes the full path (save_answer)."""
     if not fast_path.enabled():
         return False
-    return fast_pick.save_pick(assignment_id, user_id, position, answer, _seconds(seconds_spent), screens.screens_of)
+    seconds, language = _seconds(seconds_spent), interface_language()
+    return fast_pick.save_pick(assignment_id, user_id, position, answer, seconds, language, screens.screens_of)
 
 
 def next_with_pick(
@@ -82,8 +106,8 @@ def next_with_pick(
     then takes the full path."""
     if not fast_path.enabled():
         return None
-    seconds = _seconds(seconds_spent)
-    return fast_pick.next_with_pick(assignment_id, user_id, position, answer, seconds, screens.screens_of)
+    seconds, language = _seconds(seconds_spent), interface_language()
+    return fast_pick.next_with_pick(assignment_id, user_id, position, answer, seconds, language, screens.screens_of)
 
 
 def save_answer(
@@ -129,15 +153,20 @@ def save_structured_response(
     """Record (or replace) a task type's own answer (`Response.data`, already checked by the
     type's clean_answer) to one screen of a live assignment; the same locking as save_response."""
     with _answering(assignment, item, assignment_locked) as assignment:
-        spent = _bounded_seconds(assignment, seconds_spent)
+        spent, language = _bounded_seconds(assignment, seconds_spent), interface_language()
         response = Response.objects.filter(assignment=assignment, item=item).first()
         if response is None:
             return Response.objects.create(
-                assignment=assignment, item=item, data=answer, method=Response.STRUCTURED, seconds_spent=spent
+                assignment=assignment,
+                item=item,
+                data=answer,
+                method=Response.STRUCTURED,
+                seconds_spent=spent,
+                language=language,
             )
-        response.data, response.method = answer, Response.STRUCTURED
+        response.data, response.method, response.language = answer, Response.STRUCTURED, language
         response.seconds_spent += spent
-        response.save(update_fields=["data", "method", "seconds_spent", "answered_at"])
+        response.save(update_fields=["data", "method", "seconds_spent", "answered_at", "language"])
         return response
 
 

@@ -207,6 +207,10 @@ class Response(models.Model):
     data = models.JSONField(default=dict, blank=True)
     seconds_spent = models.FloatField(default=0)
     answered_at = models.DateTimeField(auto_now=True)
+    # the interface language the answer was given in (one of settings.LANGUAGES' codes, as the
+    # request's active language; "" when unknown: imported answers), so a researcher can check
+    # whether the language changes the labels (docs/languages.md)
+    language = models.CharField(max_length=16, blank=True, default="", db_default="")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["assignment", "item"], name="response_unique_item")]
