@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from django.db import transaction
 from django.db.models import Max, Subquery
 from django.utils import timezone, translation
+from django.utils.translation import gettext
 
 from annotation.models import Label
 from annotation.taxonomy import normalise_label_name
@@ -185,9 +186,9 @@ def _answering(assignment: Assignment, item: HITItem, assignment_locked: bool):
         else:
             assignment = lock_live(assignment)
         if item.hit_id != assignment.hit_id or item.seat not in (0, assignment.seat):
-            raise SubmissionRefused("That item is not part of this HIT.")
+            raise SubmissionRefused(gettext("That item is not part of this HIT."))
         if qualification.is_checked(assignment, item):
-            raise SubmissionRefused(qualification.CHECKED)
+            raise SubmissionRefused(str(qualification.CHECKED))
         yield assignment
 
 
@@ -215,13 +216,13 @@ def _resolve_answer(item: HITItem, label_name: str | None, new_text: str, method
             return None, typed, Response.OTHER_NEW
         label_name, method = existing.name, Response.OTHER_LIST
     elif method not in (Response.TOP3, Response.OTHER_LIST):
-        raise SubmissionRefused(f"Unknown answer method {method!r}.")
+        raise SubmissionRefused(gettext("Unknown answer method %(method)r.") % {"method": method})
     label = _label_named(label_name or "", item)
     if label is None:
-        raise SubmissionRefused(f"There is no label called {label_name!r} in this campaign.")
+        raise SubmissionRefused(gettext("There is no label called %(name)r in this campaign.") % {"name": label_name})
     in_choices = _is_a_choice(label, item)
     if method == Response.TOP3 and not in_choices:
-        raise SubmissionRefused(f"{label.name!r} is not one of this item's three choices.")
+        raise SubmissionRefused(gettext("%(name)r is not one of this item's three choices.") % {"name": label.name})
     return label, "", Response.TOP3 if in_choices else Response.OTHER_LIST
 
 

@@ -7,6 +7,7 @@ per-process screens cache (labeling.screens). A quiz item is a real dialogue ren
 code as a work item, carrying nothing of its gold label or explanation.
 """
 
+import functools
 import hashlib
 import hmac
 import time
@@ -18,6 +19,7 @@ from django.conf import settings
 from django.db.models import Exists, OuterRef, Q
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
+from django.utils.translation import get_language, gettext
 
 from annotation.models import Label
 from annotation.taxonomy import normalise_label_name
@@ -49,6 +51,7 @@ def screen_context(assignment, item, saved: tuple | None) -> dict:
     bookkeeping was half of a Next's render), and every value put in is escaped or was escaped
     when its cache was filled (the turns in labeling.screens, the label list and blurbs below)."""
     blurbs = cached_labels(assignment.hit.campaign_id).blurbs
+    parts = _parts(get_language())
     hit_screens = screens.screens_of(assignment.hit, assignment.seat)
     saved_name, saved_text, saved_method = saved or (None, "", "")
     other_open = saved_method in (Response.OTHER_LIST, Response.OTHER_NEW)
@@ -65,7 +68,7 @@ def screen_context(assignment, item, saved: tuple | None) -> dict:
         )
         for key, name in enumerate(choices_shown(assignment, item), start=1)
     )
-    other = _OTHER.format(
+    other = parts.other.format(
         open=" open" if other_open else "",
         labels=_label_list_html(saved_name if other_open else "", assignment.hit.campaign_id),
         new_label=NEW_LABEL,
@@ -73,37 +76,60 @@ def screen_context(assignment, item, saved: tuple | None) -> dict:
         text=escape(saved_text),
     )
     return {
-        "lead_html": mark_safe(_LEAD.format(turns=hit_screens[item.position].turns_html)),  # escaped there
+        "lead_html": mark_safe(parts.lead.format(turns=hit_screens[item.position].turns_html)),  # escaped there
         "answers_html": mark_safe(f"{choices}\n\n      {other}"),
-        "hints_html": _HINTS,
+        "hints_html": parts.hints,
         "autosave_trigger": _AUTOSAVE_TRIGGER,
     }
 
 
-# the screen's parts, around the values escaped above
+# the screen's parts, around the values escaped above (label names are shown as they are: dir="auto")
 _CHOICE = (
     '<label class="choice">\n        <input type="radio" name="answer" value="{name}" data-key="{key}"{checked}>\n'
-    '        <span class="choice-name"><kbd>{key}</kbd> {name}</span>\n        {blurb}\n      </label>'
+    '        <span class="choice-name"><kbd>{key}</kbd> <span dir="auto">{name}</span></span>\n        {blurb}\n'
+    "      </label>"
 )
-_LEAD = (
-    '  <ol class="dialogue">\n    {turns}\n  </ol>\n'
-    '  <p class="muted">What is the emotion or intent of the <mark>highlighted</mark> turn?</p>\n'
-)
-_OTHER = """<details class="other" id="other-panel"{open}>
-        <summary><kbd>4</kbd> Other: any label, or a new one</summary>
-        <input type="search" id="label-filter" placeholder="Type to filter the labels" autocomplete="off" aria-label="Filter labels">
+
+
+@dataclass(frozen=True)
+class _Parts:
+    lead: str  # format string: {turns}
+    other: str  # format string: {open}, {labels}, {new_label}, {new_checked}, {text}
+    hints: str  # safe HTML
+
+
+@functools.cache
+def _parts(language: str | None) -> _Parts:
+    """The screen's words in `language` (the active one, which this reads the catalog in), built
+    once per process and language: a screen looks them up in a dict, not the catalog."""
+    lead = (
+        '  <ol class="dialogue" dir="auto">\n    {turns}\n  </ol>\n'
+        f'  <p class="muted">{_braces(gettext("What is the emotion or intent of the <mark>highlighted</mark> turn?"))}</p>\n'
+    )
+    other = f"""<details class="other" id="other-panel"{{open}}>
+        <summary><kbd>4</kbd> {_braces(escape(gettext("Other: any label, or a new one")))}</summary>
+        <input type="search" id="label-filter" placeholder="{_braces(escape(gettext("Type to filter the labels")))}" autocomplete="off" aria-label="{_braces(escape(gettext("Filter labels")))}">
         <ul class="label-list" id="label-list">
-          {labels}
+          {{labels}}
         </ul>
         <label class="new-label">
-          <input type="radio" name="answer" value="{new_label}"{new_checked}>
-          A new label: <input type="text" name="new_label" id="new-label-text" maxlength="64" value="{text}" placeholder="type it here">
+          <input type="radio" name="answer" value="{{new_label}}"{{new_checked}}>
+          {_braces(escape(gettext("A new label:")))} <input type="text" name="new_label" id="new-label-text" maxlength="64" value="{{text}}" placeholder="{_braces(escape(gettext("type it here")))}">
         </label>
       </details>"""
-_HINTS = mark_safe(
-    '<p class="key-hints muted">Keys: <kbd>1</kbd> <kbd>2</kbd> <kbd>3</kbd> pick · <kbd>4</kbd> Other · '
-    "<kbd>Enter</kbd> or <kbd>→</kbd> next · <kbd>←</kbd> back</p>"
-)
+    # the arrows point the way the page reads: "→ next" left to right, "← next" right to left
+    hints = gettext(
+        "Keys: <kbd>1</kbd> <kbd>2</kbd> <kbd>3</kbd> pick · <kbd>4</kbd> Other · "
+        "<kbd>Enter</kbd> or <kbd>→</kbd> next · <kbd>←</kbd> back"
+    )
+    return _Parts(lead, other, mark_safe(f'<p class="key-hints muted">{hints}</p>'))
+
+
+def _braces(text: str) -> str:
+    """A translation put into a format string: its own braces doubled (kept as they are)."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 # the autosave fires on a pick or on the new label's text, not on typing in the filter
 _AUTOSAVE_TRIGGER = mark_safe("change[target.name=='answer'||target.name=='new_label']")
 
@@ -179,7 +205,7 @@ def clean_answer(posted: Mapping[str, str]) -> LabelPick:
     of the three choices is stored as top3 there."""
     answer = posted.get("answer", "")
     if not answer:
-        raise AnswerRefused("Choose a label (or Other) before going on.")
+        raise AnswerRefused(gettext("Choose a label (or Other) before going on."))
     if answer == NEW_LABEL:
         return LabelPick(None, posted.get("new_label", ""), Response.OTHER_NEW)
     return LabelPick(answer, "", Response.OTHER_LIST)
