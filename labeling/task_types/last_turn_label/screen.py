@@ -101,20 +101,23 @@ class _Parts:
 @functools.cache
 def _parts(language: str | None) -> _Parts:
     """The screen's words in `language` (the active one, which this reads the catalog in), built
-    once per process and language: a screen looks them up in a dict, not the catalog."""
-    lead = (
-        '  <ol class="dialogue" dir="auto">\n    {turns}\n  </ol>\n'
-        f'  <p class="muted">{_braces(gettext("What is the emotion or intent of the <mark>highlighted</mark> turn?"))}</p>\n'
-    )
+    once per process and language: a screen looks them up in a dict, not the catalog. (Each
+    gettext stands outside the f-strings: xgettext finds no call inside one.)"""
+    question = gettext("What is the emotion or intent of the <mark>highlighted</mark> turn?")
+    other_summary = escape(gettext("Other: any label, or a new one"))
+    filter_placeholder = escape(gettext("Type to filter the labels"))
+    filter_name = escape(gettext("Filter labels"))
+    new_label, new_placeholder = escape(gettext("A new label:")), escape(gettext("type it here"))
+    lead = f'  <ol class="dialogue" dir="auto">\n    {{turns}}\n  </ol>\n  <p class="muted">{_braces(question)}</p>\n'
     other = f"""<details class="other" id="other-panel"{{open}}>
-        <summary><kbd>4</kbd> {_braces(escape(gettext("Other: any label, or a new one")))}</summary>
-        <input type="search" id="label-filter" placeholder="{_braces(escape(gettext("Type to filter the labels")))}" autocomplete="off" aria-label="{_braces(escape(gettext("Filter labels")))}">
+        <summary><kbd>4</kbd> {_braces(other_summary)}</summary>
+        <input type="search" id="label-filter" placeholder="{_braces(filter_placeholder)}" autocomplete="off" aria-label="{_braces(filter_name)}">
         <ul class="label-list" id="label-list">
           {{labels}}
         </ul>
         <label class="new-label">
           <input type="radio" name="answer" value="{{new_label}}"{{new_checked}}>
-          {_braces(escape(gettext("A new label:")))} <input type="text" name="new_label" id="new-label-text" maxlength="64" value="{{text}}" placeholder="{_braces(escape(gettext("type it here")))}">
+          {_braces(new_label)} <input type="text" name="new_label" id="new-label-text" maxlength="64" value="{{text}}" placeholder="{_braces(new_placeholder)}">
         </label>
       </details>"""
     # the arrows point the way the page reads: "→ next" left to right, "← next" right to left
