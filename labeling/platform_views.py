@@ -42,9 +42,9 @@ from django.contrib.auth import login
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET, require_http_methods
-from django.utils.translation import gettext
 
 from config.client_ip import client_ip
 from config.pages import refusal
