@@ -150,7 +150,7 @@ LOGOUT_REDIRECT_URL = "login"
 # LANGUAGES from the language cookie (the switcher's set_language) or the browser's Accept-Language,
 # else LANGUAGE_CODE; the catalogs are locale/<code>/LC_MESSAGES/django.po (and .mo, committed).
 LANGUAGE_CODE = "en"
-LANGUAGES = [("en", "English"), ("ar", "العربية"), ("es", "Español")]
+LANGUAGES = [("en", "English"), ("ar", "Arabic"), ("es", "Spanish")]  # the switcher names each in its own
 LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True

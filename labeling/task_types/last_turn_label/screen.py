@@ -111,13 +111,13 @@ def _parts(language: str | None) -> _Parts:
     lead = f'  <ol class="dialogue" dir="auto">\n    {{turns}}\n  </ol>\n  <p class="muted">{_braces(question)}</p>\n'
     other = f"""<details class="other" id="other-panel"{{open}}>
         <summary><kbd>4</kbd> {_braces(other_summary)}</summary>
-        <input type="search" id="label-filter" placeholder="{_braces(filter_placeholder)}" autocomplete="off" aria-label="{_braces(filter_name)}">
+        <input type="search" id="label-filter" dir="auto" placeholder="{_braces(filter_placeholder)}" autocomplete="off" aria-label="{_braces(filter_name)}">
         <ul class="label-list" id="label-list">
           {{labels}}
         </ul>
         <label class="new-label">
           <input type="radio" name="answer" value="{{new_label}}"{{new_checked}}>
-          {_braces(new_label)} <input type="text" name="new_label" id="new-label-text" maxlength="64" value="{{text}}" placeholder="{_braces(new_placeholder)}">
+          {_braces(new_label)} <input type="text" name="new_label" id="new-label-text" dir="auto" maxlength="64" value="{{text}}" placeholder="{_braces(new_placeholder)}">
         </label>
       </details>"""
     # the arrows point the way the page reads: "→ next" left to right, "← next" right to left
@@ -180,7 +180,7 @@ def _read_label_set(campaign_id: int) -> LabelSet:
     html = format_html_join(
         "\n",
         '<li data-filter="{} {}"><label><input type="radio" name="answer" value="{}">'
-        ' <strong>{}</strong> <span class="muted">{}</span></label></li>',
+        ' <strong dir="auto">{}</strong> <span class="muted" dir="auto">{}</span></label></li>',
         ((lb.name.lower(), lb.description.lower(), lb.name, lb.name, lb.description) for lb in listed),
     )
     blurbs = {normalise_label_name(label.name): _blurb(label) for label in rows}
@@ -192,7 +192,7 @@ def _blurb(label: Label) -> str:
     examples = format_html_join("", "<li>“{}”</li>", ((example,) for example in label.examples))
     return str(
         format_html(
-            '<span class="choice-description muted">{}</span>\n        <ul class="examples">{}</ul>',
+            '<span class="choice-description muted" dir="auto">{}</span>\n        <ul class="examples" dir="auto">{}</ul>',
             label.description,
             examples,
         )
