@@ -59,9 +59,10 @@ MIDDLEWARE = [
     # a database that is briefly away (restart, failover) answers 503 + Retry-After, not a 500
     "config.db_unavailable.DatabaseUnavailableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    # the participant's language (docs/languages.md): the language cookie set_language writes,
-    # else the browser's Accept-Language; after the session (it may read it), before CommonMiddleware
-    "django.middleware.locale.LocaleMiddleware",
+    # the participant's language (docs/crowd/languages.md; Django's LocaleMiddleware, leaner): the
+    # cookie set_language writes, else the browser's Accept-Language; after the session, before
+    # CommonMiddleware, as Django's
+    "config.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
