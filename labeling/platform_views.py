@@ -167,7 +167,8 @@ def _mturk_landing(params) -> Landing:
     hit_id = _platform_id(params, "hitId")
     submit_to = params.get("turkSubmitTo", "").rstrip("/")
     if submit_to not in MTURK_SUBMIT_HOSTS:
-        raise BadLanding(f"turkSubmitTo must be one of {', '.join(MTURK_SUBMIT_HOSTS)}; got {submit_to!r}.")
+        message = gettext("turkSubmitTo must be one of %(hosts)s; got %(value)r.")
+        raise BadLanding(message % {"hosts": ", ".join(MTURK_SUBMIT_HOSTS), "value": submit_to})
     info = {
         "kind": Worker.MTURK,
         "platform": "MTurk",

@@ -117,7 +117,7 @@ def _parts(language: str | None) -> _Parts:
         </ul>
         <label class="new-label">
           <input type="radio" name="answer" value="{{new_label}}"{{new_checked}}>
-          {_braces(new_label)} <input type="text" name="new_label" id="new-label-text" dir="auto" maxlength="64" value="{{text}}" placeholder="{_braces(new_placeholder)}">
+          {_braces(new_label)} <input type="text" name="new_label" id="new-label-text" maxlength="64" value="{{text}}" placeholder="{_braces(new_placeholder)}" dir="auto">
         </label>
       </details>"""
     # the arrows point the way the page reads: "→ next" left to right, "← next" right to left
