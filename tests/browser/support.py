@@ -36,6 +36,8 @@ README_SCREENSHOTS = REPO_ROOT / "docs" / "screenshots"
 # the README's own two (the demo's dashboard and an annotator's screen on the demo) are taken from the
 # demo by demo/screenshots.py, so they show what a newcomer sees
 README_SHOTS = {
+    "annotator-ar-360-screen-other",  # docs/crowd/languages.md: the Arabic screen, mirrored
+    "annotator-es-screen",  # and the Spanish one
     "annotator-375-other",
     "researcher-1280-flows",
     "researcher-1280-jobs",
