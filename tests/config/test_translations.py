@@ -143,6 +143,7 @@ PARTICIPANT = [
     "labeling/task_types/pairwise.html",
 ]
 RESEARCHER = [
+    "researcher_base.html",
     "confirm.html",
     "annotation/**/*.html",
     "jobs/**/*.html",
@@ -162,6 +163,17 @@ TEMPLATES = ROOT / "templates"
 
 def templates(patterns: list[str]) -> set[Path]:
     return {path for pattern in patterns for path in TEMPLATES.glob(pattern)}
+
+
+def test_the_researchers_pages_say_they_are_english():
+    """A researcher's page extends researcher_base.html (its <main lang="en" dir="ltr">), never
+    base.html directly: its text is English whatever the language chosen."""
+    direct = [
+        str(path.relative_to(TEMPLATES))
+        for path in templates(RESEARCHER) - {TEMPLATES / "researcher_base.html"}
+        if re.match(r'\{% extends "base.html" %\}', path.read_text().lstrip())
+    ]
+    assert not direct, f"extend researcher_base.html instead: {direct}"
 
 
 def test_every_template_is_the_participants_or_the_researchers():

@@ -201,3 +201,9 @@ def test_the_answers_export_carries_the_interface_language(campaign, annotators,
     assert staff.get(reverse("labeling:campaign_answers_export", args=[campaign.pk, "xlsx"])).status_code == 404
     outsider = browser(annotators[1], None).get(reverse("labeling:campaign_answers_export", args=[campaign.pk, "csv"]))
     assert outsider.status_code in (302, 403)
+
+
+def test_a_researchers_page_keeps_its_english_content_marked_as_english(researcher, campaign):
+    page = browser(researcher, "ar").get(reverse("labeling:campaign_detail", args=[campaign.pk])).content.decode()
+    assert html_tag(page) == ("ar", "rtl")  # the header (the switcher, log out) in the language chosen
+    assert '<main lang="en" dir="ltr">' in page
