@@ -9,7 +9,7 @@ PORT ?= 8000
 # where pip finds torch (empty: the default index, PyPI); e.g. PyTorch's CPU wheel index
 TORCH_INDEX_URL ?=
 
-.PHONY: install browser-deps demo demo-build demo-check test lint format clean docs docs-check docs-serve
+.PHONY: install browser-deps gettext-deps messages demo demo-build demo-check test lint format clean docs docs-check docs-serve
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -72,10 +72,24 @@ ANNOTATOR_TESTS = tests/labeling/test_claim.py tests/labeling/test_claim_concurr
 	tests/labeling/test_fast_path_switch.py tests/labeling/test_platform_landing.py \
 	tests/labeling/test_qualification.py tests/labeling/test_task_types.py tests/config/test_session_with_user.py
 
-test: install browser-deps docs-check
+test: install browser-deps gettext-deps docs-check
 	$(BIN)/python -m pytest $(PYTEST_XDIST) -m "not alone" $(PYTEST_ARGS)
 	[ -n "$(PYTEST_ARGS)" ] || ANNOTATOR_FAST_PATH=0 $(BIN)/python -m pytest $(PYTEST_XDIST) -m "not alone" $(ANNOTATOR_TESTS)
 	$(BIN)/python -m pytest -m alone $(PYTEST_ARGS) || [ $$? -eq 5 ]
+
+# The participant's pages in their language (docs/languages.md). The compiled catalogs (.mo) are
+# committed, so `make demo` needs no gettext tools; `make messages` (after changing a marked string,
+# then translating the new entries) and tests/config/test_translations.py's check that the catalogs
+# hold exactly what the code marks need xgettext and msgfmt, which gettext-deps installs like browser-deps.
+MESSAGES_IGNORE = --ignore=tests --ignore=bench --ignore=docs --ignore=site --ignore=var --ignore=media --ignore=staticfiles
+messages: install gettext-deps
+	DEBUG=1 $(BIN)/python manage.py makemessages --all --add-location=file $(MESSAGES_IGNORE)
+	DEBUG=1 $(BIN)/python manage.py compilemessages --ignore=$(VENV) --ignore=site
+
+gettext-deps:
+	@if ! command -v xgettext >/dev/null && command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gettext >/dev/null; \
+	fi
 
 # Debian's chromium for the browser test (a test tool's own browser download cannot work offline).
 # Installed when we can (root with apt-get); otherwise the browser test skips and says why.

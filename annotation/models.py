@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 from django.db import models
 from django.db.models.functions import Lower
+from django.utils.translation import gettext_lazy
 
 from annotation import splits
 from annotation.taxonomy import normalise_label_name
@@ -187,10 +188,10 @@ class Label(models.Model):
     NEUTRAL = "neutral"
     PROPOSED = "proposed"
     KIND_CHOICES = [
-        (EMOTION, "Emotion"),
-        (INTENT, "Empathetic response intent"),
-        (NEUTRAL, "Neutral"),
-        (PROPOSED, "Proposed by the crowd"),
+        (EMOTION, gettext_lazy("Emotion")),
+        (INTENT, gettext_lazy("Empathetic response intent")),
+        (NEUTRAL, gettext_lazy("Neutral")),
+        (PROPOSED, gettext_lazy("Proposed by the crowd")),
     ]
 
     name = models.CharField(max_length=64)

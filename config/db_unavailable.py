@@ -16,12 +16,14 @@ import logging
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
+from django.utils.html import escape
+from django.utils.translation import gettext_lazy
 from kombu.exceptions import OperationalError as BrokerUnavailable
 
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER_SECONDS = 2
-MESSAGE = "The server is briefly unavailable. Nothing you already saved is lost: try again in a moment."
+MESSAGE = gettext_lazy("The server is briefly unavailable. Nothing you already saved is lost: try again in a moment.")
 
 
 class DatabaseUnavailableMiddleware:
@@ -42,7 +44,7 @@ def unavailable_response(request: HttpRequest) -> HttpResponse:
     """The 503 itself. Rendered without the request's context (no user, no session: both need the
     database that is away)."""
     if request.headers.get("HX-Request") == "true":
-        body = f'<span class="bad" role="alert">{MESSAGE}</span>'
+        body = f'<span class="bad" role="alert">{escape(MESSAGE)}</span>'
     else:
         body = render_to_string("503.html", {"message": MESSAGE, "retry_after": RETRY_AFTER_SECONDS})
     response = HttpResponse(body, status=503)

@@ -60,6 +60,10 @@ MIDDLEWARE = [
     # a database that is briefly away (restart, failover) answers 503 + Retry-After, not a 500
     "config.db_unavailable.DatabaseUnavailableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # the participant's language (docs/crowd/languages.md; Django's LocaleMiddleware, leaner): the
+    # cookie set_language writes, else the browser's Accept-Language; after the session, before
+    # CommonMiddleware, as Django's
+    "config.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -146,7 +150,12 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
-LANGUAGE_CODE = "en-us"
+# The participant's pages in their language (docs/languages.md): LocaleMiddleware picks one of
+# LANGUAGES from the language cookie (the switcher's set_language) or the browser's Accept-Language,
+# else LANGUAGE_CODE; the catalogs are locale/<code>/LC_MESSAGES/django.po (and .mo, committed).
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("ar", "Arabic"), ("es", "Spanish")]  # the switcher names each in its own
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -12,6 +12,8 @@ urlpatterns = [
     path("favicon.ico", views.favicon, name="favicon"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # the language switcher's set_language (a POST: it sets the language cookie, then goes back)
+    path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),
     path("corpus/", include("annotation.urls")),
     path("labeling/", include("labeling.urls")),

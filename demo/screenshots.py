@@ -27,7 +27,7 @@ def sign_in(page, base: str, username: str, password: str) -> None:
     page.goto(f"{base}/accounts/login/")
     page.fill("input[name=username]", username)
     page.fill("input[name=password]", password)
-    page.click("button[type=submit], input[type=submit]")
+    page.click("main button[type=submit], main input[type=submit]")
     page.wait_for_load_state("networkidle")
 
 

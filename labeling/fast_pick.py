@@ -25,11 +25,14 @@ from labeling.fast_path import route_of
 from labeling.models import HIT, Assignment, Response, Worker
 
 
-def save_pick(assignment_id: int, user_id: int, position: int, answer: str, seconds: float, screens_of) -> bool:
+def save_pick(
+    assignment_id: int, user_id: int, position: int, answer: str, seconds: float, language: str, screens_of
+) -> bool:
     """The autosave's common case, one of the screen's three choices picked, written; False when it
     was not written, and the caller then takes the full path (labeling.actions.answer.save_answer),
     which writes what this leaves or says why it cannot. `seconds`: the page's seconds already
-    clamped as the full path stores them. `screens_of`: where a HIT's screens are read
+    clamped as the full path stores them; `language`: the interface language the answer records
+    (labeling.actions.answer.interface_language). `screens_of`: where a HIT's screens are read
     (labeling.screens.screens_of, handed in: screens reads by the fast path's Compiled)."""
     found = _pick(assignment_id, user_id, position, answer, screens_of)
     if found is None:
@@ -37,7 +40,7 @@ def save_pick(assignment_id: int, user_id: int, position: int, answer: str, seco
     route, screen, key = found
     with rows.cursor() as cursor:
         cursor.execute(
-            _save_sql(), [*_live_params(assignment_id, user_id, route), key, *_write_params(screen, seconds)]
+            _save_sql(), [*_live_params(assignment_id, user_id, route), key, *_write_params(screen, seconds, language)]
         )
         return cursor.fetchone() is not None
 
@@ -55,7 +58,7 @@ class Moved:
 
 
 def next_with_pick(
-    assignment_id: int, user_id: int, position: int, answer: str, seconds: float, screens_of
+    assignment_id: int, user_id: int, position: int, answer: str, seconds: float, language: str, screens_of
 ) -> Moved | None:
     """A Next from screen `position` carrying one of its three choices, in one statement: the pick
     written unless it is the answer already stored (as answer_changed: the same label name), and
@@ -76,7 +79,7 @@ def next_with_pick(
         assignment_id,
         screen.item.pk,
         answer,
-        *_write_params(screen, seconds),
+        *_write_params(screen, seconds, language),
         answer,
         assignment_id,
         target.item.pk,
@@ -131,10 +134,10 @@ def _live_params(assignment_id: int, user_id: int, route) -> list:
     ]
 
 
-def _write_params(screen, seconds: float) -> list:
+def _write_params(screen, seconds: float, language: str) -> list:
     now = _moment(timezone.now())
     data = Response._meta.get_field("data").get_db_prep_value({}, connection)
-    return [screen.item.pk, Response.TOP3, data, seconds, now, now]
+    return [screen.item.pk, Response.TOP3, data, seconds, now, now, language]
 
 
 def _live_and_picked(columns: str) -> str:
@@ -159,7 +162,7 @@ def _live_and_picked(columns: str) -> str:
 def _write(condition: str, changed: str = "") -> str:
     """The pick's upsert, from `live` and `picked` where `condition` holds; a stored answer is
     replaced where `changed` holds of it too. Parameters: _write_params (the item, the method, the
-    data, the seconds, now twice), then `changed`'s.
+    data, the seconds, now twice, the interface language), then `changed`'s.
 
     The statement's reads are of its snapshot, taken before it waited for the assignment's row: a
     write to the same screen committed meanwhile (the autosave of the pick this Next carries) is
@@ -169,14 +172,14 @@ def _write(condition: str, changed: str = "") -> str:
     response = connection.ops.quote_name(Response._meta.db_table)
     return (
         f"INSERT INTO {response} (assignment_id, item_id, label_id, new_label_text, method, data, seconds_spent,"
-        " answered_at)"
+        " answered_at, language)"
         " SELECT live.id, %s, picked.id, '', %s, %s,"
-        f" LEAST(%s, GREATEST(EXTRACT(EPOCH FROM (%s - live.since)), 0)), %s FROM live, picked WHERE {condition}"
+        f" LEAST(%s, GREATEST(EXTRACT(EPOCH FROM (%s - live.since)), 0)), %s, %s FROM live, picked WHERE {condition}"
         " ON CONFLICT (assignment_id, item_id) DO UPDATE SET label_id = excluded.label_id,"
         " new_label_text = excluded.new_label_text, method = excluded.method,"
         f" seconds_spent = {response}.seconds_spent + LEAST(excluded.seconds_spent,"
         f" GREATEST(EXTRACT(EPOCH FROM (excluded.answered_at - {response}.answered_at)), 0)),"
-        " answered_at = excluded.answered_at"
+        " answered_at = excluded.answered_at, language = excluded.language"
         f"{f' WHERE {changed}' if changed else ''}"
         " RETURNING id"
     )

@@ -22,6 +22,8 @@ What a landing may take (docs/crowd/identity-and-integrity.md):
 
 from dataclasses import dataclass
 
+from django.utils.translation import gettext, gettext_lazy
+
 from labeling import prolific_checks, workers
 from labeling.actions import claim
 from labeling.models import HIT, Assignment, Campaign, ProlificSessionCheck, Worker
@@ -38,28 +40,32 @@ __all__ = [
     "session_refusal",
 ]
 
-BLOCKED = "Your worker id is blocked from taking HITs in this project. Please return the HIT."
-OPENED_ELSEWHERE = (
+BLOCKED = gettext_lazy("Your worker id is blocked from taking HITs in this project. Please return the HIT.")
+OPENED_ELSEWHERE = gettext_lazy(
     "This HIT is open under another platform assignment of your worker id. Go back to that one, "
     "or accept this one again once it expired."
 )
-ONE_HIT = (
+ONE_HIT = gettext_lazy(
     "This link's HIT was already given out ({status}). Each {platform} session gets one HIT; "
     "please return to {platform}."
 )
-OTHER_STUDY = "This session belongs to another study of this site. Please open that study's own link."
-NOT_PUBLISHED = "This is not a HIT this study published on MTurk. Please return it."
-NOT_OPEN_TO_YOU = (
+OTHER_STUDY = gettext_lazy("This session belongs to another study of this site. Please open that study's own link.")
+NOT_PUBLISHED = gettext_lazy("This is not a HIT this study published on MTurk. Please return it.")
+NOT_OPEN_TO_YOU = gettext_lazy(
     "This HIT is not open to you: you hold a place on it under another MTurk HIT, or the study's "
     "qualification quiz comes first. Please return it."
 )
-ADDRESS_UNREADABLE = "Your address could not be read, so this landing cannot be checked; please try again."
-YOUR_TURN = (
+ADDRESS_UNREADABLE = gettext_lazy(
+    "Your address could not be read, so this landing cannot be checked; please try again."
+)
+YOUR_TURN = gettext_lazy(
     "Many sessions from your address were not confirmed by Prolific, so its sessions are checked one "
     "at a time; yours is checked in turn."
 )
-PROLIFIC_NOT_REACHED = "Prolific could not be reached just now; we keep asking."
-NOT_PROVEN = "Prolific does not list this as an active session of this study for your Prolific id ({why})."
+PROLIFIC_NOT_REACHED = gettext_lazy("Prolific could not be reached just now; we keep asking.")
+NOT_PROVEN = gettext_lazy(
+    "Prolific does not list this as an active session of this study for your Prolific id ({why})."
+)
 
 
 @dataclass(frozen=True)
@@ -104,14 +110,14 @@ def identify(landing: Landing, *, ip: str | None) -> Worker:
     campaign's study flow comes first gets (consent and practice take nothing scarce), before it
     comes back for its HIT (claim_for)."""
     if workers.platform_id_blocked(landing.platform, landing.worker_id):
-        raise LandingRefused("Not allowed", BLOCKED, status=403)
+        raise LandingRefused(gettext_lazy("Not allowed"), BLOCKED, status=403)
     proven = landing.platform == Worker.PROLIFIC and _prolific_proven(landing, ip)
     # a hitId of ours (prefer_hit_id) is one we published: the campaign is on MTurk, no query needed
     phantom = landing.platform == Worker.MTURK and (
         landing.prefer_hit_id is not None or _published_on_mturk(landing.campaign)
     )
     if phantom and landing.prefer_hit_id is None:
-        raise LandingRefused("Not a HIT of this study", NOT_PUBLISHED, status=403)
+        raise LandingRefused(gettext_lazy("Not a HIT of this study"), NOT_PUBLISHED, status=403)
     try:
         worker = workers.platform_worker(
             landing.platform,
@@ -122,15 +128,15 @@ def identify(landing: Landing, *, ip: str | None) -> Worker:
             proven=proven,
         )
     except workers.AccountConflict as conflict:
-        raise LandingRefused("Account problem", str(conflict), status=409) from conflict
+        raise LandingRefused(gettext_lazy("Account problem"), str(conflict), status=409) from conflict
     except workers.AddressUnreadable as unreadable:
-        raise LandingRefused("Address not readable", str(unreadable), status=403) from unreadable
+        raise LandingRefused(gettext_lazy("Address not readable"), str(unreadable), status=403) from unreadable
     except workers.SignupLimited as limited:
-        raise LandingRefused("Too many new workers", str(limited), status=429) from limited
+        raise LandingRefused(gettext_lazy("Too many new workers"), str(limited), status=429) from limited
     if worker.is_blocked:
-        raise LandingRefused("Not allowed", BLOCKED, status=403)
+        raise LandingRefused(gettext_lazy("Not allowed"), BLOCKED, status=403)
     if worker.signup_campaign_id != landing.campaign.pk:
-        raise LandingRefused("Another study's session", OTHER_STUDY, status=409)
+        raise LandingRefused(gettext_lazy("Another study's session"), OTHER_STUDY, status=409)
     return worker
 
 
@@ -144,10 +150,10 @@ def claim_for(worker: Worker, landing: Landing) -> Assignment | None:
     if assignment is None:
         _refuse_a_second_hit(worker, landing)
         if phantom:
-            raise LandingRefused("HIT not open to you", NOT_OPEN_TO_YOU, status=409)
+            raise LandingRefused(gettext_lazy("HIT not open to you"), NOT_OPEN_TO_YOU, status=409)
     elif not _bound_to(assignment, landing):
         # someone who knows the worker id but not the platform's assignment id: no sign-in
-        raise LandingRefused("HIT opened elsewhere", OPENED_ELSEWHERE, status=409)
+        raise LandingRefused(gettext_lazy("HIT opened elsewhere"), OPENED_ELSEWHERE, status=409)
     return assignment
 
 
@@ -162,7 +168,9 @@ def _refuse_a_second_hit(worker: Worker, landing: Landing) -> None:
     status = claim.held_status(worker)
     if status is not None:
         platform = "Prolific" if landing.platform == Worker.PROLIFIC else "MTurk"
-        raise LandingRefused("HIT already given", ONE_HIT.format(status=status, platform=platform), status=409)
+        raise LandingRefused(
+            gettext_lazy("HIT already given"), ONE_HIT.format(status=status, platform=platform), status=409
+        )
 
 
 def _bound_to(assignment: Assignment, landing: Landing) -> bool:
@@ -193,10 +201,12 @@ def _prolific_proven(landing: Landing, ip: str | None) -> bool:
     if workers.landing_proven(landing.platform, landing.worker_id, landing.external_assignment):
         return True
     if ip is None:
-        raise LandingRefused("Address not readable", ADDRESS_UNREADABLE, status=403)
+        raise LandingRefused(gettext_lazy("Address not readable"), ADDRESS_UNREADABLE, status=403)
     studies = prolific_checks.prolific_studies(landing.campaign)
     if not studies:
-        raise LandingRefused("Not a study of this site", NOT_PROVEN.format(why="no study published"), status=403)
+        raise LandingRefused(
+            gettext_lazy("Not a study of this site"), NOT_PROVEN.format(why=gettext("no study published")), status=403
+        )
     check = prolific_checks.check_of(landing.external_assignment)
     failed = check is not None and check.status == ProlificSessionCheck.FAILED
     # a new session Prolific does not list yet is still being checked, not a failure to reach it
@@ -212,5 +222,5 @@ def _prolific_proven(landing: Landing, ip: str | None) -> bool:
         raise LandingPending(PROLIFIC_NOT_REACHED if unreached else problem)
     why = session_refusal(check.submission, landing.worker_id, studies)
     if why:
-        raise LandingRefused("Session not confirmed", NOT_PROVEN.format(why=why), status=403)
+        raise LandingRefused(gettext_lazy("Session not confirmed"), NOT_PROVEN.format(why=why), status=403)
     return True

@@ -43,6 +43,7 @@ from django.contrib.auth import login
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -137,11 +138,11 @@ def platform_return(request: HttpRequest, assignment_id: int) -> HttpResponse:
     externalSubmit URL remembered at landing. Prolific: the code and the study's completion link.
     """
     if not request.user.is_authenticated:
-        raise Http404("No such assignment.")
+        raise Http404(gettext("No such assignment."))
     assignment = get_object_or_404(Assignment, pk=assignment_id, worker__user=request.user)
     remembered = request.session.get(SESSION_KEY)
     if not remembered or remembered.get("assignment") != assignment.pk:
-        raise Http404("This assignment did not come from a crowd platform in this browser session.")
+        raise Http404(gettext("This assignment did not come from a crowd platform in this browser session."))
     if not assignment.is_done:
         return redirect("labeling:assignment_detail", pk=assignment.pk)
     context = {"assignment": assignment, "info": remembered}
@@ -169,7 +170,8 @@ def _mturk_landing(params) -> Landing:
     hit_id = _platform_id(params, "hitId")
     submit_to = params.get("turkSubmitTo", "").rstrip("/")
     if submit_to not in MTURK_SUBMIT_HOSTS:
-        raise BadLanding(f"turkSubmitTo must be one of {', '.join(MTURK_SUBMIT_HOSTS)}; got {submit_to!r}.")
+        message = gettext("turkSubmitTo must be one of %(hosts)s; got %(value)r.")
+        raise BadLanding(message % {"hosts": ", ".join(MTURK_SUBMIT_HOSTS), "value": submit_to})
     info = {
         "kind": Worker.MTURK,
         "platform": "MTurk",
@@ -205,16 +207,19 @@ def _prolific_landing(params) -> Landing:
 def _platform_id(params, name: str) -> str:
     value = params.get(name, "")
     if not PLATFORM_ID.fullmatch(value):
-        raise BadLanding(f"{name} must be 1 to 64 letters or digits; got {value[:80]!r}.")
+        message = gettext("%(name)s must be 1 to 64 letters or digits; got %(value)r.")
+        raise BadLanding(message % {"name": name, "value": value[:80]})
     return value
 
 
 def _campaign(params, platform: str) -> Campaign:
     for name in ("campaign", "hit"):
         if params.get(name) and not params[name].isdigit():
-            raise BadLanding(f"{name} must be a number; got {params[name][:80]!r}.")
+            raise BadLanding(
+                gettext("%(name)s must be a number; got %(value)r.") % {"name": name, "value": params[name][:80]}
+            )
     if not params.get("campaign"):
-        raise BadLanding("campaign is missing from the link.")
+        raise BadLanding(gettext("campaign is missing from the link."))
     campaign = Campaign.objects.filter(pk=int(params["campaign"])).first()
     # an unknown campaign reads like a wrong token: a forged link learns nothing
     if campaign is None or not token_matches(campaign, params.get(TOKEN_PARAMETER), platform):
@@ -223,12 +228,12 @@ def _campaign(params, platform: str) -> Campaign:
 
 
 def _bad_token(request: HttpRequest) -> HttpResponse:
-    message = "This link is not a valid link of an open study (its entry token is missing or out of date)."
-    return _problem(request, "This link is not valid", message, status=403)
+    message = gettext("This link is not a valid link of an open study (its entry token is missing or out of date).")
+    return _problem(request, gettext("This link is not valid"), message, status=403)
 
 
 def _bad_request(request: HttpRequest, message: str) -> HttpResponse:
-    return refusal(request, "This link is not valid", message, status=400)
+    return refusal(request, gettext("This link is not valid"), message, status=400)
 
 
 # --- Signing in and claiming --------------------------------------------------------------------
@@ -237,8 +242,8 @@ def _bad_request(request: HttpRequest, message: str) -> HttpResponse:
 def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
     campaign = landing.campaign
     if campaign.status != Campaign.OPEN:
-        message = f"The campaign “{campaign.name}” is not open for work right now. Please return the HIT."
-        return _problem(request, "Campaign not open", message, status=409)
+        message = gettext("The campaign “%(name)s” is not open for work right now. Please return the HIT.")
+        return _problem(request, gettext("Campaign not open"), message % {"name": campaign.name}, status=409)
     if _needs_confirmation(request, landing):
         return render(
             request, "labeling/platform/confirm_switch.html", {"landing": landing, "url": request.get_full_path()}
@@ -265,8 +270,10 @@ def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
         }
         return redirect(reverse("labeling:study_entry", args=[campaign.pk]))
     if assignment is None:
-        message = "Every HIT of this campaign is taken or already done by you. Please return the HIT. Thank you!"
-        return _problem(request, "No HIT left", message, status=409)
+        message = gettext(
+            "Every HIT of this campaign is taken or already done by you. Please return the HIT. Thank you!"
+        )
+        return _problem(request, gettext("No HIT left"), message, status=409)
     request.session[SESSION_KEY] = {**landing.return_info, "assignment": assignment.pk}
     return redirect(reverse("labeling:assignment_detail", args=[assignment.pk]))
 

@@ -32,7 +32,8 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext
 
 from config.client_ip import address_block
 from config.scrub import scrub
@@ -148,7 +149,8 @@ def run_check(session_id: str) -> dict:
             status=ProlificSessionCheck.FAILED, error=scrub(error)[:300], answered_at=timezone.now()
         )
         return {"session": session_id, "status": ProlificSessionCheck.FAILED}
-    refusal = session_refusal(answer, check.participant, prolific_studies(check.campaign))
+    with translation.override(None):  # the reason stored as written (English), whatever language is active
+        refusal = session_refusal(answer, check.participant, prolific_studies(check.campaign))
     final = not _maybe_not_listed_yet(answer, check)
     ProlificSessionCheck.objects.filter(pk=check.pk, status=ProlificSessionCheck.PENDING).update(
         status=ProlificSessionCheck.ANSWERED if final else ProlificSessionCheck.FAILED,
@@ -225,14 +227,17 @@ def prolific_studies(campaign: Campaign) -> set[str]:
 def session_refusal(submission: dict | None, participant: str, studies: set[str]) -> str:
     """Why Prolific's answer does not stand behind this landing; "" when it does."""
     if submission is None:
-        return "no such session"
+        return gettext("no such session")
     if submission.get("study_id") not in studies:
-        return "a session of another study"
+        return gettext("a session of another study")
     if _participant_of(submission) != participant:
-        return "another participant's session"
+        return gettext("another participant's session")
     # RESERVED: the place is held for this participant; ACTIVE: they started (submission-object)
     if submission.get("status") not in LIVE_SESSION:
-        return f"the session is {str(submission.get('status', '')).lower() or 'in no state'}"
+        state = str(submission.get("status", "")).lower()
+        return (
+            gettext("the session is %(state)s") % {"state": state} if state else gettext("the session is in no state")
+        )
     return ""
 
 

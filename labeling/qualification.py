@@ -44,6 +44,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from annotation.models import ModelVersion
 from labeling import quiz_pool, task_types, workers
@@ -68,7 +69,7 @@ from labeling.models import (
 DASHBOARD_QUIZ_ROWS = 50
 QUIZ_HISTORY_PAGE = 200
 
-CHECKED = "This answer was checked against the known answer; it can no longer change."
+CHECKED = gettext_lazy("This answer was checked against the known answer; it can no longer change.")
 
 
 # --- Building the qualification HIT -------------------------------------------------------------

@@ -12,6 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
 from config.access import staff_required
@@ -47,7 +48,7 @@ def quiz_check(request: HttpRequest, pk: int, position: int) -> HttpResponse:
         .first()
     )
     if check is None:
-        raise Http404("This screen was not checked.")
+        raise Http404(gettext("This screen was not checked."))
     return render(request, "labeling/quiz_check_page.html", _context(assignment, check))
 
 

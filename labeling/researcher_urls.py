@@ -12,6 +12,7 @@ urlpatterns = [
     path("campaigns/<int:pk>/", views.campaign_detail, name="campaign_detail"),
     path("campaigns/<int:pk>/results/", views.campaign_results, name="campaign_results"),
     path("campaigns/<int:pk>/export.<str:fmt>", views.campaign_export, name="campaign_export"),
+    path("campaigns/<int:pk>/answers.<str:fmt>", views.campaign_answers_export, name="campaign_answers_export"),
     path("campaigns/<int:pk>/report/", views.campaign_report_partial, name="campaign_report"),
     path("campaigns/<int:pk>/quiz-history/", qualification_views.campaign_quiz_history, name="campaign_quiz_history"),
     path("campaigns/<int:pk>/study-report/", study_report_views.study_report_page, name="study_report"),

@@ -25,7 +25,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from config.access import staff_required
 from config.pages import confirmation_page, confirmed, refusal
 from jobs.runtime import start_job
-from labeling import liveness, quiz_pool, task_types
+from labeling import answer_export, liveness, quiz_pool, task_types
 from labeling.actions.release import release_unproven, unproven_holdings
 from labeling.campaigns import (
     CampaignRefused,
@@ -192,6 +192,18 @@ def campaign_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=pk)
     try:
         export = task_types.of(campaign).export(campaign, fmt)
+    except ValueError as error:
+        raise Http404(str(error)) from error
+    return _download(export)
+
+
+@staff_required
+@require_GET
+def campaign_answers_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    """Every counted answer with its interface language (labeling.answer_export): csv or jsonl."""
+    campaign = get_object_or_404(Campaign, pk=pk)
+    try:
+        export = answer_export.export_answers(campaign, fmt)
     except ValueError as error:
         raise Http404(str(error)) from error
     return _download(export)

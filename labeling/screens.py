@@ -25,6 +25,7 @@ from django.conf import settings
 from django.db.models import Exists, OuterRef
 from django.urls import get_script_prefix, reverse
 from django.utils.html import format_html_join
+from django.utils.translation import get_language, gettext
 
 from annotation.models import Turn
 from labeling import fast_path
@@ -147,17 +148,31 @@ def _turns_html(turns: tuple[tuple[str, bool], ...]) -> str:
 
 
 def frame(noun: str, position: int, total: int, expires_at) -> dict:
-    """The screen frame's numbers and time as the template shows them, formatted here once (the
-    template engine localizes each number through the translation machinery: a visible share of
-    a Next's CPU). `progress`: what {% widthratio position total 100 %} gave."""
+    """The screen frame's numbers, time and words as the template shows them, formatted here once
+    (the template engine localizes each number through the translation machinery: a visible share
+    of a Next's CPU). `progress`: what {% widthratio position total 100 %} gave. The words are the
+    active language's, looked up in the catalog once per process and language (_frame_words)."""
     delay = settings.AUTOSAVE_DELAY_MS
+    expires_hm = expires_at.astimezone(UTC).strftime("%H:%M")  # the page says UTC
+    words = _frame_words(get_language())
     return {
         "position_text": str(position),
         "first": position == 1,
         "heading": f"{noun} {position}/{total}",
         "progress": str(round(position / total * 100)) if total else "0",
-        "expires_hm": expires_at.astimezone(UTC).strftime("%H:%M"),  # the page says UTC
+        "expires_hm": expires_hm,
+        "expires_note": words["expires_note"] % {"expires_hm": expires_hm},
         "autosave_delay_trigger": f" delay:{delay}ms" if delay else "",
+        **words["labels"],
+    }
+
+
+@functools.cache
+def _frame_words(language: str | None) -> dict:
+    """The frame's words in `language`, the active one (this reads the catalog in it)."""
+    return {
+        "expires_note": gettext("Answers are saved as you go. Submit before %(expires_hm)s UTC."),
+        "labels": {"back_label": gettext("← Back"), "next_label": gettext("Next →"), "saved_label": gettext("Saved")},
     }
 
 

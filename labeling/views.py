@@ -18,7 +18,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Label
@@ -46,7 +47,7 @@ def _own_assignment(request: HttpRequest, pk: int, *, lock: bool = False) -> Ass
     lock: also lock its row (only the assignment's: of=self), inside the caller's transaction."""
     assignment = hot_reads.own_assignment(pk, request.user.pk, lock=lock)
     if assignment is None:
-        raise Http404("No such assignment")
+        raise Http404(gettext("No such assignment"))
     return assignment
 
 
@@ -65,7 +66,7 @@ def _own_assignment_with_answers(request: HttpRequest, pk: int, positions: list[
         return _own_assignment(request, pk), None
     assignment, stored = read
     if assignment is None:
-        raise Http404("No such assignment")
+        raise Http404(gettext("No such assignment"))
     if assignment.hit_id != route.hit.pk or assignment.accepted_at != route.accepted_at:
         return assignment, None  # another assignment under a reused id: its answers are read anew
     return assignment, stored
@@ -135,7 +136,7 @@ def claim(request: HttpRequest) -> HttpResponse:
 def start_work(request: HttpRequest, worker, campaign: Campaign | None) -> HttpResponse:
     """Claim a HIT of `campaign` (None: any) and show it; the study flow first (labeling.study_flow.gate)."""
     if worker.is_blocked:
-        messages.error(request, "Your account is blocked from taking HITs.")
+        messages.error(request, gettext("Your account is blocked from taking HITs."))
         return redirect("labeling:worker_home")
     gate = study_gate.flow_first(worker, campaign, htmx=_is_htmx(request))
     if gate.redirect is not None:
@@ -143,7 +144,7 @@ def start_work(request: HttpRequest, worker, campaign: Campaign | None) -> HttpR
     asked_at = timezone.now()
     assignment = claim_next_hit(worker, gate.campaign)
     if assignment is None:
-        messages.info(request, "No HIT is available for you right now. Thank you!")
+        messages.info(request, gettext("No HIT is available for you right now. Thank you!"))
         return redirect("labeling:worker_home")
     study_gate.started_work(worker.pk, gate)
     # accepted by this claim (not a live one resumed): nothing of it is answered yet
@@ -198,16 +199,15 @@ def _first_open(assignment: Assignment, *, fresh: bool = False) -> HITItem | Non
 
 def _closed(request: HttpRequest, assignment: Assignment) -> HttpResponse:
     if assignment.status == Assignment.REJECTED:
-        message = "This HIT was rejected."
+        message = gettext("This HIT was rejected.")
     else:
-        message = (
+        message = gettext(
             "The time limit for this HIT has passed, so it was released to other workers. "
             "Answers given after that are not accepted."
         )
     back = reverse("labeling:worker_home")
-    return refusal(
-        request, "This HIT is closed", message, status=410, next_url=back, next_label="Back to the campaigns"
-    )
+    title, next_label = gettext("This HIT is closed"), gettext("Back to the campaigns")
+    return refusal(request, title, message, status=410, next_url=back, next_label=next_label)
 
 
 @login_required
@@ -224,7 +224,7 @@ def _item_at(assignment: Assignment, position: int) -> HITItem:
     """The item on one screen of the assignment's HIT (from the per-process screen cache)."""
     screen = screens.screens_of(assignment.hit, assignment.seat).get(position)
     if screen is None:
-        raise Http404("No such item in this HIT")
+        raise Http404(gettext("No such item in this HIT"))
     return screen.item
 
 
@@ -318,7 +318,7 @@ def answer_item(request: HttpRequest, pk: int, position: int) -> HttpResponse:
     except SubmissionRefused as refused:
         return _refuse(request, assignment, item, refused.message, go)
     if go == "stay" and _is_htmx(request):
-        return render(request, "labeling/partials/save_status.html", {"message": "Saved"})
+        return HttpResponse(_saved_html(translation.get_language()))
     if go == "stay":
         return redirect("labeling:assignment_item", pk=pk, position=position)
     if go == "next" and qualification.is_qualification(assignment.hit):
@@ -366,15 +366,16 @@ def _autosave(request: HttpRequest, pk: int, position: int) -> HttpResponse:
 
 
 @functools.cache
-def _saved_html() -> str:
-    return render_to_string("labeling/partials/save_status.html", {"message": "Saved"})
+def _saved_html(language: str) -> str:
+    """The "Saved" status in `language` (the active one), rendered once per language."""
+    return render_to_string("labeling/partials/save_status.html", {"message": gettext("Saved")})
 
 
 def _saved(request: HttpRequest, pk: int, position: int) -> HttpResponse:
     """What an autosave answers: the "Saved" status for htmx (the same words every time, rendered
     once), the screen again without JavaScript."""
     if _is_htmx(request):
-        return HttpResponse(_saved_html())
+        return HttpResponse(_saved_html(translation.get_language()))
     return redirect("labeling:assignment_item", pk=pk, position=position)
 
 

@@ -26,6 +26,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from annotation import audit
 from config.client_ip import address_block
@@ -112,7 +113,9 @@ def platform_worker(
             merge_proven_identity(worker)
         user = worker.user
     if user is not None and not _may_sign_in_from_platform(user):
-        raise AccountConflict("This worker id is linked to an account that cannot sign in from a crowd platform.")
+        raise AccountConflict(
+            gettext("This worker id is linked to an account that cannot sign in from a crowd platform.")
+        )
     return worker
 
 
@@ -149,7 +152,9 @@ def _check_signup_limits(campaign: Campaign | None, ip: str | None) -> None:
     less. Per campaign only identities made in the hour that hold a seat count; the campaign row
     is locked first, so concurrent landings on one campaign count one after another."""
     if ip is None:
-        raise AddressUnreadable("Your address could not be read, so this landing cannot be counted; please try again.")
+        raise AddressUnreadable(
+            gettext("Your address could not be read, so this landing cannot be counted; please try again.")
+        )
     now = timezone.now()
     network, site = address_block(ip, settings.PLATFORM_IPV6_PREFIX), address_block(ip, SITE_PREFIX)
     if campaign is not None:
@@ -158,17 +163,20 @@ def _check_signup_limits(campaign: Campaign | None, ip: str | None) -> None:
     counted = {block: held[block] + recent[f"claiming_{block}"] for block in held} | recent
     limit = settings.PLATFORM_NEW_WORKERS_PER_CAMPAIGN_PER_HOUR
     if campaign is not None and counted["campaign"] >= limit:
-        raise SignupLimited(f"This study has taken {limit} new workers in the last hour; please try again later.")
+        message = gettext("This study has taken %(limit)s new workers in the last hour; please try again later.")
+        raise SignupLimited(message % {"limit": limit})
     per_address = settings.PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR
     if counted["network"] >= per_address:
-        raise SignupLimited(
-            f"{per_address} new workers from your address hold HITs they have not finished; please try again later."
+        message = gettext(
+            "%(count)s new workers from your address hold HITs they have not finished; please try again later."
         )
+        raise SignupLimited(message % {"count": per_address})
     per_site = settings.PLATFORM_NEW_WORKERS_PER_IPV6_48_PER_HOUR
     if ":" in site and counted["site"] >= per_site:
-        raise SignupLimited(
-            f"{per_site} new workers from your network hold HITs they have not finished; please try again later."
+        message = gettext(
+            "%(count)s new workers from your network hold HITs they have not finished; please try again later."
         )
+        raise SignupLimited(message % {"count": per_site})
 
 
 def _held_by_address(now, network: str, site: str) -> dict[str, int]:
@@ -231,7 +239,8 @@ def _new_account(username: str):
             return user
     except IntegrityError:
         # a site account of that name exists but belongs to no Worker of this id: never take it over
-        raise AccountConflict(f"The account name {username!r} is already taken on this site.") from None
+        message = gettext("The account name %(name)r is already taken on this site.")
+        raise AccountConflict(message % {"name": username}) from None
 
 
 def same_person(worker_id) -> QuerySet[Worker]:

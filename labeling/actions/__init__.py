@@ -14,6 +14,7 @@ What every action shares is here: the refusal an annotator is shown, and the liv
 """
 
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from labeling import fast_path
 from labeling.models import Assignment, Worker
@@ -30,11 +31,11 @@ class SubmissionRefused(Exception):
 def refusal_reason(assignment: Assignment) -> str | None:
     """Why this assignment's answers can no longer change, for the annotator; None while live."""
     if assignment.is_done:
-        return "This HIT was already submitted; its answers can no longer change."
+        return gettext("This HIT was already submitted; its answers can no longer change.")
     if assignment.status == Assignment.REJECTED:
-        return "This HIT was rejected; its answers can no longer change."
+        return gettext("This HIT was rejected; its answers can no longer change.")
     if assignment.status == Assignment.EXPIRED or assignment.expires_at <= timezone.now():
-        return "The time limit for this HIT has passed; it was released to other workers."
+        return gettext("The time limit for this HIT has passed; it was released to other workers.")
     return None
 
 

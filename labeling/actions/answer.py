@@ -11,7 +11,8 @@ from datetime import datetime
 
 from django.db import transaction
 from django.db.models import Max, Subquery
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext
 
 from annotation.models import Label
 from annotation.taxonomy import normalise_label_name
@@ -52,27 +53,52 @@ def save_response(
     - a pick outside the choices and the campaign's label set is refused;
     - any other new label is kept as text (new_label_text), label left empty, in NFKC form;
       text with control, direction or invisible characters is refused (labeling.crowd.label_text).
-    seconds_spent adds up over visits to the same screen.
+    seconds_spent adds up over visits to the same screen. The answer records the interface
+    language it was given in (interface_language), the latest one when it is replaced.
     """
     with _answering(assignment, item, assignment_locked) as assignment:
         label, text, method = _resolve_answer(item, label_name, new_label_text, method)
         moment = timezone.now() if answered_at is None else min(answered_at, timezone.now())
         spent = _bounded_seconds(assignment, seconds_spent, moment)
+        language = interface_language()
         # An update-or-create by hand (no savepoint): the assignment lock held here keeps every
         # other writer of this assignment's answers out until commit.
         response = hot_reads.response_to(assignment.pk, item.pk)
         if response is None:
             response = Response.objects.create(
-                assignment=assignment, item=item, label=label, new_label_text=text, method=method, seconds_spent=spent
+                assignment=assignment,
+                item=item,
+                label=label,
+                new_label_text=text,
+                method=method,
+                seconds_spent=spent,
+                language=language,
             )
         else:
             response.label, response.new_label_text, response.method = label, text, method
             response.seconds_spent += spent
-            response.save(update_fields=["label", "new_label_text", "method", "seconds_spent", "answered_at"])
+            response.language = language
+            response.save(
+                update_fields=["label", "new_label_text", "method", "seconds_spent", "answered_at", "language"]
+            )
         if answered_at is not None:  # answered_at is auto_now: the caller's moment replaces it
             Response.objects.filter(pk=response.pk).update(answered_at=moment)
             response.answered_at = moment
         return response
+
+
+def interface_language() -> str:
+    """The interface language an answer is given in: the active language (LocaleMiddleware's pick
+    for the request: the language cookie, else Accept-Language, else LANGUAGE_CODE) as one of
+    settings.LANGUAGES' codes; "" with translation deactivated. A lookup per answer (Django caches
+    the variant), no catalog work."""
+    language = translation.get_language()
+    if not language:
+        return ""
+    try:
+        return translation.get_supported_language_variant(language)
+    except LookupError:
+        return ""
 
 
 def save_pick(assignment_id: int, user_id: int, position: int, answer: str, *, seconds_spent: float = 0) -> bool:
@@ -81,7 +107,8 @@ def save_pick(assignment_id: int, user_id: int, position: int, answer: str, *, s
     ANNOTATOR_FAST_PATH off: the caller then takes the full path (save_answer)."""
     if not fast_path.enabled():
         return False
-    return fast_pick.save_pick(assignment_id, user_id, position, answer, _seconds(seconds_spent), screens.screens_of)
+    seconds, language = _seconds(seconds_spent), interface_language()
+    return fast_pick.save_pick(assignment_id, user_id, position, answer, seconds, language, screens.screens_of)
 
 
 def next_with_pick(
@@ -93,8 +120,8 @@ def next_with_pick(
     then takes the full path."""
     if not fast_path.enabled():
         return None
-    seconds = _seconds(seconds_spent)
-    return fast_pick.next_with_pick(assignment_id, user_id, position, answer, seconds, screens.screens_of)
+    seconds, language = _seconds(seconds_spent), interface_language()
+    return fast_pick.next_with_pick(assignment_id, user_id, position, answer, seconds, language, screens.screens_of)
 
 
 def save_answer(
@@ -140,15 +167,20 @@ def save_structured_response(
     """Record (or replace) a task type's own answer (`Response.data`, already checked by the
     type's clean_answer) to one screen of a live assignment; the same locking as save_response."""
     with _answering(assignment, item, assignment_locked) as assignment:
-        spent = _bounded_seconds(assignment, seconds_spent)
+        spent, language = _bounded_seconds(assignment, seconds_spent), interface_language()
         response = Response.objects.filter(assignment=assignment, item=item).first()
         if response is None:
             return Response.objects.create(
-                assignment=assignment, item=item, data=answer, method=Response.STRUCTURED, seconds_spent=spent
+                assignment=assignment,
+                item=item,
+                data=answer,
+                method=Response.STRUCTURED,
+                seconds_spent=spent,
+                language=language,
             )
-        response.data, response.method = answer, Response.STRUCTURED
+        response.data, response.method, response.language = answer, Response.STRUCTURED, language
         response.seconds_spent += spent
-        response.save(update_fields=["data", "method", "seconds_spent", "answered_at"])
+        response.save(update_fields=["data", "method", "seconds_spent", "answered_at", "language"])
         return response
 
 
@@ -167,9 +199,9 @@ def _answering(assignment: Assignment, item: HITItem, assignment_locked: bool):
         else:
             assignment = lock_live(assignment)
         if item.hit_id != assignment.hit_id or item.seat not in (0, assignment.seat):
-            raise SubmissionRefused("That item is not part of this HIT.")
+            raise SubmissionRefused(gettext("That item is not part of this HIT."))
         if qualification.is_checked(assignment, item):
-            raise SubmissionRefused(qualification.CHECKED)
+            raise SubmissionRefused(str(qualification.CHECKED))
         yield assignment
 
 
@@ -197,13 +229,13 @@ def _resolve_answer(item: HITItem, label_name: str | None, new_text: str, method
             return None, typed, Response.OTHER_NEW
         label_name, method = existing.name, Response.OTHER_LIST
     elif method not in (Response.TOP3, Response.OTHER_LIST):
-        raise SubmissionRefused(f"Unknown answer method {method!r}.")
+        raise SubmissionRefused(gettext("Unknown answer method %(method)r.") % {"method": method})
     label = _label_named(label_name or "", item)
     if label is None:
-        raise SubmissionRefused(f"There is no label called {label_name!r} in this campaign.")
+        raise SubmissionRefused(gettext("There is no label called %(name)r in this campaign.") % {"name": label_name})
     in_choices = _is_a_choice(label, item)
     if method == Response.TOP3 and not in_choices:
-        raise SubmissionRefused(f"{label.name!r} is not one of this item's three choices.")
+        raise SubmissionRefused(gettext("%(name)r is not one of this item's three choices.") % {"name": label.name})
     return label, "", Response.TOP3 if in_choices else Response.OTHER_LIST
 
 

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import DateTimeField, Exists, ExpressionWrapper, OuterRef
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from labeling import fast_path, qualification, quiz_pool, seats, task_types, workers
 from labeling.actions import SubmissionRefused, lock_live
@@ -59,7 +60,8 @@ def submit_assignment(assignment: Assignment) -> SubmissionResult:
         unanswered = _unanswered(current)
         if unanswered:
             positions = ", ".join(str(p) for p in unanswered)
-            raise SubmissionRefused(f"Answer every item before submitting (still open: {positions}).")
+            message = gettext("Answer every item before submitting (still open: %(positions)s).")
+            raise SubmissionRefused(message % {"positions": positions})
         result = quiz_result(current)
         code = secrets.token_hex(6).upper()
         now = timezone.now()
@@ -73,7 +75,7 @@ def submit_assignment(assignment: Assignment) -> SubmissionResult:
             **changes
         )
         if updated != 1:
-            raise SubmissionRefused("This HIT was already submitted or has expired.")
+            raise SubmissionRefused(gettext("This HIT was already submitted or has expired."))
         qualification.record_result(current, result.quiz_correct, result.quiz_total)
         if current.hit.campaign.study_flow:  # the study flow's funnel counts who submitted
             study_progress.record(current.worker_id, current.hit.campaign_id, study_config.SUBMITTED)

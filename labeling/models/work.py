@@ -3,6 +3,7 @@
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from annotation.models import Dialogue, Label, Turn
 from labeling.models.campaign import Campaign, QuizQuestion
@@ -124,11 +125,11 @@ class AssignmentQuerySet(models.QuerySet):
 class Assignment(models.Model):
     ACCEPTED, SUBMITTED, APPROVED, REJECTED, EXPIRED = "accepted", "submitted", "approved", "rejected", "expired"
     STATUS_CHOICES = [
-        (ACCEPTED, "Accepted"),
-        (SUBMITTED, "Submitted"),
-        (APPROVED, "Approved"),
-        (REJECTED, "Rejected"),
-        (EXPIRED, "Expired"),
+        (ACCEPTED, gettext_lazy("Accepted")),
+        (SUBMITTED, gettext_lazy("Submitted")),
+        (APPROVED, gettext_lazy("Approved")),
+        (REJECTED, gettext_lazy("Rejected")),
+        (EXPIRED, gettext_lazy("Expired")),
     ]
     DONE = (SUBMITTED, APPROVED)
     # answers can no longer change: done, or rejected after review
@@ -207,6 +208,10 @@ class Response(models.Model):
     data = models.JSONField(default=dict, blank=True)
     seconds_spent = models.FloatField(default=0)
     answered_at = models.DateTimeField(auto_now=True)
+    # the interface language the answer was given in (one of settings.LANGUAGES' codes, as the
+    # request's active language; "" when unknown: imported answers), so a researcher can check
+    # whether the language changes the labels (docs/languages.md)
+    language = models.CharField(max_length=16, blank=True, default="", db_default="")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["assignment", "item"], name="response_unique_item")]

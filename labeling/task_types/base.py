@@ -16,6 +16,8 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from django.utils.translation import gettext_lazy
+
 from annotation.export.cells import escape_cell
 from labeling.models import HITItem, Response, seat_items_q
 
@@ -106,14 +108,14 @@ class TaskType:
     # autosave_trigger), or a template of the type's that extends it and fills its blocks. An htmx
     # swap renders it with the screen's context alone (no request, user or messages in it)
     screen_template = "labeling/partials/screen.html"
-    screen_noun = "Item"  # the screen's heading: "Item 2/10"
+    screen_noun = gettext_lazy("Item")  # the screen's heading: "Item 2/10"
     results_template = ""  # the researcher's results page; "" when the dashboard is all there is
     detail_template = ""  # links of the type's own on the campaign page ("" for none)
     study_report = False  # labeling.study_report covers its answers (one label per item, from a set)
     # the campaign's label set and fallback choices matter: a fact about the type, for its own
     # code; nothing outside labeling/task_types/ branches on it (tests/labeling/test_labeling_imports.py)
     uses_labels = False
-    unanswered_message = "Answer every question before going on."
+    unanswered_message = gettext_lazy("Answer every question before going on.")
     # Back with an answer the type refuses (an unfinished one): go back and leave it unsaved
     back_leaves_refused_answers = True
 

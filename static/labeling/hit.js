@@ -34,6 +34,18 @@
     document.getElementById("label-filter").focus();
   }
 
+  // The arrow that points the way the page reads goes on: right in English, left in Arabic
+  // (<html dir="rtl">), as the Next and Back buttons' arrows show.
+  function isRightToLeft() { return document.documentElement.dir === "rtl"; }
+  function forwardKey() { return isRightToLeft() ? "ArrowLeft" : "ArrowRight"; }
+  function backwardKey() { return isRightToLeft() ? "ArrowRight" : "ArrowLeft"; }
+
+  // The words this file shows, in the page's language (templates/labeling/partials/hit_script.html).
+  function words(name, fallback) {
+    const strings = document.getElementById("hit-strings");
+    return (strings && strings.dataset[name]) || fallback;
+  }
+
   function visibleLabels() {
     return Array.from(document.querySelectorAll("#label-list li")).filter((li) => !li.hidden);
   }
@@ -80,10 +92,10 @@
       // "4" is the key shown (an "O" on a key cap reads as zero); "o" still works for old hands
       event.preventDefault();
       openOther();
-    } else if (event.key === "ArrowRight" || event.key === "Enter") {
+    } else if (event.key === forwardKey() || event.key === "Enter") {
       event.preventDefault();
       clickNav("next");
-    } else if (event.key === "ArrowLeft") {
+    } else if (event.key === backwardKey()) {
       event.preventDefault();
       clickNav("back");
     }
@@ -195,13 +207,14 @@
     failures += 1;
     const replay = replayOf(event.detail);
     if (!replay || failures > RETRY_LIMIT) {
-      showStatus("Not saved: the server cannot be reached. Your answer is still selected: press the button again.", true);
+      showStatus(words("unreachable", "Not saved: the server cannot be reached. Your answer is still selected: press the button again."), true);
       failures = 0;
       return;
     }
     const header = xhr && status ? Number(xhr.getResponseHeader("Retry-After")) : NaN;
     const seconds = header > 0 ? Math.min(header, 30) : Math.min(2 ** (failures - 1), 16);
-    showStatus(`Not saved yet: the server is briefly unavailable. Trying again in ${seconds} s (your answer is kept).`, true);
+    const retrying = words("retrying", "Not saved yet: the server is briefly unavailable. Trying again in {seconds} s (your answer is kept).");
+    showStatus(retrying.replace("{seconds}", String(seconds)), true);
     clearTimeout(retryTimer);
     retryTimer = setTimeout(replay, seconds * 1000);
   }

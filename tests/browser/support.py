@@ -29,12 +29,15 @@ CHROMIUM_ARGS = [
 ]
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 375, "height": 740}
+NARROW_PHONE = {"width": 360, "height": 740}
 # axe-core impacts that fail a page; "moderate" and "minor" are reported, not failed
 FAILING_IMPACTS = {"serious", "critical"}
 README_SCREENSHOTS = REPO_ROOT / "docs" / "screenshots"
 # the README's own two (the demo's dashboard and an annotator's screen on the demo) and the demo's
 # flows page are taken from the demo by demo/screenshots.py, so they show what a newcomer sees
 README_SHOTS = {
+    "annotator-ar-360-screen-other",  # docs/crowd/languages.md: the Arabic screen, mirrored
+    "annotator-es-screen",  # and the Spanish one
     "annotator-375-other",
     "study-360-consent",
     "study-360-practice-feedback-1",
@@ -77,11 +80,17 @@ class Journey:
     """One browser context (viewport, downloads) whose pages record every console error and
     uncaught exception; `check` fails the test on them and on serious accessibility findings."""
 
-    def __init__(self, browser, base_url: str, viewport: dict, name: str, *, javascript: bool = True):
+    def __init__(
+        self, browser, base_url: str, viewport: dict, name: str, *, javascript: bool = True, locale: str | None = None
+    ):
         self.base_url = base_url
         self.name = name
         self.errors: list[str] = []
-        self.context = browser.new_context(viewport=viewport, accept_downloads=True, java_script_enabled=javascript)
+        # `locale`: the browser's language (its Accept-Language), e.g. "ar" for the Arabic pages
+        options = {"locale": locale} if locale else {}
+        self.context = browser.new_context(
+            viewport=viewport, accept_downloads=True, java_script_enabled=javascript, **options
+        )
         self.page = self.context.new_page()
         self.page.set_default_timeout(10_000)
         self.page.on("console", self._console)

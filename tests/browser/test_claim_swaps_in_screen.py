@@ -18,7 +18,7 @@ def test_start_a_hit_is_one_request_that_shows_the_first_screen(page, live_serve
     page.goto(f"{live_server.url}/accounts/login/?next=/labeling/")
     page.fill("input[name=username]", "starter")
     page.fill("input[name=password]", "pw-starter-1")
-    page.click("button[type=submit]")
+    page.click("main button[type=submit]")
     page.wait_for_load_state("load")  # htmx loaded: the start button posts through it
 
     sent: list[str] = []

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.template import engines
 from django.template.loaders.cached import Loader as CachedLoader
 from django.test import override_settings
+from django.utils.translation import trans_real
 
 from config import warmup
 
@@ -38,6 +39,8 @@ def test_every_project_template_is_compiled_into_the_cached_loader(django_assert
     assert _project_templates() <= cached
     assert done["templates"] >= len(_project_templates())
     assert done["urls"] > 0 and done["namespaces"] >= 4  # labeling, annotation, jobs, mlworkers
+    assert done["languages"] == len(settings.LANGUAGES)  # each language's catalogs read, none activated
+    assert {code for code, _ in settings.LANGUAGES} <= set(trans_real._translations)
 
 
 def test_no_template_of_an_installed_package_is_compiled():

@@ -601,7 +601,7 @@ def test_with_the_fast_path_off_the_action_writes_nothing(campaign, annotators):
     assert answer_action.next_with_pick(assignment.pk, annotators[0].pk, 1, pick, seconds_spent=2) is None
     assert responses(assignment) == []
     # the statement itself would have written it: only the switch kept it from running
-    moved = fast_pick.next_with_pick(assignment.pk, annotators[0].pk, 1, pick, 2, screens.screens_of)
+    moved = fast_pick.next_with_pick(assignment.pk, annotators[0].pk, 1, pick, 2, "en", screens.screens_of)
     assert moved is not None and responses(assignment)[0][1] == pick
 
 

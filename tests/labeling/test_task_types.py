@@ -442,11 +442,12 @@ def test_the_results_page_and_exports_show_unshuffled_win_rates(db, client, djan
     assert f"<td>{a_left}</td><td>{4 - a_left}</td>" in page
     exported = _downloaded(client, reverse("labeling:campaign_export", args=[campaign.pk, "csv"]))
     rows = exported.strip().splitlines()
-    assert rows[0] == "item,hit,worker,question,picked_side,left_is,winner,dialogue_a,dialogue_b"
+    assert rows[0] == "item,hit,worker,question,picked_side,left_is,winner,dialogue_a,dialogue_b,interface_language"
     assert len(rows) == 1 + 12
     for row in rows[1:]:
-        _, _, _, _, side, left_is, winner, _, _ = row.split(",")
+        _, _, _, _, side, left_is, winner, _, _, language = row.split(",")
         assert (side, winner) == ("left", unshuffle("left", left_is))
+        assert language == "en"  # saved outside a request: the default language, LANGUAGE_CODE
     jsonl = _downloaded(client, reverse("labeling:campaign_export", args=[campaign.pk, "jsonl"]))
     assert len(jsonl.strip().splitlines()) == 12
     assert client.get(reverse("labeling:campaign_export", args=[campaign.pk, "xlsx"])).status_code == 404

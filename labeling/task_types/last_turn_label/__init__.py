@@ -12,6 +12,8 @@ and crowd TurnLabels (`aggregation`), after the seats the redundancy policy stil
 
 from collections.abc import Mapping
 
+from django.utils.translation import gettext_lazy
+
 from annotation.taxonomy import normalise_label_name
 from labeling import hot_reads
 from labeling.models import LAST_TURN_LABEL, AggregatedLabel
@@ -26,11 +28,11 @@ class LastTurnLabel(TaskType):
     title = "Label the last turn (emotion / intent)"
     # the shared screen, with the dialogue above the form, the choices and "Other" in it and the
     # key hints built by `screen` (labeling/task_types/last_turn_label/screen.py)
-    screen_noun = "Dialog"
+    screen_noun = gettext_lazy("Dialog")
     detail_template = "labeling/task_types/last_turn_label_links.html"
     uses_labels = True
     study_report = True
-    unanswered_message = "Choose a label (or Other) before going on."
+    unanswered_message = gettext_lazy("Choose a label (or Other) before going on.")
     back_leaves_refused_answers = False  # one pick is the whole answer: a refused one is a mistake
 
     def qualification_screens(self, campaign, per_seat, suggester):

@@ -7,6 +7,7 @@ per-process screens cache (labeling.screens). A quiz item is a real dialogue ren
 code as a work item, carrying nothing of its gold label or explanation.
 """
 
+import functools
 import hashlib
 import hmac
 import time
@@ -18,6 +19,7 @@ from django.conf import settings
 from django.db.models import Exists, OuterRef, Q
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
+from django.utils.translation import get_language, gettext
 
 from annotation.models import Label
 from annotation.taxonomy import normalise_label_name
@@ -49,6 +51,7 @@ def screen_context(assignment, item, saved: tuple | None) -> dict:
     bookkeeping was half of a Next's render), and every value put in is escaped or was escaped
     when its cache was filled (the turns in labeling.screens, the label list and blurbs below)."""
     blurbs = cached_labels(assignment.hit.campaign_id).blurbs
+    parts = _parts(get_language())
     hit_screens = screens.screens_of(assignment.hit, assignment.seat)
     saved_name, saved_text, saved_method = saved or (None, "", "")
     other_open = saved_method in (Response.OTHER_LIST, Response.OTHER_NEW)
@@ -65,7 +68,7 @@ def screen_context(assignment, item, saved: tuple | None) -> dict:
         )
         for key, name in enumerate(choices_shown(assignment, item), start=1)
     )
-    other = _OTHER.format(
+    other = parts.other.format(
         open=" open" if other_open else "",
         labels=_label_list_html(saved_name if other_open else "", assignment.hit.campaign_id),
         new_label=NEW_LABEL,
@@ -73,37 +76,63 @@ def screen_context(assignment, item, saved: tuple | None) -> dict:
         text=escape(saved_text),
     )
     return {
-        "lead_html": mark_safe(_LEAD.format(turns=hit_screens[item.position].turns_html)),  # escaped there
+        "lead_html": mark_safe(parts.lead.format(turns=hit_screens[item.position].turns_html)),  # escaped there
         "answers_html": mark_safe(f"{choices}\n\n      {other}"),
-        "hints_html": _HINTS,
+        "hints_html": parts.hints,
         "autosave_trigger": _AUTOSAVE_TRIGGER,
     }
 
 
-# the screen's parts, around the values escaped above
+# the screen's parts, around the values escaped above (label names are shown as they are: dir="auto")
 _CHOICE = (
     '<label class="choice">\n        <input type="radio" name="answer" value="{name}" data-key="{key}"{checked}>\n'
-    '        <span class="choice-name"><kbd>{key}</kbd> {name}</span>\n        {blurb}\n      </label>'
+    '        <span class="choice-name"><kbd>{key}</kbd> <span dir="auto">{name}</span></span>\n        {blurb}\n'
+    "      </label>"
 )
-_LEAD = (
-    '  <ol class="dialogue">\n    {turns}\n  </ol>\n'
-    '  <p class="muted">What is the emotion or intent of the <mark>highlighted</mark> turn?</p>\n'
-)
-_OTHER = """<details class="other" id="other-panel"{open}>
-        <summary><kbd>4</kbd> Other: any label, or a new one</summary>
-        <input type="search" id="label-filter" placeholder="Type to filter the labels" autocomplete="off" aria-label="Filter labels">
+
+
+@dataclass(frozen=True)
+class _Parts:
+    lead: str  # format string: {turns}
+    other: str  # format string: {open}, {labels}, {new_label}, {new_checked}, {text}
+    hints: str  # safe HTML
+
+
+@functools.cache
+def _parts(language: str | None) -> _Parts:
+    """The screen's words in `language` (the active one, which this reads the catalog in), built
+    once per process and language: a screen looks them up in a dict, not the catalog. (Each
+    gettext stands outside the f-strings: xgettext finds no call inside one.)"""
+    question = gettext("What is the emotion or intent of the <mark>highlighted</mark> turn?")
+    other_summary = escape(gettext("Other: any label, or a new one"))
+    filter_placeholder = escape(gettext("Type to filter the labels"))
+    filter_name = escape(gettext("Filter labels"))
+    new_label, new_placeholder = escape(gettext("A new label:")), escape(gettext("type it here"))
+    lead = f'  <ol class="dialogue" dir="auto">\n    {{turns}}\n  </ol>\n  <p class="muted">{_braces(question)}</p>\n'
+    other = f"""<details class="other" id="other-panel"{{open}}>
+        <summary><kbd>4</kbd> {_braces(other_summary)}</summary>
+        <input type="search" id="label-filter" dir="auto" placeholder="{_braces(filter_placeholder)}" autocomplete="off" aria-label="{_braces(filter_name)}">
         <ul class="label-list" id="label-list">
-          {labels}
+          {{labels}}
         </ul>
         <label class="new-label">
-          <input type="radio" name="answer" value="{new_label}"{new_checked}>
-          A new label: <input type="text" name="new_label" id="new-label-text" maxlength="64" value="{text}" placeholder="type it here">
+          <input type="radio" name="answer" value="{{new_label}}"{{new_checked}}>
+          {_braces(new_label)} <input type="text" name="new_label" id="new-label-text" maxlength="64" value="{{text}}" placeholder="{_braces(new_placeholder)}" dir="auto">
         </label>
       </details>"""
-_HINTS = mark_safe(
-    '<p class="key-hints muted">Keys: <kbd>1</kbd> <kbd>2</kbd> <kbd>3</kbd> pick · <kbd>4</kbd> Other · '
-    "<kbd>Enter</kbd> or <kbd>→</kbd> next · <kbd>←</kbd> back</p>"
-)
+    # the arrows point the way the page reads: "→ next" left to right, "← next" right to left
+    hints = gettext(
+        "Keys: <kbd>1</kbd> <kbd>2</kbd> <kbd>3</kbd> pick · <kbd>4</kbd> Other · "
+        "<kbd>Enter</kbd> or <kbd>→</kbd> next · <kbd>←</kbd> back"
+    )
+    return _Parts(lead, other, mark_safe(f'<p class="key-hints muted">{hints}</p>'))
+
+
+def _braces(text: str) -> str:
+    """A translation put into a format string: its own braces doubled (kept as they are)."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 # the autosave fires on a pick or on the new label's text, not on typing in the filter
 _AUTOSAVE_TRIGGER = mark_safe("change[target.name=='answer'||target.name=='new_label']")
 
@@ -151,7 +180,7 @@ def _read_label_set(campaign_id: int) -> LabelSet:
     html = format_html_join(
         "\n",
         '<li data-filter="{} {}"><label><input type="radio" name="answer" value="{}">'
-        ' <strong>{}</strong> <span class="muted">{}</span></label></li>',
+        ' <strong dir="auto">{}</strong> <span class="muted" dir="auto">{}</span></label></li>',
         ((lb.name.lower(), lb.description.lower(), lb.name, lb.name, lb.description) for lb in listed),
     )
     blurbs = {normalise_label_name(label.name): _blurb(label) for label in rows}
@@ -163,7 +192,7 @@ def _blurb(label: Label) -> str:
     examples = format_html_join("", "<li>“{}”</li>", ((example,) for example in label.examples))
     return str(
         format_html(
-            '<span class="choice-description muted">{}</span>\n        <ul class="examples">{}</ul>',
+            '<span class="choice-description muted" dir="auto">{}</span>\n        <ul class="examples" dir="auto">{}</ul>',
             label.description,
             examples,
         )
@@ -179,7 +208,7 @@ def clean_answer(posted: Mapping[str, str]) -> LabelPick:
     of the three choices is stored as top3 there."""
     answer = posted.get("answer", "")
     if not answer:
-        raise AnswerRefused("Choose a label (or Other) before going on.")
+        raise AnswerRefused(gettext("Choose a label (or Other) before going on."))
     if answer == NEW_LABEL:
         return LabelPick(None, posted.get("new_label", ""), Response.OTHER_NEW)
     return LabelPick(answer, "", Response.OTHER_LIST)

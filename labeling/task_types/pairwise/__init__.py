@@ -18,6 +18,8 @@ that ModelVersion), `ids:<id>,<id>,...`; or a CSV of `dialogue_a,dialogue_b` pai
 
 from collections.abc import Mapping
 
+from django.utils.translation import gettext
+
 from labeling.crowd import win_rates
 from labeling.models import Worker
 from labeling.task_types.base import AnswerRefused, Export, ScreenPlan, TaskType, export_records
@@ -63,7 +65,9 @@ class Pairwise(TaskType):
         for question in questions:
             side = posted.get(f"q_{question['key']}", "")
             if side not in SIDES:
-                raise AnswerRefused(f"Answer every question (still open: {question['title']}).")
+                raise AnswerRefused(
+                    gettext("Answer every question (still open: %(title)s).") % {"title": question["title"]}
+                )
             answer[question["key"]] = side
         return answer
 
