@@ -141,6 +141,7 @@ PARTICIPANT = [
     "labeling/partials/screen.html",
     "labeling/platform/*.html",
     "labeling/task_types/pairwise.html",
+    "labeling/study/*.html",
 ]
 RESEARCHER = [
     "researcher_base.html",
@@ -191,6 +192,7 @@ _STRIPPED = [
     r"\{#.*?#\}",
     r"\{%\s*blocktranslate.*?\{%\s*endblocktranslate\s*%\}",
     r"\{%\s*if user\.is_staff\s*%\}.*?\{%\s*endif\s*%\}",  # the researcher's links, in English
+    r"\{%\s*block main_attrs\s*%\}.*?\{%\s*endblock\s*%\}",  # the main element's attributes (data-step)
     r"<script\b.*?</script>",
     r"<style\b.*?</style>",
     r"\{%.*?%\}",
