@@ -12,9 +12,10 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotation.models import Label
+from jobs.webhooks import events as webhook_events
 from labeling import audit_trail, seats, task_types
 from labeling.hits import build_hits
-from labeling.models import HIT, LAST_TURN_LABEL, Campaign
+from labeling.models import HIT, LAST_TURN_LABEL, Assignment, Campaign
 
 ALLOWED = {
     Campaign.DRAFT: {Campaign.OPEN, Campaign.CLOSED},
@@ -163,3 +164,34 @@ def change_campaign_settings(campaign: Campaign, changes: dict, reason: str = ""
     for name, value in changed.items():
         setattr(campaign, name, value)
     return list(changed)
+
+
+def announce_progress(campaign_id: int) -> None:
+    """After a submission commits: campaign.filled once every seat of the campaign is taken, and
+    campaign.completed once every seat holds submitted work (each once per campaign). The checks
+    run only when an endpoint wants the kind, after the commit; only rows are inserted."""
+    webhook_events.emit(
+        "campaign.filled", f"campaign.filled:{campaign_id}", lambda: _filled(campaign_id), send_now=False
+    )
+    webhook_events.emit(
+        "campaign.completed", f"campaign.completed:{campaign_id}", lambda: _completed(campaign_id), send_now=False
+    )
+
+
+def _seats(campaign_id: int) -> int:
+    return sum(HIT.objects.filter(campaign_id=campaign_id).values_list("required_workers", flat=True))
+
+
+def _filled(campaign_id: int) -> dict | None:
+    hits = HIT.objects.filter(campaign_id=campaign_id)
+    if not hits.exists() or hits.filter(seats_free__gt=0).exists():
+        return None
+    return {"campaign": campaign_id, "seats": _seats(campaign_id)}
+
+
+def _completed(campaign_id: int) -> dict | None:
+    seats_total = _seats(campaign_id)
+    done = Assignment.objects.done().filter(hit__campaign_id=campaign_id, phantom=False).count()
+    if not seats_total or done < seats_total:
+        return None
+    return {"campaign": campaign_id, "seats": seats_total, "submitted": done}
