@@ -97,6 +97,9 @@ class WebhookAttempt(models.Model):
         ordering = ["number"]
         constraints = [models.UniqueConstraint(fields=["delivery", "number"], name="webhook_attempt_once")]
 
+    def __str__(self) -> str:
+        return f"attempt {self.number} of delivery {self.delivery_id}: {self.status_code or self.error}"
+
     @property
     def ok(self) -> bool:
         return self.status_code is not None and 200 <= self.status_code < 300
