@@ -192,13 +192,7 @@ def test_rounds_without_a_gain_say_why_and_rounds_with_one_say_nothing():
     flat = [
         {"round": 1, "name": "base", "dialogue_macro_f1": 0.207},
         {"round": 2, "name": "+SBERT", "dialogue_macro_f1": 0.214, "expanded": 183, "threshold": 0.92},
-        {
-            "round": 3,
-            "name": "+self-labeled",
-            "dialogue_macro_f1": 0.214,
-            "self_labeled": 0,
-            "highest_confidence": 0.23,
-        },
+        {"round": 3, "name": "+self-labeled", "dialogue_macro_f1": 0.214, "self_labeled": 0, "highest_confidence": 0.23},
         {"round": 4, "name": "+SBERT(self)", "dialogue_macro_f1": 0.214, "expanded": 0, "threshold": 0.9},
     ]
     notes = why_no_gain(flat, test_size=18)
