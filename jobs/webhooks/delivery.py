@@ -28,7 +28,7 @@ from django.utils import timezone
 
 from jobs.webhooks import signing
 from jobs.webhooks.endpoints import blocked_address, secret_of
-from jobs.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEvent
+from jobs.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 USER_AGENT = "dialogue-curation-webhooks/1"
 
@@ -67,7 +67,13 @@ def _claim(delivery_id: int) -> bool:
     due = Q(status=WebhookDelivery.PENDING, next_attempt_at__lte=now) | Q(
         status=WebhookDelivery.SENDING, lease_until__lt=now
     )
-    claimed = WebhookDelivery.objects.filter(due, pk=delivery_id, attempts__lt=F("attempt_limit")).update(
+    # The conditions stay on the updated row itself (no join, which Django would turn into a
+    # `pk IN (subquery)` that a concurrent claim does not re-check). A switched-off endpoint's
+    # deliveries wait, and go out when it is switched on again.
+    live_endpoints = WebhookEndpoint.objects.filter(active=True).values("pk")
+    claimed = WebhookDelivery.objects.filter(
+        due, pk=delivery_id, attempts__lt=F("attempt_limit"), endpoint_id__in=live_endpoints
+    ).update(
         status=WebhookDelivery.SENDING,
         lease_until=now + timedelta(seconds=_lease_seconds()),
         attempts=F("attempts") + 1,
@@ -163,6 +169,7 @@ def send_due() -> dict:
         Q(status=WebhookDelivery.PENDING, next_attempt_at__lte=now)
         | Q(status=WebhookDelivery.SENDING, lease_until__lt=now),
         attempts__lt=F("attempt_limit"),
+        endpoint__active=True,
     )
     ids = list(due.values_list("pk", flat=True)[:1000])
     queue_deliveries(ids)

@@ -417,3 +417,13 @@ def test_the_schema_lists_the_webhook_endpoints_without_warnings():
     assert created["content"]["application/json"]["schema"]["$ref"].endswith("/CreatedEndpoint")
     messages = [*GENERATOR_STATS._warn_cache, *GENERATOR_STATS._error_cache]
     assert [m for m in messages if "webhook" in m.lower()] == []
+
+
+@pytest.mark.django_db
+def test_a_switched_off_endpoints_deliveries_wait_until_it_is_on_again(receiver, queued):
+    endpoint, _, event = record_one(url=receiver.url, send_now=False)
+    row = event.deliveries.get()
+    change_endpoint(endpoint, active=False)
+    assert delivery.send(row.pk)["skipped"] == "not due" and delivery.send_due() == {"queued": 0}
+    change_endpoint(endpoint, active=True)
+    assert delivery.send(row.pk)["ok"] and len(receiver.received) == 1
