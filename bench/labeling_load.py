@@ -789,6 +789,8 @@ def webhooks_on(delay: float, sent: list[int]):
         while not stopping.is_set():
             due = list(WebhookDelivery.objects.filter(status=WebhookDelivery.PENDING).values_list("pk", flat=True)[:50])
             for pk in due:
+                if stopping.is_set():
+                    break
                 if delivery.send(pk).get("ok"):
                     sent.append(pk)
             stopping.wait(0.5)
@@ -799,7 +801,7 @@ def webhooks_on(delay: float, sent: list[int]):
 
     def stop() -> None:
         stopping.set()
-        thread.join(timeout=30)
+        thread.join(timeout=max(30.0, 3 * delay))  # at most one delivery is still in flight
         server.shutdown()
 
     return stop

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Count, Q, Sum
 
 from annotation.models import Label
 from jobs.webhooks import events as webhook_events
@@ -168,30 +169,36 @@ def change_campaign_settings(campaign: Campaign, changes: dict, reason: str = ""
 
 def announce_progress(campaign_id: int) -> None:
     """After a submission commits: campaign.filled once every seat of the campaign is taken, and
-    campaign.completed once every seat holds submitted work (each once per campaign). The checks
-    run only when an endpoint wants the kind, after the commit; only rows are inserted."""
-    webhook_events.emit(
-        "campaign.filled", f"campaign.filled:{campaign_id}", lambda: _filled(campaign_id), send_now=False
-    )
-    webhook_events.emit(
-        "campaign.completed", f"campaign.completed:{campaign_id}", lambda: _completed(campaign_id), send_now=False
-    )
+    campaign.completed once every seat holds submitted work (each once per campaign). The check
+    (one query while a seat is free) runs only when an endpoint wants the kind, after the commit."""
+    progress = _Progress(campaign_id)
+    webhook_events.emit("campaign.filled", f"campaign.filled:{campaign_id}", progress.filled, send_now=False)
+    webhook_events.emit("campaign.completed", f"campaign.completed:{campaign_id}", progress.completed, send_now=False)
 
 
-def _seats(campaign_id: int) -> int:
-    return sum(HIT.objects.filter(campaign_id=campaign_id).values_list("required_workers", flat=True))
+class _Progress:
+    """A campaign's seats, read once for both events."""
 
+    def __init__(self, campaign_id: int) -> None:
+        self.campaign_id = campaign_id
+        self._seats: dict | None = None
 
-def _filled(campaign_id: int) -> dict | None:
-    hits = HIT.objects.filter(campaign_id=campaign_id)
-    if not hits.exists() or hits.filter(seats_free__gt=0).exists():
-        return None
-    return {"campaign": campaign_id, "seats": _seats(campaign_id)}
+    def seats(self) -> dict:
+        if self._seats is None:
+            self._seats = HIT.objects.filter(campaign_id=self.campaign_id).aggregate(
+                total=Sum("required_workers"), free=Count("pk", filter=Q(seats_free__gt=0))
+            )
+        return self._seats
 
+    def filled(self) -> dict | None:
+        seats = self.seats()
+        if not seats["total"] or seats["free"]:
+            return None
+        return {"campaign": self.campaign_id, "seats": seats["total"]}
 
-def _completed(campaign_id: int) -> dict | None:
-    seats_total = _seats(campaign_id)
-    done = Assignment.objects.done().filter(hit__campaign_id=campaign_id, phantom=False).count()
-    if not seats_total or done < seats_total:
-        return None
-    return {"campaign": campaign_id, "seats": seats_total, "submitted": done}
+    def completed(self) -> dict | None:
+        filled = self.filled()  # every seat holds submitted work only once every seat is taken
+        if filled is None:
+            return None
+        done = Assignment.objects.done().filter(hit__campaign_id=self.campaign_id, phantom=False).count()
+        return {**filled, "submitted": done} if done >= filled["seats"] else None

@@ -23,7 +23,8 @@ from django.db import transaction
 
 from jobs.webhooks.models import EVENT_KINDS, WebhookEndpoint
 
-WANTED_KINDS_CACHE_KEY = "webhooks:wanted-kinds:v1"
+WANTED_KINDS_CACHE_KEY = "webhooks:live-endpoints:v1"
+WANTED_KINDS_CACHE_SECONDS = 30
 
 
 class EndpointRefused(ValueError):
@@ -107,20 +108,21 @@ def blocked_address(host: str, port: int) -> str | None:
     return None
 
 
+def live_endpoints() -> list[tuple[int, list[str]]]:
+    """(id, kinds) of every active endpoint, cached (the shared cache; with no REDIS_URL each
+    process's own, for at most WANTED_KINDS_CACHE_SECONDS) until an endpoint changes: a
+    participant's submission asks this, and reads no endpoint row from the database."""
+    rows = cache.get(WANTED_KINDS_CACHE_KEY)
+    if rows is None:
+        rows = [
+            (pk, list(kinds)) for pk, kinds in WebhookEndpoint.objects.filter(active=True).values_list("pk", "kinds")
+        ]
+        cache.set(WANTED_KINDS_CACHE_KEY, rows, WANTED_KINDS_CACHE_SECONDS)
+    return [(pk, kinds) for pk, kinds in rows]
+
+
 def wanted_kinds() -> frozenset[str]:
-    """The kinds some active endpoint wants, cached (shared cache) until an endpoint changes: a
-    participant's request asks this, and records nothing when no endpoint wants the kind."""
-    kinds = cache.get(WANTED_KINDS_CACHE_KEY)
-    if kinds is None:
-        kinds = sorted(
-            {
-                kind
-                for row in WebhookEndpoint.objects.filter(active=True).values_list("kinds", flat=True)
-                for kind in row
-            }
-        )
-        cache.set(WANTED_KINDS_CACHE_KEY, kinds, 300)
-    return frozenset(kinds)
+    return frozenset(kind for _, kinds in live_endpoints() for kind in kinds)
 
 
 def forget_wanted_kinds() -> None:

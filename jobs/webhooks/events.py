@@ -24,8 +24,8 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from jobs.webhooks.endpoints import wanted_kinds
-from jobs.webhooks.models import EVENT_KINDS, WebhookDelivery, WebhookEndpoint, WebhookEvent
+from jobs.webhooks.endpoints import forget_wanted_kinds, live_endpoints
+from jobs.webhooks.models import EVENT_KINDS, WebhookDelivery, WebhookEvent
 
 logger = logging.getLogger(__name__)
 
@@ -50,36 +50,41 @@ def _record_quietly(kind: str, key: str, data: EventData, send_now: bool) -> Non
 def record(kind: str, key: str, data: EventData, *, send_now: bool = True) -> WebhookEvent | None:
     """Record the event of `key` and its deliveries; None when no endpoint wants `kind`, there is
     nothing to announce, or the event was recorded before."""
-    if kind not in wanted_kinds():
-        return None
-    key = key[:200]
-    endpoints = WebhookEndpoint.objects.wanting(kind)
-    if not endpoints:
+    endpoint_ids = [pk for pk, kinds in live_endpoints() if kind in kinds]
+    if not endpoint_ids:
         return None
     payload = data() if callable(data) else data
     if payload is None:
         return None
-    event = _insert_once(kind, key, payload)
-    if event is None:
-        return None
-    now = timezone.now()
-    WebhookDelivery.objects.bulk_create(
-        [WebhookDelivery(event=event, endpoint=endpoint, attempt_limit=settings.WEBHOOK_MAX_ATTEMPTS, next_attempt_at=now)
-         for endpoint in endpoints],
-        ignore_conflicts=True,
-    )  # fmt: skip
-    if send_now:
+    try:
+        event = _insert_once(kind, key[:200], payload, endpoint_ids)
+    except IntegrityError:  # an endpoint deleted since the cache was filled: read them afresh
+        forget_wanted_kinds()
+        endpoint_ids = [pk for pk, kinds in live_endpoints() if kind in kinds]
+        event = _insert_once(kind, key[:200], payload, endpoint_ids) if endpoint_ids else None
+    if event is not None and send_now:
         from jobs.webhooks.delivery import queue_deliveries
 
         queue_deliveries(list(event.deliveries.values_list("pk", flat=True)))
     return event
 
 
-def _insert_once(kind: str, key: str, payload: dict[str, Any]) -> WebhookEvent | None:
-    if WebhookEvent.objects.filter(key=key).exists():
-        return None
+def _insert_once(kind: str, key: str, payload: dict[str, Any], endpoint_ids: list[int]) -> WebhookEvent | None:
+    """The event and one pending delivery per endpoint, in one transaction (two statements); None
+    when the key was recorded already (by a retry, or another process since our read). It runs
+    after the writer's commit, so the deferred foreign keys are checked here, at this commit."""
     try:
         with transaction.atomic():
-            return WebhookEvent.objects.create(key=key, kind=kind, data=payload)
-    except IntegrityError:  # another process recorded it between the check and the insert
-        return None
+            event = WebhookEvent.objects.create(key=key, kind=kind, data=payload)
+            now, limit = timezone.now(), settings.WEBHOOK_MAX_ATTEMPTS
+            WebhookDelivery.objects.bulk_create(
+                [
+                    WebhookDelivery(event=event, endpoint_id=pk, attempt_limit=limit, next_attempt_at=now)
+                    for pk in endpoint_ids
+                ]
+            )
+    except IntegrityError:
+        if WebhookEvent.objects.filter(key=key).exists():
+            return None
+        raise
+    return event

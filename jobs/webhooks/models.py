@@ -18,12 +18,6 @@ EVENT_KINDS = {
 }
 
 
-class WebhookEndpointQuerySet(models.QuerySet):
-    def wanting(self, kind: str):
-        # kinds is a JSON list; filtered in Python so SQLite and PostgreSQL read it alike
-        return [endpoint for endpoint in self.filter(active=True) if kind in endpoint.kinds]
-
-
 class WebhookEndpoint(models.Model):
     url = models.URLField(max_length=500)
     kinds = models.JSONField(default=list, help_text="the event kinds it receives")
@@ -34,8 +28,6 @@ class WebhookEndpoint(models.Model):
     active = models.BooleanField(default=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-
-    objects = WebhookEndpointQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]
