@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from jobs.webhooks.endpoints import forget_wanted_kinds, live_endpoints
@@ -70,11 +70,13 @@ def record(kind: str, key: str, data: EventData, *, send_now: bool = True) -> We
 
 
 def _insert_once(kind: str, key: str, payload: dict[str, Any], endpoint_ids: list[int]) -> WebhookEvent | None:
-    """The event and one pending delivery per endpoint, in one transaction (two statements); None
+    """The event and one pending delivery per endpoint, in one transaction (two inserts); None
     when the key was recorded already (by a retry, or another process since our read). It runs
     after the writer's commit, so the deferred foreign keys are checked here, at this commit."""
+    outermost = not connection.in_atomic_block
     try:
         with transaction.atomic():
+            _commit_without_waiting_for_disk(outermost)
             event = WebhookEvent.objects.create(key=key, kind=kind, data=payload)
             now, limit = timezone.now(), settings.WEBHOOK_MAX_ATTEMPTS
             WebhookDelivery.objects.bulk_create(
@@ -88,3 +90,14 @@ def _insert_once(kind: str, key: str, payload: dict[str, Any], endpoint_ids: lis
             return None
         raise
     return event
+
+
+def _commit_without_waiting_for_disk(outermost: bool) -> None:
+    """On PostgreSQL, this transaction's commit does not wait for its WAL to reach the disk: the
+    change it announces is committed (and flushed) already, and a participant's request would
+    otherwise wait for a second flush (bench/labeling_load.py --compare-webhooks). A crash of
+    PostgreSQL within a moment of it may lose the event, never the change or consistency. Only
+    in the outermost transaction (after the writer's commit): SET LOCAL lasts to its end."""
+    if outermost and connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")
