@@ -86,10 +86,9 @@ def test_a_submission_rolled_back_announces_nothing(django_capture_on_commit_cal
     one_seat_campaign()
     assignment = claim_next_hit(Worker.objects.create(external_id="w1"))
     answer_everything(assignment)
-    with django_capture_on_commit_callbacks(execute=True), pytest.raises(RuntimeError):
-        with transaction.atomic():
-            submit_assignment(assignment)
-            raise RuntimeError("the caller's transaction fails after the submission")
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(RuntimeError), transaction.atomic():
+        submit_assignment(assignment)
+        raise RuntimeError("the caller's transaction fails after the submission")
     assert not WebhookEvent.objects.exists()
 
 
