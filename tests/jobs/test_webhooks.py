@@ -9,6 +9,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+from django.db import connection
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -427,3 +428,20 @@ def test_a_switched_off_endpoints_deliveries_wait_until_it_is_on_again(receiver,
     assert delivery.send(row.pk)["skipped"] == "not due" and delivery.send_due() == {"queued": 0}
     change_endpoint(endpoint, active=True)
     assert delivery.send(row.pk)["ok"] and len(receiver.received) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="needs PostgreSQL's concurrent writers (set DATABASE_URL)"
+)
+def test_two_workers_handed_one_delivery_and_two_recorders_of_one_occurrence_make_one_of_each(receiver, queued):
+    from tests.threads import run_together
+
+    create_endpoint(receiver.url, ["job.failed"])
+    recorded = run_together(4, lambda i: events.record("job.failed", "job.failed:7:1:t", {"job": 7}, send_now=False))
+    assert sum(isinstance(result, WebhookEvent) for result in recorded) == 1, recorded
+    assert [r for r in recorded if r is not None and not isinstance(r, WebhookEvent)] == []
+    row = WebhookDelivery.objects.get()
+    outcomes = run_together(4, lambda i: delivery.send(row.pk))
+    assert sum(1 for outcome in outcomes if isinstance(outcome, dict) and outcome.get("ok")) == 1, outcomes
+    assert len(receiver.received) == 1 and WebhookAttempt.objects.count() == 1
