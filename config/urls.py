@@ -18,6 +18,7 @@ urlpatterns = [
     path("corpus/", include("annotation.urls")),
     path("labeling/", include("labeling.urls")),
     path("jobs/", include("jobs.urls")),
+    path("webhooks/", include("jobs.webhooks.urls")),
     path("models/", include("mlworkers.urls")),
     # the API's map is for staff, like the API itself
     path("api/schema/", SpectacularAPIView.as_view(permission_classes=[IsAdminUser]), name="api-schema"),

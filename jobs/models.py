@@ -71,3 +71,6 @@ class JobRun(models.Model):
     @property
     def can_retry(self) -> bool:
         return self.status in (self.FAILED, self.CANCELLED)
+
+
+from jobs.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent  # noqa: E402,F401

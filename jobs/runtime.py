@@ -38,6 +38,7 @@ from django.utils import timezone
 from config.scrub import scrub
 from jobs import registry
 from jobs.models import JobRun
+from jobs.webhooks import events as webhook_events
 
 logger = logging.getLogger(__name__)
 
@@ -201,9 +202,19 @@ def _finish(job: JobRun, status: str, *, result: dict | None = None, error: str 
     fields: dict[str, Any] = {"status": status, "error": error, "finished_at": timezone.now()}
     if result is not None:
         fields["result"] = result
-    JobRun.objects.filter(pk=job.pk, status=JobRun.RUNNING, attempts=job.attempts).update(**fields)
+    if JobRun.objects.filter(pk=job.pk, status=JobRun.RUNNING, attempts=job.attempts).update(**fields):
+        _announce(job, status, fields["finished_at"], error)
     if job.parent_id:
         settle_parent(job.parent_id)
+
+
+def _announce(job: JobRun, status: str, finished_at, error: str = "") -> None:
+    """The job.succeeded / job.failed event of this ending (one per job, attempt and end time)."""
+    kind = {JobRun.SUCCEEDED: "job.succeeded", JobRun.FAILED: "job.failed"}.get(status)
+    if kind:
+        data = {"job": job.pk, "job_kind": job.kind, "status": status, "error": error.splitlines()[0][:300] if error else "",
+                "parent": job.parent_id, "finished_at": finished_at.isoformat()}  # fmt: skip
+        webhook_events.emit(kind, f"{kind}:{job.pk}:{job.attempts}:{finished_at.isoformat()}", data)
 
 
 def report_progress(job: JobRun, done: int, total: int | None = None, message: str = "") -> None:
@@ -418,11 +429,11 @@ def _recover(job: JobRun) -> bool:
         if changed:
             _queue(job.pk, registry.get(job.kind).queue)
         return bool(changed)
-    failed = seen.update(
-        status=JobRun.FAILED,
-        error=f"worker lost {job.attempts} times (last heartbeat {since}); gave up after {limit} attempts",
-        finished_at=timezone.now(),
-    )
+    error = f"worker lost {job.attempts} times (last heartbeat {since}); gave up after {limit} attempts"
+    finished_at = timezone.now()
+    failed = seen.update(status=JobRun.FAILED, error=error, finished_at=finished_at)
+    if failed:
+        _announce(job, JobRun.FAILED, finished_at, error)
     if failed and job.parent_id:
         settle_parent(job.parent_id)
     return bool(failed)

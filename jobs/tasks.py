@@ -18,3 +18,22 @@ def start_scheduled_task(kind: str, parameters: dict | None = None) -> int | Non
     """Celery beat's entry (config.celery): queue a job of `kind` unless one with the same
     parameters is still queued or running, so a slow run never piles up copies of itself."""
     return runtime.start_scheduled(kind, parameters or {})
+
+
+# Webhook deliveries are Celery tasks of their own, not JobRuns: a JobRun's end is itself an
+# event (job.succeeded / job.failed), and one per delivery would announce itself without end.
+@shared_task(name="jobs.deliver_webhook", acks_late=True, ignore_result=True)
+def deliver_webhook_task(delivery_id: int) -> dict:
+    """One attempt of one webhook delivery (jobs.webhooks.delivery.send); its claim is
+    conditional, so a redelivered message or a second worker makes no second attempt."""
+    from jobs.webhooks import delivery
+
+    return delivery.send(delivery_id)
+
+
+@shared_task(name="jobs.send_due_webhooks", ignore_result=True)
+def send_due_webhooks_task() -> dict:
+    """Celery beat's sweep, every WEBHOOK_SWEEP_SECONDS: queue each webhook delivery that is due."""
+    from jobs.webhooks import delivery
+
+    return delivery.send_due()

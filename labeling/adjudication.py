@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from annotation import audit
 from annotation.models import Label, TurnLabel
+from jobs.webhooks import events as webhook_events
 from labeling.crowd.agreement import quiz_accuracy
 from labeling.crowd.dawid_skene import dawid_skene
 from labeling.crowd.majority import normalise_answer
@@ -77,6 +78,17 @@ class ShownAnswer:
     seconds: float
     quiz_accuracy: float | None
     dawid_skene_accuracy: float | None
+
+
+def announce_waiting(campaign: Campaign, occurrence: str) -> None:
+    """After an aggregation (`occurrence` names it, e.g. its job): the adjudication.waiting event,
+    when items of the campaign wait for a reviewer (counted only when an endpoint wants the kind)."""
+
+    def data() -> dict | None:
+        waiting = queue(campaign).count()
+        return {"campaign": campaign.pk, "campaign_name": campaign.name, "waiting": waiting} if waiting else None
+
+    webhook_events.emit("adjudication.waiting", f"adjudication.waiting:{campaign.pk}:{occurrence}", data)
 
 
 def item_evidence(row: AggregatedLabel) -> dict:

@@ -10,11 +10,13 @@ from collections.abc import Iterable
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Count, Q, Sum
 
 from annotation.models import Label
+from jobs.webhooks import events as webhook_events
 from labeling import audit_trail, seats, task_types
 from labeling.hits import build_hits
-from labeling.models import HIT, LAST_TURN_LABEL, Campaign
+from labeling.models import HIT, LAST_TURN_LABEL, Assignment, Campaign
 from labeling.study_flow.config import FlowRefused, clean_flow
 
 ALLOWED = {
@@ -189,3 +191,40 @@ def change_campaign_settings(campaign: Campaign, changes: dict, reason: str = ""
     for name, value in changed.items():
         setattr(campaign, name, value)
     return list(changed)
+
+
+def announce_progress(campaign_id: int) -> None:
+    """After a submission commits: campaign.filled once every seat of the campaign is taken, and
+    campaign.completed once every seat holds submitted work (each once per campaign). The check
+    (one query while a seat is free) runs only when an endpoint wants the kind, after the commit."""
+    progress = _Progress(campaign_id)
+    webhook_events.emit("campaign.filled", f"campaign.filled:{campaign_id}", progress.filled, send_now=False)
+    webhook_events.emit("campaign.completed", f"campaign.completed:{campaign_id}", progress.completed, send_now=False)
+
+
+class _Progress:
+    """A campaign's seats, read once for both events."""
+
+    def __init__(self, campaign_id: int) -> None:
+        self.campaign_id = campaign_id
+        self._seats: dict | None = None
+
+    def seats(self) -> dict:
+        if self._seats is None:
+            self._seats = HIT.objects.filter(campaign_id=self.campaign_id).aggregate(
+                total=Sum("required_workers"), free=Count("pk", filter=Q(seats_free__gt=0))
+            )
+        return self._seats
+
+    def filled(self) -> dict | None:
+        seats = self.seats()
+        if not seats["total"] or seats["free"]:
+            return None
+        return {"campaign": self.campaign_id, "seats": seats["total"]}
+
+    def completed(self) -> dict | None:
+        filled = self.filled()  # every seat holds submitted work only once every seat is taken
+        if filled is None:
+            return None
+        done = Assignment.objects.done().filter(hit__campaign_id=self.campaign_id, phantom=False).count()
+        return {**filled, "submitted": done} if done >= filled["seats"] else None

@@ -19,9 +19,13 @@ class AggregateCampaignParameters(JobParameters):
 def aggregate_campaign_job(job, campaign_id: int) -> dict:
     """Aggregate with the campaign's task type (a label campaign first opens the extra seats that
     are due: follow-up HITs under a redundancy policy, tie-break HITs under `fixed`)."""
+    from labeling.adjudication import announce_waiting
+
     campaign = Campaign.objects.get(pk=campaign_id)
     with audit.acting_as(audit_trail.job_actor(job, audit_trail.AGGREGATION)):
-        return {"campaign": campaign_id, **task_types.of(campaign).aggregate(campaign)}
+        outcome = {"campaign": campaign_id, **task_types.of(campaign).aggregate(campaign)}
+    announce_waiting(campaign, f"job-{job.pk}")
+    return outcome
 
 
 class PlatformSyncParameters(JobParameters):

@@ -112,7 +112,8 @@ def _fast_password_hasher(settings):
 @pytest.fixture(autouse=True)
 def _no_process_cache_outlives_its_test():
     """A test's database rolls back and (on SQLite) hands the same ids out again, so what a process
-    cached by id (an assignment's route, a HIT's screens, a campaign's label set) is forgotten after
+    cached by id (an assignment's route, a HIT's screens, a campaign's label set, the event kinds
+    webhook endpoints want) is forgotten after
     each test: no state leaks from one test into the next. Settings are untouched."""
     yield
     from labeling import fast_path, screens
@@ -121,6 +122,11 @@ def _no_process_cache_outlives_its_test():
     fast_path.forget_routes()
     screens.forget()
     screen.forget_labels()
+    from django.core.cache import cache
+
+    from jobs.webhooks.endpoints import WANTED_KINDS_CACHE_KEY
+
+    cache.delete(WANTED_KINDS_CACHE_KEY)  # the kinds some webhook endpoint wants, read from rows rolled back
 
 
 def seed_reference_data() -> None:

@@ -11,7 +11,8 @@ from django.db.models import DateTimeField, Exists, ExpressionWrapper, OuterRef
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from labeling import fast_path, qualification, quiz_pool, seats, task_types, workers
+from jobs.webhooks import events as webhook_events
+from labeling import campaigns, fast_path, qualification, quiz_pool, seats, task_types, workers
 from labeling.actions import SubmissionRefused, lock_live
 from labeling.models import HIT, Assignment, Campaign, HITItem, Publication, Worker, seat_items_q
 from labeling.study_flow import config as study_config
@@ -83,6 +84,7 @@ def submit_assignment(assignment: Assignment) -> SubmissionResult:
         # (a platform worker's only once the platform confirms it: confirm_platform_submission)
         if current.worker.platform == Worker.SITE:
             quiz_pool.record_reveals(qualification.not_yet_revealed(current, (w.question_id for w in result.wrong)))
+        _announce(current, now, result)
     # The caller's object now holds what the row holds (read under the lock, plus this update),
     # without reading it a third time.
     for model_field in Assignment._meta.concrete_fields:
@@ -90,6 +92,17 @@ def submit_assignment(assignment: Assignment) -> SubmissionResult:
     for name, value in changes.items():
         setattr(assignment, name, value)
     return SubmissionResult(result.quiz_correct, result.quiz_total, result.wrong, code)
+
+
+def _announce(assignment: Assignment, submitted_at: datetime, result: SubmissionResult) -> None:
+    """The assignment.submitted event, and the campaign's filled / completed ones when this was
+    the work that made them true. Only rows are inserted here, after the commit and only when an
+    endpoint wants the kind; a worker delivers them (jobs.webhooks.events)."""
+    campaign_id = assignment.hit.campaign_id
+    data = {"assignment": assignment.pk, "hit": assignment.hit_id, "campaign": campaign_id, "worker": assignment.worker_id,
+            "submitted_at": submitted_at.isoformat(), "quiz_correct": result.quiz_correct, "quiz_total": result.quiz_total}  # fmt: skip
+    webhook_events.emit("assignment.submitted", f"assignment.submitted:{assignment.pk}", data, send_now=False)
+    campaigns.announce_progress(campaign_id)
 
 
 def quiz_result(assignment: Assignment) -> SubmissionResult:

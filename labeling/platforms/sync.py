@@ -46,6 +46,7 @@ from django.utils import timezone
 
 from annotation import audit
 from config.scrub import scrub
+from jobs.webhooks import events as webhook_events
 from labeling import audit_trail, hits, payments, qualification, task_types
 from labeling.actions import claim, submit
 from labeling.models import Assignment, Campaign, PlatformSubmission, Publication, Worker, seat_items_q
@@ -76,11 +77,13 @@ def sync_publication(publication: Publication, platform: CrowdPlatform | None = 
     platform = platform or get_platform(publication.platform)
     if not _take_lease(publication):
         raise SyncBusy(f"a sync of {publication} is already running")
+    started = timezone.now()
     try:
         with audit.acting_as(audit.system(audit_trail.PLATFORM_SYNC)):  # its approvals and payments are the sync's
-            counts = _sync(publication, platform)
+            counts = _sync(publication, platform, started)
     except PlatformError as error:
         Publication.objects.filter(pk=publication.pk).update(last_sync_error=scrub(error)[:2000])
+        _announce_error(publication, started, scrub(error))
         raise
     finally:
         Publication.objects.filter(pk=publication.pk).update(sync_lease_until=None)
@@ -104,7 +107,7 @@ def _take_lease(publication: Publication) -> bool:
     return bool(free.update(sync_lease_until=now + LEASE))
 
 
-def _sync(publication: Publication, platform: CrowdPlatform) -> dict:
+def _sync(publication: Publication, platform: CrowdPlatform, started) -> dict:
     campaign = publication.campaign
     counts: Counter = Counter()
     claim.expire_stale_assignments()
@@ -136,12 +139,20 @@ def _sync(publication: Publication, platform: CrowdPlatform) -> dict:
     counts["fetched"] = len(results)
     if failures:
         Publication.objects.filter(pk=publication.pk).update(last_sync_error=scrub("; ".join(failures))[:2000])
+        _announce_error(publication, started, scrub("; ".join(failures)))
     return dict(counts)
 
 
 def _shares_unknown(publication: Publication) -> list[int]:
     """Assignments approved in part on the platform whose share nobody recorded yet."""
     return payments.shares_unknown(publication.campaign, SHARE_UNKNOWN)
+
+
+def _announce_error(publication: Publication, started, error: str) -> None:
+    """The platform.sync_error event of this sync run (one per publication and run)."""
+    data = {"campaign": publication.campaign_id, "publication": publication.pk, "platform": publication.platform,
+            "error": error[:1000], "sync_started_at": started.isoformat()}  # fmt: skip
+    webhook_events.emit("platform.sync_error", f"platform.sync_error:{publication.pk}:{started.isoformat()}", data)
 
 
 def _isolated(step: str, failures: list[str], action, *args) -> int:

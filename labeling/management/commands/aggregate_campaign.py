@@ -1,8 +1,10 @@
 import json
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
 
 from labeling import task_types
+from labeling.adjudication import announce_waiting
 from labeling.models import Campaign
 
 
@@ -19,4 +21,6 @@ class Command(BaseCommand):
         campaign = Campaign.objects.filter(pk=campaign_id).first()
         if campaign is None:
             raise CommandError(f"no campaign {campaign_id}")
-        self.stdout.write(json.dumps(task_types.of(campaign).aggregate(campaign)))
+        outcome = task_types.of(campaign).aggregate(campaign)
+        announce_waiting(campaign, f"command-{timezone.now().isoformat()}")
+        self.stdout.write(json.dumps(outcome))
