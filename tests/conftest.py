@@ -147,8 +147,11 @@ def seed_reference_data() -> None:
 
 @pytest.fixture(autouse=True)
 def _reference_data_in_transactional_tests(request):
+    """A test marked transactional, or one with a live server (which runs on a transactional
+    database too, after whatever flushed it last), starts with the reference rows."""
     marker = request.node.get_closest_marker("django_db")
-    if marker is None or not marker.kwargs.get("transaction"):
+    transactional = marker is not None and marker.kwargs.get("transaction")
+    if not transactional and "live_server" not in request.fixturenames:
         return
     request.getfixturevalue("transactional_db")
     seed_reference_data()

@@ -3,13 +3,13 @@ switch it off or delete it, and follow the deliveries with their attempts, repla
 No delivery runs here: a replay only queues one more attempt for a worker."""
 
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.db.models import Prefetch
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from config.access import staff_required
 from config.pages import confirmation_page, confirmed
 from jobs.webhooks import delivery as deliveries
 from jobs.webhooks.endpoints import EndpointRefused, change_endpoint, create_endpoint, delete_endpoint
@@ -28,7 +28,7 @@ def _list_page(request: HttpRequest, *, status: int = 200, error: EndpointRefuse
     return render(request, "jobs/webhooks/endpoint_list.html", context, status=status)
 
 
-@staff_member_required
+@staff_required
 def endpoint_list(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
         return _list_page(request)
@@ -55,7 +55,7 @@ def _with_attempts(queryset):
     )
 
 
-@staff_member_required
+@staff_required
 def endpoint_detail(request: HttpRequest, endpoint_id: int) -> HttpResponse:
     endpoint = get_object_or_404(WebhookEndpoint, pk=endpoint_id)
     rows = _with_attempts(endpoint.deliveries.all())[:PAGE_ROWS]
@@ -64,7 +64,7 @@ def endpoint_detail(request: HttpRequest, endpoint_id: int) -> HttpResponse:
     )
 
 
-@staff_member_required
+@staff_required
 @require_POST
 def endpoint_switch(request: HttpRequest, endpoint_id: int) -> HttpResponse:
     endpoint = get_object_or_404(WebhookEndpoint, pk=endpoint_id)
@@ -73,7 +73,7 @@ def endpoint_switch(request: HttpRequest, endpoint_id: int) -> HttpResponse:
     return redirect("webhooks:endpoint_detail", endpoint_id=endpoint.pk)
 
 
-@staff_member_required
+@staff_required
 @require_POST
 def endpoint_delete(request: HttpRequest, endpoint_id: int) -> HttpResponse:
     endpoint = get_object_or_404(WebhookEndpoint, pk=endpoint_id)
@@ -90,13 +90,13 @@ def endpoint_delete(request: HttpRequest, endpoint_id: int) -> HttpResponse:
     return redirect("webhooks:endpoint_list")
 
 
-@staff_member_required
+@staff_required
 def delivery_list(request: HttpRequest) -> HttpResponse:
     rows = _with_attempts(WebhookDelivery.objects.all())[:PAGE_ROWS]
     return render(request, "jobs/webhooks/delivery_list.html", {"deliveries": rows})
 
 
-@staff_member_required
+@staff_required
 @require_POST
 def delivery_replay(request: HttpRequest, delivery_id: int) -> HttpResponse:
     row = get_object_or_404(WebhookDelivery, pk=delivery_id)

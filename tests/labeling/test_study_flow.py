@@ -9,7 +9,6 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
-from django.utils import translation
 
 from annotation.models import AuditEntry
 from labeling.hits import build_hits
@@ -205,19 +204,19 @@ def test_a_survey_answer_off_its_scale_is_refused_naming_the_question(client, an
 
 
 def test_the_campaign_texts_follow_the_active_language_with_a_fallback(client, annotators, campaign):
-    """Django's active language picks the researcher's version (here: Arabic consent, instructions
-    and survey); what has no version in it (the practice items) is shown as written."""
+    """The participant's language (the browser's Accept-Language here) picks the researcher's
+    version (here: Arabic consent, instructions and survey); what has no version in it (the
+    practice items) is shown as written."""
     client.force_login(annotators[0])
     consent = reverse("labeling:study_consent", args=[campaign.pk])
-    with translation.override("ar"):
-        arabic = client.get(consent).content.decode()
-    english = client.get(consent).content.decode()
+    arabic = client.get(consent, HTTP_ACCEPT_LANGUAGE="ar").content.decode()
+    english = client.get(consent, HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert "عن هذه الدراسة" in arabic and "About this study" not in arabic
     assert "About this study" in english and "عن هذه الدراسة" not in english
     client.post(consent, {"decision": "agree"})
     client.post(reverse("labeling:study_instructions", args=[campaign.pk]))
-    with translation.override("ar"):
-        practice = client.get(reverse("labeling:study_practice", args=[campaign.pk])).content.decode()
+    practice = client.get(reverse("labeling:study_practice", args=[campaign.pk]), HTTP_ACCEPT_LANGUAGE="ar")
+    practice = practice.content.decode()
     assert "I got the job!" in practice  # no Arabic practice given: the campaign's own language
 
 
