@@ -2,9 +2,8 @@
 
 Every view is thin: the rules live in labeling.actions, and what a screen shows and what its
 answer is are the campaign's task type's (labeling.task_types): one screen template for every
-type, with the type's own block. An annotator only ever reaches their own assignments (anyone
-else's id is a 404). htmx requests get partials from templates/labeling/partials/; the same URLs
-serve whole pages to a reload or a browser without JS.
+type, with the type's own block. An annotator only reaches their own assignments (anyone else's
+id is a 404). htmx requests get partials; the same URLs serve whole pages without JS.
 """
 
 import functools
