@@ -377,7 +377,7 @@ def annotate(
             # screen in the claim's own answer (HX-Push-Url) uses; an older one redirects
             status, headers, page = browser.request("POST", "/labeling/claim/", form={}, htmx=True)
         else:
-            status, headers, page = open_landing(browser, landings.pop(0), tally, deadline)
+            status, headers, page, started = open_landing(browser, landings.pop(0), tally, deadline)
         tally.claim_ms.append((time.perf_counter() - started) * 1000)
         shown = status == 200 and ASSIGNMENT.search(headers.get("HX-Push-Url", ""))
         found = shown or (status == 302 and ASSIGNMENT.search(headers.get("Location", "")))
@@ -431,25 +431,27 @@ def annotate(
         tally.submitted.append(assignment)
 
 
-def open_landing(browser: Browser, url: str, tally: Tally, deadline: float) -> tuple[int, dict, str]:
+def open_landing(browser: Browser, url: str, tally: Tally, deadline: float) -> tuple[int, dict, str, float]:
     """GET a platform landing URL as the browser does: while it answers the "Checking" page (202,
     a Prolific landing whose check is still with the landing worker), wait the page's own refresh
     interval and GET it again. Records the seconds from the first GET to the answer that holds a
     HIT (a redirect to an assignment) and how many "Checking" pages came first; returns the last
-    answer. `claim_ms` times the last request only (the one that signs in and claims)."""
-    arrived = time.perf_counter()
+    answer and when its request was sent (time.perf_counter: `claim_ms` times that last request
+    only, the one that signs in and claims)."""
+    arrived = sent = time.perf_counter()
     checking = 0
     status, headers, page = browser.request("GET", url)
     while status == 202 and time.monotonic() < deadline:
         checking += 1
         time.sleep(prolific_landing.refresh_seconds(page))
+        sent = time.perf_counter()
         status, headers, page = browser.request("GET", url)
     if status == 302 and ASSIGNMENT.search(headers.get("Location", "")):
         tally.hold_s.append(time.perf_counter() - arrived)
         tally.checking_pages.append(checking)
     elif status != 202:
         tally.errors.append(f"landing answered {status}: {page[:200]!r}")
-    return status, headers, page
+    return status, headers, page, sent
 
 
 ARRIVALS = ("burst", "ramp", "poisson")
