@@ -1,7 +1,8 @@
 """Load test of the annotator pages: N simulated annotators over HTTP against gunicorn.
 
     .venv/bin/python bench/labeling_load.py [--annotators 100] [--hits-per-annotator 2] [--think 1.0]
-        [--arrival burst|ramp|poisson] [--ramp 30]
+        [--arrival burst|ramp|poisson] [--ramp 30] [--landing site|mturk|prolific]
+        [--prolific-latency-ms 300] [--landing-concurrency N] [--broker-url redis://127.0.0.1:6379/0]
 
 What it does:
 1. (re)creates the PostgreSQL database `bench_labeling` on 127.0.0.1 (override with --database-url),
@@ -35,6 +36,19 @@ kind, optional cProfile): the steadier figure on a shared machine.
 Ends with one line:
     annotators=N p95_ms=<the worst kind's p95> claim_p95_ms= screen_p95_ms= autosave_p95_ms=
     next_p95_ms= submit_p95_ms= submits_per_s= lost= doubled=
+
+--landing prolific (bench/prolific_landing.py): each participant opens the campaign's Prolific
+study link, its session an ACTIVE submission of the published study on the project's Prolific
+stand-in, served in a process of its own (bench/prolific_standin_server.py) answering after
+--prolific-latency-ms; the landing check runs on the Procfile's `landing` worker, which the bench
+starts with gunicorn, on the Redis broker --broker-url (use a database of your own). Each
+participant polls the "Checking" page at its own refresh interval until it holds a HIT, then
+works through it. One HIT each (a Prolific participant takes a study once): the campaign is sized
+to one seat per participant unless --hits says otherwise. Ends with
+    landing=prolific annotators=N latency_ms= hit_p95_s= hit_p50_s= hit_max_s= held= lost=
+    answers_lost= doubled=
+(hit_*_s: seconds from a participant's first GET to the answer that holds a HIT; lost: the
+participants who never held one).
 
 --compare-fast-path measures the annotator fast path (ANNOTATOR_FAST_PATH, labeling/fast_path.py)
 on against off in one run: --rounds rounds (default 2) of off then on, each on a fresh database
@@ -76,6 +90,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+import prolific_landing  # bench/ is on the path (above)
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/bench_labeling"
 HOST = "127.0.0.1"
@@ -84,7 +101,7 @@ KINDS = ("claim", "screen", "autosave", "next", "submit")  # every request an an
 CHOICE = re.compile(r'name="answer" value="([^"]+)" data-key="\d"')
 HEADING = re.compile(r"Dialog (\d+)/(\d+)")
 ASSIGNMENT = re.compile(r"/labeling/assignments/(\d+)/")
-LANDINGS = ("site", "mturk")
+LANDINGS = ("site", "mturk", "prolific")
 MTURK_SUBMIT_TO = "https://workersandbox.mturk.com"  # one of the landing's accepted turkSubmitTo hosts
 
 
@@ -169,6 +186,9 @@ def fill_database(
     build_hits(campaign, dialogues, seed=seed)
     if landing == "mturk":
         publish_on_mturk_standin(campaign)
+        return []
+    if landing == "prolific":
+        prolific_landing.record_study(campaign)
         return []
 
     users = get_user_model().objects
@@ -280,6 +300,8 @@ class Tally:
     errors: list[str] = field(default_factory=list)
     served: set[int] = field(default_factory=set)  # annotators (by index) that got at least one HIT
     turned_away: list[int] = field(default_factory=list)  # annotators whose first claim found no HIT
+    hold_s: list[float] = field(default_factory=list)  # per landing: seconds from its first GET to a HIT
+    checking_pages: list[int] = field(default_factory=list)  # per landing: "Checking" pages (202) before it
 
     def of(self, kind: str) -> list[float]:
         """The latencies (ms) of one kind of request, one of KINDS."""
@@ -355,7 +377,7 @@ def annotate(
             # screen in the claim's own answer (HX-Push-Url) uses; an older one redirects
             status, headers, page = browser.request("POST", "/labeling/claim/", form={}, htmx=True)
         else:
-            status, headers, page = browser.request("GET", landings.pop(0))
+            status, headers, page, started = open_landing(browser, landings.pop(0), tally, deadline)
         tally.claim_ms.append((time.perf_counter() - started) * 1000)
         shown = status == 200 and ASSIGNMENT.search(headers.get("HX-Push-Url", ""))
         found = shown or (status == 302 and ASSIGNMENT.search(headers.get("Location", "")))
@@ -407,6 +429,29 @@ def annotate(
         if status != 302 or not any(end in headers.get("Location", "") for end in ("feedback", "platform/return")):
             raise RuntimeError(f"submit of {assignment} answered {status} {headers.get('Location')}")
         tally.submitted.append(assignment)
+
+
+def open_landing(browser: Browser, url: str, tally: Tally, deadline: float) -> tuple[int, dict, str, float]:
+    """GET a platform landing URL as the browser does: while it answers the "Checking" page (202,
+    a Prolific landing whose check is still with the landing worker), wait the page's own refresh
+    interval and GET it again. Records the seconds from the first GET to the answer that holds a
+    HIT (a redirect to an assignment) and how many "Checking" pages came first; returns the last
+    answer and when its request was sent (time.perf_counter: `claim_ms` times that last request
+    only, the one that signs in and claims)."""
+    arrived = sent = time.perf_counter()
+    checking = 0
+    status, headers, page = browser.request("GET", url)
+    while status == 202 and time.monotonic() < deadline:
+        checking += 1
+        time.sleep(prolific_landing.refresh_seconds(page))
+        sent = time.perf_counter()
+        status, headers, page = browser.request("GET", url)
+    if status == 302 and ASSIGNMENT.search(headers.get("Location", "")):
+        tally.hold_s.append(time.perf_counter() - arrived)
+        tally.checking_pages.append(checking)
+    elif status != 202:
+        tally.errors.append(f"landing answered {status}: {page[:200]!r}")
+    return status, headers, page, sent
 
 
 ARRIVALS = ("burst", "ramp", "poisson")
@@ -618,8 +663,16 @@ def run_once(
     if args.landing == "mturk":
         landings = mturk_landing_urls(args.annotators, math.ceil(args.hits * WORKERS_PER_HIT / args.annotators))
         sessions = [None] * args.annotators
+    elif args.landing == "prolific":
+        landings = prolific_landing.landing_urls(args.annotators)
+        sessions = [None] * args.annotators
     env = gunicorn_env(args.database_url, secret_key) | (extra_env or {})
-    if args.landing == "mturk":
+    services = None
+    if args.landing == "prolific":
+        # the stand-in in its own process; gunicorn and the landing worker reach it as Prolific
+        services = prolific_landing.Services(args.port + 1, args.prolific_latency_ms, args.annotators, args.broker_url)
+        env |= services.env
+    if args.landing in ("mturk", "prolific"):
         # the annotators' own addresses (see run_annotators); the campaign's hourly cap on new
         # platform workers (a safety net against made-up ids, 300) raised to the bench's crowd
         landings_made = args.hits * WORKERS_PER_HIT
@@ -627,7 +680,14 @@ def run_once(
             "TRUST_X_FORWARDED_FOR": "1",
             "PLATFORM_NEW_WORKERS_PER_CAMPAIGN_PER_HOUR": str(max(300, 2 * landings_made)),
         }
-    server = start_gunicorn(args.port, args.workers, args.threads, args.worker_class, env)
+    try:
+        if services is not None:
+            args.landing_worker = " ".join(services.start_worker(env, args.landing_concurrency)[1:])
+        server = start_gunicorn(args.port, args.workers, args.threads, args.worker_class, env)
+    except BaseException:
+        if services is not None:
+            services.stop()
+        raise
     time.sleep(3)  # let every gunicorn worker finish importing the project before counting CPU
     client_cpu_before = resource.getrusage(resource.RUSAGE_SELF)
     server_cpu_before = worker_cpu_seconds(server.pid)
@@ -649,6 +709,9 @@ def run_once(
         client_cpu = _cpu_seconds(resource.getrusage(resource.RUSAGE_SELF)) - _cpu_seconds(client_cpu_before)
         server.terminate()
         server.wait(timeout=30)
+        if services is not None:
+            args.standin_stats = services.stats()
+            services.stop()
         if stop_prepared:
             stop_prepared()
     return Run(tally, elapsed, check_database(tally), server_cpu, database_cpu, client_cpu, env)
@@ -698,11 +761,39 @@ def report(args, run: Run) -> None:
         print(f"annotators that got no HIT at all: {len(tally.turned_away)} (the campaign ran out)")
     for error in tally.errors[:10]:
         print("error:", error)
+    if args.landing == "prolific":
+        report_prolific(args, run)
+        return
     p95 = run.p95()
     print(
         f"annotators={args.annotators} p95_ms={_worst(p95):.1f} "
         + " ".join(f"{kind}_p95_ms={p95[kind]:.1f}" for kind in KINDS)
         + f" submits_per_s={len(tally.submitted) / elapsed:.2f} lost={checks['lost']} doubled={checks['doubled']}"
+    )
+
+
+def report_prolific(args, run: Run) -> None:
+    """The Prolific landings: seconds from arrival to holding a HIT, and the line the run ends with.
+    held: participants whose landing reached a HIT; lost: the others (a refusal, or still on the
+    "Checking" page when --duration ran out)."""
+    tally, checks = run.tally, run.checks
+    held = len(tally.hold_s)
+    stats = getattr(args, "standin_stats", {})
+    print(
+        f"Prolific stand-in: latency {args.prolific_latency_ms:g} ms, {stats.get('api_requests', '?')} API calls "
+        f"{stats.get('by_route', {})}; landing worker: {getattr(args, 'landing_worker', '?')}"
+    )
+    print(
+        f"arrival to holding a HIT: p50 {percentile(tally.hold_s, 0.5):.2f} s  p95 {percentile(tally.hold_s, 0.95):.2f} s  "
+        f"max {max(tally.hold_s, default=float('nan')):.2f} s; 'Checking' pages before the HIT: "
+        f"p50 {percentile(tally.checking_pages, 0.5):g} max {max(tally.checking_pages, default=0)}; "
+        f"within 10 s: {sum(1 for s in tally.hold_s if s <= 10)} of {args.annotators}"
+    )
+    print(
+        f"landing=prolific annotators={args.annotators} latency_ms={args.prolific_latency_ms:g} "
+        f"hit_p95_s={percentile(tally.hold_s, 0.95):.2f} hit_p50_s={percentile(tally.hold_s, 0.5):.2f} "
+        f"hit_max_s={max(tally.hold_s, default=float('nan')):.2f} held={held} lost={args.annotators - held} "
+        f"answers_lost={checks['lost']} doubled={checks['doubled']}"
     )
 
 
@@ -871,8 +962,27 @@ def main() -> None:
         "--landing",
         choices=LANDINGS,
         default="site",
-        help="how annotators come in: site (signed-in site accounts, claiming from the home page) or mturk "
-        "(the campaign published on the MTurk stand-in; each HIT claimed by opening its MTurk landing URL)",
+        help="how annotators come in: site (signed-in site accounts, claiming from the home page), mturk "
+        "(the campaign published on the MTurk stand-in; each HIT claimed by opening its MTurk landing URL) or "
+        "prolific (each participant opens the study's Prolific link and polls the 'Checking' page until the "
+        "landing worker proved the session with the Prolific stand-in, served in its own process: "
+        "bench/prolific_landing.py)",
+    )
+    parser.add_argument(
+        "--prolific-latency-ms",
+        type=float,
+        default=300,
+        help="with --landing prolific: added to every answer of the Prolific stand-in (e.g. 300 typical, 3000 slow)",
+    )
+    parser.add_argument(
+        "--landing-concurrency",
+        type=int,
+        help="with --landing prolific: the landing worker's --concurrency (default: the Procfile's landing line)",
+    )
+    parser.add_argument(
+        "--broker-url",
+        default=prolific_landing.DEFAULT_BROKER,
+        help="with --landing prolific: the Redis broker gunicorn queues the landing checks on and the worker reads",
     )
     parser.add_argument("--ramp", type=float, help="seconds over which ramp and poisson arrivals spread (default 30)")
     # sync x 2 (one thread each: gunicorn makes a sync worker given threads gthread): on the 2-core
@@ -920,7 +1030,9 @@ def main() -> None:
         parser.error("the bench only talks to a database on 127.0.0.1")
     if args.annotators < 1:
         parser.error("--annotators: at least 1")
-    if args.hits is None:
+    if args.hits is None and args.landing == "prolific":
+        args.hits = hits_needed(args.annotators, 1)  # a Prolific participant takes the study once: one HIT
+    elif args.hits is None:
         if args.hits_per_annotator < 1:
             parser.error("--hits-per-annotator: at least 1, or some annotators get no HIT")
         args.hits = hits_needed(args.annotators, args.hits_per_annotator)
