@@ -20,7 +20,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from itertools import combinations
 
-from labeling.crowd.agreement import ConfusionMatrix, RatingTable
+from labeling.crowd.agreement import ConfusionMatrix, RatingTable, majority_confusion
 from labeling.crowd.rater_agreement import cohen_kappa
 
 Answer = tuple[Hashable, Hashable, str]  # (item, worker, answer)
@@ -116,16 +116,9 @@ def label_distribution(answers: Iterable[Answer], majority: Mapping[Hashable, st
 def worker_confusion(
     answers: Iterable[Answer], majority: Mapping[Hashable, str | None], worker: Hashable
 ) -> ConfusionMatrix:
-    """The majority label (rows) against this worker's answer (columns), items with a majority."""
-    pairs = [
-        (majority[item], answer) for item, who, answer in answers if who == worker and majority.get(item) is not None
-    ]
-    labels = sorted({label for pair in pairs for label in pair})
-    index = {label: position for position, label in enumerate(labels)}
-    counts = [[0] * len(labels) for _ in labels]
-    for winner, answer in pairs:
-        counts[index[winner]][index[answer]] += 1
-    return ConfusionMatrix(labels=labels, counts=counts)
+    """The majority label (rows) against this worker's answer (columns), items with a majority
+    (agreement.majority_confusion over this worker's answers alone)."""
+    return majority_confusion((majority.get(item), [answer]) for item, who, answer in answers if who == worker)
 
 
 def specific_agreement(table: RatingTable) -> dict[str, SpecificAgreement]:
