@@ -44,7 +44,12 @@ REPO = Path(__file__).resolve().parents[1]
 
 def _import_standin():
     """labeling.platforms.standin.prolific without the packages' __init__ (they import Django; the
-    stand-in itself is pure): its parent packages are registered as bare folders first."""
+    stand-in itself is pure): in a process of its own its parent packages are registered as bare
+    folders first. Loaded inside the project's process (a test), the real packages are used: a bare
+    `labeling.platforms.standin` left in sys.modules would hide the package's own names from every
+    later import in that process."""
+    if "labeling" in sys.modules:
+        return importlib.import_module("labeling.platforms.standin.prolific")
     for name in ("labeling", "labeling.platforms", "labeling.platforms.standin"):
         package = types.ModuleType(name)
         package.__path__ = [str(REPO.joinpath(*name.split(".")))]

@@ -80,3 +80,25 @@ def test_the_bench_waits_the_checking_pages_own_refresh_and_runs_the_procfiles_l
     assert command[command.index("--queues") + 1] == "landing"
     widened = prolific_landing.procfile_landing_command(concurrency=32)
     assert widened[widened.index("--concurrency") + 1] == "32"
+
+
+def test_loading_the_bench_in_the_projects_process_leaves_the_stand_in_package_whole():
+    """Loaded in a test's process before anything imported the stand-ins, the bench once left a bare
+    `labeling.platforms.standin` in sys.modules, and every later test in that worker lost
+    `standin.installed` and the stand-ins (CI's stop 50)."""
+    import subprocess
+
+    code = (
+        "import django, importlib.util, os, sys\n"
+        "os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'config.settings')\n"
+        "django.setup()\n"
+        "import labeling.platforms.prolific\n"
+        "assert 'labeling.platforms.standin' not in sys.modules\n"
+        "spec = importlib.util.spec_from_file_location('b', 'bench/prolific_standin_server.py')\n"
+        "spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
+        "from labeling.platforms import standin\n"
+        "print(callable(standin.installed), standin.MTurkStandIn.__name__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "MTurkStandIn"]
