@@ -899,14 +899,16 @@ def webhooks_on(delay: float, sent: list[int]):
 
 
 def compare_webhooks(args, secret_key: str) -> None:
-    """`--rounds` rounds of webhooks off then on (an endpoint wanting every kind, answering after
-    --webhook-delay seconds), each a fresh database and gunicorn: the annotators' p95s side by side."""
+    """`--rounds` rounds of webhooks off and on, in turn off-on and on-off (an endpoint wanting every
+    kind, answering after --webhook-delay seconds), each a fresh database and gunicorn: the
+    annotators' p95s and the server's CPU per answered screen side by side."""
     from jobs.webhooks.models import WebhookEvent
 
     runs: dict[str, list[Run]] = {"off": [], "on": []}
     recorded = []
     for round_number in range(1, args.rounds + 1):
-        for mode in ("off", "on"):
+        # off, on, then on, off: a load that rises or falls through the run weighs on both alike
+        for mode in ("off", "on") if round_number % 2 else ("on", "off"):
             print(f"--- round {round_number} of {args.rounds}, webhooks {mode}, load average {_load()}", flush=True)
             sent: list[int] = []
             prepare = (lambda sent=sent: webhooks_on(args.webhook_delay, sent)) if mode == "on" else None
@@ -923,14 +925,25 @@ def compare_webhooks(args, secret_key: str) -> None:
     }
     ratios = {kind: pooled["on"][kind] / pooled["off"][kind] for kind in KINDS}
     checks = [run.checks for mode in runs for run in runs[mode]]
+    # the server's CPU per answered screen (gunicorn + PostgreSQL): what a participant's requests
+    # cost, steadier than a latency percentile on a machine others share
+    cpu = {mode: [cpu_per_screen(run) for run in runs[mode]] for mode in runs}
+    for mode in runs:
+        print(f"CPU per answered screen, webhooks {mode}: " + ", ".join(f"{v:.2f} ms" for v in cpu[mode]))
     print(
         f"annotators={args.annotators} rounds={args.rounds} webhook_delay_s={args.webhook_delay:g} "
+        f"cpu_per_screen_ratio={statistics.median(cpu['on']) / statistics.median(cpu['off']):.2f} "
         f"off_p95_ms={_worst(pooled['off']):.1f} on_p95_ms={_worst(pooled['on']):.1f} "
         f"webhooks_p95_ratio={_worst(pooled['on']) / _worst(pooled['off']):.2f} "
         + " ".join(f"{kind}_ratio={ratios[kind]:.2f}" for kind in KINDS)
         + f" events={','.join(str(n) for n in recorded)}"
         + f" lost={sum(c['lost'] for c in checks)} doubled={sum(c['doubled'] for c in checks)}"
     )
+
+
+def cpu_per_screen(run: Run) -> float:
+    """Milliseconds of gunicorn and PostgreSQL CPU per answer sent in the run."""
+    return (run.server_cpu + run.database_cpu) / max(len(run.tally.sent), 1) * 1000
 
 
 def _load() -> str:
