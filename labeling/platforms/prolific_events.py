@@ -77,6 +77,8 @@ def receive(headers: Mapping[str, str], body: bytes, now: float) -> tuple[int, s
 def _receive(headers: Mapping[str, str], body: bytes, now: float) -> str:
     signature = _verified(headers, body, now)
     event_id = _header(headers, "X-Event-ID")
+    if len(event_id) > 128:
+        raise Answer(400, "header X-Event-ID is longer than 128 characters")
     payload = _payload(body)
     earlier = PlatformEvent.objects.filter(event_id=event_id).first()
     if earlier is not None:
@@ -127,9 +129,11 @@ def _payload(body: bytes) -> dict:
         raise Answer(400, "the body is not JSON") from None
     if not isinstance(payload, dict):
         raise Answer(400, "the body is not a JSON object")
-    for name in ("resource_id", "event_type"):
+    for name, longest in (("resource_id", 128), ("event_type", 64)):
         if not isinstance(payload.get(name), str) or not payload[name].strip():
             raise Answer(400, f"field {name} is missing or not a string")
+        if len(payload[name]) > longest:
+            raise Answer(400, f"field {name} is longer than {longest} characters")
     if payload.get("status") is not None and not isinstance(payload["status"], str):
         raise Answer(400, "field status is not a string")
     return payload

@@ -157,7 +157,7 @@ def apply_event(publication: Publication, platform: CrowdPlatform, result: Exter
         raise SyncBusy(f"a sync of {publication} is running")
     failures: list[str] = []
     try:
-        with audit.acting_as(audit.system(audit_trail.PLATFORM_SYNC)):
+        with audit.acting_as(audit.system(audit_trail.PLATFORM_EVENT)):
             if result is not None:
                 outcome = _settle_one(platform, publication, result, failures)
             else:  # a closed campaign is offered to no one again

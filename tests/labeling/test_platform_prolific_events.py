@@ -12,6 +12,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from annotation.audit_log import AuditEntry
 from labeling.models import HIT, Assignment, PlatformEvent, PlatformHook, Publication
 from labeling.platforms import publish_campaign, standin
 from labeling.platforms.prolific_hooks import seal, unseal
@@ -138,6 +139,7 @@ def test_a_completion_is_confirmed_and_approved_at_once_without_a_sync(hooked):
     assert assignment.platform_confirmed_at is not None and assignment.status == Assignment.APPROVED
     assert hooked.submissions[assignment.platform_assignment_id].status == "APPROVED"
     assert Publication.objects.get().last_synced_at is None
+    assert AuditEntry.objects.filter(actor="platform-event", campaign_id=run.campaign.pk).exists()  # who approved
 
 
 def test_a_study_prolific_paused_is_started_again_at_once(hooked):
@@ -186,8 +188,8 @@ def test_a_forged_a_stale_or_a_tampered_delivery_gets_a_4xx_and_changes_nothing(
         **hooked.headers_for(delivery, now()),
         "X-Prolific-Request-Signature": sign("guess", now(), delivery.body),
     }
-    stale = hooked.headers_for(delivery, now() - 301)
-    early = hooked.headers_for(delivery, now() + 301)
+    stale = hooked.headers_for(delivery, now() - 360)
+    early = hooked.headers_for(delivery, now() + 360)
     tampered = delivery.body.replace(b"RETURNED", b"APPROVED")
     for body, headers in [(delivery.body, forged), (delivery.body, stale), (delivery.body, early),
                           (tampered, hooked.headers_for(delivery, now()))]:  # fmt: skip
@@ -221,6 +223,7 @@ def test_a_replayed_request_gets_409_and_a_redelivery_is_acknowledged_both_chang
         (json.dumps({"resource_id": "x", "event_type": 5}).encode(), None, "event_type"),
         (json.dumps({"resource_id": "x", "event_type": "study.status.change"}).encode(), "X-Event-ID", "X-Event-ID"),
         (b"{}", "X-Prolific-Request-Signature", "X-Prolific-Request-Signature"),
+        (json.dumps({"resource_id": "x" * 200, "event_type": "study.status.change"}).encode(), None, "longer"),
     ],
 )
 def test_a_malformed_delivery_gets_400_naming_what_is_wrong(hooked, body, drop, says):

@@ -33,7 +33,7 @@ import hmac
 import itertools
 import json as jsonlib
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from labeling.platforms.standin.prolific import ProlificStandIn, Refused, StandInResponse, StandInSession
 
@@ -69,6 +69,7 @@ class Delivery:
     sent_at: int  # X-Timestamp: when the event was first sent
     due: int = 0  # UNIX seconds: not sent before
     attempts: int = 0
+    repeat: bool = False  # sent once more after it was first sent (delivery "at least once")
 
 
 @dataclass
@@ -220,10 +221,10 @@ class HookedProlificStandIn(ProlificStandIn):
                 if self._random.random() < self.event_faults.lost:
                     self.lost_events.append(event)
                     continue
-                self.outbox.append(Delivery(event, subscription["target_url"], workspace, body, sent_at, sent_at))
-                if self._random.random() < self.event_faults.repeated:  # sent again, as a retry is
-                    again = sent_at + FIRST_RETRY_SECONDS
-                    self.outbox.append(Delivery(event, subscription["target_url"], workspace, body, sent_at, again))
+                repeat = self._random.random() < self.event_faults.repeated
+                self.outbox.append(
+                    Delivery(event, subscription["target_url"], workspace, body, sent_at, sent_at, repeat=repeat)
+                )
 
     # --- delivering ---------------------------------------------------------------------------------
 
@@ -241,6 +242,9 @@ class HookedProlificStandIn(ProlificStandIn):
             delivery.attempts += 1
             status = send(delivery.url, delivery.body, self.headers_for(delivery, now))
             self.sent.append((delivery.event_id, status))
+            if delivery.repeat:  # its copy follows as a retry would, a minute later
+                delivery.repeat = False
+                self.outbox.append(replace(delivery, due=now + FIRST_RETRY_SECONDS, attempts=0))
             if 200 <= status < 300:
                 acknowledged += 1
             elif delivery.attempts < ATTEMPTS:
