@@ -19,6 +19,7 @@ from labeling.models import Assignment, Campaign, PaymentEntry
 
 AGGREGATION = "aggregation"
 PLATFORM_SYNC = "platform-sync"
+PLATFORM_EVENT = "platform-event"  # what a platform's event had done (labeling.platforms.prolific_events)
 
 
 def job_actor(job, name: str) -> audit.Actor:

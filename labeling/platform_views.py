@@ -40,12 +40,14 @@ import re
 
 from django.conf import settings
 from django.contrib.auth import login
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import gettext
 from django.views.decorators.clickjacking import xframe_options_exempt
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from config.client_ip import client_ip
 from config.pages import refusal
@@ -54,6 +56,7 @@ from labeling.actions.claim import live_assignment
 from labeling.entry_tokens import TOKEN_PARAMETER, token_matches
 from labeling.landing import Landing, LandingPending, LandingRefused, claim_for, identify
 from labeling.models import HIT, Assignment, Campaign, Publication, Worker
+from labeling.platforms import prolific_events
 from labeling.platforms.costs import money
 from labeling.study_flow import progress as study_progress
 from labeling.study_flow import views as study_views
@@ -128,6 +131,17 @@ def prolific_landing(request: HttpRequest) -> HttpResponse:
     except BadToken:
         return _bad_token(request)
     return _land(request, landing)
+
+
+@csrf_exempt  # Prolific's own POST: its signature is what is checked (labeling.platforms.prolific_events)
+@require_POST
+def prolific_event(request: HttpRequest) -> HttpResponse:
+    """Prolific's webhook deliveries: verified, recorded once and acted on by prolific_events.receive."""
+    status, detail = prolific_events.receive(request.headers, request.body, timezone.now().timestamp())
+    response = JsonResponse({"detail": detail}, status=status)
+    if status == 503:
+        response["Retry-After"] = prolific_events.RETRY_AFTER_SECONDS
+    return response
 
 
 @require_GET

@@ -57,3 +57,18 @@ def release_unproven(campaign: Campaign) -> Holdings:
         identities=len({row[2] for row in locked}),
         submitted=sum(1 for row in locked if row[4] == Assignment.SUBMITTED),
     )
+
+
+def release_returned(assignment: Assignment) -> bool:
+    """Open work whose participant returned it on the platform (a return is final there): expired now,
+    its seat freed, instead of held until its time limit. True when it moved; anything else is left."""
+    with transaction.atomic():
+        moved = list(
+            Assignment.objects.filter(pk=assignment.pk, status=Assignment.ACCEPTED)
+            .select_for_update(of=("self",))
+            .values_list("hit_id", "phantom")
+        )
+        Assignment.objects.filter(pk=assignment.pk, status=Assignment.ACCEPTED).update(status=Assignment.EXPIRED)
+        seats.free(hit for hit, phantom in moved if not phantom)
+    assignment.refresh_from_db(fields=["status"])
+    return bool(moved)

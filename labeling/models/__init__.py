@@ -11,6 +11,7 @@ from labeling.models.campaign import (
     QuizQuestionQuerySet,
     new_entry_token,
 )
+from labeling.models.events import PlatformEvent, PlatformHook
 from labeling.models.figures import CampaignFigures
 from labeling.models.payments import PaymentEntry, PlatformSubmission, Publication
 from labeling.models.people import ProlificSessionCheck, Worker
@@ -29,6 +30,8 @@ from labeling.models.work import (
 )
 
 __all__ = [
+    "PlatformEvent",
+    "PlatformHook",
     "ConsentDecision",
     "PracticeAnswer",
     "StudyStep",

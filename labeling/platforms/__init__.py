@@ -63,4 +63,7 @@ def publish_campaign(campaign: Campaign, platform: CrowdPlatform, base_url: str)
         status=Publication.ACTIVE
     )
     set_campaign_status(campaign, Campaign.OPEN)
+    subscribe = getattr(platform, "subscribe_events", None)
+    if subscribe is not None:  # Prolific's events (labeling.platforms.prolific_hooks): never fails a publication
+        subscribe()
     return published

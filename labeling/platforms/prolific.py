@@ -39,6 +39,7 @@ from labeling.platforms import base, calls, checks, qualification
 from labeling.platforms.base import ExternalResult, PlatformError
 from labeling.platforms.costs import CostPreview, cost_preview
 from labeling.platforms.prolific_bonuses import ProlificBonuses
+from labeling.platforms.prolific_hooks import ProlificHooks
 from labeling.platforms.prolific_studies import (
     ProlificStudies,
     minor_units,
@@ -107,7 +108,7 @@ def rejection_message(reason: str) -> str:
     return message if len(message) >= MIN_REJECTION_MESSAGE else (message + REJECTION_TAIL)[:2000]
 
 
-class ProlificPlatform(ProlificStudies, ProlificBonuses):
+class ProlificPlatform(ProlificStudies, ProlificBonuses, ProlificHooks):
     name = "prolific"
     requests_returns = True  # sync asks for returns of completed work ours never received
 
@@ -121,13 +122,16 @@ class ProlificPlatform(ProlificStudies, ProlificBonuses):
             self._session = make_session()
         return self._session
 
-    def _request(self, operation: str, method: str, path: str, *, repeatable: bool, json=None):
+    def _request(self, operation: str, method: str, path: str, *, repeatable: bool, json=None, headers=False):
+        """The answer's JSON (with `headers`, and its headers: a subscription's X-Hook-Secret is one)."""
+
         def send():
             response = self.session.request(method, f"{API}{path}", json=json, timeout=TIMEOUT_SECONDS)
+            given = getattr(response, "headers", None) or {}
             if not 200 <= response.status_code < 300:
-                retry_after = (getattr(response, "headers", None) or {}).get("Retry-After")
-                raise calls.PlatformHTTPError(response.status_code, response.text, retry_after)
-            return response.json() if response.content else {}
+                raise calls.PlatformHTTPError(response.status_code, response.text, given.get("Retry-After"))
+            answer = response.json() if response.content else {}
+            return (answer, given) if headers else answer
 
         return calls.call(self.name, operation, send, repeatable=repeatable)
 
@@ -295,6 +299,11 @@ class ProlificPlatform(ProlificStudies, ProlificBonuses):
     def status_of(word: str) -> str:
         """Prolific's word for a submission's state, normalised (UNKNOWN for a word not documented)."""
         return _STATUS.get(word, base.UNKNOWN)
+
+    @staticmethod
+    def result_of(row: dict) -> ExternalResult:
+        """One submission of Prolific's as the sync reads it (an event's re-read: prolific_events)."""
+        return ProlificPlatform._result(row)
 
     @staticmethod
     def _result(row: dict) -> ExternalResult:

@@ -28,6 +28,7 @@ class PublicationSummary:
     unsure: list = field(default_factory=list)  # bonus payments whose outcome is unknown
     shares: list = field(default_factory=list)  # work approved in part on the platform, share unknown
     worker_url: str = ""
+    events: str = ""  # Prolific: whether its events come in (labeling.platforms.prolific_hooks), else why not
 
 
 def campaign_platforms(campaign: Campaign) -> list[PublicationSummary]:
@@ -69,7 +70,16 @@ def _summary(campaign: Campaign, publication: Publication) -> PublicationSummary
         unsure=_unsure(campaign),
         shares=_shares_unknown(campaign),
         worker_url=_worker_url(publication),
+        events=_events(publication),
     )
+
+
+def _events(publication: Publication) -> str:
+    if publication.platform != Publication.PROLIFIC:
+        return ""  # MTurk's notifications need SNS or SQS, which the project does not run: the sync alone
+    from labeling.platforms.prolific_hooks import events_url, hook_state
+
+    return hook_state(events_url())
 
 
 def _unsure(campaign: Campaign) -> list[dict]:

@@ -48,7 +48,7 @@ from annotation import audit
 from config.scrub import scrub
 from jobs.webhooks import events as webhook_events
 from labeling import audit_trail, hits, payments, qualification, task_types
-from labeling.actions import claim, submit
+from labeling.actions import claim, release, submit
 from labeling.models import Assignment, Campaign, PlatformSubmission, Publication, Worker, seat_items_q
 from labeling.platforms import base, get_platform
 from labeling.platforms.base import CrowdPlatform, ExternalResult, PlatformError
@@ -114,14 +114,7 @@ def _sync(publication: Publication, platform: CrowdPlatform, started) -> dict:
     results = platform.fetch_results(publication)
     failures: list[str] = []
     for result in results:
-        submission, _before_status = _record(publication, result)
-        try:
-            counts[_settle(platform, publication, submission, result)] += 1
-        except (PlatformError, payments.ReviewRefused) as error:
-            # one piece of work the platform refused (e.g. its state changed since the list):
-            # noted on it, the rest goes on; the next sync reads its new state and settles it
-            PlatformSubmission.objects.filter(pk=submission.pk).update(note=scrub(error)[:255])
-            failures.append(f"{result.assignment_id}: {error}")
+        counts[_settle_one(platform, publication, result, failures)] += 1
     counts["expired_unreported"] = _expire_unreported(publication)
     payments.record_payments(campaign, withheld=_shares_unknown(publication))
     approved = PlatformSubmission.objects.filter(publication=publication, decision=PlatformSubmission.APPROVED)
@@ -141,6 +134,38 @@ def _sync(publication: Publication, platform: CrowdPlatform, started) -> dict:
         Publication.objects.filter(pk=publication.pk).update(last_sync_error=scrub("; ".join(failures))[:2000])
         _announce_error(publication, started, scrub("; ".join(failures)))
     return dict(counts)
+
+
+def _settle_one(platform, publication: Publication, result: ExternalResult, failures: list[str]) -> str:
+    """Record and settle one piece of work; a refusal is noted on it and in `failures`."""
+    submission, _before_status = _record(publication, result)
+    try:
+        return _settle(platform, publication, submission, result)
+    except (PlatformError, payments.ReviewRefused) as error:
+        # one piece of work the platform refused (e.g. its state changed since the list):
+        # noted on it, the rest goes on; the next sync reads its new state and settles it
+        PlatformSubmission.objects.filter(pk=submission.pk).update(note=scrub(error)[:255])
+        failures.append(f"{result.assignment_id}: {error}")
+        return "errors"
+
+
+def apply_event(publication: Publication, platform: CrowdPlatform, result: ExternalResult | None) -> str:
+    """What a platform's event asks (labeling.platforms.prolific_events), by the sync's own code under
+    its lease (SyncBusy while a sync holds it): one piece of work as the platform reports it now,
+    settled (`result`), or, with None, the studies kept recruiting (one paused by the platform restarted)."""
+    if not _take_lease(publication):
+        raise SyncBusy(f"a sync of {publication} is running")
+    failures: list[str] = []
+    try:
+        with audit.acting_as(audit.system(audit_trail.PLATFORM_EVENT)):
+            if result is not None:
+                outcome = _settle_one(platform, publication, result, failures)
+            else:  # a closed campaign is offered to no one again
+                closed = publication.status == Publication.CLOSED
+                outcome = "closed" if closed else f"restarted {_keep_recruiting(platform, publication, failures)}"
+    finally:
+        Publication.objects.filter(pk=publication.pk).update(sync_lease_until=None)
+    return "; ".join([outcome, *failures])
 
 
 def _shares_unknown(publication: Publication) -> list[int]:
@@ -265,8 +290,12 @@ def _settle(platform, publication, submission: PlatformSubmission, result: Exter
 
 
 def _withdraw(assignment: Assignment | None) -> None:
-    """Work the participant returned (or that timed out) on the platform after submitting it here:
-    never paid, so it does not count and its seat is free for the place the platform offers again."""
+    """Work the participant returned on the platform: never paid, so it does not count and its seat
+    is free for the place the platform offers again; work still open here (they returned before
+    submitting) is given back at once, not at its time limit (a return is final on Prolific)."""
+    if assignment is not None and assignment.status == Assignment.ACCEPTED:
+        release.release_returned(assignment)
+        return
     if assignment is None or assignment.status != Assignment.SUBMITTED:
         return
     if assignment.platform_confirmed_at is None:

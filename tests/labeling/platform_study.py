@@ -5,11 +5,13 @@ participants in two rounds (the quiz, then the paid work), syncs, close, settle.
 from decimal import Decimal
 
 import pytest
+from django.test import override_settings
 
 from labeling import qualification
 from labeling.models import Campaign
 from labeling.platforms import calls, standin
 from labeling.platforms.standin.crowd import (
+    BASE_URL,
     CARELESS,
     CLOCK,
     GOOD,
@@ -20,6 +22,7 @@ from labeling.platforms.standin.crowd import (
     StudyRun,
 )
 from labeling.platforms.standin.faults import KINDS, FaultPlan
+from labeling.platforms.standin.prolific_hooks import EventFaults, HookedProlificStandIn
 from tests.labeling.platform_helpers import draft_campaign
 
 PROJECT = "61pppppppppppppppppppppp"
@@ -57,9 +60,25 @@ def study_campaign(platform: str, *, qualified: bool, hits: int = 2) -> Campaign
     return campaign
 
 
-def run_study(platform: str, *, qualified: bool, faults: FaultPlan | None = None, tag: str = "p") -> StudyRun:
-    """One whole study from publish to close on a fresh stand-in; returns the run (its report done)."""
+def run_study(
+    platform: str,
+    *,
+    qualified: bool,
+    faults: FaultPlan | None = None,
+    tag: str = "p",
+    events: EventFaults | None = None,
+) -> StudyRun:
+    """One whole study from publish to close on a fresh stand-in; returns the run (its report done).
+    With `events` (Prolific), the stand-in sends its webhooks with those faults and SITE_URL is an
+    https address, so publishing subscribes and every event is delivered after each step."""
+    if events is not None:
+        with override_settings(SITE_URL=BASE_URL):
+            return _run_study(platform, HookedProlificStandIn(event_faults=events), qualified, faults, tag)
     platform_standin = standin.ProlificStandIn() if platform == "prolific" else standin.MTurkStandIn()
+    return _run_study(platform, platform_standin, qualified, faults, tag)
+
+
+def _run_study(platform: str, platform_standin, qualified: bool, faults: FaultPlan | None, tag: str) -> StudyRun:
     platform_standin.faults = faults or FaultPlan()
     standin.install(platform_standin)
     run = StudyRun(study_campaign(platform, qualified=qualified), platform_standin)

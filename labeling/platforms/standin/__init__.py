@@ -2,6 +2,8 @@
 (`mturk.MTurkStandIn`), each holding its platform's documented states, transitions, refusals and
 own actions, with faults injected per call (`faults.FaultPlan`). `crowd.StudyRun` drives whole
 studies through them (tests/labeling/test_platform_study_*.py, bench/platform_soak.py).
+`prolific_hooks.HookedProlificStandIn` adds Prolific's webhooks: subscriptions and signed deliveries,
+lost, repeated or reordered, which `crowd.StudyRun.deliver_events` posts to our receiving page.
 
 They live in the product, not under tests/, so that the soak bench and a demo can run against
 them (PLATFORM_STANDIN=1: every adapter talks to one process-wide stand-in instead of the

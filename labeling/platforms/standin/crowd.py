@@ -188,9 +188,34 @@ class StudyRun:
 
     # --- participants ------------------------------------------------------------------------------
 
+    def deliver_events(self) -> int:
+        """The platform's queued webhook deliveries (a stand-in with hooks, standin.prolific_hooks)
+        posted to our receiving page as the platform sends them, CSRF-checked like any outside POST;
+        returns how many were acknowledged (0 without hooks)."""
+        deliver = getattr(self.standin, "deliver", None)
+        if deliver is None:
+            return 0
+        from urllib.parse import urlsplit
+
+        from django.test import Client
+
+        client = Client(enforce_csrf_checks=True)
+
+        def send(url: str, body: bytes, headers: dict) -> int:
+            headers = {name: value for name, value in headers.items() if name != "Content-Type"}
+            return client.post(urlsplit(url).path, body, content_type="application/json", headers=headers).status_code
+
+        return deliver(send, int(timezone.now().timestamp()))
+
     def arrive(self, participant: str, behaviour: str = GOOD) -> str:
         """One participant takes what the platform offers them (the paid work when they may, else
-        the quiz) and acts as `behaviour` says; returns what they did ("none" when nothing was offered)."""
+        the quiz) and acts as `behaviour` says; returns what they did ("none" when nothing was offered).
+        The platform's events about it, if any, are delivered afterwards."""
+        done = self._arrive(participant, behaviour)
+        self.deliver_events()
+        return done
+
+    def _arrive(self, participant: str, behaviour: str) -> str:
         self._people.add(participant)
         self.report.participants = len(self._people)
         taken = self._take(participant)
@@ -326,6 +351,7 @@ class StudyRun:
         approved)."""
         CLOCK.offset += timedelta(hours=hours)
         self.standin.advance(timedelta(hours=hours))
+        self.deliver_events()
 
     # --- afterwards --------------------------------------------------------------------------------
 
