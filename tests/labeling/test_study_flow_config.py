@@ -111,6 +111,29 @@ def test_texts_in_a_language_fall_back_to_the_campaign_language():
     assert texts.texts_in(cleaned, "ar-eg")["instructions"] == arabic["instructions"]
 
 
+def test_a_labels_version_is_found_as_the_pages_find_the_languages_texts():
+    flow = config.clean_flow(
+        {
+            "instructions": "Label the last turn.",
+            "translations": {
+                "pt": {"labels": {"joyful": {"name": "Alegre", "description": "Feliz"}}},
+                "pt-br": {"instructions": "Rotule o último turno."},  # no labels: none shown, as texts_in
+                "ar": {"labels": {"Joyful": {"name": "مبتهج"}}},
+            },
+        }
+    )
+    translations = flow["translations"]
+    assert [texts.translation_key(translations, code) for code in ("ar", "AR", "pt-br", "pt", "fr", None)] == [
+        "ar", "ar", "pt-br", "pt", "", ""
+    ]  # fmt: skip
+    assert texts.labels_in(flow, "pt-br") == texts.texts_in(flow, "pt-br")["labels"] == {}
+    portuguese = texts.labels_in(flow, "pt")
+    assert texts.label_texts(portuguese, "Joyful") == {"name": "Alegre", "description": "Feliz"}  # any case
+    assert texts.label_shown(portuguese, "JOYFUL") == "Alegre" and texts.label_shown(portuguese, "Sad") == "Sad"
+    assert texts.label_named(texts.labels_in(flow, "ar"), " مبتهج ") == "Joyful"
+    assert texts.label_named(portuguese, "Joyful") is None  # only the name shown in that language
+
+
 def test_markdown_is_rendered_with_raw_html_and_script_links_left_inert():
     html = markdown.to_html("**bold** <script>alert(1)</script> [x](javascript:alert(1)) <img src=x onerror=y>")
     assert "<strong>bold</strong>" in html

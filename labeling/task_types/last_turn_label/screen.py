@@ -51,8 +51,8 @@ class Shown:
 class LabelSet:
     listed: list[Label]  # the "Other" list: the campaign's label set
     known: dict[str, Label]  # listed and every offered label, by folded name: a choice's description
-    # the researcher's label texts per language (Campaign.study_flow's translations: language ->
-    # label name -> name, description, examples)
+    # the researcher's texts per language (Campaign.study_flow's translations), whose "labels" are
+    # label name -> name, description, examples; a language is picked as the flow's pages pick it
     translations: dict[str, dict]
     # language (Django's active one) -> the labels shown in it, built on first use: a screen
     # looks its language up here, as it looks up _parts
@@ -216,16 +216,14 @@ def _read_label_set(campaign_id: int) -> LabelSet:
         .order_by("position", "name")
     )
     flow = Campaign.objects.filter(pk=campaign_id).values_list("study_flow", flat=True).first() or {}
-    translations = {
-        language: texts["labels"] for language, texts in (flow.get("translations") or {}).items() if texts.get("labels")
-    }
+    translations = flow.get("translations") or {}
     listed = [label for label in rows if label.listed]
     return LabelSet(listed, {normalise_label_name(label.name): label for label in rows}, translations)
 
 
 def _shown(labels: LabelSet, language: str) -> Shown:
     """The labels in `language` ("": the campaign's own texts), rendered and escaped."""
-    given = labels.translations.get(language, {})
+    given = labels.translations.get(language, {}).get("labels", {})
     texts = {key: _texts(label, given) for key, label in labels.known.items()}
     html = format_html_join(
         "\n",
