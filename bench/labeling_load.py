@@ -64,6 +64,18 @@ a stand-in worker in this process sending the deliveries during the run), --roun
     annotators=N rounds=R webhook_delay_s= off_p95_ms= on_p95_ms= webhooks_p95_ratio=<on / off>
     claim_ratio= ... submit_ratio= events=<per on run> lost= doubled=
 
+--compare-study-flow measures the campaign's study flow (labeling.study_flow: the demo's consent,
+instructions and practice, with a version of every label's name and description for the browsers'
+language) on against off: --rounds rounds of on then off (on, off, on, off by default), each a
+fresh database filled alike and a fresh gunicorn; before each run every annotator is taken through
+the flow's steps by the writers its pages call (none with it off), so the load measured is the
+work: claims past the flow's gate, the screens (their label names the researcher's), submits. It
+prints every run as above, the gunicorn CPU per answered screen of each run, and ends with
+    annotators=N rounds=R on_cpu_ms_per_screen= off_cpu_ms_per_screen= on_runs=<ms,...>
+    off_runs=<ms,...> round_ratios=<on / off per round> on_database_cpu_ms_per_screen=
+    off_database_cpu_ms_per_screen= lost= doubled= study_flow_cpu_ratio=<on / off, pooled>
+Like --compare-fast-path, a same-run ratio: only runs minutes apart on one machine compare.
+
 Building blocks other benches reuse (bench/labeling_chaos.py): recreate_database, setup_django,
 fill_database, hits_needed, gunicorn_env, start_gunicorn, Browser, Tally, annotate,
 run_annotators, check_database, percentile.
@@ -946,6 +958,96 @@ def cpu_per_screen(run: Run) -> float:
     return (run.server_cpu + run.database_cpu) / max(len(run.tally.sent), 1) * 1000
 
 
+# --- The study flow on against off, in one run ----------------------------------------------------
+
+
+def study_flow_flow() -> dict:
+    """The flow of an on run: the demo's consent, instructions and practice (with their Arabic
+    texts), and a version of every offered label's name, description and examples for the
+    browsers' language (en: the bench sends no Accept-Language), so each screen shows the
+    researcher's names as a participant in another language sees them."""
+    from annotation.models import Label
+    from labeling.study_flow.demo import DEMO_FLOW
+
+    flow = {step: DEMO_FLOW[step] for step in ("consent", "instructions", "practice")}
+    arabic = {key: value for key, value in DEMO_FLOW["translations"]["ar"].items() if key != "survey"}
+    labels = {
+        label.name: {
+            "name": f"{label.name} (the researcher's)",
+            "description": f"{label.description} (in the researcher's words)"[:300],
+            "examples": label.examples[:5],
+        }
+        for label in Label.objects.offered()
+    }
+    return {**flow, "translations": {"ar": arabic, "en": {"labels": labels}}}
+
+
+def study_flow_prepared(on: bool) -> None:
+    """Before a run: every bench annotator's Worker row made (on and off alike, so neither run makes
+    them during the load); with `on`, the campaign's study flow set (study_flow_flow) and every
+    annotator taken through its steps before the work by the writers the flow's pages call."""
+    from django.contrib.auth import get_user_model
+
+    from labeling.campaigns import change_campaign_settings
+    from labeling.models import Campaign
+    from labeling.study_flow.progress import walk_as_simulated
+    from labeling.workers import worker_for_user
+
+    campaign = Campaign.objects.get(name="Load test")
+    if on:
+        change_campaign_settings(campaign, {"study_flow": study_flow_flow()}, "bench: the study flow on")
+    for user in get_user_model().objects.filter(username__startswith="bench"):
+        worker = worker_for_user(user)
+        if on:
+            walk_as_simulated(worker, campaign)
+
+
+def cpu_ms_per_screen(runs: list[Run], *, database: bool = False) -> float:
+    """gunicorn's (or PostgreSQL's) CPU ms per answered screen over `runs`, pooled."""
+    cpu = sum(run.database_cpu if database else run.server_cpu for run in runs)
+    return cpu / max(sum(len(run.tally.sent) for run in runs), 1) * 1000
+
+
+def compare_study_flow(args, secret_key: str) -> None:
+    """`--rounds` rounds of the study flow on and off, in turn on-off and off-on, each a fresh database filled alike and a
+    fresh gunicorn; then the on/off ratio of gunicorn's CPU per answered screen."""
+    from labeling.models import StudyStep
+
+    runs: dict[str, list[Run]] = {"on": [], "off": []}
+    for round_number in range(1, args.rounds + 1):
+        # on, off, then off, on: a load that rises or falls through the run weighs on both alike
+        for mode in ("on", "off") if round_number % 2 else ("off", "on"):
+            print(f"--- round {round_number} of {args.rounds}, study flow {mode}, load average {_load()}", flush=True)
+            run = run_once(args, secret_key, prepare=lambda on=(mode == "on"): study_flow_prepared(on))
+            report(args, run)
+            started = StudyStep.objects.filter(step="work").count()
+            print(f"study flow {mode}: {started} annotators recorded at the work step; CPU per answered screen "
+                  f"gunicorn {cpu_ms_per_screen([run]):.2f} ms, PostgreSQL {cpu_ms_per_screen([run], database=True):.2f} ms")  # fmt: skip
+            if mode == "on" and started < len(run.tally.served):
+                raise SystemExit("the study flow's gate held annotators back: the on run measured no work")
+            runs[mode].append(run)
+    per_run = {mode: [cpu_ms_per_screen([run]) for run in runs[mode]] for mode in runs}
+    round_ratios = [on / off for on, off in zip(per_run["on"], per_run["off"], strict=True)]
+    print("--- study flow on against off (gunicorn CPU ms per answered screen; ratio = on / off)")
+    for index, ratio in enumerate(round_ratios):
+        print(f"round {index + 1}: on {per_run['on'][index]:.2f} off {per_run['off'][index]:.2f} ratio {ratio:.3f}")
+    for mode in runs:
+        values = per_run[mode]
+        print(f"{mode}: runs {', '.join(f'{v:.2f}' for v in values)} ms; spread {min(values):.2f}-{max(values):.2f} "
+              f"({(max(values) - min(values)) / statistics.fmean(values) * 100:.0f}% of the mean)")  # fmt: skip
+    on, off = cpu_ms_per_screen(runs["on"]), cpu_ms_per_screen(runs["off"])
+    checks = [run.checks for mode in runs for run in runs[mode]]
+    print(
+        f"annotators={args.annotators} rounds={args.rounds} on_cpu_ms_per_screen={on:.2f} off_cpu_ms_per_screen={off:.2f} "
+        f"on_runs={','.join(f'{v:.2f}' for v in per_run['on'])} off_runs={','.join(f'{v:.2f}' for v in per_run['off'])} "
+        f"round_ratios={','.join(f'{r:.3f}' for r in round_ratios)} "
+        f"on_database_cpu_ms_per_screen={cpu_ms_per_screen(runs['on'], database=True):.2f} "
+        f"off_database_cpu_ms_per_screen={cpu_ms_per_screen(runs['off'], database=True):.2f} "
+        f"lost={sum(c['lost'] for c in checks)} doubled={sum(c['doubled'] for c in checks)} "
+        f"study_flow_cpu_ratio={on / off:.3f}"
+    )
+
+
 def _load() -> str:
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
@@ -1031,6 +1133,12 @@ def main() -> None:
         action="store_true",
         help=f"run --rounds rounds of {FAST_PATH}=0 then =1 (fresh database and gunicorn each) and print their p95 ratio",
     )
+    parser.add_argument(
+        "--compare-study-flow",
+        action="store_true",
+        help="run --rounds rounds of the campaign's study flow on then off (every annotator through it before "
+        "the work; fresh database and gunicorn each) and print their ratio of gunicorn CPU per answered screen",
+    )
     parser.add_argument("--rounds", type=int, default=2, help="rounds of off and on for the --compare-* modes")
     parser.add_argument(
         "--compare-webhooks",
@@ -1066,6 +1174,8 @@ def main() -> None:
         compare_fast_path(args, secret_key)
     elif args.compare_webhooks:
         compare_webhooks(args, secret_key)
+    elif args.compare_study_flow:
+        compare_study_flow(args, secret_key)
     else:
         report(args, run_once(args, secret_key))
 

@@ -186,6 +186,9 @@ def change_campaign_settings(campaign: Campaign, changes: dict, reason: str = ""
             raise CampaignRefused(field, " ".join(messages)) from error
         if changed:
             locked.save(update_fields=list(changed))
+        if "study_flow" in changed:  # the screens' label names per language, cached per process
+            texts_changed = task_types.of(locked).texts_changed
+            transaction.on_commit(lambda: texts_changed(locked.pk))
         for name, value in changed.items():
             audit_trail.setting_changed(campaign, name, getattr(campaign, name), value, reason)
     for name, value in changed.items():

@@ -20,7 +20,8 @@ from labeling import fast_path, fast_pick, hot_reads, qualification, screens, ta
 from labeling.actions import SubmissionRefused, lock_live, refusal_reason
 from labeling.crowd.label_text import LabelTextRefused, clean_label_text
 from labeling.label_sets import campaign_labels
-from labeling.models import HIT, Assignment, HITItem, Response
+from labeling.models import HIT, Assignment, Campaign, HITItem, Response
+from labeling.study_flow import texts as study_texts
 
 
 def save_response(
@@ -50,6 +51,8 @@ def save_response(
     - an "Other: new" text equal to a label the screen accepts (one of its choices or of the
       campaign's label set; Label.objects.by_name's rule) is stored as that label, with method
       other-list (or top3 when it is one of the choices), and no text;
+    - so is a text equal to such a label's name in the participant's language (the researcher's
+      version of it): the label is stored, never the translated name;
     - a pick outside the choices and the campaign's label set is refused;
     - any other new label is kept as text (new_label_text), label left empty, in NFKC form;
       text with control, direction or invisible characters is refused (labeling.crowd.label_text).
@@ -224,7 +227,7 @@ def _bounded_seconds(assignment: Assignment, seconds_spent: float, now: datetime
 def _resolve_answer(item: HITItem, label_name: str | None, new_text: str, method: str) -> tuple[Label | None, str, str]:
     if method == Response.OTHER_NEW:
         typed = _typed_label(new_text)
-        existing = _label_named(typed, item)
+        existing = _label_named(typed, item) or _label_shown_as(typed, item)
         if existing is None:
             return None, typed, Response.OTHER_NEW
         label_name, method = existing.name, Response.OTHER_LIST
@@ -257,6 +260,15 @@ def _label_named(name: str, item: HITItem) -> Label | None:
         return label
     campaign_id = Subquery(HIT.objects.filter(pk=item.hit_id).values("campaign_id"))
     return label if campaign_labels(campaign_id).filter(pk=label.pk).exists() else None
+
+
+def _label_shown_as(typed: str, item: HITItem) -> Label | None:
+    """The label this screen accepts whose name in the participant's language (the researcher's
+    version, Campaign.study_flow) is `typed`: stored as that label, never as the translated text.
+    Read only for a typed text that names no label (one query)."""
+    flow = Campaign.objects.filter(hits=item.hit_id).values_list("study_flow", flat=True).first() or {}
+    own = study_texts.label_named(study_texts.labels_in(flow, translation.get_language()), typed)
+    return None if own is None else _label_named(own, item)
 
 
 def _is_a_choice(label: Label, item: HITItem) -> bool:

@@ -1,7 +1,8 @@
 """A campaign's study flow as data (Campaign.study_flow): what each optional step holds, checked
 once by `clean_flow`, and the rules that read it: which step comes next for a participant, how a
-practice attempt is scored, what a posted survey holds, and which language's texts are shown.
-Pure: no Django import (tests/labeling/test_study_flow_config.py needs no database).
+practice attempt is scored, what a posted survey holds (which language's texts are shown is
+labeling.study_flow.texts'). Pure: no Django import (tests/labeling/test_study_flow_config.py
+needs no database).
 
 The shape (every key optional; an empty dict is a campaign without a flow):
 
@@ -441,40 +442,3 @@ def funnel(reached: dict[int, dict[str, float]]) -> dict:
         ]
         medians[name] = round(statistics.median(spans), 1) if spans else None
     return {"participants": len(reached), "counts": counts, "median_seconds": medians}
-
-
-# --- the participant's language -----------------------------------------------------------------
-
-
-def texts_in(flow: dict, language: str | None) -> dict:
-    """The flow with its texts in `language` where the researcher gave them, else as written (the
-    campaign's own language). `language`: Django's active language (en, ar, pt-br)."""
-    translations = flow.get("translations") or {}
-    language = (language or "").lower()
-    given = translations.get(language) or translations.get(language.split("-")[0]) or {}
-    shown = {key: value for key, value in flow.items() if key != "translations"}
-    if given.get("consent") and "consent" in shown:
-        shown["consent"] = {**shown["consent"], **given["consent"]}
-    if given.get("instructions") and "instructions" in shown:
-        shown["instructions"] = given["instructions"]
-    if given.get("practice") and "practice" in shown:
-        items = [{**item, **extra} for item, extra in zip(shown["practice"]["items"], given["practice"], strict=True)]
-        shown["practice"] = {**shown["practice"], "items": items}
-    if "survey" in shown:
-        shown["survey"] = [_question_in(q, (given.get("survey") or {}).get(q["key"], {})) for q in shown["survey"]]
-    shown["labels"] = given.get("labels", {})
-    return shown
-
-
-def _question_in(question: dict, given: dict) -> dict:
-    """A survey question as shown: its text translated where given, and its choices as (value,
-    shown) pairs: the value posted and stored is the campaign's own, so answers count together."""
-    shown = {**question, "question": given.get("question", question["question"])}
-    if question["kind"] == CHOICE:
-        shown["options"] = list(zip(question["choices"], given.get("choices", question["choices"]), strict=True))
-    return shown
-
-
-def label_shown(labels: dict, name: str) -> str:
-    """A label's name in the participant's language where given (the answer stays the label's own)."""
-    return (labels.get(name) or {}).get("name", name)

@@ -5,7 +5,7 @@ before the work hands over to the claim (labeling.views.start_work), or, for a p
 came from a crowd platform, to their landing link again, which claims as every landing does.
 
 Texts are the campaign's own, in the participant's language where the researcher gave one
-(config.texts_in with Django's active language); every other word goes through gettext.
+(labeling.study_flow.texts with Django's active language); every other word goes through gettext.
 
 How a platform participant who leaves before the work is sent back (no submission is made, so
 nothing is paid):
@@ -35,6 +35,7 @@ from labeling import views as work_views
 from labeling.label_sets import campaign_labels
 from labeling.models import Assignment, Campaign, Worker
 from labeling.study_flow import config, markdown, progress
+from labeling.study_flow import texts as flow_texts
 from labeling.workers import worker_for_user
 
 LANDING_KEY = "study_landing"  # the session's record of a platform landing whose flow comes first
@@ -56,7 +57,7 @@ def _campaign(pk: int) -> Campaign:
 
 
 def _texts(campaign: Campaign) -> dict:
-    return config.texts_in(campaign.study_flow or {}, get_language())
+    return flow_texts.texts_in(campaign.study_flow or {}, get_language())
 
 
 def _context(request: HttpRequest, campaign: Campaign, step: str, **extra) -> dict:
@@ -244,7 +245,7 @@ def _practice_answer(request: HttpRequest, worker: Worker, campaign: Campaign) -
 
 def _item_shown(texts: dict, index: int) -> dict:
     item = texts["practice"]["items"][index]
-    choices = [(name, config.label_shown(texts["labels"], name)) for name in item["choices"]]
+    choices = [(name, flow_texts.label_shown(texts["labels"], name)) for name in item["choices"]]
     return {**item, "index": index, "number": index + 1, "options": choices}
 
 
@@ -271,8 +272,8 @@ def _practice_feedback(request, campaign, texts, state, index) -> HttpResponse:
         config.PRACTICE,
         item=item,
         total=state.total,
-        given=config.label_shown(texts["labels"], given),
-        right=config.label_shown(texts["labels"], item["answer"]),
+        given=flow_texts.label_shown(texts["labels"], given),
+        right=flow_texts.label_shown(texts["labels"], item["answer"]),
         correct=correct,
         last=state.result is not None,
     )

@@ -149,6 +149,10 @@ class TaskType:
         workers with refuses (ValueError)."""
         raise ValueError(f"a {self.name} campaign has no quiz to qualify workers with")
 
+    def texts_changed(self, campaign_id: int) -> None:
+        """The campaign's own texts (Campaign.study_flow, its translations) changed: forget what
+        this process keeps of them (labeling.campaigns.change_campaign_settings, after its commit)."""
+
     # --- one screen ---------------------------------------------------------------------------
 
     def stored_answers(self, assignment_id: int, item_ids: list[int]) -> dict[int, object]:

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from annotation.models import AuditEntry
 from labeling.campaigns import CampaignRefused, change_campaign_settings, create_campaign
-from labeling.study_flow import config, markdown
+from labeling.study_flow import config, markdown, texts
 from labeling.study_flow.demo import DEMO_FLOW
 
 
@@ -103,12 +103,35 @@ def test_the_funnel_counts_people_and_the_median_time_per_step():
 
 def test_texts_in_a_language_fall_back_to_the_campaign_language():
     cleaned = config.clean_flow(DEMO_FLOW)
-    arabic, french = config.texts_in(cleaned, "ar"), config.texts_in(cleaned, "fr")
+    arabic, french = texts.texts_in(cleaned, "ar"), texts.texts_in(cleaned, "fr")
     assert arabic["consent"]["statement"].startswith("قرأت") and arabic["consent"]["version"] == 1
     assert arabic["practice"] == cleaned["practice"]  # none given in Arabic
     assert french["consent"] == cleaned["consent"]
     assert dict(arabic["survey"][1]["options"])["Clear"] == "واضحة"  # the stored value stays the campaign's
-    assert config.texts_in(cleaned, "ar-eg")["instructions"] == arabic["instructions"]
+    assert texts.texts_in(cleaned, "ar-eg")["instructions"] == arabic["instructions"]
+
+
+def test_a_labels_version_is_found_as_the_pages_find_the_languages_texts():
+    flow = config.clean_flow(
+        {
+            "instructions": "Label the last turn.",
+            "translations": {
+                "pt": {"labels": {"joyful": {"name": "Alegre", "description": "Feliz"}}},
+                "pt-br": {"instructions": "Rotule o último turno."},  # no labels: none shown, as texts_in
+                "ar": {"labels": {"Joyful": {"name": "مبتهج"}}},
+            },
+        }
+    )
+    translations = flow["translations"]
+    assert [texts.translation_key(translations, code) for code in ("ar", "AR", "pt-br", "pt", "fr", None)] == [
+        "ar", "ar", "pt-br", "pt", "", ""
+    ]  # fmt: skip
+    assert texts.labels_in(flow, "pt-br") == texts.texts_in(flow, "pt-br")["labels"] == {}
+    portuguese = texts.labels_in(flow, "pt")
+    assert texts.label_texts(portuguese, "Joyful") == {"name": "Alegre", "description": "Feliz"}  # any case
+    assert texts.label_shown(portuguese, "JOYFUL") == "Alegre" and texts.label_shown(portuguese, "Sad") == "Sad"
+    assert texts.label_named(texts.labels_in(flow, "ar"), " مبتهج ") == "Joyful"
+    assert texts.label_named(portuguese, "Joyful") is None  # only the name shown in that language
 
 
 def test_markdown_is_rendered_with_raw_html_and_script_links_left_inert():

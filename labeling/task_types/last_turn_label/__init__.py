@@ -46,6 +46,9 @@ class LastTurnLabel(TaskType):
         the screens offer (default ModelVersion.objects.suggester())."""
         return planning.plan_screens(campaign, source, rng, suggester=suggester)
 
+    def texts_changed(self, campaign_id: int) -> None:
+        screen.forget_labels(campaign_id)  # the screens' label names per language
+
     def stored_answers(self, assignment_id, item_ids):
         return hot_reads.stored_answers(assignment_id, item_ids)
 

@@ -1,8 +1,11 @@
 """One label screen: the dialogue with its last turn highlighted, the three choices in the
 assignment's own order, and the "Other" list (the campaign's label set); and the answer it posts.
 
-The list and each choice's description are the bulk of every screen, so they are rendered once
-per process, campaign and cache period, and escaped when read; the turns come escaped from the
+Label names, descriptions and examples are shown in the participant's language where the
+researcher gave them (Campaign.study_flow's translations), else as the label has them; what is
+posted and stored is the label's own name. The list and each choice's description are the bulk
+of every screen, so they are rendered once per process, campaign, language and cache period, and
+escaped when read; the turns come escaped from the
 per-process screens cache (labeling.screens). A quiz item is a real dialogue rendered by the same
 code as a work item, carrying nothing of its gold label or explanation.
 """
@@ -12,7 +15,7 @@ import hashlib
 import hmac
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 
 from django.conf import settings
@@ -26,7 +29,8 @@ from annotation.taxonomy import normalise_label_name
 from labeling import screens
 from labeling.crowd.bundling import choice_order
 from labeling.label_sets import campaign_labels
-from labeling.models import Response
+from labeling.models import Campaign, Response
+from labeling.study_flow import texts as study_texts
 from labeling.task_types.base import AnswerRefused, LabelPick
 
 NEW_LABEL = "__new__"  # the "Other: a new label" radio's value
@@ -34,11 +38,33 @@ LABELS_CACHE_SECONDS = 60
 
 
 @dataclass(frozen=True)
+class Shown:
+    """The campaign's labels as its screens show them in one language: each label's name,
+    description and examples in it where the researcher gave them, else as the label has them."""
+
+    html: str  # the "Other" list rendered
+    names: dict[str, str]  # by folded name: the name shown, escaped
+    blurbs: dict[str, str]  # by folded name: a choice's description and examples, rendered
+
+
+@dataclass(frozen=True)
 class LabelSet:
     listed: list[Label]  # the "Other" list: the campaign's label set
-    html: str  # that list rendered
     known: dict[str, Label]  # listed and every offered label, by folded name: a choice's description
-    blurbs: dict[str, str]  # by folded name: a choice's description and examples, rendered
+    # the researcher's texts per language (Campaign.study_flow's translations), whose "labels" are
+    # label name -> name, description, examples; a language is picked as the flow's pages pick it
+    translations: dict[str, dict]
+    # language (Django's active one) -> the labels shown in it, built on first use: a screen
+    # looks its language up here, as it looks up _parts
+    shown: dict[str, Shown] = field(default_factory=dict)
+
+    def shown_in(self, language: str | None) -> Shown:
+        found = self.shown.get(language or "")
+        if found is None:
+            key = study_texts.translation_key(self.translations, language)
+            found = self.shown.get(key) or _shown(self, key)
+            self.shown[key] = self.shown[language or ""] = found  # a race builds it twice: the same
+        return found
 
 
 _labels_cache: dict[int, tuple[float, LabelSet]] = {}
@@ -50,27 +76,23 @@ def screen_context(assignment, item, saved: tuple | None) -> dict:
     the frame renders them as they are, with no {% extends %} of its own to resolve (that block
     bookkeeping was half of a Next's render), and every value put in is escaped or was escaped
     when its cache was filled (the turns in labeling.screens, the label list and blurbs below)."""
-    blurbs = cached_labels(assignment.hit.campaign_id).blurbs
-    parts = _parts(get_language())
+    language = get_language()
+    shown = cached_labels(assignment.hit.campaign_id).shown_in(language)
+    parts = _parts(language)
     hit_screens = screens.screens_of(assignment.hit, assignment.seat)
     saved_name, saved_text, saved_method = saved or (None, "", "")
     other_open = saved_method in (Response.OTHER_LIST, Response.OTHER_NEW)
     checked = "" if other_open else saved_name
-    # each choice with its key, description and examples (the blurb escaped when the label set
+    # each choice with its key, name shown, description and examples (escaped when the label set
     # was read), built here rather than by a template loop or format_html (whose lazy-string
-    # checks per value cost more than the escaping): a visible share of a screen's CPU
+    # checks per value cost more than the escaping): a visible share of a screen's CPU. The value
+    # posted is the label's own name, whatever language it is shown in.
     choices = "\n      ".join(
-        _CHOICE.format(
-            name=escape(name),
-            key=key,
-            checked=" checked" if name == checked else "",
-            blurb=blurbs.get(normalise_label_name(name), ""),
-        )
-        for key, name in enumerate(choices_shown(assignment, item), start=1)
+        _choice_html(key, name, name == checked, shown) for key, name in enumerate(choices_shown(assignment, item), 1)
     )
     other = parts.other.format(
         open=" open" if other_open else "",
-        labels=_label_list_html(saved_name if other_open else "", assignment.hit.campaign_id),
+        labels=_label_list_html(saved_name if other_open else "", shown.html),
         new_label=NEW_LABEL,
         new_checked=" checked" if saved_method == Response.OTHER_NEW else "",
         text=escape(saved_text),
@@ -86,9 +108,20 @@ def screen_context(assignment, item, saved: tuple | None) -> dict:
 # the screen's parts, around the values escaped above (label names are shown as they are: dir="auto")
 _CHOICE = (
     '<label class="choice">\n        <input type="radio" name="answer" value="{name}" data-key="{key}"{checked}>\n'
-    '        <span class="choice-name"><kbd>{key}</kbd> <span dir="auto">{name}</span></span>\n        {blurb}\n'
+    '        <span class="choice-name"><kbd>{key}</kbd> <span dir="auto">{shown}</span></span>\n        {blurb}\n'
     "      </label>"
 )
+
+
+def _choice_html(key: int, name: str, checked: bool, shown: Shown) -> str:
+    folded = normalise_label_name(name)
+    return _CHOICE.format(
+        name=escape(name),
+        shown=shown.names.get(folded) or escape(name),
+        key=key,
+        checked=" checked" if checked else "",
+        blurb=shown.blurbs.get(folded, ""),
+    )
 
 
 @dataclass(frozen=True)
@@ -145,10 +178,9 @@ def choices_shown(assignment, item) -> list[str]:
     return choice_order(item.choices, key.digest())
 
 
-def _label_list_html(checked_name: str, campaign_id: int) -> str:
-    """The "Other" list: the campaign's label set, rendered once per campaign and cache period (it
-    is the bulk of every screen), with the saved answer's radio checked."""
-    html = cached_labels(campaign_id).html
+def _label_list_html(checked_name: str, html: str) -> str:
+    """The "Other" list (`html`: the campaign's label set, rendered once per campaign, language and
+    cache period: it is the bulk of every screen), with the saved answer's radio checked."""
     if checked_name:
         marker = format_html('value="{}">', checked_name)
         html = html.replace(marker, marker[:-1] + " checked>", 1)
@@ -156,7 +188,10 @@ def _label_list_html(checked_name: str, campaign_id: int) -> str:
 
 
 def cached_labels(campaign_id: int) -> LabelSet:
-    """The campaign's label set as its screens show it; one query per cache period."""
+    """The campaign's label set and the researcher's texts of it per language, as its screens show
+    them; two queries per cache period. A change of the campaign's texts (change_campaign_settings)
+    forgets it in the process that made the change; the others read it again within
+    LABELS_CACHE_SECONDS, as they do a changed label."""
     now = time.monotonic()
     cached = _labels_cache.get(campaign_id)
     if cached is None or cached[0] < now:
@@ -164,8 +199,12 @@ def cached_labels(campaign_id: int) -> LabelSet:
     return cached[1]
 
 
-def forget_labels() -> None:
-    _labels_cache.clear()
+def forget_labels(campaign_id: int | None = None) -> None:
+    """Drop one campaign's cached labels (None: every campaign's)."""
+    if campaign_id is None:
+        _labels_cache.clear()
+    else:
+        _labels_cache.pop(campaign_id, None)
 
 
 def _read_label_set(campaign_id: int) -> LabelSet:
@@ -176,25 +215,55 @@ def _read_label_set(campaign_id: int) -> LabelSet:
         .annotate(listed=Exists(listed_ids.filter(pk=OuterRef("pk"))))
         .order_by("position", "name")
     )
+    flow = Campaign.objects.filter(pk=campaign_id).values_list("study_flow", flat=True).first() or {}
+    translations = flow.get("translations") or {}
     listed = [label for label in rows if label.listed]
+    return LabelSet(listed, {normalise_label_name(label.name): label for label in rows}, translations)
+
+
+def _shown(labels: LabelSet, language: str) -> Shown:
+    """The labels in `language` ("": the campaign's own texts), rendered and escaped."""
+    given = labels.translations.get(language, {}).get("labels", {})
+    texts = {key: _texts(label, given) for key, label in labels.known.items()}
     html = format_html_join(
         "\n",
-        '<li data-filter="{} {}"><label><input type="radio" name="answer" value="{}">'
+        '<li data-filter="{}"><label><input type="radio" name="answer" value="{}">'
         ' <strong dir="auto">{}</strong> <span class="muted" dir="auto">{}</span></label></li>',
-        ((lb.name.lower(), lb.description.lower(), lb.name, lb.name, lb.description) for lb in listed),
+        (
+            (_filter_words(label, texts[key]), label.name, texts[key][0], texts[key][1])
+            for key, label in ((normalise_label_name(lb.name), lb) for lb in labels.listed)
+        ),
     )
-    blurbs = {normalise_label_name(label.name): _blurb(label) for label in rows}
-    return LabelSet(listed, str(html), {normalise_label_name(label.name): label for label in rows}, blurbs)
+    names = {key: escape(name) for key, (name, _, _) in texts.items()}
+    blurbs = {key: _blurb(description, examples) for key, (_, description, examples) in texts.items()}
+    return Shown(str(html), names, blurbs)
 
 
-def _blurb(label: Label) -> str:
+def _texts(label: Label, given: dict) -> tuple[str, str, list[str]]:
+    """(name, description, examples) of a label as shown: the researcher's where given."""
+    texts = study_texts.label_texts(given, label.name)
+    return (
+        texts.get("name", label.name),
+        texts.get("description", label.description),
+        texts.get("examples", label.examples),
+    )
+
+
+def _filter_words(label: Label, texts: tuple) -> str:
+    """What the "Other" list's filter matches: the name and description shown, and the label's own
+    name (typed by one who knows it)."""
+    words = [texts[0], texts[1]] + ([label.name] if texts[0] != label.name else [])
+    return " ".join(words).lower()
+
+
+def _blurb(description: str, examples: list[str]) -> str:
     """What a suggested choice shows under its name: the label's description and examples."""
-    examples = format_html_join("", "<li>“{}”</li>", ((example,) for example in label.examples))
+    items = format_html_join("", "<li>“{}”</li>", ((example,) for example in examples))
     return str(
         format_html(
             '<span class="choice-description muted" dir="auto">{}</span>\n        <ul class="examples" dir="auto">{}</ul>',
-            label.description,
-            examples,
+            description,
+            items,
         )
     )
 
