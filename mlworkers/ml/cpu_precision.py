@@ -8,8 +8,13 @@ int8 and took 133 s in fp32 (issue 44). Which one a CPU is cannot be read reliab
 and restricting a fast CPU's instruction set does not reproduce a slow one (oneDNN limited to AVX2
 on an AVX-512 machine still ran int8 faster than fp32), so the first load on a machine times both
 on a batch of bulk annotation's size and keeps the faster: int8 only when it takes at most
-INT8_SHARE of fp32's time, since it costs about 0.1 macro-F1 point (docs/benchmarks/inference.md). An int8 trial slower than
-fp32 by STOP_AFTER stops after its first counted run: on a CPU without the fast kernels one says so.
+INT8_SHARE of fp32's time, since it costs about 0.1 macro-F1 point (docs/benchmarks/inference.md). First
+one layer is timed both ways (the encoder's largest linear layer on a bulk batch's activations, a
+warm-up and one counted run each): an int8 layer slower than fp32's by STOP_AFTER ends the trial
+before a whole batch runs in int8. On a 2-core AVX2 EPYC at load 7-9, one int8 batch of bulk size
+took 48-202 s against fp32's 4.2-4.3 s, and the whole-batch trial cost `make demo` up to 400 s; a
+probe of 2 rows did not catch it (int8 was within 3x of fp32 on 2 rows, 11.6x on 64). A
+whole-batch int8 run slower than fp32 by STOP_AFTER still stops after its first counted run.
 
 The choice is kept per process and model shape (each bulk shard of a worker measures once) and is
 recorded with its timings and the CPU's model and int8-related flags: the bulk job's result and log
@@ -103,10 +108,19 @@ def measure(clf: TrainedClassifier) -> PrecisionChoice:
     cpu, flags = cpu_description()
     threads = torch.get_num_threads()
     batch = _trial_batch(clf)
-    fp32_ms = _best_ms(clf.model, batch)
     if not hasattr(torch, "_int_mm"):
+        fp32_ms = _best_ms(clf.model, batch)
         return PrecisionChoice("fp32", "this torch has no int8 product", fp32_ms, None, cpu, flags, threads)
-    int8_ms = _best_ms(quantize_encoder(copy.deepcopy(clf.model), inplace=True), batch, stop_above=STOP_AFTER * fp32_ms)
+    fp32_layer_ms, int8_layer_ms = _layer_probe(clf.model.encoder)
+    if int8_layer_ms > STOP_AFTER * fp32_layer_ms:
+        reason = (
+            f"measured on one layer: int8 took {int8_layer_ms / fp32_layer_ms:.2f} of fp32's time "
+            f"(over {STOP_AFTER:g}: no whole batch run in int8)"
+        )
+        return PrecisionChoice("fp32", reason, fp32_layer_ms, int8_layer_ms, cpu, flags, threads)
+    int8_model = quantize_encoder(copy.deepcopy(clf.model), inplace=True)
+    fp32_ms = _best_ms(clf.model, batch)
+    int8_ms = _best_ms(int8_model, batch, stop_above=STOP_AFTER * fp32_ms)
     if int8_ms <= INT8_SHARE * fp32_ms:
         reason = f"measured: int8 took {int8_ms / fp32_ms:.2f} of fp32's time"
         return PrecisionChoice("int8", reason, fp32_ms, int8_ms, cpu, flags, threads)
@@ -127,11 +141,31 @@ def _trial_batch(clf: TrainedClassifier) -> dict[str, torch.Tensor]:
     }
 
 
-def _best_ms(model: torch.nn.Module, batch: dict[str, torch.Tensor], stop_above: float | None = None) -> float:
+def _layer_probe(encoder: torch.nn.Module) -> tuple[float, float]:
+    """The encoder's largest linear layer timed in fp32 and as an Int8Linear on the activations of
+    one bulk-sized batch (TRIAL_ROWS x TRIAL_TOKENS rows): a warm-up and one counted run each."""
+    from mlworkers.ml.quantize import Int8Linear
+
+    linears = [module for module in encoder.modules() if type(module) is torch.nn.Linear]
+    layer = max(linears, key=lambda module: module.in_features * module.out_features)
+    rows = torch.randn(TRIAL_ROWS * TRIAL_TOKENS, layer.in_features, generator=torch.Generator().manual_seed(0))
+    timings = []
+    with torch.inference_mode():
+        for module in (layer, Int8Linear(layer)):
+            module(rows)  # warm-up
+            started = time.perf_counter()
+            module(rows)
+            timings.append((time.perf_counter() - started) * 1000)
+    return timings[0], timings[1]
+
+
+def _best_ms(
+    model: torch.nn.Module, batch: dict[str, torch.Tensor], stop_above: float | None = None, runs: int = TRIAL_RUNS
+) -> float:
     model.eval()
     best = float("inf")
     with torch.inference_mode():
-        for run in range(TRIAL_RUNS + 1):  # the first run warms the kernels' caches up, and is not counted
+        for run in range(runs + 1):  # the first run warms the kernels' caches up, and is not counted
             started = time.perf_counter()
             model(**batch)
             elapsed = (time.perf_counter() - started) * 1000
