@@ -1,6 +1,7 @@
 """CPU of one crowd-platform landing, measured in-process (no HTTP, no gunicorn): issue 37.
 
-    .venv/bin/python bench/landing_profile.py [--landings 60] [--repo PATH] [--profile mturk|prolific]
+    .venv/bin/python bench/landing_profile.py [--landings 60] [--pending-polls 3] [--repo PATH]
+        [--profile mturk|prolific_first|prolific_pending|prolific_poll]
 
 Fills a fresh PostgreSQL database (`land_bench` on 127.0.0.1 by default), publishes one campaign
 on the MTurk stand-in (as bench/labeling_load.py --landing mturk does) and one on Prolific (its
@@ -10,7 +11,9 @@ address of its own, as gunicorn would once it parsed the request. It reports eac
 CPU milliseconds (Django, templates, the database driver; PostgreSQL's own work is not counted)
 and SQL statements, and with --profile the cProfile top functions of that kind.
 
-A Prolific landing whose check is a job (this tree) answers 202 at once and queues it; the bench
+A Prolific landing whose check is a job (this tree) answers 202 at once and queues it; its page then
+polls --pending-polls times while the check waits (`prolific_pending`: what each waiting participant
+sends every CHECK_AGAIN_SECONDS, so 200 waiting send about 100 a second); the bench
 then runs the job in-process (as a worker would; timed apart, `prolific_job_cpu_ms`) and sends the
 poll that lands. An older tree asks the stand-in inside the request and lands at once. The
 landing's whole cost is `prolific_landing_cpu_ms` (first request + the poll that lands).
@@ -20,7 +23,7 @@ change), for a ratio measured in the same sequence: the harness (this file, labe
 request helpers, labeling_load's database filling) is this checkout's, the product the other's. The first --warmup landings of each kind are
 not counted. Ends with one line:
     mturk_landing_cpu_ms= mturk_landing_sql= prolific_landing_cpu_ms= prolific_first_cpu_ms=
-    prolific_poll_cpu_ms= prolific_job_cpu_ms= repo=
+    prolific_poll_cpu_ms= prolific_job_cpu_ms= prolific_pending_cpu_ms= prolific_pending_sql= repo=
 """
 
 import argparse
@@ -128,9 +131,12 @@ def prolific_campaign(hits: int, participants: int):
     return campaign, urls
 
 
-def land_prolific(sender: Sender, session: str, url: str, where: str) -> None:
+def land_prolific(sender: Sender, session: str, url: str, where: str, pending_polls: int = 0) -> None:
     cookies: dict = {}
     status, _ = sender.get("prolific_first", url, where, cookies)
+    for _ in range(pending_polls if status == 202 else 0):  # the page's polls while the job waits
+        status, _ = sender.get("prolific_pending", url, where, cookies)
+        assert status == 202, f"a poll of a waiting check got {status}"
     if status == 202:  # the check is a job: a worker runs it, then the page's poll lands
         from labeling.prolific_checks import run_check
 
@@ -146,7 +152,13 @@ def main() -> None:
     parser.add_argument("--landings", type=int, default=60, help="landings of each platform")
     parser.add_argument("--warmup", type=int, default=10, help="first landings of each kind not counted")
     parser.add_argument("--repo", default=str(Path(__file__).resolve().parents[1]), help="the checkout to run")
-    parser.add_argument("--profile", choices=["mturk", "prolific_first", "prolific_poll"])
+    parser.add_argument(
+        "--pending-polls",
+        type=int,
+        default=3,
+        help="polls of each Prolific landing while its check waits (the 'Checking' page's refresh)",
+    )
+    parser.add_argument("--profile", choices=["mturk", "prolific_first", "prolific_pending", "prolific_poll"])
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--callees", help="with --profile: also print what the functions matching this regex call")
     parser.add_argument("--database-url", default=DEFAULT_DATABASE_URL)
@@ -179,7 +191,7 @@ def main() -> None:
         status, _ = sender.get("mturk", url, address(n), {})
         assert status == 302, f"an MTurk landing got {status}"
     for n, (session, url) in enumerate(prolific_urls):
-        land_prolific(sender, session, url, address(100_000 + n))
+        land_prolific(sender, session, url, address(100_000 + n), args.pending_polls)
     sender.drop_first(args.warmup)  # imports, templates and caches warmed by then
 
     from labeling.models import Assignment, Worker
@@ -207,6 +219,8 @@ def main() -> None:
         f"mturk_landing_cpu_ms={median('mturk'):.2f} mturk_landing_sql={statistics.fmean(sender.queries['mturk']):.1f} "
         f"prolific_landing_cpu_ms={prolific_total:.2f} prolific_first_cpu_ms={median('prolific_first'):.2f} "
         f"prolific_poll_cpu_ms={median('prolific_poll'):.2f} prolific_job_cpu_ms={median('prolific_job'):.2f} "
+        f"prolific_pending_cpu_ms={median('prolific_pending'):.2f} "
+        f"prolific_pending_sql={statistics.fmean(sender.queries.get('prolific_pending') or [0]):.1f} "
         f"repo={repo.name}"
     )
 

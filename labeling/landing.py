@@ -202,12 +202,16 @@ def _prolific_proven(landing: Landing, ip: str | None) -> bool:
         return True
     if ip is None:
         raise LandingRefused(gettext_lazy("Address not readable"), ADDRESS_UNREADABLE, status=403)
+    check = prolific_checks.check_of(landing.external_assignment)
+    if prolific_checks.queued(check):
+        # its job is on its way to Prolific: nothing to count or queue until the answer is stored
+        # (the "Checking" page's poll, every CHECK_AGAIN_SECONDS of every waiting participant)
+        raise LandingPending("")
     studies = prolific_checks.prolific_studies(landing.campaign)
     if not studies:
         raise LandingRefused(
             gettext_lazy("Not a study of this site"), NOT_PROVEN.format(why=gettext("no study published")), status=403
         )
-    check = prolific_checks.check_of(landing.external_assignment)
     failed = check is not None and check.status == ProlificSessionCheck.FAILED
     # a new session Prolific does not list yet is still being checked, not a failure to reach it
     problem = PROLIFIC_NOT_REACHED if failed and not prolific_checks.waiting_for_listing(check) else ""

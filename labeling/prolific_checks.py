@@ -71,6 +71,16 @@ def check_of(session_id: str) -> ProlificSessionCheck | None:
     return ProlificSessionCheck.objects.filter(session_id=session_id).first()
 
 
+def queued(check: ProlificSessionCheck | None) -> bool:
+    """Whether the check waits for its job's answer, the job not lost (queued within STALE_AFTER):
+    `ask` would queue nothing for it, and the address's caps were counted when it was queued."""
+    return (
+        check is not None
+        and check.status == ProlificSessionCheck.PENDING
+        and check.queued_at >= timezone.now() - STALE_AFTER
+    )
+
+
 def refusals_capped(ip: str) -> bool:
     """Whether the sessions Prolific refused from the address's blocks in the last hour reached a
     cap: the address is then asked about one session at a time (`checks_in_flight`)."""

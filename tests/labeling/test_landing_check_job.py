@@ -7,7 +7,9 @@ test runs them, and Prolific is the stateful stand-in (labeling.platforms.standi
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from jobs.models import JobRun
@@ -311,6 +313,23 @@ def test_a_check_whose_job_was_lost_is_queued_again_by_a_poll(campaign, prolific
     assert len(queued) == 1
     run(queued)
     assert browser.get(link).status_code == 302
+
+
+def test_a_poll_while_the_check_waits_only_reads_and_a_blocked_id_is_still_refused(campaign, prolific, queued):
+    """Every waiting participant's page polls every CHECK_AGAIN_SECONDS (200 of them: about 100 polls
+    a second), so a poll of a queued check reads it and answers the page: no write, no count of the
+    address's caps, no second job; the block still comes first."""
+    started(prolific, "S1", "P1")
+    link = prolific_landing(campaign, worker="P1", session="S1", study=STUDY, made_up=True)
+    browser = Client(REMOTE_ADDR=ADDRESS)
+    browser.get(link)
+    with CaptureQueriesContext(connection) as poll:
+        assert browser.get(link).status_code == 202
+    statements = [query["sql"] for query in poll.captured_queries]
+    assert statements and all(sql.startswith("SELECT") and "COUNT(" not in sql for sql in statements), statements
+    assert len(queued) == 1 and prolific.requests == []
+    Worker.objects.create(platform=Worker.PROLIFIC, external_id="P1", status=Worker.BLOCKED)
+    assert browser.get(link).status_code == 403
 
 
 def test_a_second_run_of_the_same_check_asks_prolific_no_more(campaign, prolific, queued):
