@@ -1,8 +1,8 @@
 """The ML app's jobs and their typed parameters (found by jobs' autodiscovery at start-up).
 
-The functions live in the step modules (`weak_labeler.py`, `candidates.py`, `gold.py`, `expansion.py`,
-`rounds.py`, `pipeline.py`, `bulk.py`, ...); this module declares them to the registry with
-the bounds the Jobs page, the API and the OpenAPI schema all use.
+The functions live in the step modules, grouped by the capability they run (`classifier/`,
+`expansion/`, `generation/`, `botstalk/`, `rounds/`, `chain/`; `gold.py`); this module declares
+them to the registry with the bounds the Jobs page, the API and the OpenAPI schema all use.
 """
 
 from typing import Literal
@@ -17,22 +17,20 @@ from annotation.papers import (
     SELF_LABELS_PER_LABEL,
 )
 from jobs.registry import JobParameters, register
-from mlworkers import (  # noqa: F401  (demo declares demo_build)
-    botstalk,
-    bulk,
+from mlworkers import gold
+from mlworkers.botstalk import runs as botstalk
+from mlworkers.chain import (
     candidates,
-    dataset_utility,
-    demo,
-    expansion,
-    expansion_calibration,
-    gold,
+    demo,  # noqa: F401  (demo declares demo_build)
     pipeline,
-    rounds,
-    suggestions,
-    weak_labeler,
 )
-from mlworkers.ml.expansion_calibration import DEFAULT_PRECISION_MARGIN, MIN_MATCHES
-from mlworkers.ml.rounds import PAPER_SBERT_THRESHOLD, PAPER_SECOND_SBERT_THRESHOLD
+from mlworkers.classifier import bulk, suggestions, weak_labeler
+from mlworkers.expansion import calibration as expansion_calibration
+from mlworkers.expansion import sbert as expansion
+from mlworkers.generation import dataset_utility
+from mlworkers.ml.expansion.calibration import DEFAULT_PRECISION_MARGIN, MIN_MATCHES
+from mlworkers.ml.rounds.self_labeling import PAPER_SBERT_THRESHOLD, PAPER_SECOND_SBERT_THRESHOLD
+from mlworkers.rounds import self_labeling as rounds
 
 SearchMethod = Literal["faiss", "chunked", "brute"]
 ModelVersionId = Field(None, ge=1, title="Model version id", description="empty: the newest one of the right kind")

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from mlworkers.ml.dialogue_classifier import DialogueExample, TrainConfig, build_classifier
-from mlworkers.ml.inference import (
+from mlworkers.ml.classifier.dialogue_classifier import DialogueExample, TrainConfig, build_classifier
+from mlworkers.ml.classifier.inference import (
     collate,
     encode_examples,
     length_sorted_batches,

@@ -11,9 +11,9 @@ import pytest
 import torch
 from torch import nn
 
-from mlworkers.ml import cpu_precision, precision, quantize
-from mlworkers.ml.dialogue_classifier import load_classifier, predict_proba, train
-from mlworkers.ml.inference import encode_examples, predict_top_k_encoded
+from mlworkers.ml.classifier import cpu_precision, precision, quantize
+from mlworkers.ml.classifier.dialogue_classifier import load_classifier, predict_proba, train
+from mlworkers.ml.classifier.inference import encode_examples, predict_top_k_encoded
 from tests.mlworkers import tiny_models
 from tests.mlworkers.tiny_models import TOY_LABELS, one_torch_thread
 
@@ -193,7 +193,7 @@ def test_explicit_float_precisions_are_not_quantized(saved):
 
 def test_int8_on_a_gpu_falls_back_to_the_gpus_precision_with_a_logged_reason(saved, monkeypatch, caplog):
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *args, **kwargs: True)
-    with caplog.at_level(logging.WARNING, logger="mlworkers.ml.precision"):
+    with caplog.at_level(logging.WARNING, logger="mlworkers.ml.classifier.precision"):
         assert precision.inference_precision("int8", "cuda") == "bf16"
     assert "int8 runs on the CPU only" in caplog.text and "bf16" in caplog.text
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *args, **kwargs: False)
@@ -208,9 +208,9 @@ def test_int8_on_a_gpu_falls_back_to_the_gpus_precision_with_a_logged_reason(sav
         asked.append(precision_name)
         return on_gpu
 
-    monkeypatch.setattr("mlworkers.ml.dialogue_classifier.load_classifier", fake_load)
+    monkeypatch.setattr("mlworkers.ml.classifier.dialogue_classifier.load_classifier", fake_load)
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="mlworkers.ml.precision"):
+    with caplog.at_level(logging.WARNING, logger="mlworkers.ml.classifier.precision"):
         assert quantize.load_for_inference(saved, device="cuda", precision_name="int8") is on_gpu
     assert asked == ["auto"] and on_gpu.precision == "fp16" and "CPU only" in caplog.text
 

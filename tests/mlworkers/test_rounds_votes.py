@@ -9,9 +9,10 @@ import pytest
 from annotation.models import Dialogue, TurnLabel
 from labeling.campaigns import create_campaign
 from labeling.models import AggregatedLabel
-from mlworkers import gold, rounds
-from mlworkers.ml import dialogue_classifier as dc
-from mlworkers.ml import rounds as rounds_core
+from mlworkers import gold
+from mlworkers.ml.classifier import dialogue_classifier as dc
+from mlworkers.ml.rounds import self_labeling as rounds_core
+from mlworkers.rounds import self_labeling as rounds
 from tests.mlworkers.pipeline_support import add_crowd_label, last_turn, make_corpus
 
 

@@ -9,8 +9,9 @@ from annotation.models import ModelVersion, Prediction, TurnLabel
 from annotation.taxonomy import LABEL_NAMES
 from jobs.models import JobRun
 from labeling.models import Campaign, HITItem
-from mlworkers import pipeline, suggestions
-from mlworkers.ml import dialogue_classifier as dc
+from mlworkers.chain import pipeline
+from mlworkers.classifier import suggestions
+from mlworkers.ml.classifier import dialogue_classifier as dc
 from mlworkers.registry import register_model_version
 from tests.mlworkers.pipeline_support import DIALOGUES, add_crowd_label, last_turn, make_corpus, run
 

@@ -14,8 +14,8 @@ from annotation.models import Dialogue, Label, ModelVersion, Turn, TurnLabel
 from jobs.models import JobRun
 from jobs.registry import InvalidParameters
 from jobs.runtime import retry_job, start_job
-from mlworkers import utility_run
-from mlworkers.ml import response_model
+from mlworkers.generation import utility_run
+from mlworkers.ml.generation import response_model
 from tests.mlworkers.tiny_models import one_torch_thread
 
 pytestmark = pytest.mark.django_db
