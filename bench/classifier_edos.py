@@ -45,13 +45,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from annotation.taxonomy import LABEL_NAMES, canonical_label
-from mlworkers.ml.classifier.dialogue_classifier import (
-    MEASURED_RECIPE,
-    DialogueExample,
-    TrainConfig,
-    predict_proba,
-    train,
-)
+from mlworkers.ml.classifier.dialogue_classifier import MEASURED_RECIPE, predict_proba, train
+from mlworkers.ml.classifier.model import DialogueExample, TrainConfig
 from mlworkers.ml.metrics import classification_report
 
 EDOS_CSV = Path(__file__).resolve().parents[2] / "shared" / "data" / "edos" / "MTurk_groundtruth_labels_9K.csv"

@@ -50,7 +50,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from annotation.taxonomy import LABEL_NAMES
 from mlworkers.ml import loading
 from mlworkers.ml.classifier import cpu_precision, inference, precision, quantize
-from mlworkers.ml.classifier.dialogue_classifier import TrainConfig, build_classifier
+from mlworkers.ml.classifier.dialogue_classifier import build_classifier
+from mlworkers.ml.classifier.model import TrainConfig
 
 _VOCABULARY = (
     "I you we they he she it the a an this that there here what why where when how who "

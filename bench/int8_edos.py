@@ -35,8 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from classifier_edos import EDOS_CSV, read_examples, stratified_split, top_k_hit_rate
 
 from mlworkers.ml.classifier import inference
-from mlworkers.ml.classifier.dialogue_classifier import load_classifier
-from mlworkers.ml.classifier.quantize import load_for_inference
+from mlworkers.ml.classifier.dialogue_classifier import load_classifier, load_for_inference
 from mlworkers.ml.metrics import classification_report
 
 

@@ -40,7 +40,7 @@ def minilm_shaped_classifier():
     wrapped the way cpu_precision expects (`clf.model.encoder.config`)."""
     from transformers import BertConfig, BertModel
 
-    from mlworkers.ml.classifier.dialogue_classifier import DialogueClassifierModel
+    from mlworkers.ml.classifier.model import DialogueClassifierModel
 
     config = BertConfig(vocab_size=30522, hidden_size=384, num_hidden_layers=6, num_attention_heads=12,
                         intermediate_size=1536, max_position_embeddings=512)  # fmt: skip

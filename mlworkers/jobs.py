@@ -28,6 +28,7 @@ from mlworkers.classifier import bulk, suggestions, weak_labeler
 from mlworkers.expansion import calibration as expansion_calibration
 from mlworkers.expansion import sbert as expansion
 from mlworkers.generation import dataset_utility
+from mlworkers.generation.parameters import DatasetUtilityParameters
 from mlworkers.ml.expansion.calibration import DEFAULT_PRECISION_MARGIN, MIN_MATCHES
 from mlworkers.ml.rounds.self_labeling import PAPER_SBERT_THRESHOLD, PAPER_SECOND_SBERT_THRESHOLD
 from mlworkers.rounds import self_labeling as rounds
@@ -323,6 +324,6 @@ register("skill_train", queue="ml", parameters=SkillTrainParameters, startable=T
 register("nli_train", queue="ml", parameters=NliTrainParameters, startable=True)(botstalk.nli_train)
 register("botstalk", queue="ml", parameters=BotsTalkParameters, startable=True)(botstalk.botstalk)
 register("skill_label", queue="ml", parameters=SkillLabelParameters, startable=True)(botstalk.skill_label)
-register("dataset_utility", queue="ml", parameters=dataset_utility.DatasetUtilityParameters, startable=True)(
+register("dataset_utility", queue="ml", parameters=DatasetUtilityParameters, startable=True)(
     dataset_utility.dataset_utility
 )

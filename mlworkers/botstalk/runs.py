@@ -172,8 +172,8 @@ class ClassifierLabels:
         self.classifier, self.label_names = classifier, list(classifier.label_names)
 
     def probabilities(self, dialogues):
-        from mlworkers.ml.classifier.dialogue_classifier import DialogueExample
         from mlworkers.ml.classifier.inference import predict_examples
+        from mlworkers.ml.classifier.model import DialogueExample
 
         return predict_examples(self.classifier, [DialogueExample(list(turns)) for turns in dialogues])
 

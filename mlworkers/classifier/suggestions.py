@@ -29,7 +29,7 @@ from annotation.taxonomy import LABEL_NAMES
 from jobs.models import JobRun
 from jobs.runtime import JobCannotRun, report_progress
 from mlworkers.classifier.weak_labeler import headline, measured
-from mlworkers.expansion.sbert import DialogueVectors, turn_embedding_store
+from mlworkers.expansion.vectors import DialogueVectors, turn_embedding_store
 from mlworkers.gold import NoGoldLabels, dialogue_items, gold_labels, gold_split
 from mlworkers.registry import load_dialogue_classifier, register_model_version
 
@@ -107,9 +107,10 @@ def suggest_train(job: JobRun, name: str | None = None) -> dict[str, Any]:
 
 def _dialogue_predictor(version: ModelVersion) -> Callable[[Sequence[int]], np.ndarray]:
     from mlworkers.ml.classifier import dialogue_classifier as dc
+    from mlworkers.ml.classifier.model import DialogueExample
 
     clf = load_dialogue_classifier(version)
-    return lambda ids: dc.predict_proba(clf, [dc.DialogueExample(list(i.turns)) for i in dialogue_items(list(ids))])
+    return lambda ids: dc.predict_proba(clf, [DialogueExample(list(i.turns)) for i in dialogue_items(list(ids))])
 
 
 def _choose(candidates: dict, validation: dict[int, str], scores: dict) -> tuple[str, dict[str, dict[str, float]]]:

@@ -20,6 +20,8 @@ from django.conf import settings
 from annotation.models import ModelVersion, TurnLabel
 from jobs.models import JobRun
 from jobs.runtime import report_progress
+from mlworkers.expansion.vectors import DialogueVectors, turn_embedding_store
+from mlworkers.gold import NoGoldLabels, gold_labels, gold_split
 from mlworkers.ml.expansion import calibration as core
 from mlworkers.ml.rounds.self_labeling import PAPER_SBERT_THRESHOLD, PAPER_SECOND_SBERT_THRESHOLD
 from mlworkers.naming import stamped, unique_name
@@ -127,9 +129,6 @@ def calibrate_expansion(
 ) -> dict[str, Any]:
     """Measures, for ENCODER_MODEL, the precision and coverage of nearest-gold label transfer across
     thresholds on held-out train/validation gold, stores the curve and proposes a threshold."""
-    from mlworkers.expansion.sbert import DialogueVectors, turn_embedding_store
-    from mlworkers.gold import NoGoldLabels, gold_labels, gold_split
-
     gold_split(job)
     gold = gold_labels([TurnLabel.TRAIN, TurnLabel.VALIDATION])
     if len(gold) < 2:

@@ -16,7 +16,7 @@ from annotation import splits
 from annotation.models import Dialogue, Label, ModelVersion, Prediction, Turn, TurnLabel
 from jobs.models import JobRun
 from jobs.runtime import JobCannotRun, report_progress
-from mlworkers.generation.dataset_utility import names, reproduce_command
+from mlworkers.generation.parameters import names, reproduce_command
 from mlworkers.ml.generation import response_model as rm
 from mlworkers.ml.generation.decoding import BeamSettings
 from mlworkers.ml.loading import pick_device

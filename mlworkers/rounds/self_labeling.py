@@ -24,7 +24,8 @@ from annotation.taxonomy import LABEL_NAMES
 from jobs.models import JobRun
 from jobs.runtime import report_progress
 from mlworkers.classifier.weak_labeler import measured
-from mlworkers.expansion.sbert import DialogueVectors, save_new_labels, turn_embedding_store, unlabeled_targets
+from mlworkers.expansion.sbert import save_new_labels, unlabeled_targets
+from mlworkers.expansion.vectors import DialogueVectors, turn_embedding_store
 from mlworkers.gold import NoGoldLabels, crowd_votes, dialogue_items, gold_labels, gold_split, no_majority_items
 from mlworkers.ml.rounds import self_labeling as rounds_core
 from mlworkers.naming import stamped
@@ -47,20 +48,19 @@ def dialogue_classifier_learner(
     trains on its workers' `votes` (turn id -> the answers among the labels), and the `no_majority`
     items (training split, votes only) join every round's training set. lr / head_lr override both."""
     from mlworkers.ml.classifier import dialogue_classifier as dc
+    from mlworkers.ml.classifier.model import DialogueExample, TrainConfig
 
     if recipe not in RECIPES:
         raise ValueError(f"recipe={recipe!r} must be one of {', '.join(RECIPES)}")
     values = dict(dc.MEASURED_RECIPE) if recipe == "measured" else {}
     values.update({"lr": float(lr)} if lr else {})
     values.update({"head_lr": float(head_lr)} if head_lr else {})
-    config = dc.TrainConfig(
-        base_model=settings.CLASSIFIER_MODEL, epochs=int(epochs), device=settings.ML_DEVICE, **values
-    )
+    config = TrainConfig(base_model=settings.CLASSIFIER_MODEL, epochs=int(epochs), device=settings.ML_DEVICE, **values)
     votes = votes if recipe == "measured" else {}
     extra = list(no_majority) if recipe == "measured" else []
 
     def as_examples(items: Iterable[rounds_core.Item]) -> list:
-        return [dc.DialogueExample(list(i.turns), i.label, (votes or {}).get(i.key, ())) for i in items]
+        return [DialogueExample(list(i.turns), i.label, (votes or {}).get(i.key, ())) for i in items]
 
     return rounds_core.Learner(
         name="dialogue",

@@ -140,7 +140,8 @@ def test_the_command_chooses_the_candidates_and_says_where_they_came_from(files,
 
 
 def test_the_emotion_agent_ranks_by_the_newest_dialogue_classifier(files, tiny_corpus):
-    from mlworkers.ml.classifier.dialogue_classifier import TrainConfig, build_classifier
+    from mlworkers.ml.classifier.dialogue_classifier import build_classifier
+    from mlworkers.ml.classifier.model import TrainConfig
     from mlworkers.registry import register_model_version
     from tests.mlworkers.tiny_models import tiny_encoder_path
 

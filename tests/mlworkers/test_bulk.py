@@ -12,7 +12,8 @@ from annotation.taxonomy import LABEL_NAMES
 from jobs import runtime as jobs
 from jobs.models import JobRun
 from mlworkers.classifier.bulk import annotate_corpus
-from mlworkers.ml.classifier.dialogue_classifier import DialogueExample, TrainConfig, build_classifier, predict_proba
+from mlworkers.ml.classifier.dialogue_classifier import build_classifier, predict_proba
+from mlworkers.ml.classifier.model import DialogueExample, TrainConfig
 from mlworkers.registry import artifact_path, load_dialogue_classifier, register_model_version
 from tests.mlworkers.tiny_models import one_torch_thread, tiny_encoder_path
 

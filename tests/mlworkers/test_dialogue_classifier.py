@@ -5,8 +5,6 @@ import pytest
 import torch
 
 from mlworkers.ml.classifier.dialogue_classifier import (
-    DialogueExample,
-    TrainConfig,
     build_classifier,
     evaluate,
     load_classifier,
@@ -14,6 +12,7 @@ from mlworkers.ml.classifier.dialogue_classifier import (
     train,
 )
 from mlworkers.ml.classifier.inference import collate, encode_examples
+from mlworkers.ml.classifier.model import DialogueExample, TrainConfig
 from tests.mlworkers.tiny_models import TOY_DIALOGUES, TOY_LABELS, one_torch_thread, tiny_encoder_path
 
 single_thread = pytest.fixture(autouse=True)(one_torch_thread)

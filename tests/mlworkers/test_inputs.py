@@ -72,7 +72,7 @@ def test_encoding_a_whole_dialogue_equals_building_each_turns_input(tokenizer):
 
 
 def test_batch_encoding_equals_building_each_input(tokenizer):
-    from mlworkers.ml.classifier.dialogue_classifier import DialogueExample
+    from mlworkers.ml.classifier.model import DialogueExample
 
     dialogues = [["hello there", "general"], ["only one"], ["x " * 120, "long history before me"]]
     encoded = encode_examples([DialogueExample(turns) for turns in dialogues], tokenizer, 100)

@@ -11,8 +11,8 @@ from jobs import runtime as jobs
 from mlworkers.chain import candidates
 from mlworkers.expansion import sbert as expansion
 from mlworkers.expansion.calibration import expansion_threshold, rounds_thresholds
-from mlworkers.ml.classifier.dialogue_classifier import TrainConfig
 from mlworkers.ml.classifier.inputs import turn_weights
+from mlworkers.ml.classifier.model import TrainConfig
 from mlworkers.ml.expansion.embeddings import decay_weights
 from mlworkers.ml.rounds.self_labeling import RoundsConfig
 from mlworkers.rounds import self_labeling as rounds

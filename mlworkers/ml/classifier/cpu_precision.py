@@ -29,8 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from mlworkers.ml.classifier.quantize import quantize_encoder
+
 if TYPE_CHECKING:
-    from mlworkers.ml.classifier.dialogue_classifier import TrainedClassifier
+    from mlworkers.ml.classifier.model import TrainedClassifier
 
 logger = logging.getLogger(__name__)
 
@@ -98,8 +100,6 @@ def forget() -> None:
 
 def measure(clf: TrainedClassifier) -> PrecisionChoice:
     """Time the fp32 model and an int8 copy of it on one bulk-sized batch, best of TRIAL_RUNS each."""
-    from mlworkers.ml.classifier.quantize import quantize_encoder
-
     cpu, flags = cpu_description()
     threads = torch.get_num_threads()
     batch = _trial_batch(clf)

@@ -12,15 +12,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
 
 from mlworkers.ml.classifier.inputs import build_input_from_tokens, special_ids, tokenize_turns, turn_weights
-
-if TYPE_CHECKING:
-    from mlworkers.ml.classifier.dialogue_classifier import DialogueExample, TrainedClassifier
+from mlworkers.ml.classifier.model import DialogueExample, TrainedClassifier
 
 Encoded = tuple[list[int], list[int]]  # (input_ids, turn_index)
 # Inference pads widths up to a multiple of 8: a few distinct shapes instead of up to 100 keeps the
@@ -200,8 +198,6 @@ def predict_encoded_with(
 
 def predict_texts(clf: TrainedClassifier, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
     """Probabilities for single sentences (each a one-turn dialogue, no context)."""
-    from mlworkers.ml.classifier.dialogue_classifier import DialogueExample
-
     return predict_examples(clf, [DialogueExample([text]) for text in texts], batch_size=batch_size)
 
 

@@ -49,12 +49,13 @@ def check_precision(name: str) -> str:
 def resolve(name: str | None, device: torch.device | str) -> str:
     """The dtype precision ("fp32", "bf16" or "fp16") for `name` (None = ML_PRECISION) on `device`:
     what training's autocast and `load_classifier`'s cast use. "int8" is refused here: it is not a
-    dtype to cast to but a step after loading (`mlworkers.ml.classifier.quantize.load_for_inference`)."""
+    dtype to cast to but a step after loading
+    (`mlworkers.ml.classifier.dialogue_classifier.load_for_inference`)."""
     name = configured_precision() if name is None else check_precision(name)
     if name == "int8":
         raise ValueError(
             "precision 'int8' is for CPU inference only: train in auto, fp32, bf16 or fp16, and load a "
-            "model for int8 inference with mlworkers.ml.classifier.quantize.load_for_inference"
+            "model for int8 inference with mlworkers.ml.classifier.dialogue_classifier.load_for_inference"
         )
     if name != "auto":
         return name

@@ -24,16 +24,13 @@ from __future__ import annotations
 
 import copy
 import logging
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
 
-from mlworkers.ml.classifier import precision
-
 if TYPE_CHECKING:
-    from mlworkers.ml.classifier.dialogue_classifier import TrainedClassifier
+    from mlworkers.ml.classifier.model import TrainedClassifier
 
 logger = logging.getLogger(__name__)
 
@@ -103,29 +100,3 @@ def quantize_classifier(clf: TrainedClassifier) -> TrainedClassifier:
     quantize_encoder(clf.model, inplace=True)
     clf.precision = "int8"
     return clf
-
-
-def load_for_inference(
-    directory: str | Path, device: str | torch.device | None = None, precision_name: str | None = None
-) -> TrainedClassifier:
-    """A saved classifier ready for inference in `precision_name` (None = ML_PRECISION), on `device`
-    (None = the saved config's). fp32/bf16/fp16 load as `load_classifier` loads them; "int8" loads
-    fp32 and quantizes; "auto" on a CPU loads fp32 and quantizes only where int8 measured faster on
-    this machine (`mlworkers.ml.classifier.cpu_precision`, whose choice is in `clf.precision_choice`); "int8"
-    on a GPU runs in the GPU's own precision instead (a logged warning; see
-    precision.inference_precision). `clf.precision` says which precision the model is in."""
-    from mlworkers.ml.classifier import cpu_precision
-    from mlworkers.ml.classifier.dialogue_classifier import load_classifier
-
-    name = precision.configured_precision() if precision_name is None else precision.check_precision(precision_name)
-    if name not in ("int8", "auto"):
-        return load_classifier(directory, device=device, precision_name=name)
-    # "auto" loads fp32 on a CPU and bf16/fp16 on a GPU; int8 then quantizes the fp32 one
-    clf = load_classifier(directory, device=device, precision_name="auto")
-    chosen = precision.inference_precision(name, clf.device)
-    if chosen == precision.CPU_AUTO:
-        clf.precision_choice = cpu_precision.choose(clf)
-        chosen = clf.precision_choice.precision
-    if chosen != "int8":
-        return clf
-    return quantize_classifier(clf)

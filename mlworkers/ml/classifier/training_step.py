@@ -18,7 +18,7 @@ from torch import nn
 from mlworkers.ml.classifier import precision
 
 if TYPE_CHECKING:
-    from mlworkers.ml.classifier.dialogue_classifier import DialogueClassifierModel, TrainConfig, TrainedClassifier
+    from mlworkers.ml.classifier.model import DialogueClassifierModel, TrainConfig, TrainedClassifier
 
 
 class Stepper:
