@@ -38,7 +38,7 @@ from classifier_edos import EDOS_CSV, read_majority_examples
 
 from mlworkers.ml.expansion import calibration as calib
 from mlworkers.ml.expansion.embeddings import dialogue_embeddings
-from mlworkers.ml.rounds.self_labeling import PAPER_SBERT_THRESHOLD
+from mlworkers.ml.expansion.similarity import PAPER_SBERT_THRESHOLD
 
 MARGINS = (0.0, 0.01, 0.02, 0.03, 0.05)
 

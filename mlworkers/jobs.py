@@ -30,7 +30,7 @@ from mlworkers.expansion import sbert as expansion
 from mlworkers.generation import dataset_utility
 from mlworkers.generation.parameters import DatasetUtilityParameters
 from mlworkers.ml.expansion.calibration import DEFAULT_PRECISION_MARGIN, MIN_MATCHES
-from mlworkers.ml.rounds.self_labeling import PAPER_SBERT_THRESHOLD, PAPER_SECOND_SBERT_THRESHOLD
+from mlworkers.ml.expansion.similarity import PAPER_SBERT_THRESHOLD, PAPER_SECOND_SBERT_THRESHOLD
 from mlworkers.rounds import self_labeling as rounds
 
 SearchMethod = Literal["faiss", "chunked", "brute"]

@@ -23,7 +23,7 @@ from jobs.runtime import report_progress
 from mlworkers.expansion.vectors import DialogueVectors, turn_embedding_store
 from mlworkers.gold import NoGoldLabels, gold_labels, gold_split
 from mlworkers.ml.expansion import calibration as core
-from mlworkers.ml.rounds.self_labeling import PAPER_SBERT_THRESHOLD, PAPER_SECOND_SBERT_THRESHOLD
+from mlworkers.ml.expansion.similarity import PAPER_SBERT_THRESHOLD, PAPER_SECOND_SBERT_THRESHOLD
 from mlworkers.naming import stamped, unique_name
 
 CALIBRATION_KEY = "expansion_calibration"

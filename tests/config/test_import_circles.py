@@ -41,7 +41,7 @@ def test_the_check_reads_every_package_and_the_edges_between_them():
     assert {"annotation", "config", "jobs", "labeling", "mlworkers", "dialogue_curation_client"} <= tops
     assert {"bench", "demo", "tests", "manage"} <= tops
     assert "jobs.runtime" in targets["jobs.tasks"]  # the task runs the runtime
-    assert "config.sessions.store" in targets["config.sessions.db"]
+    assert "config.sessions.store" in targets["config.sessions.models"]
     assert "dialogue_curation_client.models" in targets["dialogue_curation_client.client"]
 
 

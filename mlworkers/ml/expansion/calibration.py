@@ -2,7 +2,7 @@
 nearest-gold matching, measured on held-out gold. Pure: numpy only, no Django.
 
 The paper copies a gold dialogue's label to an unlabeled one whose dialogue embedding has cosine
->= 0.92 with it (`rounds.PAPER_SBERT_THRESHOLD`), a value chosen for the paper's encoder. Another
+>= 0.92 with it (`similarity.PAPER_SBERT_THRESHOLD`), a value chosen for the paper's encoder. Another
 encoder spreads its cosines differently (all-MiniLM-L6-v2 scores the paper's own similar pairs
 0.72 on average), so the number means something else. Here the gold is split in two halves: one
 half plays the seeds, the other the "unlabeled" dialogues whose true label is known. For every
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from mlworkers.ml.rounds.self_labeling import PAPER_SBERT_THRESHOLD
+from mlworkers.ml.expansion.similarity import PAPER_SBERT_THRESHOLD
 
 DEFAULT_THRESHOLDS = tuple(round(0.5 + 0.01 * step, 2) for step in range(50))  # 0.50 .. 0.99
 DEFAULT_PRECISION_MARGIN = 0.02

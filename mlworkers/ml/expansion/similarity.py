@@ -13,7 +13,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from annotation.papers import SBERT_EXPANSION_THRESHOLD, SBERT_SECOND_THRESHOLD
+
 NO_MATCH = -1
+# The paper's thresholds, chosen for the paper's own SBERT model: another encoder gets its own
+# from its calibration (mlworkers.ml.expansion.calibration); the paper-replication recipe uses these
+# (the rounds: mlworkers.ml.rounds.self_labeling).
+PAPER_SBERT_THRESHOLD = SBERT_EXPANSION_THRESHOLD  # round 2: unlabeled similar to gold (annotation.papers)
+PAPER_SECOND_SBERT_THRESHOLD = SBERT_SECOND_THRESHOLD  # round 4: unlabeled similar to the self-labeled
 Progress = Callable[[int, int], None]
 
 

@@ -28,19 +28,18 @@ from typing import Any, Protocol
 import numpy as np
 
 from annotation.papers import (
-    SBERT_EXPANSION_THRESHOLD,
-    SBERT_SECOND_THRESHOLD,
     SELF_LABEL_MIN_CONFIDENCE,
     SELF_LABELS_PER_LABEL,
 )
-from mlworkers.ml.expansion.similarity import NO_MATCH, chunked_matches
+from mlworkers.ml.expansion.similarity import (
+    NO_MATCH,
+    PAPER_SBERT_THRESHOLD,
+    PAPER_SECOND_SBERT_THRESHOLD,
+    chunked_matches,
+)
 from mlworkers.ml.metrics import classification_report
 
 SBERT, SELF = "sbert", "self"
-# The paper's thresholds, chosen for the paper's own SBERT model: another encoder gets its own
-# from its calibration (mlworkers.ml.expansion.calibration); the paper-replication recipe uses these.
-PAPER_SBERT_THRESHOLD = SBERT_EXPANSION_THRESHOLD  # round 2: unlabeled similar to gold (annotation.papers)
-PAPER_SECOND_SBERT_THRESHOLD = SBERT_SECOND_THRESHOLD  # round 4: unlabeled similar to the self-labeled
 
 
 @dataclass(frozen=True)
