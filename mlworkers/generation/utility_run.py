@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 import shutil
+import types
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -172,7 +174,7 @@ class UtilityRun:
         if start_from is not None:
             model.load_state_dict(start_from.state_dict())
         checkpoint = self.folder / f"{name}.checkpoint.pt"
-        state = torch.load(checkpoint, weights_only=False) if checkpoint.exists() else None
+        state = load_checkpoint(checkpoint) if checkpoint.exists() else None
         encoded = {split: rm.encode_pairs(data[split], tokenizer, model.config) for split in ("train", "validation")}
 
         def on_epoch(state: rm.TrainState) -> None:
@@ -238,6 +240,27 @@ class ModelBundle:
     def histories(self, folder: Path) -> dict[str, list]:
         found = {name: folder / name / "history.json" for name in self.models}
         return {name: json.loads(path.read_text()) for name, path in found.items() if path.exists()}
+
+
+# A checkpoint names its TrainState's class by the module it had when written. One written before
+# response_model moved into mlworkers/ml/generation/ (issue 49) still loads, so a job queued again
+# across that upgrade goes on at its last epoch rather than failing.
+MOVED_MODULES = {"mlworkers.ml.response_model": rm.__name__}
+
+
+class _CheckpointUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str):
+        return super().find_class(MOVED_MODULES.get(module, module), name)
+
+
+_CHECKPOINT_PICKLE = types.SimpleNamespace(
+    __name__="pickle", Unpickler=_CheckpointUnpickler, load=lambda f, **kw: _CheckpointUnpickler(f, **kw).load()
+)
+
+
+def load_checkpoint(path: Path) -> rm.TrainState:
+    """A stage's checkpoint (our own file, written by `_save_atomically`: a full pickle, not weights only)."""
+    return torch.load(path, weights_only=False, pickle_module=_CHECKPOINT_PICKLE)
 
 
 def _save_atomically(state: rm.TrainState, path: Path) -> None:
