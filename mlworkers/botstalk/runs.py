@@ -33,7 +33,7 @@ from jobs.runtime import JobCannotRun, report_progress
 from mlworkers.ml.botstalk import files
 from mlworkers.registry import artifact_path, register_model_version
 
-DATA = Path(__file__).resolve().parent / "data" / "botstalk"
+DATA = Path(__file__).resolve().parents[1] / "data" / "botstalk"
 EXAMPLE_POOL = DATA / "pool.jsonl"
 EXAMPLE_CONTEXTS = DATA / "contexts.jsonl"
 EXAMPLE_NLI_PAIRS = DATA / "nli_pairs.jsonl"

@@ -32,7 +32,7 @@ from mlworkers.gold import gold_labels
 from mlworkers.naming import stamped
 from mlworkers.registry import artifact_path, register_model_version
 
-WEAK_SEED = Path(__file__).resolve().parent / "data" / "weak_seed.csv"
+WEAK_SEED = Path(__file__).resolve().parents[1] / "data" / "weak_seed.csv"
 
 
 def newest_weak_version() -> ModelVersion | None:
