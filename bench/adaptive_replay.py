@@ -89,7 +89,7 @@ def policy_figures(policy: RedundancyPolicy, items: list[Item]) -> dict[str, flo
 def embed(rows, cache: Path | None) -> np.ndarray:
     if cache and cache.exists():
         return np.load(cache)["features"]
-    from mlworkers.ml.embeddings import dialogue_embedding
+    from mlworkers.ml.expansion.embeddings import dialogue_embedding
     from mlworkers.ml.loading import PACKAGED_MINILM, load_sentence_transformer
 
     model = load_sentence_transformer(PACKAGED_MINILM)

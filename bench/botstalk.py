@@ -19,7 +19,7 @@ fresh SQLite file by default, never the project's) with models in a temporary ME
    corpus's English dialogues (`--corpus-sample` of them at most) and random pairs of its turns
    (as many as BotsTalk's consecutive pairs, at least 300), it prints the mean SBERT similarity of
    consecutive turns (the packaged MiniLM) and the share the moderator's NLI finds contradicting
-   (`mlworkers.ml.coherence`);
+   (`mlworkers.ml.botstalk.coherence`);
 4. with `--edos`, the same with EDOS's dialogues (the crowd file, read in place, `--edos-dialogues`
    of them) as the corpus: their consecutive-turn pairs go to a pairs file in the temporary folder.
 
@@ -165,14 +165,14 @@ class Measure:
     def __init__(self):
         from django.conf import settings
 
-        from mlworkers import botstalk as botstalk_jobs
+        from mlworkers.botstalk import runs as botstalk_jobs
         from mlworkers.ml import loading
 
         self.encoder = loading.load_sentence_transformer(settings.ENCODER_MODEL)
         self.nli, self.nli_name = botstalk_jobs.load_moderator_nli(None, None)
 
     def __call__(self, name: str, dialogues: list[list[str]]) -> dict:
-        from mlworkers.ml.coherence import consecutive_pairs, contradiction_rate, mean_consecutive_similarity
+        from mlworkers.ml.botstalk.coherence import consecutive_pairs, contradiction_rate, mean_consecutive_similarity
 
         figures = {
             "dialogues": len(dialogues),
@@ -189,7 +189,7 @@ def sample(dialogues: list[list[str]], count: int, seed: int) -> list[list[str]]
 
 
 def random_pairs(dialogues: list[list[str]], botstalk: dict, seed: int) -> list[list[str]]:
-    from mlworkers.ml.coherence import random_turn_pairs
+    from mlworkers.ml.botstalk.coherence import random_turn_pairs
 
     return random_turn_pairs(dialogues, max(MIN_RANDOM_PAIRS, botstalk["pairs"]), seed=seed)
 

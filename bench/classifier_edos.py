@@ -45,7 +45,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from annotation.taxonomy import LABEL_NAMES, canonical_label
-from mlworkers.ml.dialogue_classifier import MEASURED_RECIPE, DialogueExample, TrainConfig, predict_proba, train
+from mlworkers.ml.classifier.dialogue_classifier import MEASURED_RECIPE, predict_proba, train
+from mlworkers.ml.classifier.model import DialogueExample, TrainConfig
 from mlworkers.ml.metrics import classification_report
 
 EDOS_CSV = Path(__file__).resolve().parents[2] / "shared" / "data" / "edos" / "MTurk_groundtruth_labels_9K.csv"
@@ -194,7 +195,7 @@ def main() -> None:
 def _ensemble(args: argparse.Namespace, validation: list, test: list) -> str:
     """The seeds' saved classifiers averaged (probabilities): what distilling them into one model
     could reach at most. Scored like one seed; nothing is chosen by it."""
-    from mlworkers.ml.dialogue_classifier import load_classifier
+    from mlworkers.ml.classifier.dialogue_classifier import load_classifier
 
     if args.save is None or args.seeds < 2:
         sys.exit("--ensemble needs --save DIR and --seeds N > 1")

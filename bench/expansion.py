@@ -27,7 +27,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mlworkers.ml.similarity import chunked_matches, faiss_matches
+from mlworkers.ml.expansion.similarity import chunked_matches, faiss_matches
 
 PLANTED_SHARE = 0.01
 

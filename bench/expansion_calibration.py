@@ -5,12 +5,12 @@
 
 Data: /work/shared/data/edos/MTurk_groundtruth_labels_9K.csv, read in place: the 8,913 dialogues
 with a 2-of-3 majority among the 41 labels. Every turn is embedded with the encoder, each dialogue
-is the half-decaying mean of its turns (last heaviest, `mlworkers.ml.embeddings`, as the expansion
+is the half-decaying mean of its turns (last heaviest, `mlworkers.ml.expansion.embeddings`, as the expansion
 job does); half the dialogues are seeds, half held out (seeded shuffle, `--split-seed`). For each
 threshold: how many held-out dialogues have their nearest seed at or above it (coverage) and how
 many of those take the right label (precision). The proposal is the lowest threshold whose
 precision stays within `--precision-margin` of the precision at the paper's 0.92
-(`mlworkers.ml.expansion_calibration`, the job's own code).
+(`mlworkers.ml.expansion.calibration`, the job's own code).
 
 Then the margin rule (a match must beat the best seed of any other label by M) at equal coverage:
 the precision of the same number of matches, the most similar ones that pass the margin, against
@@ -36,9 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from classifier_edos import EDOS_CSV, read_majority_examples
 
-from mlworkers.ml import expansion_calibration as calib
-from mlworkers.ml.embeddings import dialogue_embeddings
-from mlworkers.ml.rounds import PAPER_SBERT_THRESHOLD
+from mlworkers.ml.expansion import calibration as calib
+from mlworkers.ml.expansion.embeddings import dialogue_embeddings
+from mlworkers.ml.expansion.similarity import PAPER_SBERT_THRESHOLD
 
 MARGINS = (0.0, 0.01, 0.02, 0.03, 0.05)
 

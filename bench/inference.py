@@ -12,10 +12,10 @@ Peak RSS is printed after a small and a 4x larger corpus: flat memory means it d
         [--device cpu|cuda] [--precision auto|fp32|bf16|fp16|int8] [--skip-naive] [--progress-every 100000]
 
 `--precision auto` (the default) is the precision bulk annotation runs in with ML_PRECISION unset:
-on a CPU, fp32 or int8, whichever mlworkers.ml.cpu_precision measures faster on this machine (the
+on a CPU, fp32 or int8, whichever mlworkers.ml.classifier.cpu_precision measures faster on this machine (the
 line "auto on this CPU" says which and why), so the default `ratio=` compares the default CPU path
 with the naive pipeline (which stays stock fp32). int8 quantizes the
-encoder's linear layers (mlworkers/ml/quantize.py); int8 on a GPU runs the GPU's own precision (as
+encoder's linear layers (mlworkers/ml/classifier/quantize.py); int8 on a GPU runs the GPU's own precision (as
 the job does). The last line names the precision measured.
 
 `--turns 2830000 --skip-naive` is the paper's corpus size (1M dialogues): it reports the time and
@@ -24,7 +24,7 @@ cores), with a progress line (turns so far, turns/s, peak RSS) every --progress-
 The breakdown times each stage of our path run one after the other (tokenize = one fast-tokenizer
 call per chunk plus building every turn's input; forward = the model; top-k = softmax and
 `torch.topk` on the device and the copy back; write = formatting the rows bulk annotation COPYs,
-the database itself excluded). In the job the stages overlap (see mlworkers/bulk.py).
+the database itself excluded). In the job the stages overlap (see mlworkers/classifier/bulk.py).
 
 Ends with one line: ratio=<ours/naive> turns_per_s=<ours> tokenize_s= forward_s= topk_s= write_s= precision=
 """
@@ -48,8 +48,10 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from annotation.taxonomy import LABEL_NAMES
-from mlworkers.ml import cpu_precision, inference, loading, precision, quantize
-from mlworkers.ml.dialogue_classifier import TrainConfig, build_classifier
+from mlworkers.ml import loading
+from mlworkers.ml.classifier import cpu_precision, inference, precision, quantize
+from mlworkers.ml.classifier.dialogue_classifier import build_classifier
+from mlworkers.ml.classifier.model import TrainConfig
 
 _VOCABULARY = (
     "I you we they he she it the a an this that there here what why where when how who "

@@ -1,5 +1,5 @@
 """What int8 costs and gains on the CPU: a saved dialogue classifier scored on the EDOS test split in
-fp32 and in int8 (its encoder's linear layers dynamically quantized, mlworkers/ml/quantize.py).
+fp32 and in int8 (its encoder's linear layers dynamically quantized, mlworkers/ml/classifier/quantize.py).
 
 The test split is bench/classifier_edos.py's: the same reader and stratified split (split seed 13 by
 default), so a classifier that script saved with `--save DIR` (`DIR/seed-13/`) is scored on exactly
@@ -34,10 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from classifier_edos import EDOS_CSV, read_examples, stratified_split, top_k_hit_rate
 
-from mlworkers.ml import inference
-from mlworkers.ml.dialogue_classifier import load_classifier
+from mlworkers.ml.classifier import inference
+from mlworkers.ml.classifier.dialogue_classifier import load_classifier, load_for_inference
 from mlworkers.ml.metrics import classification_report
-from mlworkers.ml.quantize import load_for_inference
 
 
 def test_split(csv: Path, split_seed: int) -> list:
@@ -132,7 +131,7 @@ def main() -> None:
         test = test[: args.limit]
     print(
         f"EDOS test split (split seed {args.split_seed}): {len(test)} dialogues; CPU, {args.threads} threads, "
-        f"batch {args.batch_size}, int8 activations scaled per token (mlworkers.ml.quantize.Int8Linear)"
+        f"batch {args.batch_size}, int8 activations scaled per token (mlworkers.ml.classifier.quantize.Int8Linear)"
     )
     results = [score_model(directory, test, args) for directory in args.model]
     mean = {

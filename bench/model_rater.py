@@ -3,7 +3,7 @@
 Data: ../shared/data/edos/MTurk_groundtruth_labels_9K.csv, read in place (each row: a dialogue
 and its three workers' answers; answers as given, a label typed through "Other" is its own
 category, the paper's rule). The items are split into `--folds` folds (seeded); for each fold the
-classifier (the project's training path, mlworkers.ml.dialogue_classifier.train, on the default
+classifier (the project's training path, mlworkers.ml.classifier.dialogue_classifier.train, on the default
 backbone, the packaged all-MiniLM-L6-v2, with the measured recipe: vote distributions as soft
 targets, the no-majority rows as votes only) trains on the other folds and labels this one, so it
 never rates an item it trained on. 10 % of the training folds are held out to pick the epoch.
@@ -42,7 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from annotation.taxonomy import LABEL_NAMES, canonical_label
 from labeling.crowd.rater_agreement import seat_agreement
 from labeling.importers.edos_format import EdosRow, read_edos
-from mlworkers.ml.dialogue_classifier import MEASURED_RECIPE, DialogueExample, TrainConfig, predict_proba, train
+from mlworkers.ml.classifier.dialogue_classifier import MEASURED_RECIPE, predict_proba, train
+from mlworkers.ml.classifier.model import DialogueExample, TrainConfig
 
 EDOS_CSV = Path(__file__).resolve().parents[2] / "shared" / "data" / "edos" / "MTurk_groundtruth_labels_9K.csv"
 

@@ -3,7 +3,7 @@
 Builds a classifier of the default backbone's shape (all-MiniLM-L6-v2: 6 layers, 384 hidden, 12
 heads, 1,536 feed-forward; random weights from the config alone, so nothing is downloaded and the
 script runs where only torch and transformers are installed), then:
-- on the CPU, for each thread count asked: `mlworkers.ml.cpu_precision.measure` (fp32 against the
+- on the CPU, for each thread count asked: `mlworkers.ml.classifier.cpu_precision.measure` (fp32 against the
   int8 copy on one 16 x 64-token batch, the loader's own trial) and a longer timing of both on
   bulk-sized batches (64 x 64 tokens, 20 batches), so the trial's choice can be checked against
   the throughput it stands for;
@@ -29,8 +29,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mlworkers.ml import cpu_precision
-from mlworkers.ml.quantize import quantize_encoder
+from mlworkers.ml.classifier import cpu_precision
+from mlworkers.ml.classifier.quantize import quantize_encoder
 
 LABELS = 41
 
@@ -40,7 +40,7 @@ def minilm_shaped_classifier():
     wrapped the way cpu_precision expects (`clf.model.encoder.config`)."""
     from transformers import BertConfig, BertModel
 
-    from mlworkers.ml.dialogue_classifier import DialogueClassifierModel
+    from mlworkers.ml.classifier.model import DialogueClassifierModel
 
     config = BertConfig(vocab_size=30522, hidden_size=384, num_hidden_layers=6, num_attention_heads=12,
                         intermediate_size=1536, max_position_embeddings=512)  # fmt: skip

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/rounds_memory.py [--sizes 5000,20000,80000] [--gold 1000] [--legacy]
 
-Runs `mlworkers.ml.rounds.run_rounds` (the same orchestration `self_label_rounds` runs) on a
+Runs `mlworkers.ml.rounds.self_labeling.run_rounds` (the same orchestration `self_label_rounds` runs) on a
 synthetic corpus: `--gold` labeled training dialogues over the 41 labels, a test split of a third
 of that, and N unlabeled dialogues, each three turns of words drawn from a shared Zipf vocabulary
 plus two cue words of its label. The unlabeled dialogues are a Pool that makes each dialogue's
@@ -34,9 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from annotation.taxonomy import LABEL_NAMES
-from mlworkers.ml import fasttext_baseline as ft
-from mlworkers.ml import rounds
 from mlworkers.ml.memory import PeakMemory
+from mlworkers.ml.rounds import fasttext_baseline as ft
+from mlworkers.ml.rounds import self_labeling as rounds
 
 DIM = 384
 VOCABULARY = 20_000

@@ -82,7 +82,8 @@ def make_corpus(dialogues: int) -> int:
 def make_model():
     from annotation.models import ModelVersion
     from annotation.taxonomy import LABEL_NAMES
-    from mlworkers.ml.dialogue_classifier import TrainConfig, build_classifier
+    from mlworkers.ml.classifier.dialogue_classifier import build_classifier
+    from mlworkers.ml.classifier.model import TrainConfig
     from mlworkers.registry import register_model_version
 
     clf = build_classifier(list(LABEL_NAMES), TrainConfig(device="cpu"))

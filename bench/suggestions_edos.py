@@ -104,7 +104,7 @@ def _train_dialogue_classifier(epochs: int) -> None:
     from annotation.models import ModelVersion, TurnLabel
     from mlworkers.gold import crowd_votes, dialogue_items, gold_labels, no_majority_items
     from mlworkers.registry import register_model_version
-    from mlworkers.rounds import dialogue_classifier_learner
+    from mlworkers.rounds.self_labeling import dialogue_classifier_learner
 
     started = time.perf_counter()
     train, validation = gold_labels([TurnLabel.TRAIN]), gold_labels([TurnLabel.VALIDATION])

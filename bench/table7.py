@@ -37,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from annotation.demo_corpus.generator import generate
 from annotation.splits import SPLITS, split_for
-from mlworkers.ml import response_model as rm
-from mlworkers.ml.decoding import BeamSettings
+from mlworkers.ml.generation import response_model as rm
+from mlworkers.ml.generation.decoding import BeamSettings
 from mlworkers.ml.loading import load_sentence_transformer
 
 EDOS_CSV = Path(__file__).resolve().parents[2] / "shared" / "data" / "edos" / "MTurk_groundtruth_labels_9K.csv"

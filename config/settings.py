@@ -353,7 +353,7 @@ ML_DEVICE = env_str("ML_DEVICE", "auto")
 if ML_DEVICE not in {"auto", "cpu", "cuda", "mps"}:
     raise ConfigError(f"ML_DEVICE={ML_DEVICE!r} must be one of auto, cpu, cuda, mps")
 # Precision of the dialogue classifier's inference (bulk annotation, suggestions): auto = bf16 on a
-# GPU that supports it, mlworkers.ml.precision.CPU_INFERENCE_DEFAULT on a CPU (docs/model/classifier.md,
+# GPU that supports it, mlworkers.ml.classifier.precision.CPU_INFERENCE_DEFAULT on a CPU (docs/model/classifier.md,
 # "int8 on the CPU"). int8 is CPU only: a GPU worker runs its auto precision instead and logs why. Training has its own setting
 # (TrainConfig.precision, auto: bf16 on a GPU, fp32 on a CPU), which refuses int8.
 ML_PRECISION = env_str("ML_PRECISION", "auto").lower()

@@ -13,7 +13,10 @@ class JobsConfig(AppConfig):
         # the way the admin finds `admin.py` modules.
         from django.utils.module_loading import autodiscover_modules
 
-        from jobs import worker  # noqa: F401  (connects the worker's stale-job sweeper)
+        from jobs import (
+            tasks,  # noqa: F401  (the Celery tasks: queued by name, known to every process)
+            worker,  # noqa: F401  (connects the worker's stale-job sweeper)
+        )
 
         autodiscover_modules("jobs")
         make_embedded_broker_folders()

@@ -35,6 +35,7 @@ from django.db import InterfaceError, OperationalError, close_old_connections, c
 from django.db.models import F, Q, Sum
 from django.utils import timezone
 
+from config.celery import app as celery_app
 from config.scrub import scrub
 from jobs import registry
 from jobs.models import JobRun
@@ -43,6 +44,8 @@ from jobs.webhooks import events as webhook_events
 logger = logging.getLogger(__name__)
 
 # The database went away under a running job (a restart, a failover): transient, not the job's fault.
+# The name of the one Celery task of every JobRun (jobs.tasks.run_job_task), which messages carry.
+RUN_JOB = "jobs.run_job"
 DATABASE_AWAY = (OperationalError, InterfaceError)
 DATABASE_RETRY_SECONDS = 5
 
@@ -87,10 +90,15 @@ def start_scheduled(kind: str, parameters: dict[str, Any]) -> int | None:
     return start_job(kind, parameters).pk
 
 
-def _queue(job_id: int, queue: str) -> None:
-    from jobs.tasks import run_job_task
+def _run_job_task():
+    """The one Celery task of every JobRun (jobs.tasks), found by its name: the task runs this
+    module, so this module names it rather than importing it. jobs.apps imports jobs.tasks as
+    Django starts, so every process knows the task before it queues one."""
+    return celery_app.tasks[RUN_JOB]
 
-    transaction.on_commit(lambda: run_job_task.apply_async(args=[job_id], queue=queue))
+
+def _queue(job_id: int, queue: str) -> None:
+    transaction.on_commit(lambda: _run_job_task().apply_async(args=[job_id], queue=queue))
 
 
 def cancel_job(job: JobRun, *, by: str = "") -> bool:
@@ -181,8 +189,6 @@ def _requeue_after_database_error(job: JobRun, error: Exception) -> bool:
     """Queue a job that lost the database again, DATABASE_RETRY_SECONDS later (the database is
     likely restarting), up to JOB_MAX_ATTEMPTS: its work is chunked and idempotent, so the next
     attempt goes on where this one stopped. False when its attempts are used up."""
-    from jobs.tasks import run_job_task
-
     limit = _setting("JOB_MAX_ATTEMPTS", 3)
     if job.attempts >= limit:
         return False
@@ -193,7 +199,7 @@ def _requeue_after_database_error(job: JobRun, error: Exception) -> bool:
     )
     if requeued:
         queue = registry.get(job.kind).queue
-        run_job_task.apply_async(args=[job.pk], queue=queue, countdown=DATABASE_RETRY_SECONDS)
+        _run_job_task().apply_async(args=[job.pk], queue=queue, countdown=DATABASE_RETRY_SECONDS)
     return True
 
 
@@ -304,9 +310,8 @@ def _queue_group(job_ids: list[int], queue: str) -> None:
         return
     from celery import group
 
-    from jobs.tasks import run_job_task
-
-    transaction.on_commit(lambda: group(run_job_task.si(pk).set(queue=queue) for pk in job_ids).apply_async())
+    task = _run_job_task()
+    transaction.on_commit(lambda: group(task.si(pk).set(queue=queue) for pk in job_ids).apply_async())
 
 
 def _sum_progress(parent_id: int) -> None:

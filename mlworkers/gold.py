@@ -22,7 +22,7 @@ from annotation.models import Dialogue, Turn, TurnLabel
 from annotation.taxonomy import LABEL_NAMES
 from jobs.models import JobRun
 from jobs.runtime import JobCannotRun
-from mlworkers.ml import rounds as rounds_core
+from mlworkers.ml.rounds import self_labeling as rounds_core
 
 
 class NoGoldLabels(JobCannotRun):

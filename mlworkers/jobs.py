@@ -1,8 +1,8 @@
 """The ML app's jobs and their typed parameters (found by jobs' autodiscovery at start-up).
 
-The functions live in the step modules (`weak_labeler.py`, `candidates.py`, `gold.py`, `expansion.py`,
-`rounds.py`, `pipeline.py`, `bulk.py`, ...); this module declares them to the registry with
-the bounds the Jobs page, the API and the OpenAPI schema all use.
+The functions live in the step modules, grouped by the capability they run (`classifier/`,
+`expansion/`, `generation/`, `botstalk/`, `rounds/`, `chain/`; `gold.py`); this module declares
+them to the registry with the bounds the Jobs page, the API and the OpenAPI schema all use.
 """
 
 from typing import Literal
@@ -17,22 +17,21 @@ from annotation.papers import (
     SELF_LABELS_PER_LABEL,
 )
 from jobs.registry import JobParameters, register
-from mlworkers import (  # noqa: F401  (demo declares demo_build)
-    botstalk,
-    bulk,
+from mlworkers import gold
+from mlworkers.botstalk import runs as botstalk
+from mlworkers.chain import (
     candidates,
-    dataset_utility,
-    demo,
-    expansion,
-    expansion_calibration,
-    gold,
+    demo,  # noqa: F401  (demo declares demo_build)
     pipeline,
-    rounds,
-    suggestions,
-    weak_labeler,
 )
-from mlworkers.ml.expansion_calibration import DEFAULT_PRECISION_MARGIN, MIN_MATCHES
-from mlworkers.ml.rounds import PAPER_SBERT_THRESHOLD, PAPER_SECOND_SBERT_THRESHOLD
+from mlworkers.classifier import bulk, suggestions, weak_labeler
+from mlworkers.expansion import calibration as expansion_calibration
+from mlworkers.expansion import sbert as expansion
+from mlworkers.generation import dataset_utility
+from mlworkers.generation.parameters import DatasetUtilityParameters
+from mlworkers.ml.expansion.calibration import DEFAULT_PRECISION_MARGIN, MIN_MATCHES
+from mlworkers.ml.expansion.similarity import PAPER_SBERT_THRESHOLD, PAPER_SECOND_SBERT_THRESHOLD
+from mlworkers.rounds import self_labeling as rounds
 
 SearchMethod = Literal["faiss", "chunked", "brute"]
 ModelVersionId = Field(None, ge=1, title="Model version id", description="empty: the newest one of the right kind")
@@ -325,6 +324,6 @@ register("skill_train", queue="ml", parameters=SkillTrainParameters, startable=T
 register("nli_train", queue="ml", parameters=NliTrainParameters, startable=True)(botstalk.nli_train)
 register("botstalk", queue="ml", parameters=BotsTalkParameters, startable=True)(botstalk.botstalk)
 register("skill_label", queue="ml", parameters=SkillLabelParameters, startable=True)(botstalk.skill_label)
-register("dataset_utility", queue="ml", parameters=dataset_utility.DatasetUtilityParameters, startable=True)(
+register("dataset_utility", queue="ml", parameters=DatasetUtilityParameters, startable=True)(
     dataset_utility.dataset_utility
 )

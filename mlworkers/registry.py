@@ -71,8 +71,8 @@ def artifact_path(version: ModelVersion) -> Path:
 def load_dialogue_classifier(version: ModelVersion, device: str | None = None, precision: str | None = None):
     """The TrainedClassifier saved for a dialogue-classifier model version, ready for inference in
     `precision` (None: ML_PRECISION, whose "auto" is bf16 on a GPU and, on a CPU, fp32 or int8,
-    whichever measured faster there; see mlworkers.ml.precision and mlworkers.ml.cpu_precision)."""
-    from mlworkers.ml.quantize import load_for_inference
+    whichever measured faster there; see mlworkers.ml.classifier.precision and mlworkers.ml.classifier.cpu_precision)."""
+    from mlworkers.ml.classifier.dialogue_classifier import load_for_inference
 
     if version.kind != ModelVersion.DIALOGUE:
         raise ValueError(f"model version {version.pk} is a {version.kind!r} model, not a dialogue classifier")

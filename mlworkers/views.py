@@ -44,7 +44,7 @@ def model_version_detail(request: HttpRequest, version_id: int) -> HttpResponse:
 
 def _inference_runs(version: ModelVersion) -> list[dict]:
     """The precision its last bulk annotations ran in, and why: on a CPU, "auto" is fp32 or int8 as
-    measured on the worker's machine (mlworkers.ml.cpu_precision), recorded in the job's result."""
+    measured on the worker's machine (mlworkers.ml.classifier.cpu_precision), recorded in the job's result."""
     runs = JobRun.objects.filter(
         kind="bulk_annotate", status=JobRun.SUCCEEDED, parameters__model_version_id=version.pk
     ).order_by("-pk")[:5]

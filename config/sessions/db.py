@@ -1,7 +1,6 @@
-from django.contrib.sessions.backends import db
+"""The engine SESSION_ENGINE names on a site without Redis. Its store lives with its model
+(config.sessions.models): the two name each other, and one module keeps them from an import circle."""
 
-from config.sessions.store import ReadOnceMixin
+from config.sessions.models import SessionStore
 
-
-class SessionStore(ReadOnceMixin, db.SessionStore):
-    pass
+__all__ = ["SessionStore"]

@@ -5,12 +5,17 @@ Django's documented way to extend a database-backed session engine ("How to use 
 section "Extending database-backed session engines",
 https://docs.djangoproject.com/en/5.2/topics/http/sessions/#extending-database-backed-session-engines):
 a model on AbstractBaseSession, returned by the store's get_model_class, filled by its
-create_model_instance. With ANNOTATOR_FAST_PATH off Django's own engine and django_session are
-used and this table stays empty."""
+create_model_instance. The model and its database store name each other, so they live in one
+module, as in that documentation's example (the engine module `db` names the store for
+SESSION_ENGINE; `cached_db`'s store reads this model too). With ANNOTATOR_FAST_PATH off Django's
+own engine and django_session are used and this table stays empty."""
 
 from django.conf import settings
+from django.contrib.sessions.backends import db
 from django.contrib.sessions.base_session import AbstractBaseSession
 from django.db import models
+
+from config.sessions.store import ReadOnceMixin
 
 
 class UserSession(AbstractBaseSession):
@@ -25,6 +30,12 @@ class UserSession(AbstractBaseSession):
 
     @classmethod
     def get_session_store_class(cls):
-        from config.sessions.db import SessionStore
-
         return SessionStore
+
+
+class SessionStore(ReadOnceMixin, db.SessionStore):
+    """The `db` engine's store (config.sessions.db): Django's, reading this table once per request."""
+
+    @classmethod
+    def get_model_class(cls):
+        return UserSession

@@ -36,15 +36,13 @@ def _verified(session_data: str, key_salt: str, serializer, keys: tuple) -> byte
 
 
 class ReadOnceMixin:
+    """A database-backed store's read of the session row and its user, and its writes. Each store
+    class names its model (get_model_class: the `db` engine's in config.sessions.models, the
+    `cached_db` engine's in config.sessions.cached_db), so this module imports no model."""
+
     # The user the session row named, read with it by this store (so in this request: a store
     # lives for one request); None before the read, or when the row names no user that exists.
     prefetched_user = None
-
-    @classmethod
-    def get_model_class(cls):
-        from config.sessions.models import UserSession
-
-        return UserSession
 
     def _get_session_from_db(self):
         self.prefetched_user = None

@@ -26,11 +26,14 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from config.celery import app as celery_app
 from jobs.webhooks import signing
 from jobs.webhooks.endpoints import blocked_address, secret_of
 from jobs.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 USER_AGENT = "dialogue-curation-webhooks/1"
+# The name of the Celery task of one delivery (jobs.tasks.deliver_webhook_task), which messages carry.
+DELIVER_WEBHOOK = "jobs.deliver_webhook"
 
 
 def body_of(event: WebhookEvent) -> bytes:
@@ -50,11 +53,13 @@ def backoff_seconds(failed_attempts: int) -> int:
 
 
 def queue_deliveries(delivery_ids: list[int], *, countdown: float = 0) -> None:
-    from jobs.tasks import deliver_webhook_task
-
+    """One Celery task per delivery after the commit: jobs.tasks.deliver_webhook_task, found by its
+    name (the task runs this module's `send`, so this module names it rather than importing it)."""
     for pk in delivery_ids:
         transaction.on_commit(
-            lambda pk=pk: deliver_webhook_task.apply_async(args=[pk], queue="default", countdown=countdown or None)
+            lambda pk=pk: celery_app.tasks[DELIVER_WEBHOOK].apply_async(
+                args=[pk], queue="default", countdown=countdown or None
+            )
         )
 
 

@@ -2,7 +2,7 @@
 items it did not learn from.
 
 The models that learn from the crowd's gold (the suggestion model, the dialogue classifier and
-fastText of the rounds: mlworkers/suggestions.py, mlworkers/rounds.py) train on the gold of the
+fastText of the rounds: mlworkers/classifier/suggestions.py, mlworkers/rounds/self_labeling.py) train on the gold of the
 dialogues in the train split, choose and calibrate on the validation split and are measured on the
 test split; the split is stored once per dialogue (annotation/splits.py, Dialogue.split), so a
 campaign item's role follows from its dialogue's split. Other raters:

@@ -101,7 +101,7 @@ def test_paraphrases_are_neighbours_for_the_sbert_expansion():
     """With the real encoder and the expansion's own dialogue vector, paraphrase pairs reach the
     0.92 threshold; dialogues of different labels mostly do not."""
     from mlworkers.ml import loading
-    from mlworkers.ml.embeddings import dialogue_embedding
+    from mlworkers.ml.expansion.embeddings import dialogue_embedding
 
     corpus = generate(SMALL)
     pairs = corpus.paraphrase_pairs()[:60]

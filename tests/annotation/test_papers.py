@@ -66,7 +66,7 @@ ALLOWED = {
     # their form, API and the demo's pairwise campaign choose their own HIT shape
     ("labeling/forms.py", "WORKERS_PER_HIT"),
     ("labeling/serializers.py", "WORKERS_PER_HIT"),
-    ("mlworkers/demo.py", "WORKERS_PER_HIT"),
+    ("mlworkers/chain/demo.py", "WORKERS_PER_HIT"),
     # the trained segmenter's gap-feature bucket edges (0.3, 1, 2, 5 s): fixed by the saved models'
     # features, not the dialogue split
     ("annotation/ingest/svm_segmenter.py", "DIALOGUE_GAP_SECONDS"),

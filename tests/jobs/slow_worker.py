@@ -12,8 +12,8 @@ django.setup()
 
 from django.core.management import call_command  # noqa: E402
 
-import mlworkers.bulk  # noqa: E402
-import mlworkers.weak_labeler  # noqa: E402
+import mlworkers.classifier.bulk  # noqa: E402
+import mlworkers.classifier.weak_labeler  # noqa: E402
 
 DELAY = float(os.environ.get("TEST_SLOW_CHUNK_SECONDS", "0"))
 
@@ -28,14 +28,17 @@ class SlowLabeler:
 
 
 def slow_down() -> None:
-    real_predict, real_loader = mlworkers.bulk._score_chunk, mlworkers.weak_labeler.load_weak_labeler_for
+    real_predict, real_loader = (
+        mlworkers.classifier.bulk._score_chunk,
+        mlworkers.classifier.weak_labeler.load_weak_labeler_for,
+    )
 
     def slow_predict(*args, **kwargs):
         time.sleep(DELAY)
         return real_predict(*args, **kwargs)
 
-    mlworkers.bulk._score_chunk = slow_predict
-    mlworkers.weak_labeler.load_weak_labeler_for = lambda version: SlowLabeler(real_loader(version))
+    mlworkers.classifier.bulk._score_chunk = slow_predict
+    mlworkers.classifier.weak_labeler.load_weak_labeler_for = lambda version: SlowLabeler(real_loader(version))
 
 
 if __name__ == "__main__":

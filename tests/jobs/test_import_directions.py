@@ -73,7 +73,7 @@ def test_jobs_is_the_bottom_layer_every_app_builds_on():
     [
         ("jobs", "from annotation.models import Turn", False),
         ("annotation", "import labeling.hits", False),
-        ("labeling", "from mlworkers.pipeline import run_steps", False),
+        ("labeling", "from mlworkers.chain.pipeline import run_steps", False),
         ("mlworkers", "from labeling.hits import build_hits", True),
     ],
 )

@@ -175,7 +175,8 @@ def test_a_job_whose_message_the_broker_lost_runs_once_a_worker_connects(start_w
 
 
 def _dialogue_classifier() -> ModelVersion:
-    from mlworkers.ml.dialogue_classifier import TrainConfig, build_classifier
+    from mlworkers.ml.classifier.dialogue_classifier import build_classifier
+    from mlworkers.ml.classifier.model import TrainConfig
     from mlworkers.registry import register_model_version
     from tests.mlworkers.tiny_models import tiny_encoder_path
 

@@ -25,7 +25,7 @@ def ml_settings(settings, tmp_path, tiny_encoder):
 @pytest.fixture
 def small_seed(tmp_path):
     """Two seed sentences per label: enough for the weak labeler's plumbing, quick to embed."""
-    from mlworkers import weak_labeler
+    from mlworkers.classifier import weak_labeler
 
     with weak_labeler.WEAK_SEED.open(newline="") as handle:
         rows = list(csv.DictReader(handle))

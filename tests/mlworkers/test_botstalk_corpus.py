@@ -8,8 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from mlworkers.ml.botstalk import AgentQuery, BotsTalk, BotsTalkConfig, SkillAgent
-from mlworkers.ml.botstalk_corpus import (
+from mlworkers.ml.botstalk.agents import AgentQuery, BotsTalk, BotsTalkConfig, SkillAgent
+from mlworkers.ml.botstalk.coherence import contradiction_rate, mean_consecutive_similarity, random_turn_pairs
+from mlworkers.ml.botstalk.corpus import (
     CORPUS,
     POOL,
     CorpusAgent,
@@ -19,9 +20,8 @@ from mlworkers.ml.botstalk_corpus import (
     build_response_corpus,
     choose_agents,
 )
-from mlworkers.ml.botstalk_files import BotsTalkFileError, DialogueContexts, PoolUtterance, read_response_pairs
-from mlworkers.ml.coherence import contradiction_rate, mean_consecutive_similarity, random_turn_pairs
-from mlworkers.ml.embeddings import normalise_rows
+from mlworkers.ml.botstalk.files import BotsTalkFileError, DialogueContexts, PoolUtterance, read_response_pairs
+from mlworkers.ml.expansion.embeddings import normalise_rows
 from tests.mlworkers.test_botstalk_loop import SetNLI, TableSkills, WordHashEncoder
 
 PAIRS = [

@@ -10,9 +10,9 @@ import pytest
 from annotation.models import Dialogue, ModelVersion, Turn
 from jobs.models import JobRun
 from jobs.runtime import JobCannotRun, start_job
-from mlworkers import botstalk as botstalk_jobs
+from mlworkers.botstalk import runs as botstalk_jobs
 from mlworkers.ml import loading
-from mlworkers.ml.botstalk_files import ResponsePair
+from mlworkers.ml.botstalk.files import ResponsePair
 from tests.mlworkers.test_botstalk_loop import SetNLI, WordHashEncoder
 
 pytestmark = pytest.mark.django_db
@@ -140,7 +140,8 @@ def test_the_command_chooses_the_candidates_and_says_where_they_came_from(files,
 
 
 def test_the_emotion_agent_ranks_by_the_newest_dialogue_classifier(files, tiny_corpus):
-    from mlworkers.ml.dialogue_classifier import TrainConfig, build_classifier
+    from mlworkers.ml.classifier.dialogue_classifier import build_classifier
+    from mlworkers.ml.classifier.model import TrainConfig
     from mlworkers.registry import register_model_version
     from tests.mlworkers.tiny_models import tiny_encoder_path
 

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from mlworkers.botstalk import EXAMPLE_CONTEXTS, EXAMPLE_NLI_PAIRS, EXAMPLE_POOL
-from mlworkers.ml.botstalk_files import (
+from mlworkers.botstalk.runs import EXAMPLE_CONTEXTS, EXAMPLE_NLI_PAIRS, EXAMPLE_POOL
+from mlworkers.ml.botstalk.files import (
     BotsTalkFileError,
     DialogueContexts,
     PoolUtterance,

@@ -12,10 +12,10 @@ from django.core.management.base import CommandError
 from annotation.models import Dialogue, ModelVersion, SkillContext, Turn, TurnSkill
 from jobs.models import JobRun
 from jobs.runtime import start_job
-from mlworkers import botstalk as botstalk_jobs
-from mlworkers.ml.botstalk_files import NLIPair
-from mlworkers.ml.nli import PairClassifierConfig, train_pair_classifier
-from mlworkers.ml.sentence_classifier import LabeledSentence, WeakLabelerConfig, train_weak_labeler
+from mlworkers.botstalk import runs as botstalk_jobs
+from mlworkers.ml.botstalk.files import NLIPair
+from mlworkers.ml.botstalk.nli import PairClassifierConfig, train_pair_classifier
+from mlworkers.ml.classifier.sentence_classifier import LabeledSentence, WeakLabelerConfig, train_weak_labeler
 from mlworkers.registry import register_model_version
 from tests.mlworkers.tiny_models import one_torch_thread
 

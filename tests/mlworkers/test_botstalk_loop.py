@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from mlworkers.ml.botstalk import (
+from mlworkers.ml.botstalk.agents import (
     BotsTalk,
     BotsTalkConfig,
     FaissTopK,
@@ -17,7 +17,7 @@ from mlworkers.ml.botstalk import (
     kl_summary,
     ranker,
 )
-from mlworkers.ml.botstalk_files import DialogueContexts, PoolUtterance
+from mlworkers.ml.botstalk.files import DialogueContexts, PoolUtterance
 
 
 class WordHashEncoder:

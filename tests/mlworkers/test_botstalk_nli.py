@@ -6,8 +6,14 @@ import pytest
 import torch
 
 from mlworkers.ml import loading
-from mlworkers.ml.botstalk_files import NLIPair
-from mlworkers.ml.nli import CrossEncoderNLI, PairClassifier, PairClassifierConfig, load_nli, train_pair_classifier
+from mlworkers.ml.botstalk.files import NLIPair
+from mlworkers.ml.botstalk.nli import (
+    CrossEncoderNLI,
+    PairClassifier,
+    PairClassifierConfig,
+    load_nli,
+    train_pair_classifier,
+)
 from tests.mlworkers.tiny_models import one_torch_thread, tiny_encoder_path
 
 

@@ -11,8 +11,9 @@ from annotation.models import Dialogue, ModelVersion, Prediction, Turn
 from annotation.taxonomy import LABEL_NAMES
 from jobs import runtime as jobs
 from jobs.models import JobRun
-from mlworkers.bulk import annotate_corpus
-from mlworkers.ml.dialogue_classifier import DialogueExample, TrainConfig, build_classifier, predict_proba
+from mlworkers.classifier.bulk import annotate_corpus
+from mlworkers.ml.classifier.dialogue_classifier import build_classifier, predict_proba
+from mlworkers.ml.classifier.model import DialogueExample, TrainConfig
 from mlworkers.registry import artifact_path, load_dialogue_classifier, register_model_version
 from tests.mlworkers.tiny_models import one_torch_thread, tiny_encoder_path
 
@@ -138,9 +139,9 @@ def test_it_refuses_a_model_whose_labels_are_not_in_the_taxonomy(tiny_corpus, me
 
 
 def test_a_failed_job_requeued_finishes_the_work(tiny_corpus, version, monkeypatch, django_capture_on_commit_callbacks):
-    import mlworkers.bulk
+    import mlworkers.classifier.bulk
 
-    real_score = mlworkers.bulk._score_chunk
+    real_score = mlworkers.classifier.bulk._score_chunk
     calls = {"n": 0}
 
     def crash_on_the_second_chunk(*args, **kwargs):  # runs on the model thread; the job sees the error
@@ -149,7 +150,7 @@ def test_a_failed_job_requeued_finishes_the_work(tiny_corpus, version, monkeypat
             raise Interrupted("worker lost")
         return real_score(*args, **kwargs)
 
-    monkeypatch.setattr(mlworkers.bulk, "_score_chunk", crash_on_the_second_chunk)
+    monkeypatch.setattr(mlworkers.classifier.bulk, "_score_chunk", crash_on_the_second_chunk)
     job = JobRun.objects.create(kind="bulk_annotate", parameters={"model_version_id": version.pk, "chunk_size": 3})
     with pytest.raises(Interrupted):
         jobs.run_job(job.pk)
@@ -184,9 +185,9 @@ def test_deleting_a_dialogue_removes_its_predictions(tiny_corpus, version, job):
 
 
 def test_cancel_stops_a_running_bulk_annotation_within_one_chunk(tiny_corpus, version, monkeypatch):
-    import mlworkers.bulk
+    import mlworkers.classifier.bulk
 
-    real_write, calls = mlworkers.bulk.write_predictions, {"n": 0}
+    real_write, calls = mlworkers.classifier.bulk.write_predictions, {"n": 0}
     job = JobRun.objects.create(kind="bulk_annotate", parameters={"model_version_id": version.pk, "chunk_size": 3})
 
     def cancel_during_the_first_chunk(*args, **kwargs):
@@ -195,7 +196,7 @@ def test_cancel_stops_a_running_bulk_annotation_within_one_chunk(tiny_corpus, ve
             jobs.cancel_job(job, by="researcher")  # as the Jobs page would, while the chunk runs
         return real_write(*args, **kwargs)
 
-    monkeypatch.setattr(mlworkers.bulk, "write_predictions", cancel_during_the_first_chunk)
+    monkeypatch.setattr(mlworkers.classifier.bulk, "write_predictions", cancel_during_the_first_chunk)
     assert jobs.run_job(job.pk, heartbeat=False) == {"job": job.pk, "stopped": True}
     job.refresh_from_db()
     # no second chunk is written (the ones scored ahead are dropped, a rerun scores them again)
@@ -206,7 +207,7 @@ def test_cancel_stops_a_running_bulk_annotation_within_one_chunk(tiny_corpus, ve
 def test_sharded_bulk_annotation_labels_every_turn_once_across_its_shards(
     tiny_corpus, version, django_capture_on_commit_callbacks
 ):
-    from mlworkers.bulk import dialogue_id_ranges
+    from mlworkers.classifier.bulk import dialogue_id_ranges
 
     ids = sorted(d.pk for d in tiny_corpus)
     assert dialogue_id_ranges(None, 3) == [(ids[0], ids[0]), (ids[1], ids[2] - 1), (ids[2], ids[3])]
@@ -226,7 +227,7 @@ def test_sharded_bulk_annotation_labels_every_turn_once_across_its_shards(
 
 def test_the_job_runs_int8_on_a_cpu_and_says_which_precision_it_used(tiny_corpus, version, job, settings, client,
                                                                      researcher):  # fmt: skip
-    from mlworkers.ml import cpu_precision
+    from mlworkers.ml.classifier import cpu_precision
 
     fp32 = annotate_corpus(job, version.pk, precision="fp32")
     labels = dict(predictions_of(version).values_list("turn_id", "label_id"))
@@ -253,7 +254,7 @@ def test_the_job_runs_int8_on_a_cpu_and_says_which_precision_it_used(tiny_corpus
 def test_progress_moves_within_a_selection_smaller_than_one_chunk(tiny_corpus, version, job, monkeypatch):
     """The demo's bulk annotation (6,000 turns, chunks of 10,000) sat on one progress line until it
     ended: a selection is cut into enough chunks for the progress to move."""
-    from mlworkers import bulk
+    from mlworkers.classifier import bulk
 
     monkeypatch.setattr(bulk, "MIN_CHUNK", 2)
     seen = []

@@ -4,7 +4,7 @@ Pure: no database."""
 import numpy as np
 import pytest
 
-from mlworkers.ml.calibration import (
+from mlworkers.ml.classifier.calibration import (
     PREFILTER_THRESHOLD,
     EmptySplitError,
     apply_temperature,

@@ -38,7 +38,7 @@ def test_edos_examples_carry_votes_and_no_majority_dialogues_stay_out_of_the_spl
 
 
 def test_the_bench_defaults_are_the_measured_recipe_the_pipeline_trains_with(bench, monkeypatch):
-    from mlworkers.ml.dialogue_classifier import MEASURED_RECIPE
+    from mlworkers.ml.classifier.dialogue_classifier import MEASURED_RECIPE
 
     monkeypatch.setattr("sys.argv", ["classifier_edos.py"])
     config = bench._config(bench.parse_args(), seed=13)
@@ -47,7 +47,7 @@ def test_the_bench_defaults_are_the_measured_recipe_the_pipeline_trains_with(ben
 
 
 def test_a_saved_seed_is_read_back_only_for_the_same_recipe_and_splits(bench, tmp_path, monkeypatch):
-    from mlworkers.ml.dialogue_classifier import DialogueExample
+    from mlworkers.ml.classifier.model import DialogueExample
 
     monkeypatch.setattr("sys.argv", ["classifier_edos.py", "--save", str(tmp_path)])
     args = bench.parse_args()

@@ -6,15 +6,9 @@ import pytest
 import torch
 from torch import nn
 
-from mlworkers.ml.dialogue_classifier import (
-    DialogueExample,
-    TrainConfig,
-    build_classifier,
-    evaluate,
-    target_distributions,
-    train,
-)
-from mlworkers.ml.training_step import WeightAverage, parameter_groups, soft_cross_entropy, symmetric_kl
+from mlworkers.ml.classifier.dialogue_classifier import build_classifier, evaluate, target_distributions, train
+from mlworkers.ml.classifier.model import DialogueExample, TrainConfig
+from mlworkers.ml.classifier.training_step import WeightAverage, parameter_groups, soft_cross_entropy, symmetric_kl
 from tests.mlworkers import tiny_models
 from tests.mlworkers.tiny_models import TOY_DIALOGUES, TOY_LABELS, one_torch_thread
 

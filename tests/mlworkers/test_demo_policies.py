@@ -21,7 +21,7 @@ def corpus(tmp_path):
 def test_the_demo_runs_both_policies_until_settled_and_shows_the_answers_saved(corpus, client, researcher):
     from labeling.models import HIT, Campaign, Response
     from labeling.task_types.last_turn_label.follow_up import create_follow_up_hits
-    from mlworkers.demo import POLICY_CAMPAIGNS, _policy_campaigns
+    from mlworkers.chain.demo import POLICY_CAMPAIGNS, _policy_campaigns
 
     done = _policy_campaigns(corpus)
     assert set(done) == {name for name, _ in POLICY_CAMPAIGNS}

@@ -2,7 +2,7 @@
 
 from annotation.readability import Candidate, RankedCandidate
 from labeling.simulated_crowd import Truth
-from mlworkers.demo import quiz_pool_rows
+from mlworkers.chain.demo import quiz_pool_rows
 
 
 def ranked(dialogue_id: int, text: str, label: str, rank: int) -> RankedCandidate:

@@ -4,16 +4,15 @@ import numpy as np
 import pytest
 import torch
 
-from mlworkers.ml.dialogue_classifier import (
-    DialogueExample,
-    TrainConfig,
+from mlworkers.ml.classifier.dialogue_classifier import (
     build_classifier,
     evaluate,
     load_classifier,
     predict_proba,
     train,
 )
-from mlworkers.ml.inference import collate, encode_examples
+from mlworkers.ml.classifier.inference import collate, encode_examples
+from mlworkers.ml.classifier.model import DialogueExample, TrainConfig
 from tests.mlworkers.tiny_models import TOY_DIALOGUES, TOY_LABELS, one_torch_thread, tiny_encoder_path
 
 single_thread = pytest.fixture(autouse=True)(one_torch_thread)

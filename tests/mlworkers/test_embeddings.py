@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from mlworkers.ml.embeddings import (
+from mlworkers.ml.expansion.embeddings import (
     EmbeddingStore,
     decay_weights,
     dialogue_embedding,

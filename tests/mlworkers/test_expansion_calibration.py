@@ -7,8 +7,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from mlworkers.ml import expansion_calibration as calib
-from mlworkers.ml import rounds
+from mlworkers.ml.expansion import calibration as calib
+from mlworkers.ml.rounds import self_labeling as rounds
 from tests.mlworkers.test_rounds import LABELS, corpus, keyword_learner  # noqa: F401  (corpus is a fixture)
 
 SEED_LABELS = ["Joyful", "Sad", "Angry", "Calm"] * 3  # 12 seeds, one basis vector each

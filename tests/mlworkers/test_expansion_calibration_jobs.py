@@ -14,7 +14,7 @@ from annotation.models import Dialogue, ModelVersion, TurnLabel
 from jobs import registry
 from jobs.forms import JobForm
 from jobs.models import JobRun
-from mlworkers.expansion_calibration import (
+from mlworkers.expansion.calibration import (
     CALIBRATED,
     CALIBRATION_KEY,
     PAPER,
@@ -22,7 +22,7 @@ from mlworkers.expansion_calibration import (
     rounds_thresholds,
     save_calibration,
 )
-from mlworkers.ml import expansion_calibration as calib
+from mlworkers.ml.expansion import calibration as calib
 from tests.mlworkers.pipeline_support import DIALOGUES, add_crowd_label, make_corpus, run
 from tests.mlworkers.test_expansion_calibration import known_curve
 

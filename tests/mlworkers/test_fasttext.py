@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from mlworkers.ml.fasttext_baseline import (
+from mlworkers.ml.rounds.fasttext_baseline import (
     MIN_BUCKETS,
     FastTextConfig,
     bucket_count,

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from mlworkers.ml.dialogue_classifier import DialogueExample, TrainConfig, build_classifier
-from mlworkers.ml.inference import (
+from mlworkers.ml.classifier.dialogue_classifier import build_classifier
+from mlworkers.ml.classifier.inference import (
     collate,
     encode_examples,
     length_sorted_batches,
@@ -13,6 +13,7 @@ from mlworkers.ml.inference import (
     predict_texts,
     top_k,
 )
+from mlworkers.ml.classifier.model import DialogueExample, TrainConfig
 from tests.mlworkers.tiny_models import TOY_LABELS, one_torch_thread, tiny_encoder_path
 
 single_thread = pytest.fixture(autouse=True)(one_torch_thread)

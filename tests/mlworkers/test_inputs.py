@@ -3,8 +3,8 @@
 import pytest
 
 from mlworkers.ml import loading
-from mlworkers.ml.inference import encode_dialogue, encode_examples
-from mlworkers.ml.inputs import build_input, turn_weights
+from mlworkers.ml.classifier.inference import encode_dialogue, encode_examples
+from mlworkers.ml.classifier.inputs import build_input, turn_weights
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +72,7 @@ def test_encoding_a_whole_dialogue_equals_building_each_turns_input(tokenizer):
 
 
 def test_batch_encoding_equals_building_each_input(tokenizer):
-    from mlworkers.ml.dialogue_classifier import DialogueExample
+    from mlworkers.ml.classifier.model import DialogueExample
 
     dialogues = [["hello there", "general"], ["only one"], ["x " * 120, "long history before me"]]
     encoded = encode_examples([DialogueExample(turns) for turns in dialogues], tokenizer, 100)

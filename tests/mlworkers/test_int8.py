@@ -11,9 +11,9 @@ import pytest
 import torch
 from torch import nn
 
-from mlworkers.ml import cpu_precision, precision, quantize
-from mlworkers.ml.dialogue_classifier import load_classifier, predict_proba, train
-from mlworkers.ml.inference import encode_examples, predict_top_k_encoded
+from mlworkers.ml.classifier import cpu_precision, precision, quantize
+from mlworkers.ml.classifier.dialogue_classifier import load_classifier, load_for_inference, predict_proba, train
+from mlworkers.ml.classifier.inference import encode_examples, predict_top_k_encoded
 from tests.mlworkers import tiny_models
 from tests.mlworkers.tiny_models import TOY_LABELS, one_torch_thread
 
@@ -48,7 +48,7 @@ def linear_types(module: nn.Module) -> set[str]:
 
 def test_int8_loads_quantized_and_predicts_like_fp32(saved, toy_examples):
     full = load_classifier(saved, device="cpu", precision_name="fp32")
-    small = quantize.load_for_inference(saved, device="cpu", precision_name="int8")
+    small = load_for_inference(saved, device="cpu", precision_name="int8")
     assert small.precision == "int8" and small.device.type == "cpu"
     # every linear layer of the encoder is int8; the head (pooling, tanh layer, output) stays fp32
     assert linear_types(small.model.encoder) == {"int8"}
@@ -87,7 +87,7 @@ def test_int8_linear_scales_each_token_on_its_own():
 
 
 def test_an_int8_turn_does_not_depend_on_the_turns_batched_with_it(saved, toy_examples):
-    small = quantize.load_for_inference(saved, device="cpu", precision_name="int8")
+    small = load_for_inference(saved, device="cpu", precision_name="int8")
     batched = predict_proba(small, toy_examples, batch_size=len(toy_examples))
     alone = np.concatenate([predict_proba(small, [example], batch_size=1) for example in toy_examples])
     assert (alone.argmax(axis=1) == batched.argmax(axis=1)).all()
@@ -96,7 +96,7 @@ def test_an_int8_turn_does_not_depend_on_the_turns_batched_with_it(saved, toy_ex
 
 
 def test_int8_top_k_runs_through_the_bulk_path(saved, toy_examples):
-    small = quantize.load_for_inference(saved, device="cpu", precision_name="int8")
+    small = load_for_inference(saved, device="cpu", precision_name="int8")
     encoded = encode_examples(toy_examples, small.tokenizer, 100)
     indices, values = predict_top_k_encoded(
         small.model, encoded, k=2, pad_id=small.tokenizer.pad_token_id, decay=0.5, batch_size=5
@@ -111,7 +111,7 @@ def test_auto_on_a_cpu_times_fp32_and_int8_and_keeps_the_faster(saved, monkeypat
     cpu_precision.forget()
     assert precision.inference_precision("auto", "cpu") == precision.CPU_AUTO
     assert precision.inference_precision(None, "cpu") == precision.CPU_AUTO
-    clf = quantize.load_for_inference(saved, device="cpu")
+    clf = load_for_inference(saved, device="cpu")
     choice = clf.precision_choice
     assert choice.fp32_ms > 0 and choice.int8_ms > 0 and choice.cpu and choice.threads == torch.get_num_threads()
     # the rule, whichever way this machine's timings fall
@@ -139,7 +139,7 @@ def test_a_cpu_whose_int8_product_is_slow_runs_fp32_and_stops_timing_it_early(sa
     monkeypatch.setattr(torch, "_int_mm", slow_int_mm)
     monkeypatch.delenv("ML_PRECISION", raising=False)
     cpu_precision.forget()
-    clf = quantize.load_for_inference(saved, device="cpu", precision_name="auto")
+    clf = load_for_inference(saved, device="cpu", precision_name="auto")
     assert clf.precision == "fp32" and linear_types(clf.model.encoder) == {"float32"}
     choice = clf.precision_choice
     assert choice.precision == "fp32" and choice.int8_ms > cpu_precision.STOP_AFTER * choice.fp32_ms
@@ -164,7 +164,7 @@ def test_a_cpu_whose_fp32_product_is_slow_runs_int8(saved, monkeypatch):
     monkeypatch.setattr(torch.nn.functional, "linear", slow_linear)
     monkeypatch.setattr(torch, "_int_mm", float_int_mm)
     cpu_precision.forget()
-    clf = quantize.load_for_inference(saved, device="cpu", precision_name="auto")
+    clf = load_for_inference(saved, device="cpu", precision_name="auto")
     assert clf.precision == "int8" and linear_types(clf.model.encoder) == {"int8"}
     assert clf.precision_choice.int8_ms <= cpu_precision.INT8_SHARE * clf.precision_choice.fp32_ms
 
@@ -174,12 +174,12 @@ def test_the_choice_is_measured_once_per_process_and_a_forced_precision_is_not_m
     measured = []
     real_measure = cpu_precision.measure
     monkeypatch.setattr(cpu_precision, "measure", lambda clf: measured.append(1) or real_measure(clf))
-    first = quantize.load_for_inference(saved, device="cpu", precision_name="auto")
-    second = quantize.load_for_inference(saved, device="cpu", precision_name="auto")
+    first = load_for_inference(saved, device="cpu", precision_name="auto")
+    second = load_for_inference(saved, device="cpu", precision_name="auto")
     assert len(measured) == 1 and second.precision_choice == first.precision_choice
     for forced in ("fp32", "int8"):
         monkeypatch.setenv("ML_PRECISION", forced)
-        clf = quantize.load_for_inference(saved, device="cpu")
+        clf = load_for_inference(saved, device="cpu")
         assert clf.precision == forced and clf.precision_choice is None
     assert len(measured) == 1
 
@@ -195,7 +195,7 @@ def test_the_cpu_is_described_by_its_model_and_int8_flags(tmp_path):
 
 def test_explicit_float_precisions_are_not_quantized(saved):
     for name in ("fp32", "bf16"):
-        clf = quantize.load_for_inference(saved, device="cpu", precision_name=name)
+        clf = load_for_inference(saved, device="cpu", precision_name=name)
         assert clf.precision == name and linear_types(clf.model.encoder) == {
             str(precision.dtype_of(name)).removeprefix("torch.")
         }
@@ -203,7 +203,7 @@ def test_explicit_float_precisions_are_not_quantized(saved):
 
 def test_int8_on_a_gpu_falls_back_to_the_gpus_precision_with_a_logged_reason(saved, monkeypatch, caplog):
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *args, **kwargs: True)
-    with caplog.at_level(logging.WARNING, logger="mlworkers.ml.precision"):
+    with caplog.at_level(logging.WARNING, logger="mlworkers.ml.classifier.precision"):
         assert precision.inference_precision("int8", "cuda") == "bf16"
     assert "int8 runs on the CPU only" in caplog.text and "bf16" in caplog.text
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *args, **kwargs: False)
@@ -218,10 +218,10 @@ def test_int8_on_a_gpu_falls_back_to_the_gpus_precision_with_a_logged_reason(sav
         asked.append(precision_name)
         return on_gpu
 
-    monkeypatch.setattr("mlworkers.ml.dialogue_classifier.load_classifier", fake_load)
+    monkeypatch.setattr("mlworkers.ml.classifier.dialogue_classifier.load_classifier", fake_load)
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="mlworkers.ml.precision"):
-        assert quantize.load_for_inference(saved, device="cuda", precision_name="int8") is on_gpu
+    with caplog.at_level(logging.WARNING, logger="mlworkers.ml.classifier.precision"):
+        assert load_for_inference(saved, device="cuda", precision_name="int8") is on_gpu
     assert asked == ["auto"] and on_gpu.precision == "fp16" and "CPU only" in caplog.text
 
 
@@ -255,7 +255,7 @@ def test_int8_is_for_inference_only(toy_examples, saved, monkeypatch):
     with pytest.raises(ValueError, match="'int8' is for CPU inference only"):
         load_classifier(saved, device="cpu")
     # nor is an int8 classifier saved: its folder would hold int8 buffers no loader reads
-    small = quantize.load_for_inference(saved, device="cpu", precision_name="int8")
+    small = load_for_inference(saved, device="cpu", precision_name="int8")
     with pytest.raises(ValueError, match="an int8 classifier is for inference only"):
         small.save(saved.parent / "int8-copy")
     assert not (saved.parent / "int8-copy").exists()
@@ -266,6 +266,6 @@ def test_a_bad_ml_precision_is_refused_by_name(monkeypatch):
     with pytest.raises(ValueError, match="precision 'int4' must be one of auto, fp32, bf16, fp16, int8"):
         precision.inference_precision(None, "cpu")
     with pytest.raises(ValueError, match="'int4'"):
-        quantize.load_for_inference("/nowhere", device="cpu")
+        load_for_inference("/nowhere", device="cpu")
     monkeypatch.setenv("ML_PRECISION", " INT8 ")
     assert precision.inference_precision(None, "cpu") == "int8"

@@ -8,12 +8,14 @@ import pytest
 
 from annotation.models import Label, ModelVersion, Prediction
 from jobs import runtime as jobs
-from mlworkers import candidates, expansion, rounds
-from mlworkers.expansion_calibration import expansion_threshold, rounds_thresholds
-from mlworkers.ml.dialogue_classifier import TrainConfig
-from mlworkers.ml.embeddings import decay_weights
-from mlworkers.ml.inputs import turn_weights
-from mlworkers.ml.rounds import RoundsConfig
+from mlworkers.chain import candidates
+from mlworkers.expansion import sbert as expansion
+from mlworkers.expansion.calibration import expansion_threshold, rounds_thresholds
+from mlworkers.ml.classifier.inputs import turn_weights
+from mlworkers.ml.classifier.model import TrainConfig
+from mlworkers.ml.expansion.embeddings import decay_weights
+from mlworkers.ml.rounds.self_labeling import RoundsConfig
+from mlworkers.rounds import self_labeling as rounds
 from tests.mlworkers.pipeline_support import last_turn, make_corpus
 
 

@@ -16,9 +16,12 @@ from jobs.models import JobRun
 from jobs.registry import InvalidParameters
 from labeling.campaigns import create_campaign
 from labeling.models import AggregatedLabel, Campaign, HITItem
-from mlworkers import gold, pipeline, rounds, weak_labeler
-from mlworkers.ml.sentence_classifier import read_labeled_sentences
+from mlworkers import gold
+from mlworkers.chain import pipeline
+from mlworkers.classifier import weak_labeler
+from mlworkers.ml.classifier.sentence_classifier import read_labeled_sentences
 from mlworkers.registry import artifact_path
+from mlworkers.rounds import self_labeling as rounds
 from tests.mlworkers.pipeline_support import DIALOGUES, add_crowd_label, last_turn, make_corpus, run
 
 # the HITs here take their quiz screens from the built-in one-turn quiz bank

@@ -5,15 +5,10 @@ import numpy as np
 import pytest
 import torch
 
-from mlworkers.ml import precision
-from mlworkers.ml.dialogue_classifier import (
-    TrainConfig,
-    build_classifier,
-    load_classifier,
-    predict_proba,
-    train,
-)
-from mlworkers.ml.inference import collate, encode_examples, predict_top_k_encoded
+from mlworkers.ml.classifier import precision
+from mlworkers.ml.classifier.dialogue_classifier import build_classifier, load_classifier, predict_proba, train
+from mlworkers.ml.classifier.inference import collate, encode_examples, predict_top_k_encoded
+from mlworkers.ml.classifier.model import TrainConfig
 from tests.mlworkers import tiny_models
 from tests.mlworkers.tiny_models import TOY_LABELS, one_torch_thread
 

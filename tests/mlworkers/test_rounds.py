@@ -6,8 +6,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from mlworkers.ml.embeddings import normalise_rows
-from mlworkers.ml.rounds import (
+from mlworkers.ml.expansion.embeddings import normalise_rows
+from mlworkers.ml.rounds.self_labeling import (
     SBERT,
     SELF,
     InMemoryPool,
@@ -187,7 +187,7 @@ def test_self_labels_chosen_chunk_by_chunk_equal_those_chosen_at_once():
 
 
 def test_rounds_without_a_gain_say_why_and_rounds_with_one_say_nothing():
-    from mlworkers.ml.rounds import why_no_gain
+    from mlworkers.ml.rounds.self_labeling import why_no_gain
 
     flat = [
         {"round": 1, "name": "base", "dialogue_macro_f1": 0.207},

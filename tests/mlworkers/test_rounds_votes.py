@@ -9,9 +9,11 @@ import pytest
 from annotation.models import Dialogue, TurnLabel
 from labeling.campaigns import create_campaign
 from labeling.models import AggregatedLabel
-from mlworkers import gold, rounds
-from mlworkers.ml import dialogue_classifier as dc
-from mlworkers.ml import rounds as rounds_core
+from mlworkers import gold
+from mlworkers.ml.classifier import dialogue_classifier as dc
+from mlworkers.ml.classifier.model import TrainConfig
+from mlworkers.ml.rounds import self_labeling as rounds_core
+from mlworkers.rounds import self_labeling as rounds
 from tests.mlworkers.pipeline_support import add_crowd_label, last_turn, make_corpus
 
 
@@ -96,7 +98,7 @@ def test_the_paper_recipe_trains_on_the_majority_labels_alone(ml_settings):
     votes = {1: ("Excited", "Excited", "Joyful")}
     examples, _, config = _captured_training("paper", votes, [rounds_core.Item(7, ("p",), None)])
     assert [(e.label, e.votes) for e in examples] == [("Excited", ()), ("Sad", ())]
-    assert (config.soft_target_weight, config.ema_decay, config.lr) == (0.0, None, dc.TrainConfig().lr)
+    assert (config.soft_target_weight, config.ema_decay, config.lr) == (0.0, None, TrainConfig().lr)
 
 
 def test_an_unknown_recipe_is_refused_by_name(ml_settings):

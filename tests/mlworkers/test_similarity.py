@@ -4,8 +4,14 @@ brute force, on the threshold boundary too."""
 import numpy as np
 import pytest
 
-from mlworkers.ml.embeddings import normalise_rows
-from mlworkers.ml.similarity import NO_MATCH, brute_force_matches, chunked_matches, faiss_matches, find_matches
+from mlworkers.ml.expansion.embeddings import normalise_rows
+from mlworkers.ml.expansion.similarity import (
+    NO_MATCH,
+    brute_force_matches,
+    chunked_matches,
+    faiss_matches,
+    find_matches,
+)
 
 
 def _clustered(rng, centres, per_centre, noise):

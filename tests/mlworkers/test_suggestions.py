@@ -9,8 +9,10 @@ from annotation.models import ModelVersion, Prediction, TurnLabel
 from annotation.taxonomy import LABEL_NAMES
 from jobs.models import JobRun
 from labeling.models import Campaign, HITItem
-from mlworkers import pipeline, suggestions
-from mlworkers.ml import dialogue_classifier as dc
+from mlworkers.chain import pipeline
+from mlworkers.classifier import suggestions
+from mlworkers.ml.classifier import dialogue_classifier as dc
+from mlworkers.ml.classifier.model import DialogueExample, TrainConfig
 from mlworkers.registry import register_model_version
 from tests.mlworkers.pipeline_support import DIALOGUES, add_crowd_label, last_turn, make_corpus, run
 
@@ -97,8 +99,8 @@ def test_once_gold_exists_the_gold_trained_model_suggests_and_the_campaign_recor
 def test_the_dialogue_classifier_is_a_candidate_and_every_candidate_is_measured_on_validation(
     corpus, ml_settings, django_capture_on_commit_callbacks
 ):
-    examples = [dc.DialogueExample(list(turns), label) for turns, label in DIALOGUES]
-    config = dc.TrainConfig(base_model=str(ml_settings.CLASSIFIER_MODEL), epochs=1, device="cpu", batch_size=4)
+    examples = [DialogueExample(list(turns), label) for turns, label in DIALOGUES]
+    config = TrainConfig(base_model=str(ml_settings.CLASSIFIER_MODEL), epochs=1, device="cpu", batch_size=4)
     clf = dc.train(examples, examples[:3], list(LABEL_NAMES), config)
     dialogue = register_model_version(ModelVersion.DIALOGUE, "tiny dialogue classifier", clf)
     job = run("suggest_train", django_capture_on_commit_callbacks)

@@ -14,8 +14,8 @@ from annotation.models import Dialogue, Label, ModelVersion, Turn, TurnLabel
 from jobs.models import JobRun
 from jobs.registry import InvalidParameters
 from jobs.runtime import retry_job, start_job
-from mlworkers import utility_run
-from mlworkers.ml import response_model
+from mlworkers.generation import utility_run
+from mlworkers.ml.generation import response_model
 from tests.mlworkers.tiny_models import one_torch_thread
 
 pytestmark = pytest.mark.django_db
@@ -206,3 +206,23 @@ def test_it_fails_naming_a_dataset_with_nothing_to_train_on(corpus):
         JobRun.FAILED,
         "dataset 'label:Nostalgic' has 0 train and 0 validation pairs: it needs both",
     )
+
+
+def test_a_checkpoint_written_before_response_model_moved_still_loads(tmp_path):
+    """A checkpoint pickles TrainState by its module path; one written while the module was
+    mlworkers.ml.response_model (before issue 49's regroup) loads as the same state."""
+    import torch
+
+    path = tmp_path / "pretrained.checkpoint.pt"
+    torch.save(
+        response_model.TrainState(epoch=3, history=[{"validation_loss": 1.5}]),
+        path,
+        _use_new_zipfile_serialization=False,
+    )
+    written_before = path.read_bytes().replace(response_model.__name__.encode(), b"mlworkers.ml.response_model")
+    assert written_before != path.read_bytes()
+    path.write_bytes(written_before)
+    with pytest.raises(ModuleNotFoundError):
+        torch.load(path, weights_only=False)
+    state = utility_run.load_checkpoint(path)
+    assert (type(state), state.epoch, state.history) == (response_model.TrainState, 3, [{"validation_loss": 1.5}])

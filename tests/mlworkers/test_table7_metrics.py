@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from mlworkers.ml.decoding import BeamSettings, beam_search, blocked_tokens, has_repeated_ngram
-from mlworkers.ml.generation_metrics import cosine_rows, distinct_n, perplexity, sentence_embedding_similarity
+from mlworkers.ml.generation.decoding import BeamSettings, beam_search, blocked_tokens, has_repeated_ngram
+from mlworkers.ml.generation.metrics import cosine_rows, distinct_n, perplexity, sentence_embedding_similarity
 
 
 def test_distinct_1_and_2_on_a_hand_counted_example():

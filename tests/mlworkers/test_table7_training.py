@@ -4,8 +4,8 @@ import pytest
 import torch
 from torch import nn
 
-from mlworkers.ml.decoding import BeamSettings
-from mlworkers.ml.response_model import (
+from mlworkers.ml.generation.decoding import BeamSettings
+from mlworkers.ml.generation.response_model import (
     EOS_ID,
     ModelConfig,
     Pair,

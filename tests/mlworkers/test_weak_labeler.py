@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from annotation.taxonomy import LABEL_NAMES
-from mlworkers.ml.sentence_classifier import (
+from mlworkers.classifier.weak_labeler import WEAK_SEED
+from mlworkers.ml.classifier.sentence_classifier import (
     LabeledFileError,
     LabeledSentence,
     WeakLabelerConfig,
@@ -18,7 +19,6 @@ from mlworkers.ml.sentence_classifier import (
     top_k,
     train_weak_labeler,
 )
-from mlworkers.weak_labeler import WEAK_SEED
 from tests.mlworkers.tiny_models import write_tiny_encoder
 
 

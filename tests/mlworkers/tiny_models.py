@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 from mlworkers.ml import loading
-from mlworkers.ml.dialogue_classifier import DialogueExample, TrainConfig
+from mlworkers.ml.classifier.model import DialogueExample, TrainConfig
 
 
 def write_tiny_encoder(directory: Path) -> Path:

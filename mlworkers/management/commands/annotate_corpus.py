@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import ModelVersion
 from jobs.commands import queue_and_follow
-from mlworkers.bulk import DEFAULT_CHUNK_SIZE
+from mlworkers.classifier.bulk import DEFAULT_CHUNK_SIZE
 
 
 class Command(BaseCommand):

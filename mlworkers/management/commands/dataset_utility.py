@@ -9,7 +9,7 @@ names the command that reproduces it.
 from django.core.management.base import BaseCommand
 
 from jobs.commands import queue_and_follow
-from mlworkers.dataset_utility import DatasetUtilityParameters
+from mlworkers.generation.parameters import DatasetUtilityParameters
 
 
 class Command(BaseCommand):

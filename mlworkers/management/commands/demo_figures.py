@@ -53,7 +53,7 @@ def figures_block() -> str:
     from annotation.models import Dialogue
     from labeling.models import HIT, Assignment, Campaign, Response
     from labeling.task_types.last_turn_label.report import label_report
-    from mlworkers.demo import DEMO_CAMPAIGN
+    from mlworkers.chain.demo import DEMO_CAMPAIGN
 
     campaign = Campaign.objects.filter(name=DEMO_CAMPAIGN).order_by("pk").first()
     if campaign is None:

@@ -1,6 +1,6 @@
 """`make demo`'s setup, idempotent: the demo accounts, the generated demo corpus (plus the
 hand-written films in demo/subtitles) ingested, and the whole loop built by one `demo_build` job
-(mlworkers/demo.py): weak labeler → quiz pool (imported from the corpus's truth) → demo campaign →
+(mlworkers/chain/demo.py): weak labeler → quiz pool (imported from the corpus's truth) → demo campaign →
 simulated crowd → aggregation and payments → gold split → SBERT expansion → self-labeling rounds → bulk annotation → exports.
 
 It returns only when that job has finished. When no worker picks the job up within a few seconds

@@ -13,7 +13,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import ModelVersion, Turn
-from mlworkers.candidates import ranked_candidates
+from mlworkers.chain.candidates import ranked_candidates
 
 
 class Command(BaseCommand):

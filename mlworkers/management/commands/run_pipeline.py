@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.papers import PREFILTER_CONFIDENCE
 from jobs.commands import queue_and_follow
-from mlworkers.pipeline import STEPS
+from mlworkers.chain.pipeline import STEPS
 
 
 class Command(BaseCommand):
