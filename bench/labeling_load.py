@@ -50,7 +50,7 @@ to one seat per participant unless --hits says otherwise. Ends with
 (hit_*_s: seconds from a participant's first GET to the answer that holds a HIT; lost: the
 participants who never held one).
 
---compare-fast-path measures the annotator fast path (ANNOTATOR_FAST_PATH, labeling/fast_path.py)
+--compare-fast-path measures the annotator fast path (ANNOTATOR_FAST_PATH, labeling/fast_path/compiled.py)
 on against off in one run: --rounds rounds (default 2) of off then on, each on a fresh database
 filled alike (same seed, same annotators) and a fresh gunicorn with the setting in its
 environment. It prints every run as above, the p95s of each round side by side, and ends with
@@ -174,10 +174,10 @@ def fill_database(
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
     from django.db import transaction
+    from labeling.services.campaigns import create_campaign, set_campaign_status
+    from labeling.work.hits import build_hits
 
     from annotation.models import Dialogue, Turn
-    from labeling.campaigns import create_campaign, set_campaign_status
-    from labeling.hits import build_hits
     from labeling.models import Campaign
 
     call_command("migrate", verbosity=0)
@@ -238,7 +238,8 @@ def mturk_landing_urls(annotators: int, hits_per_annotator: int) -> list[list[st
     """Per annotator, the MTurk landing URL of each HIT MTurk would hand them: seat s = round x
     annotators + annotator sits on HIT s // 3, so a HIT's 3 places go to 3 different workers and
     nobody lands twice on one HIT (each landing its own assignmentId, as MTurk's)."""
-    from labeling.entry_tokens import publication_token
+    from labeling.services.entry_tokens import publication_token
+
     from labeling.models import Campaign, Worker
 
     campaign = Campaign.objects.get(name="Load test")
@@ -987,11 +988,11 @@ def study_flow_prepared(on: bool) -> None:
     them during the load); with `on`, the campaign's study flow set (study_flow_flow) and every
     annotator taken through its steps before the work by the writers the flow's pages call."""
     from django.contrib.auth import get_user_model
+    from labeling.services.campaigns import change_campaign_settings
+    from labeling.services.workers import worker_for_user
 
-    from labeling.campaigns import change_campaign_settings
     from labeling.models import Campaign
     from labeling.study_flow.progress import walk_as_simulated
-    from labeling.workers import worker_for_user
 
     campaign = Campaign.objects.get(name="Load test")
     if on:

@@ -94,10 +94,11 @@ def address(n: int) -> str:
 def prolific_campaign(hits: int, participants: int):
     """A second campaign, its study recorded as published on Prolific, and the Prolific stand-in
     installed with an active submission per participant; returns (campaign, landing URLs)."""
+    from labeling.services.campaigns import create_campaign, set_campaign_status
+    from labeling.services.entry_tokens import publication_token
+    from labeling.work.hits import build_hits
+
     from annotation.models import Dialogue, Turn
-    from labeling.campaigns import create_campaign, set_campaign_status
-    from labeling.entry_tokens import publication_token
-    from labeling.hits import build_hits
     from labeling.models import Campaign, Worker
     from labeling.platforms import standin
     from labeling.platforms.publications import publication_for
@@ -138,7 +139,7 @@ def land_prolific(sender: Sender, session: str, url: str, where: str, pending_po
         status, _ = sender.get("prolific_pending", url, where, cookies)
         assert status == 202, f"a poll of a waiting check got {status}"
     if status == 202:  # the check is a job: a worker runs it, then the page's poll lands
-        from labeling.prolific_checks import run_check
+        from labeling.platforms.prolific_checks import run_check
 
         started = time.process_time()
         run_check(session)

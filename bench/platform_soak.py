@@ -87,10 +87,11 @@ def campaign_for(platform: str, participants: int):
     seats (3 workers a HIT, one dialogue each) for about a third of them."""
     from decimal import Decimal
 
+    from labeling.services import qualification
+    from labeling.services.campaigns import create_campaign
+    from labeling.work.hits import build_hits
+
     from annotation.models import Dialogue, Turn
-    from labeling import qualification
-    from labeling.campaigns import create_campaign
-    from labeling.hits import build_hits
     from labeling.models import Campaign
 
     campaign = create_campaign(

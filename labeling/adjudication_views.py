@@ -2,11 +2,11 @@
 decisions (settle with a reason, send back for more answers); the audit log per campaign, worker
 and item; a campaign's editable settings; refusing a proposed label.
 
-Reviewers are staff or holders of `labeling.adjudicate` (labeling.adjudication.may_review); the
+Reviewers are staff or holders of `labeling.adjudicate` (labeling.services.adjudication.may_review); the
 audit pages of a campaign or a worker, the settings and the proposals are staff only. htmx asks
 for the item as a partial (templates/labeling/partials/adjudication_item.html) and swaps the
 answer of a decision in place; without htmx the same URLs answer whole pages. Views call the
-services (labeling.adjudication, labeling.campaigns, labeling.reports) and write no rows.
+services (labeling.services.adjudication, labeling.services.campaigns, labeling.reports.campaign) and write no rows.
 """
 
 import json
@@ -19,10 +19,10 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from annotation.models import AuditEntry, Turn
 from config.access import gate, staff_required
-from labeling import adjudication
-from labeling.campaigns import EDITABLE_SETTINGS, CampaignRefused, change_campaign_settings
 from labeling.models import AggregatedLabel, Campaign, Worker
-from labeling.reports import refuse_proposed_label
+from labeling.reports.campaign import refuse_proposed_label
+from labeling.services import adjudication
+from labeling.services.campaigns import EDITABLE_SETTINGS, CampaignRefused, change_campaign_settings
 
 LOG_PAGE = 100
 

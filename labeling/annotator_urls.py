@@ -1,6 +1,7 @@
 from django.urls import path
 
-from labeling import qualification_views, views
+from labeling.pages import annotator as views
+from labeling.pages import qualification as qualification_views
 
 urlpatterns = [
     path("", views.worker_home, name="worker_home"),

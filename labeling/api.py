@@ -15,22 +15,8 @@ from rest_framework.views import APIView
 
 from annotation.models import Dialogue
 from jobs.runtime import start_job
-from labeling import liveness, task_types
-from labeling.campaigns import (
-    CampaignRefused,
-    StatusChangeRefused,
-    create_campaign,
-    create_pairwise_campaign,
-    set_campaign_status,
-)
-from labeling.forms import candidate_dialogues
-from labeling.hits import build_hits
-from labeling.models import AggregatedLabel, Campaign, Worker
-from labeling.payments import approve_submitted, record_payments
-from labeling.platforms import get_platform
-from labeling.report_cache import shown_figures
-from labeling.reports import accept_proposed_label
-from labeling.serializers import (
+from labeling import task_types
+from labeling.api.serializers import (
     AcceptLabelSerializer,
     AggregatedLabelSerializer,
     ApprovedSerializer,
@@ -46,8 +32,23 @@ from labeling.serializers import (
     WorkerStatsSerializer,
     WorkerStatusSerializer,
 )
-from labeling.study_report import build_report
-from labeling.workers import set_blocked
+from labeling.models import AggregatedLabel, Campaign, Worker
+from labeling.pages.forms import candidate_dialogues
+from labeling.platforms import get_platform
+from labeling.reports.cache import shown_figures
+from labeling.reports.campaign import accept_proposed_label
+from labeling.reports.study import build_report
+from labeling.services import liveness
+from labeling.services.campaigns import (
+    CampaignRefused,
+    StatusChangeRefused,
+    create_campaign,
+    create_pairwise_campaign,
+    set_campaign_status,
+)
+from labeling.services.payments import approve_submitted, record_payments
+from labeling.services.workers import set_blocked
+from labeling.work.hits import build_hits
 
 
 class CampaignViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):

@@ -1,7 +1,8 @@
 from django.urls import path
 from rest_framework.routers import DefaultRouter
 
-from labeling import api, audit_api
+from labeling.api import audit as audit_api
+from labeling.api import views as api
 
 router = DefaultRouter(trailing_slash=True)
 router.include_root_view = False

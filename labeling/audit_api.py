@@ -9,8 +9,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import AuditEntry
-from labeling.campaigns import CampaignRefused, change_campaign_settings
 from labeling.models import Campaign
+from labeling.services.campaigns import CampaignRefused, change_campaign_settings
 
 LOG_LIMIT = 500
 

@@ -1,9 +1,9 @@
 """The audit entries of labeling's writers, each a call the writer makes beside its change
 (annotation.audit is the one writer of the log; this module only knows labeling's rows).
 
-Approvals and rejections (labeling.payments), payments stamped paid (labeling.payments, also as
-platform sync calls it), campaign settings (labeling.campaigns, labeling.entry_tokens), gold labels
-written by aggregation, adjudications (labeling.adjudication) and label proposals (labeling.reports).
+Approvals and rejections (labeling.services.payments), payments stamped paid (labeling.services.payments, also as
+platform sync calls it), campaign settings (labeling.services.campaigns, labeling.services.entry_tokens), gold labels
+written by aggregation, adjudications (labeling.services.adjudication) and label proposals (labeling.reports.campaign).
 """
 
 from collections.abc import Iterator, Mapping

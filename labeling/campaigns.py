@@ -14,10 +14,11 @@ from django.db.models import Count, Q, Sum
 
 from annotation.models import Label
 from jobs.webhooks import events as webhook_events
-from labeling import audit_trail, seats, task_types
-from labeling.hits import build_hits
+from labeling import task_types
 from labeling.models import HIT, LAST_TURN_LABEL, Assignment, Campaign
 from labeling.study_flow.config import FlowRefused, clean_flow
+from labeling.work import audit_trail, seats
+from labeling.work.hits import build_hits
 
 ALLOWED = {
     Campaign.DRAFT: {Campaign.OPEN, Campaign.CLOSED},
@@ -153,7 +154,7 @@ def set_campaign_status(campaign: Campaign, status: str) -> Campaign:
 
 
 # Settings a researcher may change once the campaign exists: ones that change no HIT already built
-# and no pay already promised. Each change is recorded with its reason (labeling.audit_trail).
+# and no pay already promised. Each change is recorded with its reason (labeling.work.audit_trail).
 # The study flow's texts (consent, instructions, practice, survey) may change too: a consent whose
 # words change gets a new version, asked again of everyone (labeling.study_flow.config.clean_flow).
 EDITABLE_SETTINGS = ("name", "description", "adjudicate_posterior_below", "study_flow")

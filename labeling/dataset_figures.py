@@ -1,6 +1,6 @@
 """The crowd figures a dataset card states per campaign (annotation.export.card.register_figures
 names `card_figures`, labeling.apps), taken from the study report's own computation
-(labeling.study_report.build_report) so the card and the report never differ: items, majority
+(labeling.reports.study.build_report) so the card and the report never differ: items, majority
 (answers as given, Table 4's rule, and with typed labels matched), Fleiss' kappa, Gwet's AC1 and
 the categories it counts, raters, answers, adjudicated items, and the campaign's provenance (run
 here, or imported from a named format with the source's licence and citation)."""
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from django.conf import settings
 
 from labeling.models import Campaign
-from labeling.study_report import build_report
+from labeling.reports.study import build_report
 
 
 def card_figures(campaign_ids: Sequence[int]) -> list[dict]:

@@ -17,8 +17,8 @@ from urllib.parse import urlencode
 from django.db import transaction
 from django.urls import reverse
 
-from labeling import audit_trail
 from labeling.models import Campaign, Worker, new_entry_token
+from labeling.work import audit_trail
 
 TOKEN_PARAMETER = "token"
 

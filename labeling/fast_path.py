@@ -1,20 +1,20 @@
 """The annotator's fast path: hand-written SQL, built once per process, behind ANNOTATOR_FAST_PATH.
 
 Every statement here has a plain ORM twin that runs when the setting is off (and nothing here runs
-then): the reads in labeling.hot_reads, the claim search in labeling.actions.claim (open_hits_for), the
+then): the reads in labeling.fast_path.reads, the claim search in labeling.actions.claim (open_hits_for), the
 autosave's write in labeling.actions.answer.save_response. The config side of the same path is
 config/rows.py (a row read by SQL built once), config/auth.py (the signed-in user) and
 config/sessions/ (the session row), which config/settings.py names only with the setting on.
 
 Why it exists: the ORM compiles a query anew on each call, 0.5 to 2 ms of CPU for a one-row
 read by key, several times PostgreSQL's own work. What it costs: made-up ids in compiled SQL
-(ClaimSearch), statements that write Response rows (labeling.fast_pick), and per-process routes.
+(ClaimSearch), statements that write Response rows (labeling.fast_path.pick), and per-process routes.
 
 Same rules as the ORM twins: an assignment is found only together with its owner (anyone else's
 id reads as missing, which the views turn into a 404); `lock` takes the assignment's row lock only
 (FOR UPDATE OF the assignment), never its HIT's or campaign's; the autosave's write checks owner,
 HIT, acceptance time, state and label in its own SQL and writes what save_response writes
-(labeling.fast_pick).
+(labeling.fast_path.pick).
 """
 
 import re
@@ -400,7 +400,7 @@ def instances(row, *models) -> list:
 
 
 def set_free_seats(hit_id: int, count: int) -> None:
-    """labeling.seats.set_free's UPDATE of one HIT's free-seat count, written once."""
+    """labeling.work.seats.set_free's UPDATE of one HIT's free-seat count, written once."""
     with rows.cursor() as cursor:
         cursor.execute(_set_free_seats_sql(), [count, hit_id])
 

@@ -21,7 +21,7 @@ from django.utils import timezone
 from annotation.models import Label
 from annotation.taxonomy import normalise_label_name
 from config import rows
-from labeling.fast_path import route_of
+from labeling.fast_path.compiled import route_of
 from labeling.models import HIT, Assignment, Response, Worker
 
 
@@ -33,7 +33,7 @@ def save_pick(
     which writes what this leaves or says why it cannot. `seconds`: the page's seconds already
     clamped as the full path stores them; `language`: the interface language the answer records
     (labeling.actions.answer.interface_language). `screens_of`: where a HIT's screens are read
-    (labeling.screens.screens_of, handed in: screens reads by the fast path's Compiled)."""
+    (labeling.fast_path.screen.screens_of, handed in: screens reads by the fast path's Compiled)."""
     found = _pick(assignment_id, user_id, position, answer, screens_of)
     if found is None:
         return False

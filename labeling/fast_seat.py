@@ -2,15 +2,15 @@
 one statement, on the HIT the claim's search locked (labeling.actions.claim, the one writer of
 assignments, calls it; on PostgreSQL only, and with ANNOTATOR_FAST_PATH off it is never called).
 
-Its full-path twin is labeling.seats.taken, slot_for_new_seat and set_free around the ORM's
+Its full-path twin is labeling.work.seats.taken, slot_for_new_seat and set_free around the ORM's
 Assignment.objects.create: five statements and a savepoint's two, a third of a claim's CPU in a
 study's first second (issue 37). The conditions stay written once: the count, the slots and the
-seats that held a slot are the SQL of labeling.seats' own querysets (seats.TAKEN, SLOTS, HELD),
+seats that held a slot are the SQL of labeling.work.seats' own querysets (seats.TAKEN, SLOTS, HELD),
 compiled once per process. The statement runs after the HIT's row lock is held (the search's
 FOR UPDATE), so, as the full path's separate statements do, it counts what every earlier holder of
 the lock committed.
 
-When the HIT turns out full (its count was left high by a hand edit: see labeling.seats), nothing
+When the HIT turns out full (its count was left high by a hand edit: see labeling.work.seats), nothing
 is inserted and None is returned; the claim then rolls back and is made again by the full path,
 which repairs the count and searches on.
 """
@@ -21,8 +21,8 @@ from django.db import connection
 from django.db.models import signals
 
 from config import rows
-from labeling import seats
 from labeling.models import HIT, Assignment, Worker
+from labeling.work import seats
 
 
 def take_seat(hit: HIT, worker: Worker, *, expires_at, unproven: bool) -> Assignment | None:

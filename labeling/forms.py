@@ -226,7 +226,7 @@ class PairwiseCampaignForm(forms.Form):
         return cleaned
 
     def campaign_arguments(self) -> dict:
-        """The keyword arguments of labeling.campaigns.create_pairwise_campaign."""
+        """The keyword arguments of labeling.services.campaigns.create_pairwise_campaign."""
         data = self.cleaned_data
         upload = self.files.get("pairs_csv")
         settings = ("description", "language", "dialogues_per_hit", "quiz_per_hit", "workers_per_hit", "reward")

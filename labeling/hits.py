@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from django.db import transaction
 from django.db.models import F
 
-from labeling import audit_trail, task_types
+from labeling import task_types
 from labeling.models import HIT, Campaign, HITItem
+from labeling.work import audit_trail
 
 _BATCH = 2000
 

@@ -3,7 +3,7 @@ campaign), the stored answers, the label an answer names and the answer it repla
 page's, which every arrival of a study's first minute opens (the open campaigns, one's history).
 
 Plain ORM queries; with ANNOTATOR_FAST_PATH on, each is answered by its twin in
-labeling.fast_path (the same rows, read by SQL built once per process), the one place that
+labeling.fast_path.compiled (the same rows, read by SQL built once per process), the one place that
 decides. An assignment is found only together with its owner (anyone else's id reads as missing,
 which the views turn into a 404), and `lock` takes the assignment's row lock only (FOR UPDATE OF
 the assignment), never its HIT's or campaign's.
@@ -11,7 +11,7 @@ the assignment), never its HIT's or campaign's.
 
 from annotation.models import Label
 from config import rows
-from labeling import fast_path
+from labeling.fast_path import compiled as fast_path
 from labeling.models import Assignment, Campaign, Response
 
 HISTORY_SHOWN = 50  # the home page's last HITs

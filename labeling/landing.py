@@ -1,13 +1,13 @@
-"""A crowd-platform worker's landing, once its link is read and checked (labeling.platform_views):
+"""A crowd-platform worker's landing, once its link is read and checked (labeling.pages.landings):
 the platform asked whether it stands behind the landing (where its API can say), the landing's
-identity (labeling.workers), a HIT claimed and bound to the platform's id of the work. The view
+identity (labeling.services.workers), a HIT claimed and bound to the platform's id of the work. The view
 signs the worker in and renders; every row this writes or locks is written or locked by the
 services called here.
 
 What a landing may take (docs/crowd/identity-and-integrity.md):
 - Prolific: the SESSION_ID must be a submission of this campaign's study, of this PROLIFIC_PID,
   and live (ACTIVE, or RESERVED: the place held for them). Prolific is asked by a job
-  (labeling.prolific_checks), never in the web request: until its answer is stored the landing
+  (labeling.platforms.prolific_checks), never in the web request: until its answer is stored the landing
   gets a page that polls (LandingPending) and nothing else. A session Prolific does not stand
   behind gets nothing; one Prolific could not be asked about keeps polling (fail closed). A proven
   landing is the participant's at once.
@@ -24,10 +24,11 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext, gettext_lazy
 
-from labeling import prolific_checks, workers
 from labeling.actions import claim
 from labeling.models import HIT, Assignment, Campaign, ProlificSessionCheck, Worker
-from labeling.prolific_checks import prolific_studies, session_refusal
+from labeling.platforms import prolific_checks
+from labeling.platforms.prolific_checks import prolific_studies, session_refusal
+from labeling.services import workers
 
 __all__ = [
     "Landing",
@@ -191,7 +192,7 @@ def _prolific_proven(landing: Landing, ip: str | None) -> bool:
     """True when Prolific stands behind the landing (a proven landing's identity remembers it);
     LandingRefused when it does not, LandingPending while its check waits for Prolific's answer
     (or Prolific could not be asked). Prolific is asked by a job, never here
-    (labeling.prolific_checks): this reads the session's check, or queues it.
+    (labeling.platforms.prolific_checks): this reads the session's check, or queues it.
 
     Made-up sessions cost a call to Prolific and a place in the queue each, so the checks an
     address holds are capped before anything is queued (prolific_checks.checks_in_flight): past

@@ -5,9 +5,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db.models import Max
 
-from labeling import quiz_pool
 from labeling.crowd.liveness import CampaignNeeds, assess
 from labeling.models import HIT, Campaign, Worker
+from labeling.work import quiz_pool
 
 
 def site_annotators() -> int:

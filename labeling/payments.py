@@ -25,9 +25,9 @@ from django.db import transaction
 from django.db.models import Count, Sum
 from django.utils import timezone
 
-from labeling import audit_trail, seats
 from labeling.models import Assignment, Campaign, PaymentEntry, Publication, Worker
-from labeling.qualification import reward_and_bonus
+from labeling.services.qualification import reward_and_bonus
+from labeling.work import audit_trail, seats
 
 
 class ReviewRefused(Exception):
@@ -52,7 +52,7 @@ def reject_assignment(assignment: Assignment) -> Assignment:
         rejected = Assignment.objects.filter(pk=assignment.pk, status__in=Assignment.DONE).update(
             status=Assignment.REJECTED
         )
-        if rejected and not assignment.phantom:  # a phantom place held no seat (labeling.seats)
+        if rejected and not assignment.phantom:  # a phantom place held no seat (labeling.work.seats)
             seats.free([assignment.hit_id])
         moved = _move(assignment, set(Assignment.FINAL), Assignment.REJECTED)
         PaymentEntry.objects.filter(assignment=assignment, paid_at__isnull=True).delete()
@@ -93,7 +93,7 @@ def record_payments(campaign: Campaign, *, withheld: list[int] = ()) -> dict[str
     )
     owed = []
     for assignment in approved.select_related("hit").only("pk", "worker_id", "quiz_correct", "hit__kind"):
-        # a qualification quiz pays its own reward and no bonus (labeling.qualification)
+        # a qualification quiz pays its own reward and no bonus (labeling.services.qualification)
         reward, bonus = reward_and_bonus(campaign, assignment.hit.kind)
         if reward > 0:
             owed.append(_entry(assignment, PaymentEntry.REWARD, reward))

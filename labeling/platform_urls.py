@@ -1,8 +1,8 @@
-"""Crowd-platform landing pages (labeling.platform_views), in the `labeling` namespace."""
+"""Crowd-platform landing pages (labeling.pages.landings), in the `labeling` namespace."""
 
 from django.urls import path
 
-from labeling import platform_views
+from labeling.pages import landings as platform_views
 
 urlpatterns = [
     path("platform/mturk/", platform_views.mturk_landing, name="platform_mturk"),

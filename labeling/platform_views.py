@@ -4,28 +4,28 @@ they hand their result back to the platform.
 A platform worker has no password here: each landing is a pending identity of its own (a Worker
 keyed by the platform's worker id AND the platform's id of this piece of work: MTurk
 assignmentId, Prolific SESSION_ID), tied to a plain (never staff) site account, signed in, and
-given a HIT through labeling.landing, so from then on the annotator pages serve them like
+given a HIT through labeling.platforms.landing, so from then on the annotator pages serve them like
 anyone. A landing never inherits another landing's account on the strength of the worker id
 alone: the identity is merged into the platform id's proven Worker only when the platform
 confirms the submission it made (labeling.actions.submit.confirm_platform_submission).
 
 This module reads the link, asks before switching accounts, signs in and renders; it writes and
-locks no row. The identities, their accounts and the landing caps are labeling.workers', the
-claim and its binding to the platform's id of the work labeling.landing's.
+locks no row. The identities, their accounts and the landing caps are labeling.services.workers', the
+claim and its binding to the platform's id of the work labeling.platforms.landing's.
 
 Trust: MTurk's ExternalQuestion parameters (workerId, assignmentId, turkSubmitTo) and Prolific's
 (PROLIFIC_PID, STUDY_ID, SESSION_ID) are NOT signed. So:
-- every link carries its publication's token (labeling.entry_tokens: one per campaign and
+- every link carries its publication's token (labeling.services.entry_tokens: one per campaign and
   platform); without it a landing is a 403 and creates nothing (no user, no worker, no session),
   and the Prolific link's token does not open the MTurk landing, nor the other way round;
-- a Prolific landing is asked of Prolific first, by a job (labeling.landing,
-  labeling.prolific_checks): until the answer is stored it gets the "checking" page, which polls
+- a Prolific landing is asked of Prolific first, by a job (labeling.platforms.landing,
+  labeling.platforms.prolific_checks): until the answer is stored it gets the "checking" page, which polls
   the landing (no web worker held waiting); a session Prolific does not list as this
   participant's active session of this study gets a 403 and nothing; one it could not be asked
   about keeps polling (fail closed);
 - new unproven identities are capped by the live work their client address (an IPv6 address
   counted by its /PLATFORM_IPV6_PREFIX network and its /48) holds, never by what it was refused,
-  and per campaign and hour (counted by labeling.workers): a 429, nothing created; an address that
+  and per campaign and hour (counted by labeling.services.workers): a 429, nothing created; an address that
   cannot be read is refused;
 - a browser signed in as another account is never switched without a confirmation posted from our
   own page (CSRF-checked), so a forged link cannot sign a victim into the forger's worker; nor is
@@ -51,15 +51,15 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from config.client_ip import client_ip
 from config.pages import refusal
-from labeling import qualification, workers
 from labeling.actions.claim import live_assignment
-from labeling.entry_tokens import TOKEN_PARAMETER, token_matches
-from labeling.landing import Landing, LandingPending, LandingRefused, claim_for, identify
 from labeling.models import HIT, Assignment, Campaign, Publication, Worker
+from labeling.pages import study as study_views
 from labeling.platforms import prolific_events
 from labeling.platforms.costs import money
+from labeling.platforms.landing import Landing, LandingPending, LandingRefused, claim_for, identify
+from labeling.services import qualification, workers
+from labeling.services.entry_tokens import TOKEN_PARAMETER, token_matches
 from labeling.study_flow import progress as study_progress
-from labeling.study_flow import views as study_views
 
 # Platform ids are opaque tokens of letters and digits (MTurk: ~14 upper-case, Prolific: 24 hex).
 PLATFORM_ID = re.compile(r"[A-Za-z0-9]{1,64}")
@@ -293,7 +293,7 @@ def _land(request: HttpRequest, landing: Landing) -> HttpResponse:
 
 
 def _checking(request: HttpRequest, landing: Landing, problem: str) -> HttpResponse:
-    """Prolific's answer about the session is not there yet (a job asks, labeling.prolific_checks):
+    """Prolific's answer about the session is not there yet (a job asks, labeling.platforms.prolific_checks):
     nothing was created; the page reloads this landing by itself, which reads the answer once it is
     stored, so no web worker waits on Prolific. `problem`: Prolific could not be reached."""
     context = {

@@ -1,7 +1,7 @@
 """Asking Prolific about a landing's session, off the web request: the one writer of
 ProlificSessionCheck rows.
 
-A Prolific landing that is not proven yet (labeling.landing) calls `ask`: the session's check row
+A Prolific landing that is not proven yet (labeling.platforms.landing) calls `ask`: the session's check row
 is made (one per SESSION_ID: a reload or a second tab waits on the same one) and ONE job is queued
 for it (`labeling.check_prolific_session`, labeling.jobs), while the participant's page polls the
 landing. The job (`run_check`, on the "landing" queue, which a worker process of its own serves) asks
@@ -42,7 +42,7 @@ from labeling.models import Campaign, PlatformQualification, ProlificSessionChec
 from labeling.platforms import calls, get_platform
 from labeling.platforms.base import PlatformError
 from labeling.platforms.prolific import SubmissionLookupFailed, landing_submission, landing_timeout
-from labeling.workers import SITE_PREFIX
+from labeling.services.workers import SITE_PREFIX
 
 logger = logging.getLogger("labeling.platforms")
 

@@ -47,10 +47,8 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
 from annotation.models import ModelVersion
-from labeling import quiz_pool, task_types, workers
+from labeling import task_types
 from labeling.crowd.qualification import QuizHistory, answered_right, histories, passes
-from labeling.hits import write_hits
-from labeling.label_sets import campaign_labels
 from labeling.models import (
     HIT,
     Assignment,
@@ -64,6 +62,10 @@ from labeling.models import (
     Worker,
     counted_assignment_q,
 )
+from labeling.services import workers
+from labeling.work import quiz_pool
+from labeling.work.hits import write_hits
+from labeling.work.label_sets import campaign_labels
 
 # the dashboard shows the quiz history of this many workers; the quiz history page all, a page at a time
 DASHBOARD_QUIZ_ROWS = 50

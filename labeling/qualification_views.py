@@ -1,7 +1,7 @@
-"""The qualification quiz's feedback after each screen (labeling.qualification), and the
+"""The qualification quiz's feedback after each screen (labeling.services.qualification), and the
 researcher's button that opens seats on a campaign's qualification quiz.
 
-The annotator's Next on a qualification screen (labeling.views.answer_item) comes here once the
+The annotator's Next on a qualification screen (labeling.pages.annotator.answer_item) comes here once the
 answer is saved: the answer is checked (and frozen), then the screen's verdict and known answer
 are shown, with a Next that leads on. An htmx request gets the partial in place of the screen; a
 plain form post is redirected to the check's own page (GET, which changes nothing).
@@ -16,9 +16,9 @@ from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
 from config.access import staff_required
-from labeling import qualification
 from labeling.models import Assignment, Campaign, HITItem, QuizCheck, Response, seat_items_q
-from labeling.quiz_pool import PoolTooSmall
+from labeling.services import qualification
+from labeling.work.quiz_pool import PoolTooSmall
 
 MAX_SEATS = 500
 

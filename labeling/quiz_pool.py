@@ -221,7 +221,7 @@ def _demo_sets(hit_count: int, per_hit: int, rng: random.Random, shortage: str) 
 
 def seen_by(person) -> QuerySet:
     """Ids of the pool items shown to `person` (a queryset of Workers: one person's every
-    landing, labeling.workers.same_person): on any HIT they held, the shared ones and their own
+    landing, labeling.services.workers.same_person): on any HIT they held, the shared ones and their own
     seat's (a subquery for claims)."""
     own_seat = Q(seat=0) | Q(seat=F("hit__assignments__seat"))
     return HITItem.objects.filter(

@@ -1,4 +1,4 @@
-"""The researcher's figures of a campaign (the report of labeling.reports, the dashboard's answers
+"""The researcher's figures of a campaign (the report of labeling.reports.campaign, the dashboard's answers
 bought, the rendered report partial), served from what was last computed, never computed in a view.
 
 Stale while revalidate. The figures are computed by the refresh job (`refresh_report`, a Celery
@@ -74,9 +74,9 @@ from kombu.exceptions import OperationalError as BrokerUnavailable
 
 from annotation.models import AuditEntry, Label
 from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, CampaignFigures, PaymentEntry, Worker
-from labeling.policy import answers_bought
-from labeling.report_plots import report_plots
-from labeling.reports import campaign_report
+from labeling.reports.campaign import campaign_report
+from labeling.reports.plots import report_plots
+from labeling.work.policy import answers_bought
 
 logger = logging.getLogger(__name__)
 

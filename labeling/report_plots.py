@@ -1,4 +1,4 @@
-"""The campaign dashboard's charts, drawn from the report (labeling.reports.campaign_report):
+"""The campaign dashboard's charts, drawn from the report (labeling.reports.campaign.campaign_report):
 where the labels went, how much workers agree on each, and each worker's accuracy against speed
 (a label campaign's figures; a campaign of another task type has none, and empty charts)."""
 
@@ -43,7 +43,7 @@ def _accuracy(row: dict) -> float | None:
 
 
 def study_report_plots(data: dict) -> dict[str, BarChart]:
-    """The study report's charts, from its paper tables (labeling/study_report/tables.py): majority
+    """The study report's charts, from its paper tables (labeling/reports/study/tables.py): majority
     dialogues per label, each rater's Cohen's kappa against the majority, specific agreement per
     label and the most frequent disagreements with the majority."""
     tables = data.get("tables") or {}

@@ -26,8 +26,8 @@ from labeling.crowd.label_text import (
     visible,
 )
 from labeling.models import HIT, Assignment, Campaign
-from labeling.payments import WorkerDue, payments_due
 from labeling.platforms.costs import money
+from labeling.services.payments import WorkerDue, payments_due
 
 
 def campaign_report(campaign: Campaign) -> dict:

@@ -1,9 +1,9 @@
 from django.urls import path
 
-from labeling import adjudication_views as review
-from labeling import qualification_views
-from labeling import researcher_views as views
-from labeling.study_report import views as study_report_views
+from labeling.pages import qualification as qualification_views
+from labeling.pages import researcher as views
+from labeling.pages import reviewer as review
+from labeling.pages import study_report as study_report_views
 
 urlpatterns = [
     path("campaigns/", views.campaign_list, name="campaign_list"),
@@ -47,7 +47,7 @@ urlpatterns = [
     ),
     path("workers/<int:pk>/block/", views.worker_block, name="worker_block"),
     path("labels/accept/", views.label_accept, name="label_accept"),
-    # adjudication, the audit log, settings (labeling.adjudication_views)
+    # adjudication, the audit log, settings (labeling.pages.reviewer)
     path("campaigns/<int:pk>/adjudication/", review.queue_page, name="adjudication_queue"),
     path("campaigns/<int:pk>/adjudication/<int:item_id>/", review.item_page, name="adjudication_item"),
     path("campaigns/<int:pk>/adjudication/<int:item_id>/settle/", review.settle_item, name="adjudication_settle"),

@@ -1,7 +1,7 @@
 """The researcher's pages (staff only): campaigns, their creation, and a dashboard per campaign.
 
 Views are thin: every state change is one named function (build_hits, aggregate via a job,
-accept_proposed_label, record_payments, labeling.workers.set_blocked) that the API and commands
+accept_proposed_label, record_payments, labeling.services.workers.set_blocked) that the API and commands
 call too. Every button that changes state goes through confirm_then_act (on one campaign:
 the campaign_action decorator): an action that cannot be undone asks first, then acts and goes
 back with a message. The views write and lock no row themselves.
@@ -25,28 +25,31 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from config.access import staff_required
 from config.pages import confirmation_page, confirmed, refusal
 from jobs.runtime import start_job
-from labeling import answer_export, liveness, quiz_pool, task_types
+from labeling import task_types
 from labeling.actions.release import release_unproven, unproven_holdings
-from labeling.campaigns import (
+from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, PlatformSubmission, Worker
+from labeling.pages.forms import CampaignForm, PairwiseCampaignForm
+from labeling.platforms import get_platform
+from labeling.platforms.costs import money
+from labeling.platforms.summary import campaign_platforms
+from labeling.platforms.sync import request_decision
+from labeling.reports import answer_export
+from labeling.reports.cache import CSRF_PLACEHOLDER, shown_figures
+from labeling.reports.campaign import accept_proposed_label, review_proposal
+from labeling.services import liveness
+from labeling.services.campaigns import (
     CampaignRefused,
     StatusChangeRefused,
     create_campaign,
     create_pairwise_campaign,
     set_campaign_status,
 )
-from labeling.entry_tokens import platform_links, rotate_entry_token
-from labeling.forms import CampaignForm, PairwiseCampaignForm
-from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, PlatformSubmission, Worker
-from labeling.payments import approve_submitted, record_payments, record_share_read, resolve_unsure_payment
-from labeling.platforms import get_platform
-from labeling.platforms.costs import money
-from labeling.platforms.summary import campaign_platforms
-from labeling.platforms.sync import request_decision
-from labeling.qualification import campaign_summary
-from labeling.report_cache import CSRF_PLACEHOLDER, shown_figures
-from labeling.reports import accept_proposed_label, review_proposal
+from labeling.services.entry_tokens import platform_links, rotate_entry_token
+from labeling.services.payments import approve_submitted, record_payments, record_share_read, resolve_unsure_payment
+from labeling.services.qualification import campaign_summary
+from labeling.services.workers import set_blocked
 from labeling.task_types import Export, export_records
-from labeling.workers import set_blocked
+from labeling.work import quiz_pool
 
 # --- Confirm, then act: every button that changes state -----------------------------------------
 
@@ -146,7 +149,7 @@ def campaign_create(request: HttpRequest) -> HttpResponse:
 
 
 def _create_campaign(form: CampaignForm, user) -> tuple[Campaign, list[HIT]]:
-    from labeling.hits import build_hits
+    from labeling.work.hits import build_hits
 
     data = form.cleaned_data
     with transaction.atomic():
@@ -200,7 +203,7 @@ def campaign_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
 @staff_required
 @require_GET
 def campaign_answers_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
-    """Every counted answer with its interface language (labeling.answer_export): csv or jsonl."""
+    """Every counted answer with its interface language (labeling.reports.answer_export): csv or jsonl."""
     campaign = get_object_or_404(Campaign, pk=pk)
     try:
         export = answer_export.export_answers(campaign, fmt)
@@ -339,7 +342,7 @@ def campaign_platform_close(request: HttpRequest, campaign: Campaign) -> str:
 @require_GET
 def campaign_report_partial(request: HttpRequest, pk: int) -> HttpResponse:
     """The dashboard's figures, loaded by htmx once the page is up: as last computed, labelled with
-    their time and polled again while newer ones are computed (labeling.report_cache)."""
+    their time and polled again while newer ones are computed (labeling.reports.cache)."""
     campaign = get_object_or_404(Campaign, pk=pk)
     shown = shown_figures(campaign, "html")
     context = {

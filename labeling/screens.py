@@ -28,7 +28,7 @@ from django.utils.html import format_html_join
 from django.utils.translation import get_language, gettext
 
 from annotation.models import Turn
-from labeling import fast_path
+from labeling.fast_path import compiled as fast_path
 from labeling.models import HIT, HITItem, QuizQuestion, seat_items_q
 
 SCREENS_TTL_SECONDS = 300

@@ -8,7 +8,7 @@ lapsed seat and the expiry free it again: the count drifted one too high.) Every
 or frees a seat moves the count in the transaction that changes the assignment, with an atomic
 `seats_free = seats_free +/- n` (the HIT row is locked by that UPDATE, so concurrent writers add
 up): claiming takes one (labeling.actions.claim.claim_next_hit); expiring a stale or unconfirmed
-assignment, rejecting done work, and adding a seat (labeling.hits.add_seat) free one.
+assignment, rejecting done work, and adding a seat (labeling.work.hits.add_seat) free one.
 
 What keeps the count safe even when something bypasses these services (an admin edit, a test
 writing rows by hand): a claim locks the HIT row, then counts its seats again from the
@@ -23,7 +23,7 @@ after them.
 An MTurk landing's phantom place (Assignment.phantom: MTurk itself admits only MaxAssignments real
 workers to the HIT) holds no seat: it is never counted, taken or freed.
 
-A qualification seat (labeling.qualification) whose holder was shown a known answer (a QuizCheck)
+A qualification seat (labeling.services.qualification) whose holder was shown a known answer (a QuizCheck)
 holds its seat for good, whatever became of the assignment: its quiz items are spent, so the slot
 is never handed to another worker. An expiry or rejection still frees it in the count; the next
 claim's recount under the lock finds it held and writes the truth.
@@ -36,7 +36,7 @@ from django.db import transaction
 from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from labeling import fast_path
+from labeling.fast_path import compiled as fast_path
 from labeling.models import HIT, Assignment, HITItem, QuizCheck
 
 # the statuses that hold a seat in the count (a lapsed accepted one too, until it is expired)
@@ -52,7 +52,7 @@ def _holds_a_seat() -> Q:
 
 _HIT = fast_path.STAND_IN_HIT
 # the reads of every claim, compiled once per process with the annotator fast path on (its one
-# statement that takes a seat, labeling.fast_seat, is built around them): the seats held by the
+# statement that takes a seat, labeling.fast_path.claim, is built around them): the seats held by the
 # count, the HIT's seat slots, and the assignments that hold or held a slot (not an expired one
 # that never held it, see slot_for_new_seat)
 TAKEN = fast_path.Compiled(lambda hit_id: Assignment.objects.filter(_holds_a_seat(), hit_id=hit_id).values("pk"), _HIT)

@@ -121,7 +121,7 @@ class WorkerStatsSerializer(serializers.Serializer):
 
 
 class CampaignProgressSerializer(serializers.Serializer):
-    """How far the campaign is (labeling.reports._progress): the seats bought and what became of them."""
+    """How far the campaign is (labeling.reports.campaign._progress): the seats bought and what became of them."""
 
     hits = serializers.IntegerField()
     tiebreak_hits = serializers.IntegerField()
@@ -134,7 +134,7 @@ class CampaignProgressSerializer(serializers.Serializer):
 
 
 class CampaignReportSerializer(serializers.Serializer):
-    """The dashboard's figures (see labeling.reports.campaign_report)."""
+    """The dashboard's figures (see labeling.reports.campaign.campaign_report)."""
 
     campaign = serializers.DictField()
     progress = CampaignProgressSerializer()
@@ -147,7 +147,7 @@ class CampaignReportSerializer(serializers.Serializer):
 
 
 class Table4Serializer(serializers.Serializer):
-    """The EDOS paper's Table 4 shape (labeling.study_report.figures.Table4)."""
+    """The EDOS paper's Table 4 shape (labeling.reports.study.figures.Table4)."""
 
     dialogues = serializers.IntegerField()
     majority = serializers.IntegerField()
@@ -161,7 +161,7 @@ class Table4Serializer(serializers.Serializer):
 
 
 class StudyReportSerializer(serializers.Serializer):
-    """The study report (labeling.study_report; the page's JSON download)."""
+    """The study report (labeling.reports.study; the page's JSON download)."""
 
     campaign = serializers.DictField()
     table4 = Table4Serializer()

@@ -29,15 +29,15 @@ from annotation.demo_corpus.generator import normalised
 from labeling.actions.answer import save_response
 from labeling.actions.claim import claim_next_hit, open_hits_for
 from labeling.actions.submit import submit_assignment
-from labeling.label_sets import campaign_labels
 from labeling.models import HIT, Assignment, Campaign, HITItem, Response, Worker, seat_items_q
+from labeling.services.workers import worker_for_user
 from labeling.study_flow import config as study_config
 from labeling.study_flow import progress as study_progress
 from labeling.task_types.last_turn_label.follow_up import create_follow_up_hits
 
 # the order the page shows: the spammer clicks the first
 from labeling.task_types.last_turn_label.screen import choices_shown
-from labeling.workers import worker_for_user
+from labeling.work.label_sets import campaign_labels
 
 AMBIGUOUS_SPLIT = 0.6  # a reliable worker's share for the writer's label on a two-label line
 # workers who join when the crowd above cannot fill a seat (the claim rules keep a worker off a HIT

@@ -1,8 +1,9 @@
 """One namespace, four owners: the annotator's pages, the study flow's pages, the researcher's pages,
 the platform landings."""
 
-from labeling import annotator_urls, platform_urls, researcher_urls
-from labeling.study_flow import urls as study_flow_urls
+from labeling.pages import annotator_urls, researcher_urls
+from labeling.pages import landing_urls as platform_urls
+from labeling.pages import study_urls as study_flow_urls
 
 app_name = "labeling"
 urlpatterns = (

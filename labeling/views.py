@@ -23,15 +23,19 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Label
 from config.pages import refusal
-from labeling import hot_reads, qualification, qualification_views, screens, task_types
+from labeling import task_types
 from labeling.actions import SubmissionRefused, refusal_reason
 from labeling.actions.answer import next_with_pick, save_answer, save_pick
 from labeling.actions.claim import claim_next_hit, live_assignment, open_hit_count
 from labeling.actions.submit import feedback_shown, quiz_result, submit_assignment
 from labeling.crowd.speed import clamped_seconds
+from labeling.fast_path import reads as hot_reads
+from labeling.fast_path import screen as screens
 from labeling.models import Assignment, Campaign, HITItem, Response
+from labeling.pages import qualification as qualification_views
+from labeling.services import qualification
+from labeling.services.workers import worker_for_user
 from labeling.study_flow import gate as study_gate
-from labeling.workers import worker_for_user
 
 
 def _is_htmx(request: HttpRequest) -> bool:

@@ -30,7 +30,7 @@ from django.utils.translation import gettext
 
 from annotation import audit
 from config.client_ip import address_block
-from labeling import fast_path
+from labeling.fast_path import compiled as fast_path
 from labeling.models import Assignment, Campaign, Worker
 
 # an IPv6 site (a home, an office) often holds a whole /48: its /64s share one cap too

@@ -32,10 +32,9 @@ from annotation.ingest.language import texts_language
 from annotation.models import Dialogue, Label, Turn
 from annotation.papers import DIALOGUES_PER_HIT
 from annotation.splits import split_for
-from labeling import seats
-from labeling.campaigns import create_campaign, set_campaign_status
-from labeling.hits import write_hits
-from labeling.importers.edos_format import (
+from labeling.models import Assignment, Campaign, HITItem, Response, Worker
+from labeling.services.campaigns import create_campaign, set_campaign_status
+from labeling.services.importers.edos_format import (
     FORMAT_NAME,
     OTHER_SUFFIX,
     SOURCE_CITATION,
@@ -46,9 +45,10 @@ from labeling.importers.edos_format import (
     row_content_hash,
     summarise,
 )
-from labeling.models import Assignment, Campaign, HITItem, Response, Worker
+from labeling.services.workers import imported_workers
 from labeling.task_types.last_turn_label.aggregation import aggregate_campaign, known_labels
-from labeling.workers import imported_workers
+from labeling.work import seats
+from labeling.work.hits import write_hits
 
 ROWS_PER_HIT = DIALOGUES_PER_HIT  # the file lists the paper's HITs in order, one HIT's rows after another
 SYNTHETIC_WORKERS = ("edos-worker-1", "edos-worker-2", "edos-worker-3")

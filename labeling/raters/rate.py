@@ -17,10 +17,10 @@ from django.conf import settings
 
 from annotation.models import ModelVersion, Prediction, Turn
 from config.scrub import scrub
-from labeling.label_sets import campaign_labels
 from labeling.models import AggregatedLabel, Campaign, HITItem, RaterAnswer
-from labeling.raters.endpoint import Endpoint, EndpointReply, chat
-from labeling.raters.prompt import Example, build_messages, read_answer
+from labeling.services.raters.endpoint import Endpoint, EndpointReply, chat
+from labeling.services.raters.prompt import Example, build_messages, read_answer
+from labeling.work.label_sets import campaign_labels
 
 Progress = Callable[[int, int], None]
 

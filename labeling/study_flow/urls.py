@@ -1,8 +1,8 @@
-"""The study flow's pages (labeling.study_flow.views), in the `labeling` namespace under /labeling/."""
+"""The study flow's pages (labeling.pages.study), in the `labeling` namespace under /labeling/."""
 
 from django.urls import path
 
-from labeling.study_flow import views
+from labeling.pages import study as views
 
 urlpatterns = [
     path("study/<int:pk>/", views.entry, name="study_entry"),

@@ -1,7 +1,7 @@
 """The participant's pages of a campaign's study flow: consent, declined, instructions, practice
 (with its feedback, retry and outcome) and the exit survey. Each page names its step in the
 data-step of its <main> (templates/labeling/study/). Nothing here takes a seat: the last step
-before the work hands over to the claim (labeling.views.start_work), or, for a participant who
+before the work hands over to the claim (labeling.pages.annotator.start_work), or, for a participant who
 came from a crowd platform, to their landing link again, which claims as every landing does.
 
 Texts are the campaign's own, in the participant's language where the researcher gave one
@@ -31,12 +31,12 @@ from django.utils.translation import get_language, gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from labeling import task_types
-from labeling import views as work_views
-from labeling.label_sets import campaign_labels
 from labeling.models import Assignment, Campaign, Worker
+from labeling.pages import annotator as work_views
+from labeling.services.workers import worker_for_user
 from labeling.study_flow import config, markdown, progress
 from labeling.study_flow import texts as flow_texts
-from labeling.workers import worker_for_user
+from labeling.work.label_sets import campaign_labels
 
 LANDING_KEY = "study_landing"  # the session's record of a platform landing whose flow comes first
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"

@@ -14,8 +14,8 @@ from labeling.crowd.majority import normalise_answer
 from labeling.crowd.speed import is_too_fast, median_seconds
 from labeling.models import Assignment, Campaign, Worker
 from labeling.platforms.costs import hourly_rate
-from labeling.policy import answers_bought
 from labeling.task_types.last_turn_label.aggregation import CrowdAnswer, known_labels
+from labeling.work.policy import answers_bought
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 EDOS ones): `build_report(campaign) -> StudyReport`, a plain dataclass that the page, the command,
 the methods paragraph and the dataset card all read.
 
-Two counting rules, both reported, as the EDOS importer does (labeling/importers/edos_format.py):
+Two counting rules, both reported, as the EDOS importer does (labeling/services/importers/edos_format.py):
 - as given (the paper's rule, used for Table 4 and the agreement figures): a label typed through
   "Other" is its own category, kept apart from the label it may spell ("neutral (Other)");
 - the gold rule: typed labels normalised onto the labels they name, as aggregation stores them.
@@ -16,14 +16,14 @@ from django.conf import settings
 from labeling.crowd.agreement import RatingTable, rating_table
 from labeling.crowd.intervals import AgreementIntervals, agreement_intervals
 from labeling.crowd.majority import majority_vote, majority_vote_normalised
-from labeling.label_sets import campaign_labels
 from labeling.models import Assignment, Campaign, Response
+from labeling.reports.study.crowd import CrowdFigures, crowd_figures
+from labeling.reports.study.provenance import Provenance, campaign_provenance
+from labeling.reports.study.raters import model_rater_figures
+from labeling.reports.study.tables import PaperTables, paper_tables
 from labeling.study_flow.report import study_flow_figures
-from labeling.study_report.crowd import CrowdFigures, crowd_figures
-from labeling.study_report.provenance import Provenance, campaign_provenance
-from labeling.study_report.raters import model_rater_figures
-from labeling.study_report.tables import PaperTables, paper_tables
 from labeling.task_types.last_turn_label.aggregation import CrowdAnswer, known_labels, load_answers
+from labeling.work.label_sets import campaign_labels
 
 TYPED_SUFFIX = " (Other)"
 

@@ -5,7 +5,7 @@ accuracy beside quiz accuracy per worker. The JSON carries the same figures as t
 import html
 import re
 
-from labeling.study_report.latex_escape import latex_escape
+from labeling.reports.study.latex_escape import latex_escape
 
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|])")
 

@@ -3,9 +3,9 @@ agreement per label, raters against the majority, pairs of raters, the label dis
 most frequent disagreements with the majority) and a standalone document with the citations that
 compiles with one `pdflatex` run (a `thebibliography`, no BibTeX pass)."""
 
-from labeling.study_report.figures import StudyReport
-from labeling.study_report.latex_escape import bibtex_key, bibtex_reference, latex_escape
-from labeling.study_report.methods import limitations_paragraph, methods_paragraph
+from labeling.reports.study.figures import StudyReport
+from labeling.reports.study.latex_escape import bibtex_key, bibtex_reference, latex_escape
+from labeling.reports.study.methods import limitations_paragraph, methods_paragraph
 
 CONFUSION_ROWS = 30  # the most frequent disagreements in the .tex; the CSV holds every cell
 PAIR_ROWS = 40

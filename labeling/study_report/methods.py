@@ -5,8 +5,8 @@ Each describes only what happened (provenance.py): a campaign run here has HITs,
 workers; an imported one has answers from a file's columns, a source licence and a citation, and
 whatever a reviewer settled here afterwards."""
 
-from labeling.study_report.figures import StudyReport
-from labeling.study_report.latex_escape import bibtex_key, latex_escape
+from labeling.reports.study.figures import StudyReport
+from labeling.reports.study.latex_escape import bibtex_key, latex_escape
 
 
 def _num(value, digits: int = 3) -> str:

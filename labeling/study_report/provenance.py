@@ -2,7 +2,7 @@
 dataset card's "how it was made" states only this.
 
 A campaign runs here (HITs on this site or a crowd platform, with the quiz, payments and reviewers
-the campaign had) or was imported from a named format (labeling/importers/). An importer stores
+the campaign had) or was imported from a named format (labeling/services/importers/). An importer stores
 HITs, assignments and one stand-in worker per answer column so that aggregation reads the answers
 like any others; none of that happened: an import reports no HITs, no quiz, no pay and no worker
 as a person, only the answers, the source's licence and citation, and what was done to them here

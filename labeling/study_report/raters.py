@@ -18,7 +18,7 @@ from labeling.crowd.dawid_skene import dawid_skene
 from labeling.crowd.majority import majority_vote_normalised, normalise_answer
 from labeling.crowd.rater_agreement import rater_agreement
 from labeling.models import Campaign, RaterAnswer
-from labeling.study_report.rater_exposure import EXPOSURE_TEXT, ROLES, SCORED_ROLES, exposure, item_roles
+from labeling.reports.study.rater_exposure import EXPOSURE_TEXT, ROLES, SCORED_ROLES, exposure, item_roles
 from labeling.task_types.last_turn_label.aggregation import CrowdAnswer, known_labels
 
 

@@ -3,11 +3,11 @@ standalone document with the citations) and JSON; the paper tables as CSV (table
 
 import json
 
-from labeling.study_report.figures import StudyReport
-from labeling.study_report.flow import study_flow_latex, study_flow_markdown
-from labeling.study_report.latex import methods_section, per_label_table, rater_tables, standalone_latex, tabular
-from labeling.study_report.methods import limitations_paragraph, methods_paragraph
-from labeling.study_report.tables_render import provenance_markdown, rater_roles_markdown, tables_markdown
+from labeling.reports.study.figures import StudyReport
+from labeling.reports.study.flow import study_flow_latex, study_flow_markdown
+from labeling.reports.study.latex import methods_section, per_label_table, rater_tables, standalone_latex, tabular
+from labeling.reports.study.methods import limitations_paragraph, methods_paragraph
+from labeling.reports.study.tables_render import provenance_markdown, rater_roles_markdown, tables_markdown
 
 FIGURE_NAMES = {"fleiss_kappa": "Fleiss' kappa", "krippendorff_alpha": "Krippendorff's alpha", "gwet_ac1": "Gwet's AC1"}
 

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 
 from labeling.crowd import paper_tables as pt
 from labeling.crowd.agreement import RatingTable
-from labeling.study_report.provenance import Provenance, rater_names
+from labeling.reports.study.provenance import Provenance, rater_names
 
 
 @dataclass(frozen=True)

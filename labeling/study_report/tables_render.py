@@ -3,7 +3,7 @@
 import csv
 import io
 
-from labeling.study_report.figures import StudyReport
+from labeling.reports.study.figures import StudyReport
 
 # the CSV downloads: name -> the PaperTables field and its columns, in order
 CSV_TABLES = {

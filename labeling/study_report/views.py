@@ -10,12 +10,11 @@ from config.access import staff_required
 from jobs.runtime import start_job
 from labeling import task_types
 from labeling.models import Campaign, RaterAnswer
-from labeling.report_plots import study_report_plots
-from labeling.researcher_views import ActionRefused, campaign_action
-from labeling.study_flow.report import survey_export
-from labeling.study_report.figures import build_report
-from labeling.study_report.methods import limitations_paragraph
-from labeling.study_report.render import (
+from labeling.pages.researcher import ActionRefused, campaign_action
+from labeling.reports.plots import study_report_plots
+from labeling.reports.study.figures import build_report
+from labeling.reports.study.methods import limitations_paragraph
+from labeling.reports.study.render import (
     FIGURE_NAMES,
     methods_paragraph,
     to_json,
@@ -23,7 +22,8 @@ from labeling.study_report.render import (
     to_markdown,
     to_standalone_latex,
 )
-from labeling.study_report.tables_render import CSV_TABLES, table_csv
+from labeling.reports.study.tables_render import CSV_TABLES, table_csv
+from labeling.study_flow.report import survey_export
 
 DOWNLOADS = {
     "md": (to_markdown, "text/markdown; charset=utf-8"),

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 from django.db import connections
+from labeling.work.hits import build_hits
 
-from labeling.hits import build_hits
 from labeling.models import Assignment, Response
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 

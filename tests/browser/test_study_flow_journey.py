@@ -5,8 +5,8 @@ data-step. No JavaScript console error, no serious accessibility finding (axe), 
 scrolling, and a screenshot of each page."""
 
 import pytest
+from labeling.work.hits import build_hits
 
-from labeling.hits import build_hits
 from labeling.models import Assignment, StudyStep, SurveyResponse
 from labeling.study_flow.config import clean_flow
 from labeling.study_flow.demo import DEMO_FLOW

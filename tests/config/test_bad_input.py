@@ -23,11 +23,11 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from labeling.services.workers import worker_for_user
+from labeling.work.hits import build_hits
 
 from labeling.actions.claim import claim_next_hit
-from labeling.hits import build_hits
 from labeling.models import Assignment, Worker
-from labeling.workers import worker_for_user
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
 # the HITs here take their quiz screens from the built-in one-turn quiz bank

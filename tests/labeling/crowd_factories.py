@@ -4,9 +4,9 @@ API can be tested without going through the annotator's screens."""
 from datetime import timedelta
 
 from django.utils import timezone
+from labeling.work import seats
 
 from annotation.models import Dialogue, Label, Turn
-from labeling import seats
 from labeling.models import HIT, Assignment, Campaign, HITItem, QuizQuestion, Response, Worker
 
 

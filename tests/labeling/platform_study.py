@@ -6,8 +6,8 @@ from decimal import Decimal
 
 import pytest
 from django.test import override_settings
+from labeling.services import qualification
 
-from labeling import qualification
 from labeling.models import Campaign
 from labeling.platforms import calls, standin
 from labeling.platforms.standin.crowd import (

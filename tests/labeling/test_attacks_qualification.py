@@ -7,9 +7,9 @@ import re
 import pytest
 from django.test import Client
 from django.urls import reverse
+from labeling.services import qualification
 
 from annotation.papers import QUIZ_ITEMS_PER_HIT
-from labeling import qualification
 from labeling.actions.submit import confirm_platform_submission
 from labeling.models import HIT, Assignment, Publication, QualificationResult, QuizCheck, QuizQuestion, Worker
 from tests.labeling.clock import clock

@@ -9,9 +9,9 @@ import re
 import pytest
 from django.test import Client
 from django.urls import reverse
+from labeling.work.hits import build_hits
 
 from annotation.models import Label
-from labeling.hits import build_hits
 from labeling.models import Assignment, QuizQuestion
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 

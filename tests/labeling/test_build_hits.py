@@ -2,10 +2,10 @@ import random
 from collections import Counter
 
 import pytest
+from labeling.work.hits import build_hits
 
 from annotation.models import Label, ModelVersion, Prediction
 from labeling.crowd.bundling import PlannedItem, bundle_count, plan_bundles, top_choices
-from labeling.hits import build_hits
 from labeling.models import HIT, HITItem, QuizQuestion
 from tests.labeling.hit_factory import FALLBACK, make_dialogues, open_campaign
 

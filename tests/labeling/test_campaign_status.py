@@ -1,6 +1,6 @@
 import pytest
+from labeling.services.campaigns import StatusChangeRefused, set_campaign_status
 
-from labeling.campaigns import StatusChangeRefused, set_campaign_status
 from labeling.models import Campaign
 
 pytestmark = pytest.mark.django_db

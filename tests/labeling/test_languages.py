@@ -11,9 +11,9 @@ from django.conf import settings
 from django.test import Client, RequestFactory
 from django.urls import reverse
 from django.utils import timezone, translation
+from labeling.work.hits import build_hits
 
 from config.db_unavailable import unavailable_response
-from labeling.hits import build_hits
 from labeling.models import Assignment, Response
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 

@@ -3,9 +3,7 @@
 from decimal import Decimal
 
 import pytest
-
-from labeling.models import Assignment, Campaign, PaymentEntry
-from labeling.payments import (
+from labeling.services.payments import (
     ReviewRefused,
     approve_assignment,
     approve_submitted,
@@ -14,6 +12,8 @@ from labeling.payments import (
     record_payments,
     reject_assignment,
 )
+
+from labeling.models import Assignment, Campaign, PaymentEntry
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 pytestmark = pytest.mark.django_db

@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import pytest
 from botocore.stub import ANY
+from labeling.services import qualification
 
-from labeling import qualification
 from labeling.models import HIT, Assignment, PlatformQualification, Publication, QualificationResult
 from labeling.platforms import get_platform, hit_url, mturk, publish_campaign
 from labeling.platforms.sync import sync_publication

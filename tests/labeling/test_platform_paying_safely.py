@@ -10,9 +10,9 @@ import pytest
 from botocore.stub import ANY
 from django.urls import reverse
 from django.utils import timezone
+from labeling.services import payments
 
 from jobs.models import JobRun
-from labeling import payments
 from labeling.models import HIT, Assignment, Campaign, PaymentEntry, Publication
 from labeling.platforms import PlatformError, base, get_platform, mturk, publish_campaign
 from labeling.platforms.costs import HourlyPay, hourly_rate

@@ -9,10 +9,10 @@ import pytest
 import requests
 import responses
 from django.urls import reverse
+from labeling.services import payments
+from labeling.services.entry_tokens import publication_token
 from responses import matchers
 
-from labeling import payments
-from labeling.entry_tokens import publication_token
 from labeling.models import HIT, Assignment, Campaign, PaymentEntry, PlatformSubmission, Publication, Worker
 from labeling.platforms import PlatformError, get_platform, publish_campaign
 from labeling.platforms.prolific import API, MIN_REJECTION_MESSAGE

@@ -7,9 +7,9 @@ from decimal import Decimal
 
 import pytest
 from django.urls import reverse
+from labeling.services import qualification
 from responses import matchers
 
-from labeling import qualification
 from labeling.models import HIT, Assignment, PlatformQualification, Publication, QualificationResult
 from labeling.platforms import get_platform, publish_campaign
 from labeling.platforms.prolific import ALLOWLIST_FILTER, API

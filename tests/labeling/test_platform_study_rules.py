@@ -8,8 +8,8 @@ when funds run out, auto-approval paid once."""
 from decimal import Decimal
 
 import pytest
+from labeling.services.campaigns import set_campaign_status
 
-from labeling.campaigns import set_campaign_status
 from labeling.models import Assignment, Campaign, PaymentEntry, PlatformQualification, PlatformSubmission, Publication
 from labeling.platforms import PlatformError, get_platform, publish_campaign, standin
 from labeling.platforms.prolific_bonuses import BULK_BONUS_IDS
@@ -183,7 +183,8 @@ def test_a_refused_bonus_set_up_blocks_nothing_else(platforms, monkeypatch):
 
 
 def test_a_partial_approval_made_on_prolific_is_owed_nothing_until_its_share_is_read_there(platforms):
-    from labeling.payments import record_reward_share, shares_unknown
+    from labeling.services.payments import record_reward_share, shares_unknown
+
     from labeling.platforms.sync import SHARE_UNKNOWN
 
     run = prolific_run()

@@ -3,11 +3,11 @@ at a time for unsettled items only, the cap, the gold of an item settled by the 
 and never a worker answering an item twice."""
 
 import pytest
+from labeling.work import seats
+from labeling.work.hits import build_hits
 
 from annotation.models import Label, ModelVersion, Prediction
-from labeling import seats
 from labeling.actions.claim import open_hits_for
-from labeling.hits import build_hits
 from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, HITItem
 from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
 from labeling.task_types.last_turn_label.follow_up import create_follow_up_hits

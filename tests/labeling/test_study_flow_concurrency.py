@@ -4,13 +4,13 @@ arrives together (a double click, two tabs): the unique rows decide, never a rea
 
 import pytest
 from django.db import connection
+from labeling.services.workers import worker_for_user
 
 from annotation.models import AuditEntry
 from labeling.models import ConsentDecision, PracticeAnswer, StudyStep, SurveyResponse
 from labeling.study_flow import progress
 from labeling.study_flow.config import clean_flow
 from labeling.study_flow.demo import DEMO_FLOW
-from labeling.workers import worker_for_user
 from tests.labeling.hit_factory import open_campaign
 from tests.threads import run_together
 

@@ -4,6 +4,8 @@ occurrence, and a participant's submission only inserts rows (a worker delivers 
 from unittest import mock
 
 import pytest
+from labeling.services.adjudication import announce_waiting
+from labeling.work.hits import build_hits
 
 from jobs.tasks import deliver_webhook_task
 from jobs.webhooks import delivery
@@ -12,8 +14,6 @@ from jobs.webhooks.models import WebhookDelivery, WebhookEvent
 from labeling.actions import SubmissionRefused
 from labeling.actions.claim import claim_next_hit
 from labeling.actions.submit import submit_assignment
-from labeling.adjudication import announce_waiting
-from labeling.hits import build_hits
 from labeling.models import HIT, AggregatedLabel, Campaign, Publication, Worker
 from labeling.platforms import PlatformError
 from labeling.platforms.sync import sync_publication
@@ -125,8 +125,9 @@ def test_waiting_adjudication_is_announced_once_per_aggregation(queued, django_c
 
 
 def test_the_aggregation_job_announces_waiting_work_under_its_own_id(monkeypatch):
+    from labeling.services import adjudication
+
     from jobs.runtime import run_job, start_job
-    from labeling import adjudication
 
     campaign = open_campaign()
     announced = []

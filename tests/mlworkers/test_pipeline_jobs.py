@@ -7,6 +7,7 @@ from unittest import mock
 
 import pytest
 from django.core.management import call_command
+from labeling.services.campaigns import create_campaign
 
 from annotation.models import Dialogue, ModelVersion, Prediction, Turn, TurnLabel
 from annotation.splits import split_for
@@ -14,7 +15,6 @@ from annotation.taxonomy import LABEL_NAMES
 from jobs import runtime as jobs
 from jobs.models import JobRun
 from jobs.registry import InvalidParameters
-from labeling.campaigns import create_campaign
 from labeling.models import AggregatedLabel, Campaign, HITItem
 from mlworkers import gold
 from mlworkers.chain import pipeline

@@ -5,9 +5,9 @@ their votes alone (never validation or test ones, never as candidates for SBERT 
 from unittest import mock
 
 import pytest
+from labeling.services.campaigns import create_campaign
 
 from annotation.models import Dialogue, TurnLabel
-from labeling.campaigns import create_campaign
 from labeling.models import AggregatedLabel
 from mlworkers import gold
 from mlworkers.ml.classifier import dialogue_classifier as dc
