@@ -18,7 +18,7 @@ saw it. The threshold of each fold is the lowest one whose replay on the OTHER f
 gold_agreement >= --target (validation folds); the fold's figures use it.
 
 The simulated crowd: items with a known true label drawn from EDOS's majority-label frequencies,
-seats filled by the demo's simulated workers (`labeling.simulated_crowd.DEFAULT_CROWD`, the spammer
+seats filled by the demo's simulated workers (`labeling.platforms.simulated_crowd.DEFAULT_CROWD`, the spammer
 included: it clicks the first of the three suggestions in a random order), and a model whose top
 label is right with the probability it states (calibrated), its confidences drawn from the EDOS
 cross-fitted ones. sim_accuracy is the share of items whose gold equals the truth.
@@ -49,7 +49,7 @@ DEFAULT_FILE = ROOT.parent / "shared" / "data" / "edos" / "MTurk_groundtruth_lab
 
 from labeling.crowd.majority import majority_vote, normalise_answer
 from labeling.crowd.redundancy import RedundancyPolicy, replay
-from labeling.importers.edos_format import read_edos
+from labeling.services.importers.edos_format import read_edos
 
 THRESHOLDS = [round(0.50 + 0.01 * step, 2) for step in range(50)]
 
@@ -175,9 +175,9 @@ def _model_policy(threshold: float) -> RedundancyPolicy:
 def simulate(
     policy: RedundancyPolicy, labels: list[str], weights: list[float], confidences: np.ndarray, seed: int, n: int
 ) -> float:
-    """The demo's simulated workers (labeling.simulated_crowd: their profiles and choose_answer), each
+    """The demo's simulated workers (labeling.platforms.simulated_crowd: their profiles and choose_answer), each
     shown the three suggestions in an order drawn per screen."""
-    from labeling.simulated_crowd import DEFAULT_CROWD, Truth, choose_answer
+    from labeling.platforms.simulated_crowd import DEFAULT_CROWD, Truth, choose_answer
 
     rng = random.Random(seed)
     right = 0

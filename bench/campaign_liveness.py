@@ -85,10 +85,10 @@ def build(args, rng: random.Random):
     from django.conf import settings
 
     from annotation.models import Label
-    from labeling.campaigns import create_campaign, set_campaign_status
     from labeling.crowd.liveness import pool_items_needed
-    from labeling.hits import build_hits
     from labeling.models import Campaign, QuizQuestion
+    from labeling.services.campaigns import create_campaign, set_campaign_status
+    from labeling.work.hits import build_hits
 
     seats, quiz = 3, 5
     pool_size = pool_items_needed(args.hits, seats, quiz, settings.QUIZ_MAX_EXPOSURES, settings.QUIZ_ITEMS_PER_SEAT)
@@ -131,7 +131,7 @@ def make_workers(count: int, first: int = 0) -> list:
     from django.contrib.auth import get_user_model
     from django.contrib.auth.hashers import make_password
 
-    from labeling.workers import worker_for_user
+    from labeling.services.workers import worker_for_user
 
     unusable = make_password(None)
     users = get_user_model().objects.bulk_create(

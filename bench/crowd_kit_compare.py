@@ -9,7 +9,7 @@ majority on the dialogues that have one (`edos_agreement`).
 
 The simulated crowd has real worker identities and a known truth: items with a true label drawn
 from EDOS's majority-label frequencies, answered by three of the demo's six simulated workers
-(`labeling.simulated_crowd.DEFAULT_CROWD`, the spammer included, clicking one of three suggestions),
+(`labeling.platforms.simulated_crowd.DEFAULT_CROWD`, the spammer included, clicking one of three suggestions),
 the same workers across items, so a worker model can learn who to trust (`sim_accuracy`, against
 the truth). Time is wall time of the fit on this machine.
 
@@ -45,8 +45,8 @@ def edos_triples(path: Path) -> tuple[list[tuple[int, str, str]], dict[int, str]
 
 
 def simulated_triples(labels: list[str], weights: list[float], items: int, seed: int):
-    """The demo's simulated workers (labeling.simulated_crowd's profiles and choose_answer)."""
-    from labeling.simulated_crowd import DEFAULT_CROWD, Truth, choose_answer
+    """The demo's simulated workers (labeling.platforms.simulated_crowd's profiles and choose_answer)."""
+    from labeling.platforms.simulated_crowd import DEFAULT_CROWD, Truth, choose_answer
 
     rng = random.Random(seed)
     triples, truth = [], {}

@@ -50,7 +50,7 @@ to one seat per participant unless --hits says otherwise. Ends with
 (hit_*_s: seconds from a participant's first GET to the answer that holds a HIT; lost: the
 participants who never held one).
 
---compare-fast-path measures the annotator fast path (ANNOTATOR_FAST_PATH, labeling/fast_path.py)
+--compare-fast-path measures the annotator fast path (ANNOTATOR_FAST_PATH, labeling/fast_path/compiled.py)
 on against off in one run: --rounds rounds (default 2) of off then on, each on a fresh database
 filled alike (same seed, same annotators) and a fresh gunicorn with the setting in its
 environment. It prints every run as above, the p95s of each round side by side, and ends with
@@ -164,9 +164,9 @@ def fill_database(
     from django.db import transaction
 
     from annotation.models import Dialogue, Turn
-    from labeling.campaigns import create_campaign, set_campaign_status
-    from labeling.hits import build_hits
     from labeling.models import Campaign
+    from labeling.services.campaigns import create_campaign, set_campaign_status
+    from labeling.work.hits import build_hits
 
     call_command("migrate", verbosity=0)
     campaign = create_campaign("Load test", fallback_choices=["Neutral", "Joyful", "Sad"], time_limit_minutes=60)
@@ -226,8 +226,8 @@ def mturk_landing_urls(annotators: int, hits_per_annotator: int) -> list[list[st
     """Per annotator, the MTurk landing URL of each HIT MTurk would hand them: seat s = round x
     annotators + annotator sits on HIT s // 3, so a HIT's 3 places go to 3 different workers and
     nobody lands twice on one HIT (each landing its own assignmentId, as MTurk's)."""
-    from labeling.entry_tokens import publication_token
     from labeling.models import Campaign, Worker
+    from labeling.services.entry_tokens import publication_token
 
     campaign = Campaign.objects.get(name="Load test")
     token = publication_token(campaign, Worker.MTURK)

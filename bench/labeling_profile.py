@@ -328,11 +328,11 @@ def compare_study_flow(browsers: list, rng: random.Random, args) -> None:
     writers), so the figure is what a participant who finished the flow costs per request."""
     from django.contrib.auth import get_user_model
 
-    from labeling.campaigns import change_campaign_settings
     from labeling.models import Campaign
+    from labeling.services.campaigns import change_campaign_settings
+    from labeling.services.workers import worker_for_user
     from labeling.study_flow.demo import DEMO_FLOW
     from labeling.study_flow.progress import walk_as_simulated
-    from labeling.workers import worker_for_user
 
     campaign = Campaign.objects.get(name="Load test")
     change_campaign_settings(campaign, {"study_flow": DEMO_FLOW})

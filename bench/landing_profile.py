@@ -92,13 +92,13 @@ def prolific_campaign(hits: int, participants: int):
     """A second campaign, its study recorded as published on Prolific, and the Prolific stand-in
     installed with an active submission per participant; returns (campaign, landing URLs)."""
     from annotation.models import Dialogue, Turn
-    from labeling.campaigns import create_campaign, set_campaign_status
-    from labeling.entry_tokens import publication_token
-    from labeling.hits import build_hits
     from labeling.models import Campaign, Worker
     from labeling.platforms import standin
     from labeling.platforms.publications import publication_for
     from labeling.platforms.standin.prolific import ProlificStandIn, Submission
+    from labeling.services.campaigns import create_campaign, set_campaign_status
+    from labeling.services.entry_tokens import publication_token
+    from labeling.work.hits import build_hits
 
     campaign = create_campaign("Landing bench", fallback_choices=["Neutral", "Joyful", "Sad"], time_limit_minutes=60)
     dialogues = []
@@ -132,7 +132,7 @@ def land_prolific(sender: Sender, session: str, url: str, where: str) -> None:
     cookies: dict = {}
     status, _ = sender.get("prolific_first", url, where, cookies)
     if status == 202:  # the check is a job: a worker runs it, then the page's poll lands
-        from labeling.prolific_checks import run_check
+        from labeling.platforms.prolific_checks import run_check
 
         started = time.process_time()
         run_check(session)

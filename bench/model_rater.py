@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from annotation.taxonomy import LABEL_NAMES, canonical_label
 from labeling.crowd.rater_agreement import seat_agreement
-from labeling.importers.edos_format import EdosRow, read_edos
+from labeling.services.importers.edos_format import EdosRow, read_edos
 from mlworkers.ml.dialogue_classifier import MEASURED_RECIPE, DialogueExample, TrainConfig, predict_proba, train
 
 EDOS_CSV = Path(__file__).resolve().parents[2] / "shared" / "data" / "edos" / "MTurk_groundtruth_labels_9K.csv"

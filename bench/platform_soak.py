@@ -88,10 +88,10 @@ def campaign_for(platform: str, participants: int):
     from decimal import Decimal
 
     from annotation.models import Dialogue, Turn
-    from labeling import qualification
-    from labeling.campaigns import create_campaign
-    from labeling.hits import build_hits
     from labeling.models import Campaign
+    from labeling.services import qualification
+    from labeling.services.campaigns import create_campaign
+    from labeling.work.hits import build_hits
 
     campaign = create_campaign(
         f"Soak on {platform}",

@@ -5,7 +5,7 @@
 What it does: (re)creates the PostgreSQL database `bench_policy` (override with --database-url),
 migrates it, generates and ingests the demo corpus, then runs one campaign per policy on its own
 `--dialogues` dialogues (disjoint sets: a worker never meets a dialogue twice, across campaigns
-too), through build_hits, the simulated crowd (labeling.simulated_crowd.simulate_until_settled:
+too), through build_hits, the simulated crowd (labeling.platforms.simulated_crowd.simulate_until_settled:
 answers through the annotator services, follow-up HITs round after round) and aggregation. The
 corpus has no suggestion model's predictions, so `model_informed` is left out: it would run as
 `until_agreement` (bench/adaptive_replay.py measures it with a real model on the EDOS votes).
@@ -30,12 +30,12 @@ POLICIES = ("fixed", "until_agreement")
 
 
 def run_policy(policy: str, dialogues: list, truth_path: Path) -> dict:
-    from labeling.campaigns import create_campaign, set_campaign_status
-    from labeling.hits import build_hits
     from labeling.models import HIT
-    from labeling.policy import answers_bought
-    from labeling.simulated_crowd import read_truth, simulate_until_settled
+    from labeling.platforms.simulated_crowd import read_truth, simulate_until_settled
+    from labeling.services.campaigns import create_campaign, set_campaign_status
     from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
+    from labeling.work.hits import build_hits
+    from labeling.work.policy import answers_bought
 
     campaign = create_campaign(policy, dialogues_per_hit=3, quiz_per_hit=0, redundancy_policy=policy)
     build_hits(campaign, dialogues, seed=15)

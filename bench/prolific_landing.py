@@ -43,9 +43,9 @@ def participants(annotators: int) -> list[tuple[str, str]]:
 
 def record_study(campaign) -> None:
     """The campaign's study recorded as published on Prolific, and the campaign opened."""
-    from labeling.campaigns import set_campaign_status
     from labeling.models import Campaign, Worker
     from labeling.platforms.publications import publication_for
+    from labeling.services.campaigns import set_campaign_status
 
     publication_for(campaign, Worker.PROLIFIC, external_id=STUDY)
     set_campaign_status(campaign, Campaign.OPEN)
@@ -53,8 +53,8 @@ def record_study(campaign) -> None:
 
 def landing_urls(annotators: int) -> list[list[str]]:
     """Per participant, the one study link Prolific fills in for them (a participant takes a study once)."""
-    from labeling.entry_tokens import publication_token
     from labeling.models import Campaign, Worker
+    from labeling.services.entry_tokens import publication_token
 
     campaign = Campaign.objects.get(name="Load test")
     token = publication_token(campaign, Worker.PROLIFIC)
@@ -72,7 +72,7 @@ def landing_urls(annotators: int) -> list[list[str]]:
 
 
 def refresh_seconds(page: str, default: float = 2.0) -> float:
-    """The "Checking" page's own refresh interval (labeling.platform_views.CHECK_AGAIN_SECONDS)."""
+    """The "Checking" page's own refresh interval (labeling.pages.landings.CHECK_AGAIN_SECONDS)."""
     found = REFRESH.search(page)
     return float(found.group(1)) if found else default
 

@@ -192,7 +192,7 @@ def seat_screens(campaign, hit, username: str) -> list[tuple[dict, int, tuple]]:
     from django.urls import reverse
 
     from labeling.actions.claim import claim_next_hit
-    from labeling.workers import worker_for_user
+    from labeling.services.workers import worker_for_user
 
     user = get_user_model().objects.create_user(username)
     client = Client()
@@ -268,8 +268,8 @@ def synthetic(args, folder: str) -> tuple[float, float]:
     contrasts(args)
     from django.conf import settings
 
-    from labeling.campaigns import create_campaign
-    from labeling.hits import build_hits
+    from labeling.services.campaigns import create_campaign
+    from labeling.work.hits import build_hits
 
     rng = random.Random(args.seed)
     work_count = args.hits * 15
@@ -292,8 +292,8 @@ def sources(args, folder: str) -> tuple[float, float]:
     setup(args.database_url or f"sqlite:///{folder}/quiz_tells_sources.sqlite3")
     contrasts(args)
     from annotation.demo_corpus.generator import generate
-    from labeling.campaigns import create_campaign
-    from labeling.hits import build_hits
+    from labeling.services.campaigns import create_campaign
+    from labeling.work.hits import build_hits
 
     rng = random.Random(args.seed)
     work_count, pool_count = args.hits * 15, args.hits * 5 * args.pool_factor
@@ -401,8 +401,8 @@ def demo(args, folder: str) -> tuple[float, float]:
 
 
 def measured(campaign, args) -> tuple[float, float]:
-    from labeling.campaigns import set_campaign_status
     from labeling.models import Campaign
+    from labeling.services.campaigns import set_campaign_status
 
     if campaign.status != Campaign.OPEN:
         set_campaign_status(campaign, Campaign.OPEN)
@@ -420,7 +420,7 @@ def contrasts(args) -> None:
     default): quiz items per seat, or a random draw instead of the matched one."""
     from django.conf import settings
 
-    from labeling import quiz_pool
+    from labeling.work import quiz_pool
 
     settings.QUIZ_ITEMS_PER_SEAT = settings.QUIZ_ITEMS_PER_SEAT or args.items_per_seat
     if args.unmatched:

@@ -1,6 +1,6 @@
 """The researcher's pages on big campaigns: the figures computed on every view (REPORT_CACHE=0, the
 old path) against the stored figures (REPORT_CACHE=1: computed by the refresh job, stale while
-revalidate; labeling/report_cache.py), in one run; and the campaign's downloads.
+revalidate; labeling/reports/cache.py), in one run; and the campaign's downloads.
 
     .venv/bin/python bench/report_scale.py [--sizes 30000,300000] [--repeats 20] [--uncached-repeats 3]
 
@@ -62,10 +62,10 @@ def build_campaign(answers: int, seed: int):
     from django.utils import timezone
 
     from annotation.models import Dialogue, Label, Turn
-    from labeling.campaigns import create_campaign
-    from labeling.hits import write_hits
     from labeling.models import Assignment, HITItem, Response, Worker
-    from labeling.workers import imported_workers
+    from labeling.services.campaigns import create_campaign
+    from labeling.services.workers import imported_workers
+    from labeling.work.hits import write_hits
 
     rng = random.Random(seed)
     items = answers // WORKERS_PER_ITEM
@@ -81,8 +81,8 @@ def build_campaign(answers: int, seed: int):
             [Turn(dialogue=d, position=0, text=f"Line {i} of the scale bench.") for i, d in enumerate(dialogues)],
             batch_size=BATCH,
         )
-        # through the product's writers: workers as a results file's (labeling.workers), HITs and
-        # their screens in bulk (labeling.hits.write_hits); assignments and answers in bulk here
+        # through the product's writers: workers as a results file's (labeling.services.workers), HITs and
+        # their screens in bulk (labeling.work.hits.write_hits); assignments and answers in bulk here
         people = imported_workers(
             Worker.SITE, [f"scale-{answers}-{i}" for i in range(max(WORKERS_PER_ITEM, answers // ANSWERS_PER_WORKER))]
         )
@@ -174,12 +174,12 @@ def measure(client, campaign, args) -> dict:
     from django.test import override_settings
 
     from labeling.models import Assignment
-    from labeling.report_cache import refresh_figures
-    from labeling.workers import set_blocked
+    from labeling.reports.cache import refresh_figures
+    from labeling.services.workers import set_blocked
 
     with override_settings(REPORT_CACHE=False):
         uncached = time_pages(client, campaign, args.uncached_repeats)
-    with override_settings(REPORT_CACHE=True), mock.patch("labeling.report_cache.refresh_report.delay") as queued:
+    with override_settings(REPORT_CACHE=True), mock.patch("labeling.reports.cache.refresh_report.delay") as queued:
         # the job is queued, not run: a worker would take it (its work is timed on its own below)
         cache.clear()
         first = time_pages(client, campaign, 1)

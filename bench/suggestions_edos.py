@@ -3,7 +3,7 @@
     nice -n 19 .venv/bin/python bench/suggestions_edos.py [--file PATH] [--dialogue-epochs N]
 
 On a throw-away SQLite database and media folder (migrated first, not timed): the EDOS crowd file
-is imported with the crowd import (labeling.importers.edos, one crowd TurnLabel per majority
+is imported with the crowd import (labeling.services.importers.edos, one crowd TurnLabel per majority
 dialogue, each dialogue in its stored train/validation/test split, annotation.splits), then the
 pipeline's own jobs run as JobRuns: `weak_train` (the seed weak labeler, the cold start, measured
 on the gold) and `suggest_train` (light heads over frozen MiniLM embeddings of the last turn and
@@ -57,7 +57,7 @@ def main() -> None:
     from django.core.management import call_command
 
     from annotation.models import TurnLabel
-    from labeling.importers.edos import import_edos_mturk
+    from labeling.services.importers.edos import import_edos_mturk
 
     call_command("migrate", verbosity=0)
     started = time.perf_counter()

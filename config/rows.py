@@ -141,7 +141,7 @@ def _pk_index(model) -> int:
 
 
 def cursor():
-    """A cursor for SQL written once (this module's reads, labeling.fast_path's). On PostgreSQL
+    """A cursor for SQL written once (this module's reads, labeling.fast_path.compiled's). On PostgreSQL
     with prepared statements on (the database OPTIONS' prepare_threshold, settings
     DB_PREPARED_STATEMENTS), one that binds its parameters on the server, so psycopg prepares each
     such statement on a connection once it ran there prepare_threshold times (0: on its first run,

@@ -195,7 +195,7 @@ MEDIA_URL = "media/"
 # everywhere. A per-process cache in front of sessions (cached_db over LocMemCache) kept a
 # logged-out session alive in the processes that had cached it.
 REDIS_URL = env_url("REDIS_URL", default=None, schemes=("redis", "rediss", "unix"))
-# The annotator's fast path: hand-written SQL built once per process (labeling/fast_path.py, with
+# The annotator's fast path: hand-written SQL built once per process (labeling/fast_path/compiled.py, with
 # config/rows.py, config/auth.py and config/sessions/). Off: Django's own session store and auth
 # backend and plain ORM queries, and nothing of the fast path runs.
 ANNOTATOR_FAST_PATH = env_bool("ANNOTATOR_FAST_PATH", default=True)
@@ -209,7 +209,7 @@ else:
 
 # django-axes: a username from one IP address is locked after LOGIN_FAILURE_LIMIT failed logins
 # for LOGIN_LOCKOUT_MINUTES; `manage.py axes_reset_username NAME` unlocks it at once.
-# The backend a password or a platform landing signs in with (labeling.platform_views names it):
+# The backend a password or a platform landing signs in with (labeling.pages.landings names it):
 # Django's, or with the fast path config.auth.ModelBackend, which reads the user with SQL compiled once
 MODEL_BACKEND = "config.auth.ModelBackend" if ANNOTATOR_FAST_PATH else "django.contrib.auth.backends.ModelBackend"
 if ANNOTATOR_FAST_PATH:  # hands authentication the user the session engine read with the session
@@ -250,7 +250,7 @@ X_FRAME_OPTIONS = "DENY"
 # office often gets a whole /48) may have at once, never counting what they were refused (a shared
 # address carries honest workers too), and new identities per campaign in an hour counting only
 # those holding a seat (an identity holding nothing costs others nothing). The per-address caps
-# are also each address's share of the Prolific check queue (labeling.prolific_checks).
+# are also each address's share of the Prolific check queue (labeling.platforms.prolific_checks).
 PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR = env_int("PLATFORM_NEW_WORKERS_PER_IP_PER_HOUR", 10)
 PLATFORM_NEW_WORKERS_PER_IPV6_48_PER_HOUR = env_int("PLATFORM_NEW_WORKERS_PER_IPV6_48_PER_HOUR", 20)
 PLATFORM_NEW_WORKERS_PER_CAMPAIGN_PER_HOUR = env_int("PLATFORM_NEW_WORKERS_PER_CAMPAIGN_PER_HOUR", 300)
@@ -383,7 +383,7 @@ if not 0 <= SUGGESTER_OTHER_WARN_RATE <= 1:
     raise ConfigError(f"SUGGESTER_OTHER_WARN_RATE={SUGGESTER_OTHER_WARN_RATE} must be between 0 and 1")
 SUGGESTER_WARN_MIN_ANSWERS = env_int("SUGGESTER_WARN_MIN_ANSWERS", 30)
 # The campaign report (dashboard figures, worker table, API report) is computed by the refresh job
-# and stored with a fingerprint of every row it reads (labeling/report_cache.py): a page shows the
+# and stored with a fingerprint of every row it reads (labeling/reports/cache.py): a page shows the
 # stored figures, labelled "as of" and refreshed when the campaign changed since; REPORT_CACHE=0
 # computes them on every view. What a process read is kept REPORT_CACHE_SECONDS in the cache.
 # A view queues at most one refresh per campaign per REPORT_REFRESH_LOCK_SECONDS (the job frees it
@@ -503,7 +503,7 @@ _unknown_locales = [code for code in MTURK_LOCALES if not re.fullmatch(r"[A-Z]{2
 if _unknown_locales:
     raise ConfigError(f"MTURK_LOCALES must be ISO 3166 country codes such as US, GB; got {_unknown_locales}")
 
-# --- Quiz pool (labeling.quiz_pool) ---------------------------------------------------------
+# --- Quiz pool (labeling.work.quiz_pool) ---------------------------------------------------------
 # A quiz item retires after this many HIT seats (default: one HIT of three workers, so a quiz
 # dialogue is seen exactly like a work dialogue), or once its answer was shown in feedback this
 # many times. The dashboard warns below QUIZ_POOL_LOW usable items. The built-in one-turn bank

@@ -16,7 +16,7 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),
     path("corpus/", include("annotation.urls")),
-    path("labeling/", include("labeling.urls")),
+    path("labeling/", include("labeling.pages.urls")),
     path("jobs/", include("jobs.urls")),
     path("webhooks/", include("jobs.webhooks.urls")),
     path("models/", include("mlworkers.urls")),
@@ -28,7 +28,7 @@ urlpatterns = [
         name="api-docs",
     ),
     path("api/", include("annotation.api_urls")),
-    path("api/", include("labeling.api_urls")),
+    path("api/", include("labeling.api.urls")),
     path("api/", include("jobs.api_urls")),
     path("api/", include("mlworkers.api_urls")),
 ]

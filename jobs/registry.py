@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 JobFunction = Callable[..., dict[str, Any]]
-# "landing": the Prolific landing check only (labeling.prolific_checks), served by a worker process of
+# "landing": the Prolific landing check only (labeling.platforms.prolific_checks), served by a worker process of
 # its own, so a sync, a publish or a long job never keeps a participant on the "Checking" page
 QUEUES = ("default", "ml", "landing")
 

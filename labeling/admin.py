@@ -1,12 +1,13 @@
 from django.contrib import admin, messages
 
 from annotation.admin_guard import ADMIN_REASON, NeverDeleted
-from labeling import campaigns, models, workers
+from labeling import models
+from labeling.services import campaigns, workers
 
 
 @admin.register(models.Worker)
 class WorkerAdmin(admin.ModelAdmin):
-    """Read-mostly: a worker row is written by labeling.workers only (the single-writer test), so
+    """Read-mostly: a worker row is written by labeling.services.workers only (the single-writer test), so
     the admin adds none and blocks or unblocks through workers.set_blocked, as the pages and API do."""
 
     list_display = ["external_id", "platform", "country", "status"]
@@ -83,7 +84,7 @@ class QuizQuestionAdmin(admin.ModelAdmin):
 @admin.register(models.RaterAnswer)
 class RaterAnswerAdmin(admin.ModelAdmin):
     """Read-only: the table of a model rater's answers, each with its calls, tokens and seconds
-    (written by labeling.raters.rate only)."""
+    (written by labeling.services.raters.rate only)."""
 
     list_display = ["rater", "campaign", "turn", "status", "label_text", "calls", "prompt_tokens", "seconds"]
     list_filter = ["status", "rater"]

@@ -7,7 +7,7 @@ class LabelingConfig(AppConfig):
 
     def ready(self) -> None:
         from annotation.export import card
-        from labeling import dataset_figures
+        from labeling.reports import dataset_figures
         from labeling.task_types import installed  # noqa: F401  (registers the task types)
 
         card.register_figures(dataset_figures.card_figures)  # the dataset card's agreement figures

@@ -7,8 +7,9 @@ from pydantic import Field
 from annotation import audit
 from jobs.registry import JobParameters, register
 from jobs.runtime import report_progress
-from labeling import audit_trail, task_types
+from labeling import task_types
 from labeling.models import Campaign
+from labeling.work import audit_trail
 
 
 class AggregateCampaignParameters(JobParameters):
@@ -19,7 +20,7 @@ class AggregateCampaignParameters(JobParameters):
 def aggregate_campaign_job(job, campaign_id: int) -> dict:
     """Aggregate with the campaign's task type (a label campaign first opens the extra seats that
     are due: follow-up HITs under a redundancy policy, tie-break HITs under `fixed`)."""
-    from labeling.adjudication import announce_waiting
+    from labeling.services.adjudication import announce_waiting
 
     campaign = Campaign.objects.get(pk=campaign_id)
     with audit.acting_as(audit_trail.job_actor(job, audit_trail.AGGREGATION)):
@@ -101,10 +102,10 @@ class ModelRaterParameters(JobParameters):
 
 @register("labeling.model_rater", parameters=ModelRaterParameters)
 def model_rater_job(job, campaign_id: int, model_version_id: int | None = None) -> dict:
-    """A model labels the campaign's items as a rater (labeling.raters.rate): a model version of
+    """A model labels the campaign's items as a rater (labeling.services.raters.rate): a model version of
     ours through its predictions, or the chat model behind the configured endpoint."""
     from annotation.models import ModelVersion
-    from labeling.raters.rate import endpoint_from_settings, rate_with_endpoint, rate_with_model_version
+    from labeling.services.raters.rate import endpoint_from_settings, rate_with_endpoint, rate_with_model_version
 
     campaign = Campaign.objects.get(pk=campaign_id)
     if model_version_id is not None:
@@ -133,11 +134,11 @@ class CheckProlificSessionParameters(JobParameters):
 
 @register("labeling.check_prolific_session", queue="landing", parameters=CheckProlificSessionParameters)
 def check_prolific_session_job(job, session_id: str) -> dict:
-    """Ask Prolific whether a landing's session is live (labeling.prolific_checks.run_check),
+    """Ask Prolific whether a landing's session is live (labeling.platforms.prolific_checks.run_check),
     retrying timeouts, 429 and 5xx with backoff, and store its answer for the landing's page to
     read. Queued by the landing, once per session id (again on a reload while Prolific does not list
     a new session yet); never started by hand. On the "landing" queue, which a worker process of
     its own serves (Procfile, docker-compose.yml): nothing else ever waits ahead of it."""
-    from labeling.prolific_checks import run_check
+    from labeling.platforms.prolific_checks import run_check
 
     return run_check(session_id)

@@ -83,8 +83,8 @@ def demo_build(job: JobRun, truth_path: str, campaign_name: str = DEMO_CAMPAIGN,
 
 
 def _build(job: JobRun, truth_path: str, campaign_name: str, stage, done: dict[str, Any], options) -> dict[str, Any]:
-    from labeling.campaigns import set_campaign_status
     from labeling.models import Campaign
+    from labeling.services.campaigns import set_campaign_status
 
     stage(0, "weak labeler and campaign")
     campaign = _demo_campaign(campaign_name)
@@ -134,8 +134,8 @@ def _botstalk(job: JobRun) -> dict[str, Any]:
     interaction-response pairs (ingested before this job; the emotion agent ranks by the dialogue
     classifier the rounds trained), then a pairwise campaign (ACUTE-Eval) of its dialogues against
     the subtitles, left open for the demo annotators."""
-    from labeling.campaigns import create_pairwise_campaign, set_campaign_status
     from labeling.models import Campaign
+    from labeling.services.campaigns import create_pairwise_campaign, set_campaign_status
 
     done: dict[str, Any] = {
         "skill_train": _child(job, "skill_train", {"name": "demo skill classifier"}),
@@ -185,8 +185,8 @@ def _quiz_pool(truth_path: Path, min_confidence: float, per_label: int) -> int:
     the campaign draws from, so quiz and work screens come from the same mix of labels, lengths
     and suggestion confidence (and the campaign then skips them). Lines written for two labels
     are left out: a quiz answer should not be a coin toss. Returns the pool items imported."""
-    from labeling.importers.quiz import import_quiz_file
-    from labeling.simulated_crowd import read_truth
+    from labeling.platforms.simulated_crowd import read_truth
+    from labeling.services.importers.quiz import import_quiz_file
     from mlworkers.candidates import ranked_candidates
 
     if not truth_path.is_file():
@@ -219,7 +219,7 @@ def _csv(rows: list[tuple[int, str]]) -> str:
 
 
 def _crowd(campaign, truth_path: Path, leave_open: int) -> dict[str, int]:
-    from labeling.simulated_crowd import read_truth, simulate_campaign
+    from labeling.platforms.simulated_crowd import read_truth, simulate_campaign
 
     if not truth_path.is_file():
         raise JobCannotRun(f"{truth_path}: no such file (demo_setup writes it with the corpus)")
@@ -231,8 +231,8 @@ def _crowd(campaign, truth_path: Path, leave_open: int) -> dict[str, int]:
 def _study_flow(campaign) -> None:
     """The demo campaign's study flow, all of it (consent, instructions, three practice items,
     three survey questions, Arabic texts): a participant new to it meets every step, and the
-    simulated crowd walks it before its work (labeling.simulated_crowd)."""
-    from labeling.campaigns import change_campaign_settings
+    simulated crowd walks it before its work (labeling.platforms.simulated_crowd)."""
+    from labeling.services.campaigns import change_campaign_settings
     from labeling.study_flow.demo import DEMO_FLOW
 
     if not campaign.study_flow:
@@ -251,13 +251,13 @@ POLICY_DIALOGUES = 12
 
 
 def _policy_campaigns(truth_path: Path) -> dict[str, dict]:
-    from labeling.campaigns import create_campaign, set_campaign_status
-    from labeling.forms import candidate_dialogues
-    from labeling.hits import build_hits
     from labeling.models import Campaign, QuizQuestion
-    from labeling.policy import answers_bought
-    from labeling.simulated_crowd import read_truth, simulate_until_settled
+    from labeling.pages.forms import candidate_dialogues
+    from labeling.platforms.simulated_crowd import read_truth, simulate_until_settled
+    from labeling.services.campaigns import create_campaign, set_campaign_status
     from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
+    from labeling.work.hits import build_hits
+    from labeling.work.policy import answers_bought
 
     done = {}
     for name, settings in POLICY_CAMPAIGNS:
@@ -277,7 +277,7 @@ def _policy_campaigns(truth_path: Path) -> dict[str, dict]:
 
 
 def _payments(campaign) -> dict[str, int]:
-    from labeling.payments import approve_submitted, record_payments
+    from labeling.services.payments import approve_submitted, record_payments
 
     return {"approved": approve_submitted(campaign), **record_payments(campaign)}
 

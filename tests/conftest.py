@@ -116,7 +116,8 @@ def _no_process_cache_outlives_its_test():
     webhook endpoints want) is forgotten after
     each test: no state leaks from one test into the next. Settings are untouched."""
     yield
-    from labeling import fast_path, screens
+    from labeling.fast_path import compiled as fast_path
+    from labeling.fast_path import screen as screens
     from labeling.task_types.last_turn_label import screen
 
     fast_path.forget_routes()
@@ -159,7 +160,7 @@ def _reference_data_in_transactional_tests(request):
 
 @pytest.fixture
 def fast_path_only(settings):
-    """For a test of the annotator fast path's own workings (labeling.fast_path): skipped when
+    """For a test of the annotator fast path's own workings (labeling.fast_path.compiled): skipped when
     the suite runs with ANNOTATOR_FAST_PATH=0, where none of it runs."""
     if not settings.ANNOTATOR_FAST_PATH:
         pytest.skip("ANNOTATOR_FAST_PATH=0: the fast path does not run")

@@ -2,7 +2,7 @@
 
 `generate(size, seed)` is pure and deterministic (same size and seed, same bytes); `write_corpus`
 puts the files in a folder with `truth.jsonl`, the label each dialogue's last turn was written for
-(what the simulated crowd knows, `labeling.simulated_crowd`). The variety makes every step show
+(what the simulated crowd knows, `labeling.platforms.simulated_crowd`). The variety makes every step show
 something: paraphrases (a lead-in word or a changed ending on an earlier dialogue) for the SBERT
 expansion, lines that fit two labels so workers disagree, dialogues in French, Spanish and German
 for the language filter, and subtitle noise (tags, sound and music cues, speaker names, repeated

@@ -85,7 +85,7 @@ LICENSE_REMINDER = (
 
 
 # campaign ids -> one dict per campaign: name, items, majority, majority_share, fleiss_kappa,
-# gwet_ac1, workers, answers, adjudicated (labeling.dataset_figures.card_figures)
+# gwet_ac1, workers, answers, adjudicated (labeling.reports.dataset_figures.card_figures)
 FigureSource = Callable[[Sequence[int]], list[dict[str, Any]]]
 _figure_sources: list[FigureSource] = []
 

@@ -16,7 +16,7 @@ What every action shares is here: the refusal an annotator is shown, and the liv
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from labeling import fast_path
+from labeling.fast_path import compiled as fast_path
 from labeling.models import Assignment, Worker
 
 

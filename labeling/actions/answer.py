@@ -16,11 +16,16 @@ from django.utils.translation import gettext
 
 from annotation.models import Label
 from annotation.taxonomy import normalise_label_name
-from labeling import fast_path, fast_pick, hot_reads, qualification, screens, task_types
+from labeling import task_types
 from labeling.actions import SubmissionRefused, lock_live, refusal_reason
 from labeling.crowd.label_text import LabelTextRefused, clean_label_text
-from labeling.label_sets import campaign_labels
+from labeling.fast_path import compiled as fast_path
+from labeling.fast_path import pick as fast_pick
+from labeling.fast_path import reads as hot_reads
+from labeling.fast_path import screen as screens
 from labeling.models import HIT, Assignment, HITItem, Response
+from labeling.services import qualification
+from labeling.work.label_sets import campaign_labels
 
 
 def save_response(
@@ -103,7 +108,7 @@ def interface_language() -> str:
 
 def save_pick(assignment_id: int, user_id: int, position: int, answer: str, *, seconds_spent: float = 0) -> bool:
     """The autosave's common case (one of the screen's three choices) written by the fast path's
-    one statement (labeling.fast_pick.save_pick); False when it was not written, always with
+    one statement (labeling.fast_path.pick.save_pick); False when it was not written, always with
     ANNOTATOR_FAST_PATH off: the caller then takes the full path (save_answer)."""
     if not fast_path.enabled():
         return False
@@ -115,7 +120,7 @@ def next_with_pick(
     assignment_id: int, user_id: int, position: int, answer: str, *, seconds_spent: float = 0
 ) -> "fast_pick.Moved | None":
     """A Next that carries one of its screen's three choices, by the fast path's one statement
-    (labeling.fast_pick.next_with_pick): the pick saved unless already stored, and what the next
+    (labeling.fast_path.pick.next_with_pick): the pick saved unless already stored, and what the next
     screen needs read. None when it did nothing, always with ANNOTATOR_FAST_PATH off: the caller
     then takes the full path."""
     if not fast_path.enabled():

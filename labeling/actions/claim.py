@@ -1,7 +1,7 @@
 """Claiming: a seat on a HIT for a worker, and the seats that lapse.
 
 A claim locks the worker's row (one claim at a time per worker), then finds a HIT with a free seat
-by one indexed SELECT ... FOR UPDATE SKIP LOCKED on the free-seat count (labeling.seats), counts
+by one indexed SELECT ... FOR UPDATE SKIP LOCKED on the free-seat count (labeling.work.seats), counts
 its seats again under that lock and takes one. Before every claim (and on Celery beat), one probe
 finds the seats that come back: an assignment past its time limit, and unproven work (a platform
 identity its platform had not proven) still unconfirmed a grace after its time limit.
@@ -20,8 +20,11 @@ from django.db.models import Case, Exists, IntegerField, OuterRef, Q, QuerySet, 
 from django.utils import timezone
 
 from config import rows
-from labeling import fast_path, fast_seat, qualification, quiz_pool, seats, workers
+from labeling.fast_path import claim as fast_seat
+from labeling.fast_path import compiled as fast_path
 from labeling.models import HIT, Assignment, Campaign, HITItem, Worker
+from labeling.services import qualification, workers
+from labeling.work import quiz_pool, seats
 
 
 def _lapsed_q(now: datetime, unconfirmed_before: datetime) -> Q:
@@ -133,7 +136,7 @@ def claim_next_hit(
     them). None when nothing is left, the worker is blocked, or the campaign is not open.
 
     The HIT is found by one indexed SELECT ... FOR UPDATE SKIP LOCKED on the free-seat count
-    (labeling.seats); its seats are counted again under the lock before one is taken.
+    (labeling.work.seats); its seats are counted again under the lock before one is taken.
     """
     if worker.landing_key:
         campaign = _landing_campaign(worker, campaign)
@@ -180,7 +183,7 @@ def _is_deadlock(error: OperationalError) -> bool:
 
 def _claim(worker: Worker, campaign: Campaign | None, prefer_hit_id: int | None, *, fast: bool) -> Assignment | None:
     """claim_next_hit's transaction: lock the worker, return their live HIT or take a seat (`fast`:
-    by the search compiled once and labeling.fast_seat's one statement)."""
+    by the search compiled once and labeling.fast_path.claim's one statement)."""
     with transaction.atomic():
         # One claim at a time per worker, so a double click cannot take two HITs.
         locked_worker = _lock_worker(worker)
@@ -209,7 +212,7 @@ def _claim(worker: Worker, campaign: Campaign | None, prefer_hit_id: int | None,
 def _take_first_free_seat(worker: Worker, campaign: Campaign | None) -> Assignment | None:
     """The fast path's seat: the first claimable HIT locked by the search compiled once (skipping
     locked rows, or waiting when every candidate is locked: this transaction holds no HIT lock
-    then) and a seat on it taken by one statement (labeling.fast_seat). _HitFull, to roll the
+    then) and a seat on it taken by one statement (labeling.fast_path.claim). _HitFull, to roll the
     claim back, when the HIT has no seat by its assignments."""
     hit = _CLAIM_SEARCH.first(worker, campaign, skip_locked=True) or _CLAIM_SEARCH.first(
         worker, campaign, skip_locked=False
@@ -366,7 +369,7 @@ def _take_seat(hit: HIT) -> bool:
 
 def _lock_hit_with_free_seat(worker: Worker, campaign: Campaign | None, prefer_hit_id: int | None = None) -> HIT | None:
     """Lock the first claimable HIT row, count its seats again and take one (the count in the
-    row may be too high after a hand edit, see labeling.seats). Locked rows are skipped so
+    row may be too high after a hand edit, see labeling.work.seats). Locked rows are skipped so
     concurrent claimers spread over HITs; only when every candidate is locked does a claimer
     wait for one. Through the ORM: every claim with the fast path off; with it on, a platform's
     preferred HIT and a claim made again after the fast path found its HIT full.

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Q
 
-from labeling import seats
 from labeling.models import Assignment, Campaign
+from labeling.work import seats
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,15 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from jobs.webhooks import events as webhook_events
-from labeling import campaigns, fast_path, qualification, quiz_pool, seats, task_types, workers
+from labeling import task_types
 from labeling.actions import SubmissionRefused, lock_live
+from labeling.fast_path import compiled as fast_path
 from labeling.models import HIT, Assignment, Campaign, HITItem, Publication, Worker, seat_items_q
+from labeling.services import campaigns, qualification, workers
 from labeling.study_flow import config as study_config
 from labeling.study_flow import progress as study_progress
 from labeling.task_types import WrongQuizAnswer
+from labeling.work import quiz_pool, seats
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """How a HIT is put together, as plain data: which dialogues and quiz questions go in which HIT,
 in which order, and which three labels each screen offers. No Django import.
 
-the label task type's planning feeds it ids; `labeling.hits.write_hits` writes the rows.
+the label task type's planning feeds it ids; `labeling.work.hits.write_hits` writes the rows.
 """
 
 import hashlib

@@ -13,7 +13,7 @@ with Unicode's confusables data (labeling.crowd.uts39, https://www.unicode.org/r
 case, marks and small capitals besides; `look_alike_of` names the existing label a proposal
 resembles, and `mixed_scripts` names the scripts of one that mixes them past UTS #39's Highly
 Restrictive level (Latin with Cyrillic, Greek, Lisu, Cherokee, Armenian...), so the researcher
-sees both before accepting it, and neither can be accepted (labeling.reports.review_proposal).
+sees both before accepting it, and neither can be accepted (labeling.reports.campaign.review_proposal).
 """
 
 import re

@@ -1,6 +1,6 @@
 """The qualification quiz's arithmetic: who passes, how long the quiz takes, a worker's quiz history.
 
-Pure: no Django. The shell (labeling.qualification) reads the rows and calls these; the campaign's
+Pure: no Django. The shell (labeling.services.qualification) reads the rows and calls these; the campaign's
 settings (its mark, its items) come in as arguments, their defaults live in annotation.papers.
 """
 

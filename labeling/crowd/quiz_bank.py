@@ -4,7 +4,7 @@ TESTS ONLY: the built-in questions are one-turn texts whose answers and distract
 the public source, so anyone can look them up, and their single turn tells them from work; they
 serve tests and load benchmarks that switch QUIZ_DEMO_BANK on, never the demo (which imports a
 real pool) nor a real campaign. Real quiz items are whole corpus dialogues with a known answer, kept secret in the
-database (labeling.quiz_pool), imported with `import_quiz` from a file read by parse_quiz_csv.
+database (labeling.work.quiz_pool), imported with `import_quiz` from a file read by parse_quiz_csv.
 Every sentence here was written for this project.
 """
 

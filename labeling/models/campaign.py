@@ -94,7 +94,7 @@ class Campaign(models.Model):
         validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
         help_text="one more answer while the item's Dawid-Skene posterior maximum is below this (empty: off)",
     )
-    # the adjudication queue (labeling.adjudication) takes an item whose Dawid-Skene posterior
+    # the adjudication queue (labeling.services.adjudication) takes an item whose Dawid-Skene posterior
     # maximum is below this, besides every item without a majority; null: settings.ADJUDICATE_POSTERIOR_BELOW
     adjudicate_posterior_below = models.FloatField(
         null=True,
@@ -102,7 +102,7 @@ class Campaign(models.Model):
         validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
         help_text="a reviewer settles items whose Dawid-Skene posterior is below this (empty: the site setting)",
     )
-    # the qualification step (labeling.qualification): a quiz-only HIT with feedback after each
+    # the qualification step (labeling.services.qualification): a quiz-only HIT with feedback after each
     # screen first; paid HITs only for workers who reached the mark (one attempt per campaign)
     qualification_required = models.BooleanField(
         default=False, help_text="workers take a qualification quiz first; only those who pass get paid HITs"
@@ -132,7 +132,7 @@ class Campaign(models.Model):
     # sha256 of the crowd-results file a campaign was imported from, so a second import is refused
     source_sha256 = models.CharField(max_length=64, blank=True, db_index=True)
     # where the campaign's answers came from (set once, by create_campaign or an importer): the
-    # study report and the dataset card describe only what happened (labeling/study_report/provenance.py)
+    # study report and the dataset card describe only what happened (labeling/reports/study/provenance.py)
     provenance = models.CharField(max_length=8, choices=PROVENANCE_CHOICES, default=RUN_HERE)
     source_format = models.CharField(max_length=32, blank=True, help_text="the importer's format name")
     source_license = models.CharField(

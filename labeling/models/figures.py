@@ -1,4 +1,4 @@
-"""A campaign's last computed researcher figures (labeling.report_cache): what its pages show while
+"""A campaign's last computed researcher figures (labeling.reports.cache): what its pages show while
 newer ones are computed by the refresh job, so no page view waits for a computation."""
 
 from django.core.serializers.json import DjangoJSONEncoder
@@ -8,7 +8,7 @@ from labeling.models.campaign import Campaign
 
 
 class CampaignFigures(models.Model):
-    """One row per campaign, written only by labeling.report_cache.store_figures (the refresh job)."""
+    """One row per campaign, written only by labeling.reports.cache.store_figures (the refresh job)."""
 
     campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="stored_figures")
     # report_fingerprint of the state the figures were computed from: the page compares it with now
@@ -16,7 +16,7 @@ class CampaignFigures(models.Model):
     computed_at = models.DateTimeField()
     seconds = models.FloatField(default=0.0)  # how long the computation took
     report = models.JSONField(encoder=DjangoJSONEncoder)  # campaign_report, as the API returns it
-    bought = models.JSONField(encoder=DjangoJSONEncoder)  # labeling.policy.answers_bought
+    bought = models.JSONField(encoder=DjangoJSONEncoder)  # labeling.work.policy.answers_bought
     html = models.TextField()  # the report partial, rendered (CSRF placeholder in place of the token)
 
     def __str__(self) -> str:

@@ -59,11 +59,11 @@ class Worker(models.Model):
 
 
 class ProlificSessionCheck(models.Model):
-    """What Prolific answered about one SESSION_ID a landing brought (labeling.prolific_checks,
+    """What Prolific answered about one SESSION_ID a landing brought (labeling.platforms.prolific_checks,
     its one writer): asked by a job, never in the web request, so every process (web workers, the
     Celery worker) reads the same answer. One row per session id: a reload or a second tab waits
     on the same check. The answer is Prolific's, not a verdict: each landing is judged against it
-    (labeling.landing.session_refusal), so a landing with someone else's session id cannot spoil
+    (labeling.platforms.landing.session_refusal), so a landing with someone else's session id cannot spoil
     the owner's. `refusal` is the verdict for the landing that asked first, counted toward its
     address's cap of unconfirmed sessions."""
 
@@ -99,7 +99,7 @@ class ProlificSessionCheck(models.Model):
 
     @property
     def submission(self) -> dict | None:
-        """Prolific's answer in the shape labeling.landing.session_refusal reads; None: no such session."""
+        """Prolific's answer in the shape labeling.platforms.landing.session_refusal reads; None: no such session."""
         if not self.found:
             return None
         return {"study_id": self.study_id, "participant": self.submission_participant, "status": self.submission_status}

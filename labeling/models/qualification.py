@@ -10,7 +10,7 @@ from labeling.models.work import Assignment, HITItem
 
 class QualificationResult(models.Model):
     """One worker's qualification quiz in one campaign: its score and whether it passed. Written at
-    submission by labeling.qualification.record_result (one per worker identity and campaign);
+    submission by labeling.services.qualification.record_result (one per worker identity and campaign);
     `granted_at` is when sync told the platform (MTurk's qualification, Prolific's group)."""
 
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="qualification_results")

@@ -13,7 +13,7 @@ from labeling.models.people import Worker
 class HIT(models.Model):
     REGULAR, TIE_BREAK, FOLLOW_UP, QUALIFICATION = "regular", "tiebreak", "followup", "qualify"
     # follow-up: one more seat for items a redundancy policy has not settled yet; qualification:
-    # quiz items only, one set per seat, feedback after each screen (labeling.qualification)
+    # quiz items only, one set per seat, feedback after each screen (labeling.services.qualification)
     KIND_CHOICES = [
         (REGULAR, "Regular"),
         (TIE_BREAK, "Tie-break"),
@@ -26,9 +26,9 @@ class HIT(models.Model):
     kind = models.CharField(max_length=8, choices=KIND_CHOICES, default=REGULAR)
     required_workers = models.PositiveSmallIntegerField(default=3)
     # required_workers minus the seats held by live or done assignments, kept by the services
-    # that take and free seats (labeling.seats); what a claim searches, through the partial
+    # that take and free seats (labeling.work.seats); what a claim searches, through the partial
     # index below, instead of counting every HIT's assignments. None until saved: save() and
-    # labeling.hits.write_hits start it at required_workers.
+    # labeling.work.hits.write_hits start it at required_workers.
     seats_free = models.SmallIntegerField(null=True, blank=True, editable=False)
     external_id = models.CharField(max_length=128, blank=True, help_text="id on a crowd platform once published")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -150,7 +150,7 @@ class Assignment(models.Model):
     # first landing: a later landing with another id cannot take the HIT over
     platform_assignment_id = models.CharField(max_length=64, blank=True)
     # which of the HIT's seat slots this is: its quiz screens are the HIT's items of this seat
-    # (HITItem.seat); 0 on a HIT whose items all are shared. Chosen by the claim (labeling.seats)
+    # (HITItem.seat); 0 on a HIT whose items all are shared. Chosen by the claim (labeling.work.seats)
     seat = models.PositiveSmallIntegerField(default=0)
     # taken by a platform identity its platform had not proven (an MTurk landing): done but
     # unconfirmed, a seat (not a phantom place) comes back by itself PLATFORM_UNCONFIRMED_GRACE_MINUTES
@@ -158,7 +158,7 @@ class Assignment(models.Model):
     unproven = models.BooleanField(default=False)
     # a place beyond the HIT's seats: an MTurk landing on the HIT of ours that its MTurk HIT maps
     # to. MTurk lets only MaxAssignments real workers accept that HIT, so the platform is the gate:
-    # the place takes no seat a real worker needs (labeling.seats never counts it), and a made-up
+    # the place takes no seat a real worker needs (labeling.work.seats never counts it), and a made-up
     # id's place costs nothing; its answers count, like any platform work, once confirmed
     phantom = models.BooleanField(default=False)
 
@@ -232,7 +232,7 @@ class Response(models.Model):
 
 
 class AggregatedLabel(models.Model):
-    # adjudicated: a reviewer chose the label (labeling.adjudication); aggregation never changes it
+    # adjudicated: a reviewer chose the label (labeling.services.adjudication); aggregation never changes it
     MAJORITY, UNRESOLVED, ADJUDICATED = "majority", "unresolved", "adjudicated"
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="aggregated_labels")

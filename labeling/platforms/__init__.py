@@ -4,10 +4,10 @@ labeling.platforms.sync the one way to reconcile; both drive an adapter from `ge
 Adapters: `local` (the default: site accounts, nothing to call), `mturk`, `prolific`.
 """
 
-from labeling.campaigns import set_campaign_status
 from labeling.models import Campaign, Publication
 from labeling.platforms.base import CrowdPlatform, ExternalResult, PlatformError
 from labeling.platforms.publications import hit_url, publication_for
+from labeling.services.campaigns import set_campaign_status
 
 __all__ = [
     "PLATFORMS",

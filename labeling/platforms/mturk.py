@@ -360,7 +360,12 @@ class MTurkPlatform(MTurkQualifications):
         return paid
 
     def _pay_bonus(self, entry: PaymentEntry) -> int:
-        from labeling.payments import mark_entries_paid, renew_request_token, request_token_age, reserve_request_token
+        from labeling.services.payments import (
+            mark_entries_paid,
+            renew_request_token,
+            request_token_age,
+            reserve_request_token,
+        )
 
         submission = entry.assignment.platform_submission
         token = reserve_request_token(entry)

@@ -1,4 +1,4 @@
-"""The MTurk side of a campaign's qualification step (labeling.qualification): the HIT types'
+"""The MTurk side of a campaign's qualification step (labeling.services.qualification): the HIT types'
 qualification requirements, our qualification type (created once per campaign, which the paid
 HIT type requires), the quiz HIT's own HIT type (requiring its absence), and granting it to the
 workers who passed. A mixin of labeling.platforms.mturk.MTurkPlatform: every call goes through
@@ -23,7 +23,7 @@ def qualification_requirements(quiz_qualification: str = "", *, passed: bool = T
     """Worker locale (the paper's US, GB, CA, AU, NZ by default), approval rate, and, when
     MTURK_BLOCK_QUALIFICATION_ID is set, the absence of our "blocked" qualification.
 
-    quiz_qualification: a campaign's qualification type (labeling.qualification): its paid HIT type
+    quiz_qualification: a campaign's qualification type (labeling.services.qualification): its paid HIT type
     requires it (`passed`: Comparator Exists), its quiz HIT type requires its absence (DoesNotExist,
     so a qualified worker is not offered the quiz again). Hidden from workers who do not meet it
     (DiscoverPreviewAndAccept). QualificationRequirement:

@@ -9,7 +9,7 @@ The token comes only from the environment (PROLIFIC_API_TOKEN), is sent only in 
 Authorization header and never stored or logged. `make_session` is the one transport point: tests
 either intercept HTTP with `responses` or install the stateful stand-in (labeling.platforms.standin)
 there, so nothing touches the network. `landing_submission` looks one submission up for a
-landing's check, in one short try; the job that checks a landing (labeling.prolific_checks) tries
+landing's check, in one short try; the job that checks a landing (labeling.platforms.prolific_checks) tries
 it again with backoff, while the participant's page polls.
 
 Money: Prolific pays rewards in the workspace's currency, so the workspace of PROLIFIC_PROJECT_ID
@@ -25,7 +25,7 @@ while the researcher paused it (`keep_recruiting`, labeling.platforms.prolific_s
 Bonuses (labeling.platforms.prolific_bonuses): Prolific's bulk bonus is two calls: "set up"
 (creates an unpaid payment object, at most 200 participants each) and "pay" (NOT idempotent: paying one object twice pays twice). The ledger records the object's id on
 the entries after set-up, and the start of the one pay call before it is sent; a pay call that may
-or may not have gone through is never sent again (see labeling.payments.payment_unsure).
+or may not have gone through is never sent again (see labeling.services.payments.payment_unsure).
 """
 
 import os
@@ -172,8 +172,8 @@ class ProlificPlatform(ProlificStudies, ProlificBonuses):
         live quiz for a study that does not exist would pay people for nothing). A refusal before
         anything was published deletes the drafts made (`_undo_drafts`); a lost answer or a 5xx
         leaves them for the next try, which reads each study's state before publishing it."""
-        from labeling.entry_tokens import platform_links
         from labeling.platforms.publications import publication_for
+        from labeling.services.entry_tokens import platform_links
 
         checks.refuse_unless_publishable(campaign, self.cost_preview(campaign, base_url))
         existing = campaign.publications.filter(platform=self.name).first()
@@ -357,10 +357,10 @@ def _time_taken(row: dict) -> int | None:
 # reports the status, never the share (https://docs.prolific.com/api-reference/submissions/submission-object).
 # We never approve in part, so a PARTIALLY APPROVED submission was decided on Prolific's site: its share
 # is recorded as unknown (sync withholds the reward entry until a researcher records the share read on
-# Prolific: labeling.payments.shares_unknown, record_reward_share), never as 0 or the full reward.
+# Prolific: labeling.services.payments.shares_unknown, record_reward_share), never as 0 or the full reward.
 
 
-# --- checking a landing (a job's lookup, labeling.prolific_checks; kept apart from sync) ---------
+# --- checking a landing (a job's lookup, labeling.platforms.prolific_checks; kept apart from sync) ---------
 
 
 def landing_timeout() -> tuple[float, float]:

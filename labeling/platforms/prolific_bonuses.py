@@ -1,4 +1,4 @@
-"""Prolific's bulk bonuses, each step recorded in the ledger first (labeling.payments). A mixin of
+"""Prolific's bulk bonuses, each step recorded in the ledger first (labeling.services.payments). A mixin of
 labeling.platforms.prolific.ProlificPlatform: every call goes through its `_request`.
 
 A bulk bonus is two calls: "set up" (an unpaid payment object, for one study's participants) and
@@ -39,7 +39,7 @@ class ProlificBonuses:
         return paid
 
     def _set_up(self, publication: Publication, entries: list[PaymentEntry]) -> str:
-        from labeling.payments import attach_platform_reference
+        from labeling.services.payments import attach_platform_reference
 
         by_participant: dict[str, Decimal] = {}
         for entry in entries:
@@ -66,7 +66,7 @@ class ProlificBonuses:
             return 0
 
     def _pay(self, reference: str) -> int:
-        from labeling.payments import abandon_reference, mark_entries_paid, start_pay
+        from labeling.services.payments import abandon_reference, mark_entries_paid, start_pay
 
         if not start_pay(reference):
             return 0  # another run sends (or sent) this pay call

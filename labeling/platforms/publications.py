@@ -7,15 +7,15 @@ from urllib.parse import urlencode
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 
-from labeling.entry_tokens import TOKEN_PARAMETER, publication_token
 from labeling.models import HIT, Campaign, Publication, Worker
 from labeling.platforms.base import PlatformError
+from labeling.services.entry_tokens import TOKEN_PARAMETER, publication_token
 
 
 def hit_url(base_url: str, hit: HIT) -> str:
     """The page a platform's worker is sent to for this HIT: the MTurk landing, which signs the
     worker in from MTurk's own parameters (appended by MTurk) and claims a HIT of the campaign.
-    It carries the campaign's MTurk link token (labeling.entry_tokens); a link without it is refused.
+    It carries the campaign's MTurk link token (labeling.services.entry_tokens); a link without it is refused.
     Site workers of a `local` campaign sign in and pick the campaign on the annotator home instead."""
     landing = reverse("labeling:platform_mturk")
     token = publication_token(hit.campaign, Worker.MTURK)  # the MTurk link's token, never the Prolific one's

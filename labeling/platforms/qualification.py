@@ -1,4 +1,4 @@
-"""A campaign's qualification quiz as the platform adapters see it (labeling.qualification is the
+"""A campaign's qualification quiz as the platform adapters see it (labeling.services.qualification is the
 step itself): the quiz's own pay checked against the platform's minimum hourly rate, and the row
 that keeps the platform's qualification type (MTurk) or participant group (Prolific)."""
 

@@ -6,8 +6,8 @@ from decimal import Decimal
 from django.db.models import Count, Q, Sum
 
 from labeling.models import Assignment, Campaign, PaymentEntry, PlatformSubmission, Publication
-from labeling.payments import payment_unsure, shares_unknown
 from labeling.platforms.costs import money
+from labeling.services.payments import payment_unsure, shares_unknown
 
 REVIEW = (PlatformSubmission.FLAGGED, PlatformSubmission.UNMATCHED)
 

@@ -15,7 +15,7 @@ One run:
    (TIMED-OUT is not final), and completed there after it expired here it is reinstated and paid;
 3. expires our pending work the platform never reported within PLATFORM_UNMATCHED_EXPIRE_HOURS;
 4. records the ledger, stamps rewards paid by the platform and pays due bonuses (each step
-   recorded before and after its call: labeling.payments);
+   recorded before and after its call: labeling.services.payments);
 5. asks the platform for a place more per rejected piece of work where it never offers that place
    again by itself (MTurk; Prolific reopens it), and adds a worker to the complete HITs the
    campaign's task type says are short of answers (a label campaign's: a turn short of a 2-of-3
@@ -25,7 +25,7 @@ One run:
    is started again; while the researcher paused the campaign, its studies are paused);
 7. tells the platform who passed the campaign's qualification quiz, once their quiz submission
    was confirmed (MTurk: our qualification type, which the paid HIT type requires; Prolific: the
-   participant group the paid study allowlists), and records it (labeling.qualification).
+   participant group the paid study allowlists), and records it (labeling.services.qualification).
 
 One failing item never blocks the rest: each submission, each bonus (or bulk bonus), each HIT
 short of workers, the studies' restart, the grants and the blocks are tried on their own, and
@@ -47,11 +47,13 @@ from django.utils import timezone
 from annotation import audit
 from config.scrub import scrub
 from jobs.webhooks import events as webhook_events
-from labeling import audit_trail, hits, payments, qualification, task_types
+from labeling import task_types
 from labeling.actions import claim, submit
 from labeling.models import Assignment, Campaign, PlatformSubmission, Publication, Worker, seat_items_q
 from labeling.platforms import base, get_platform
 from labeling.platforms.base import CrowdPlatform, ExternalResult, PlatformError
+from labeling.services import payments, qualification
+from labeling.work import audit_trail, hits
 
 LEASE = timedelta(minutes=15)
 # a researcher's decision on the page, carried out by the next sync
@@ -59,7 +61,7 @@ TO_APPROVE, TO_REJECT = "to-approve", "to-reject"
 REJECTION_REASON = "Too few of the known-answer dialogues were answered as expected."
 RETURN_REASON = "The task was left unfinished and its time limit passed."
 # approved in part on the platform's site, the share not reported: no reward owed until a researcher
-# records the share read on the platform (labeling.payments.record_reward_share), never 0 nor in full
+# records the share read on the platform (labeling.services.payments.record_reward_share), never 0 nor in full
 SHARE_UNKNOWN = "approved in part on the platform: share unknown, check on the platform"
 
 

@@ -1,4 +1,4 @@
-"""Where the annotator's pages (labeling.views) meet the study flow: before a claim, the flow's
+"""Where the annotator's pages (labeling.pages.annotator) meet the study flow: before a claim, the flow's
 next step instead while one is left; the work's steps recorded; the exit survey before the
 completion code. Each costs nothing for a campaign without a flow, and a participant who has done
 the steps before the work costs one indexed read per claim (progress.cleared); the work screens
@@ -10,7 +10,8 @@ from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 
-from labeling import fast_path, hot_reads
+from labeling.fast_path import compiled as fast_path
+from labeling.fast_path import reads as hot_reads
 from labeling.models import Assignment, Campaign, StudyStep
 from labeling.study_flow import config, progress
 
@@ -49,7 +50,7 @@ def flow_first(worker, campaign: Campaign | None, *, htmx: bool = False) -> Gate
 
 
 # the participant's steps in a campaign, on every claim in a campaign with a flow: with the annotator
-# fast path on, its SQL compiled once per process (labeling.fast_path.Compiled), as the claim's own reads
+# fast path on, its SQL compiled once per process (labeling.fast_path.compiled.Compiled), as the claim's own reads
 STEPS_OF = fast_path.Compiled(
     lambda worker_id, campaign_id: StudyStep.objects.filter(worker_id=worker_id, campaign_id=campaign_id).values_list(
         "step"

@@ -1,4 +1,4 @@
-"""The study flow's figures for the study report (labeling.study_report) and the exports: the
+"""The study flow's figures for the study report (labeling.reports.study) and the exports: the
 funnel (how many arrived, consented, declined, passed or failed practice, started work,
 submitted, answered the survey; the median time per step), the exit survey summarised, its
 answers one row per participant, and practice accuracy beside quiz accuracy per worker."""

@@ -71,9 +71,9 @@ class LabelPick:
 
 @dataclass
 class ScreenPlan:
-    """New HITs as a type plans them, for labeling.hits.build_hits to write: per group of HITs that
+    """New HITs as a type plans them, for labeling.work.hits.build_hits to write: per group of HITs that
     start with the same seats (None: the campaign's workers_per_hit), each HIT's screens (as
-    labeling.hits.write_hits takes them); and the model whose suggestions they offer, if any."""
+    labeling.work.hits.write_hits takes them); and the model whose suggestions they offer, if any."""
 
     groups: list[tuple[int | None, list]] = field(default_factory=list)
     suggestion_model: object | None = None
@@ -111,7 +111,7 @@ class TaskType:
     screen_noun = gettext_lazy("Item")  # the screen's heading: "Item 2/10"
     results_template = ""  # the researcher's results page; "" when the dashboard is all there is
     detail_template = ""  # links of the type's own on the campaign page ("" for none)
-    study_report = False  # labeling.study_report covers its answers (one label per item, from a set)
+    study_report = False  # labeling.reports.study covers its answers (one label per item, from a set)
     # the campaign's label set and fallback choices matter: a fact about the type, for its own
     # code; nothing outside labeling/task_types/ branches on it (tests/labeling/test_labeling_imports.py)
     uses_labels = False
@@ -132,7 +132,7 @@ class TaskType:
         return [], []
 
     def prepare_campaign(self, arguments: dict, language: str) -> tuple[dict, object]:
-        """For labeling.campaigns.create_campaign_with_hits: take the type's own arguments out of
+        """For labeling.services.campaigns.create_campaign_with_hits: take the type's own arguments out of
         `arguments` (the rest are Campaign settings) and return (task_config, the source its
         screens are planned from); raise ConfigRefused naming the argument."""
         raise ConfigRefused("task_type", f"a {self.name} campaign is made with create_campaign and build_hits")
@@ -143,7 +143,7 @@ class TaskType:
         raise NotImplementedError
 
     def qualification_screens(self, campaign, per_seat, suggester) -> list[list]:
-        """The screens of a qualification HIT (labeling.qualification): per seat its own quiz
+        """The screens of a qualification HIT (labeling.services.qualification): per seat its own quiz
         questions (`per_seat`, one list a seat, all the same length), as one list of unsaved
         HITItems a screen position, each item carrying its seat. A type with no quiz to qualify
         workers with refuses (ValueError)."""
@@ -232,7 +232,7 @@ class TaskType:
         return {}
 
     def report(self, campaign) -> dict:
-        """The type's sections of the campaign dashboard's report (labeling.reports)."""
+        """The type's sections of the campaign dashboard's report (labeling.reports.campaign)."""
         return {}
 
     def export(self, campaign, fmt: str) -> Export:

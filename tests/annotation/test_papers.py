@@ -64,8 +64,8 @@ SOURCE_FOLDERS = ("annotation", "labeling", "mlworkers", "jobs", "config")
 ALLOWED = {
     # ACUTE-Eval pairwise campaigns (labeling/task_types/pairwise.py) are not the EDOS crowd task:
     # their form, API and the demo's pairwise campaign choose their own HIT shape
-    ("labeling/forms.py", "WORKERS_PER_HIT"),
-    ("labeling/serializers.py", "WORKERS_PER_HIT"),
+    ("labeling/pages/forms.py", "WORKERS_PER_HIT"),
+    ("labeling/api/serializers.py", "WORKERS_PER_HIT"),
     ("mlworkers/demo.py", "WORKERS_PER_HIT"),
     # the trained segmenter's gap-feature bucket edges (0.3, 1, 2, 5 s): fixed by the saved models'
     # features, not the dialogue split

@@ -18,9 +18,9 @@ from django.core.management import CommandError, call_command
 
 from annotation import audit
 from annotation.models import AuditEntry, TurnLabel
-from labeling.adjudication import settle
-from labeling.campaigns import create_campaign
 from labeling.models import AggregatedLabel
+from labeling.services.adjudication import settle
+from labeling.services.campaigns import create_campaign
 from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
 from tests.conftest import REPO_ROOT
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
@@ -198,7 +198,7 @@ def test_the_cards_kappa_is_fleiss_kappa_worked_by_hand(gold):
     """Items (Angry 2, Sad 1), (Sad, Lonely, Joyful), (Joyful 3); categories Angry, Joyful, Lonely, Sad.
     P_i = (sum n_ij^2 - 3) / 6: 1/3, 0, 1 -> P-bar = 4/9. p_j = 2/9, 4/9, 1/9, 2/9 -> P_e = 25/81.
     kappa = (4/9 - 25/81) / (1 - 25/81) = (11/81) / (56/81) = 11/56."""
-    from labeling.dataset_figures import campaign_figures
+    from labeling.reports.dataset_figures import campaign_figures
 
     figures = campaign_figures(gold)
     assert figures["fleiss_kappa"] == pytest.approx(11 / 56)

@@ -4,8 +4,8 @@ Headless Chromium; Playwright's routing plays the failing server. Needs /usr/bin
 
 import pytest
 
-from labeling.hits import build_hits
 from labeling.models import Assignment, Response
+from labeling.work.hits import build_hits
 from tests.browser.test_annotator_hit import (  # noqa: F401  (the page fixture)
     CHROMIUM,
     choose,

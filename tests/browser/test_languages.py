@@ -6,8 +6,8 @@ chromium (/usr/bin/chromium)."""
 
 import pytest
 
-from labeling.hits import build_hits
 from labeling.models import Response
+from labeling.work.hits import build_hits
 from tests.browser.support import DESKTOP, NARROW_PHONE, Journey, browser_marks, chromium
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 

@@ -8,8 +8,8 @@ import pytest
 from django.db import IntegrityError, InterfaceError, OperationalError
 from django.urls import reverse
 
-from labeling.hits import build_hits
 from labeling.models import Assignment, Response
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign, screen_item
 
 # the HITs here take their quiz screens from the built-in one-turn quiz bank
@@ -111,5 +111,5 @@ def test_a_job_queued_while_the_broker_is_away_is_a_503(client, researcher, tiny
 
 def test_other_database_errors_are_not_hidden_as_unavailable(client, assignment):
     bug = IntegrityError("a real bug")
-    with mock.patch("labeling.views.save_answer", side_effect=bug), pytest.raises(IntegrityError):
+    with mock.patch("labeling.pages.annotator.save_answer", side_effect=bug), pytest.raises(IntegrityError):
         client.post(answer_url(assignment), {"go": "stay", "answer": first_choice(assignment)}, **HTMX)

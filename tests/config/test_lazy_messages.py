@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils.functional import empty
 
 from config.messages import MessageMiddleware
-from labeling.hits import build_hits
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign, screen_item
 from tests.labeling.test_annotator_views import answer, item_url, start_hit
 

@@ -66,7 +66,7 @@ def test_the_wsgi_module_warms_the_process_before_its_first_request():
         "import config.wsgi\n"
         "from django.urls import get_resolver\n"
         "resolver = get_resolver()\n"
-        "print('labeling.views' in sys.modules, resolver._populated,"
+        "print('labeling.pages.annotator' in sys.modules, resolver._populated,"
         " all(sub._populated for _, sub in resolver.namespace_dict.values()))\n"
     )
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"}

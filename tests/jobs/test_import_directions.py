@@ -72,9 +72,9 @@ def test_jobs_is_the_bottom_layer_every_app_builds_on():
     ("source", "code", "allowed"),
     [
         ("jobs", "from annotation.models import Turn", False),
-        ("annotation", "import labeling.hits", False),
+        ("annotation", "import labeling.work.hits", False),
         ("labeling", "from mlworkers.pipeline import run_steps", False),
-        ("mlworkers", "from labeling.hits import build_hits", True),
+        ("mlworkers", "from labeling.work.hits import build_hits", True),
     ],
 )
 def test_the_check_sees_a_wrong_import(tmp_path, source, code, allowed):

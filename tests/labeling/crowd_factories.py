@@ -6,8 +6,8 @@ from datetime import timedelta
 from django.utils import timezone
 
 from annotation.models import Dialogue, Label, Turn
-from labeling import seats
 from labeling.models import HIT, Assignment, Campaign, HITItem, QuizQuestion, Response, Worker
+from labeling.work import seats
 
 
 def make_workers(count: int, platform: str = Worker.SITE) -> list[Worker]:

@@ -1,6 +1,6 @@
 """A worker's HIT walked through the annotator pages, one screen after another, as a browser does:
 each answer posted with Next and the seconds the page measured, then the review and Submit.
-Seat-aware: the screens are the ones the assignment's seat sees (labeling.screens)."""
+Seat-aware: the screens are the ones the assignment's seat sees (labeling.fast_path.screen)."""
 
 import re
 from collections.abc import Callable
@@ -8,7 +8,7 @@ from collections.abc import Callable
 from django.test import Client
 from django.urls import reverse
 
-from labeling import screens
+from labeling.fast_path import screen as screens
 from labeling.models import Assignment, HITItem
 
 NEW_LABEL = "__new__"  # the "Other: a new label" radio's value (last_turn_label.screen.NEW_LABEL)

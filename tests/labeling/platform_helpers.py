@@ -7,12 +7,11 @@ from urllib.parse import urlencode
 import pytest
 from django.urls import reverse
 
-from labeling import prolific_checks
-from labeling.entry_tokens import publication_token
-from labeling.hits import build_hits
 from labeling.models import Assignment, Campaign, Publication, Worker
-from labeling.platforms import calls
+from labeling.platforms import calls, prolific_checks
 from labeling.platforms.prolific import SubmissionLookupFailed
+from labeling.services.entry_tokens import publication_token
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 
 SANDBOX = "https://workersandbox.mturk.com"
@@ -49,7 +48,7 @@ _stand_in: list[ProlificSessions] = []
 @pytest.fixture
 def prolific_sessions(monkeypatch, run_jobs_at_once) -> ProlificSessions:
     """Prolific's submissions, asked by the check a Prolific landing queues
-    (labeling.prolific_checks); the landings that `prolific_landing` builds are sessions Prolific
+    (labeling.platforms.prolific_checks); the landings that `prolific_landing` builds are sessions Prolific
     knows unless made up. The check's job runs at once (as a worker would pick it up) and its
     retries do not wait, so a landing reads Prolific's answer on its first request."""
     sessions = ProlificSessions()

@@ -6,7 +6,6 @@ from decimal import Decimal
 
 import pytest
 
-from labeling import qualification
 from labeling.models import Campaign
 from labeling.platforms import calls, standin
 from labeling.platforms.standin.crowd import (
@@ -20,6 +19,7 @@ from labeling.platforms.standin.crowd import (
     StudyRun,
 )
 from labeling.platforms.standin.faults import KINDS, FaultPlan
+from labeling.services import qualification
 from tests.labeling.platform_helpers import draft_campaign
 
 PROJECT = "61pppppppppppppppppppppp"

@@ -18,10 +18,10 @@ from annotation import audit
 from annotation.admin_guard import ADMIN_REASON, NeverDeleted
 from annotation.models import AuditEntry, Label, ModelVersion, Movie, SkillContext, SubtitleFile, TurnSkill
 from jobs.models import JobRun
-from labeling import campaigns
-from labeling.campaigns import create_campaign
-from labeling.importers.quiz import import_quiz_file
 from labeling.models import Campaign, QuizQuestion, RaterAnswer, Worker
+from labeling.services import campaigns
+from labeling.services.campaigns import create_campaign
+from labeling.services.importers.quiz import import_quiz_file
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 pytestmark = pytest.mark.django_db

@@ -8,9 +8,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from labeling.actions.claim import claim_next_hit
-from labeling.hits import build_hits
 from labeling.models import Assignment, Response
-from labeling.workers import worker_for_user
+from labeling.services.workers import worker_for_user
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import (
     answer_everything,
     make_dialogues,

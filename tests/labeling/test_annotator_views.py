@@ -13,9 +13,9 @@ from django.utils import timezone
 from django.utils.html import escape
 
 from annotation.models import Label
-from labeling.hits import build_hits
 from labeling.models import HIT, Assignment, Response
-from labeling.workers import worker_for_user
+from labeling.services.workers import worker_for_user
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import (
     make_dialogues,
     open_campaign,
@@ -408,8 +408,8 @@ def test_a_claim_with_htmx_and_nothing_left_goes_home_with_the_message(annotator
 def test_the_home_pages_live_hit_follows_live_assignments_rule(annotator, annotators, campaign, clock):
     """The home page takes the live HIT from the history it shows (one read less): the same
     answer as live_assignment through a live HIT, its expiry, and a history longer than shown."""
-    from labeling import hot_reads
     from labeling.actions.claim import live_assignment
+    from labeling.fast_path import reads as hot_reads
 
     worker = worker_for_user(annotators[0])
 

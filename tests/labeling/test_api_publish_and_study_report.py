@@ -7,10 +7,10 @@ import pytest
 from rest_framework.test import APIClient
 
 from jobs.models import JobRun
-from labeling.campaigns import create_campaign, create_pairwise_campaign
-from labeling.hits import build_hits
 from labeling.models import HIT, Campaign
-from labeling.study_report import build_report
+from labeling.reports.study import build_report
+from labeling.services.campaigns import create_campaign, create_pairwise_campaign
+from labeling.work.hits import build_hits
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quiz_demo_bank")]

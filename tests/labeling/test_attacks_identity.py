@@ -14,11 +14,12 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from labeling import prolific_checks, workers
 from labeling.actions.claim import claim_next_hit, expire_stale_assignments
 from labeling.actions.submit import confirm_platform_submission, submit_assignment
 from labeling.models import HIT, Assignment, Campaign, Publication, QuizQuestion, Worker
-from labeling.workers import worker_for_user
+from labeling.platforms import prolific_checks
+from labeling.services import workers
+from labeling.services.workers import worker_for_user
 from tests.labeling.clock import clock
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 from tests.labeling.platform_helpers import mturk_landing, prolific_landing, prolific_sessions
@@ -54,7 +55,7 @@ def _pool(settings):
 
 def demo_shaped(name: str = "Night shift", **fields) -> Campaign:
     """14 HITs x 3 seats = 42 seats, two dialogues and one quiz screen each."""
-    from labeling.hits import build_hits
+    from labeling.work.hits import build_hits
 
     values = {"dialogues_per_hit": 2, "quiz_per_hit": 1, "workers_per_hit": 3, "time_limit_minutes": TIME_LIMIT}
     campaign = open_campaign(name=name, **(values | fields))

@@ -19,8 +19,8 @@ from labeling.crowd.label_text import (
     look_alike_of,
     visible,
 )
-from labeling.hits import build_hits
 from labeling.models import Response
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 from tests.labeling.page_walk import NEW_LABEL, answer_screen, claim, screen_items, submit, walk
 

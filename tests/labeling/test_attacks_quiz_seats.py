@@ -11,8 +11,8 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Label
-from labeling.hits import build_hits
 from labeling.models import Assignment, QuizQuestion
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
 pytestmark = pytest.mark.django_db

@@ -17,17 +17,17 @@ from django.urls import reverse
 from django.utils import timezone
 
 from labeling.actions.submit import confirm_platform_submission
-from labeling.hits import build_hits
 from labeling.models import Assignment, Worker
 from labeling.platforms import get_platform
 from labeling.platforms.checks import measured_minutes
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 from tests.labeling.page_walk import claim, landed, submit, walk, worker_rows
 from tests.labeling.platform_helpers import mturk_landing, prolific_landing, prolific_sessions
 
 # the dashboard's Aggregate button queues a job: it runs at once here (tests/conftest.py)
 __all__ = ["prolific_sessions"]
-# every Prolific landing is asked of Prolific at landing (labeling.landing): its stand-in knows the
+# every Prolific landing is asked of Prolific at landing (labeling.platforms.landing): its stand-in knows the
 # sessions these tests open, whose work stays unconfirmed until a test confirms it
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("run_jobs_at_once", "prolific_sessions")]
 
@@ -185,7 +185,7 @@ def test_the_measured_minutes_weigh_each_person_once(campaign):
 
 def test_made_up_quiz_results_are_not_counted_on_the_campaign_page(campaign, researcher, settings):
     """The qualification's passed and failed counts are people with confirmed results."""
-    from labeling.qualification import build_qualification_hit
+    from labeling.services.qualification import build_qualification_hit
 
     campaign.qualification_required, campaign.qualification_items, campaign.qualification_mark = True, 2, 2
     campaign.save()

@@ -15,12 +15,12 @@ from annotation import audit
 from annotation.audit_log import AppendOnly
 from annotation.models import AuditEntry, Label
 from config.pages import CONFIRM_FIELD, CONFIRM_VALUE
-from labeling import payments
-from labeling.campaigns import create_campaign
-from labeling.hits import record_suggestion_model
 from labeling.models import Assignment, Campaign, Publication, Worker
 from labeling.platforms import base
 from labeling.platforms.sync import sync_publication
+from labeling.services import payments
+from labeling.services.campaigns import create_campaign
+from labeling.work.hits import record_suggestion_model
 from tests.conftest import REPO_ROOT
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
@@ -246,32 +246,35 @@ def test_an_unknown_kind_is_refused():
 SOURCE_DIRS = ("annotation", "labeling", "mlworkers", "jobs", "config", "bench", "demo")
 # a write of a logged field -> the modules allowed to hold it (each records an entry beside it)
 LOGGED_WRITES = {
-    r"\.update\(\s*paid_at=": {"labeling/payments.py"},
-    r"status=Assignment\.(APPROVED|REJECTED)\)": {"labeling/payments.py"},
-    r"Worker\.objects\.filter\([^)]*\)\.update\(\s*status=": {"labeling/workers.py"},
+    r"\.update\(\s*paid_at=": {"labeling/services/payments.py"},
+    r"status=Assignment\.(APPROVED|REJECTED)\)": {"labeling/services/payments.py"},
+    r"Worker\.objects\.filter\([^)]*\)\.update\(\s*status=": {"labeling/services/workers.py"},
     r"\.update\(\s*entry_token=": {
-        "labeling/entry_tokens.py",
+        "labeling/services/entry_tokens.py",
         "labeling/migrations/0004_entry_token_and_platform_confirmation.py",
     },
-    r"\.update\(\s*suggestion_model=": {"labeling/hits.py"},
-    r"\.update\(\s*status=Campaign\.|\.update\(status=status\)": {"labeling/campaigns.py", "labeling/workers.py"},
+    r"\.update\(\s*suggestion_model=": {"labeling/work/hits.py"},
+    r"\.update\(\s*status=Campaign\.|\.update\(status=status\)": {
+        "labeling/services/campaigns.py",
+        "labeling/services/workers.py",
+    },
     r"AggregatedLabel\.objects\.(bulk_create|bulk_update|update_or_create|create)\(": {
         "labeling/task_types/last_turn_label/aggregation.py",
         # the scale bench's fixture: a campaign's aggregated labels in bulk, for its downloads (the
         # product's aggregation would take minutes at 1M answers); no one changed a label there
         "bench/report_scale.py",
     },
-    r"status=AggregatedLabel\.ADJUDICATED,": {"labeling/adjudication.py"},
+    r"status=AggregatedLabel\.ADJUDICATED,": {"labeling/services/adjudication.py"},
     r"TurnLabel\.objects\.(create|bulk_create|bulk_update|update_or_create)\(": {
         "labeling/task_types/last_turn_label/aggregation.py",
-        "labeling/adjudication.py",
+        "labeling/services/adjudication.py",
         "annotation/export/importer.py",
         "mlworkers/expansion.py",  # sbert and self labels: not gold
     },
-    r"Label\.objects\.create\(\s*name=": {"labeling/reports.py"},
+    r"Label\.objects\.create\(\s*name=": {"labeling/reports/campaign.py"},
     # a quiz item's known answer changed in place (creating new items in bulk is not a change)
     r"QuizQuestion\.objects\.(update_or_create|bulk_update)\(|\.update\(\s*gold_label=": {
-        "labeling/importers/quiz.py",
+        "labeling/services/importers/quiz.py",
         "labeling/migrations/0003_seed_quiz_questions.py",  # the built-in demo bank, seeded
     },
 }

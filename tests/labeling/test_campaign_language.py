@@ -4,8 +4,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from annotation.models import Dialogue
-from labeling.forms import candidate_dialogues
 from labeling.models import Campaign, HITItem
+from labeling.pages.forms import candidate_dialogues
 from tests.labeling.crowd_factories import make_dialogues
 
 pytestmark = [

@@ -13,9 +13,9 @@ from labeling.actions.claim import (
     open_hits_for,
 )
 from labeling.actions.submit import submit_assignment
-from labeling.hits import build_hits
 from labeling.models import HIT, Assignment, Campaign, Worker
-from labeling.workers import worker_for_user
+from labeling.services.workers import worker_for_user
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import (
     answer_everything,
     make_dialogues,
@@ -160,7 +160,7 @@ def test_the_home_pages_count_stops_at_its_cap(campaign, settings):
 
 
 def test_the_home_page_shows_a_count_past_its_cap_as_cap_plus(campaign, client, django_user_model, monkeypatch):
-    from labeling import views
+    from labeling.pages import annotator as views
 
     monkeypatch.setattr(views, "HOME_COUNT_CAP", 1)
     client.force_login(django_user_model.objects.create_user("counter"))
@@ -223,9 +223,9 @@ def test_a_claim_reads_no_more_whatever_how_many_hits_are_full_or_done(db, setti
 
 
 def test_the_free_seat_count_follows_every_service_that_takes_or_frees_a_seat(campaign):
-    from labeling.hits import add_seat
-    from labeling.payments import reject_assignment
-    from labeling.seats import recount
+    from labeling.services.payments import reject_assignment
+    from labeling.work.hits import add_seat
+    from labeling.work.seats import recount
 
     def counts() -> dict[int, int]:
         return dict(HIT.objects.values_list("pk", "seats_free"))
@@ -253,7 +253,7 @@ def test_a_lapsed_seat_is_freed_once_whatever_counts_it_before_it_is_expired(cam
     """A claimer recounts a HIT (after finding it full) while one of its seats has lapsed but is
     not expired yet; the expiry then frees that seat. The count must end at the truth, not one
     over: a lapsed seat stays counted until the expiry frees it."""
-    from labeling.seats import recount
+    from labeling.work.seats import recount
 
     first = campaign.hits.get(position=1)
     crowd = workers(3)
@@ -269,7 +269,7 @@ def test_a_lapsed_seat_is_freed_once_whatever_counts_it_before_it_is_expired(cam
 
 
 def test_a_count_left_wrong_by_a_hand_edit_never_overfills_and_is_repaired(campaign):
-    from labeling.campaigns import set_campaign_status
+    from labeling.services.campaigns import set_campaign_status
 
     first = campaign.hits.get(position=1)
     crowd = workers(4)

@@ -12,8 +12,8 @@ from django.utils import timezone
 from labeling.actions import SubmissionRefused
 from labeling.actions.claim import claim_next_hit
 from labeling.actions.submit import submit_assignment
-from labeling.hits import build_hits
 from labeling.models import HIT, Assignment, Response, Worker
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 from tests.threads import run_together
 
@@ -141,7 +141,7 @@ def test_claims_under_contention_never_share_a_seat_nor_exceed_the_required_work
 def test_an_accounts_first_pages_at_once_make_one_site_worker(django_user_model):
     """A new account's first requests arriving together (two tabs, a double click): one Worker,
     the same for every request; the loser of the insert reads the winner's row."""
-    from labeling.workers import worker_for_user
+    from labeling.services.workers import worker_for_user
 
     user = django_user_model.objects.create_user("twin-tabs")
     results = run_together(6, lambda index: worker_for_user(django_user_model.objects.get(pk=user.pk)).pk)

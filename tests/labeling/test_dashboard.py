@@ -8,7 +8,7 @@ from django.urls import reverse
 from annotation.models import Label
 from jobs.models import JobRun
 from labeling.models import HIT, AggregatedLabel, Campaign, HITItem, Response, Worker
-from labeling.workers import worker_for_user
+from labeling.services.workers import worker_for_user
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 pytestmark = [
@@ -193,7 +193,7 @@ def test_the_form_refuses_fallback_choices_that_are_not_three_labels(client, res
 
 
 def test_the_report_figures(campaign):
-    from labeling.reports import campaign_report
+    from labeling.reports.campaign import campaign_report
 
     report = campaign_report(campaign)
     assert report["progress"]["assignments_submitted"] == 3 and report["progress"]["completion"] == 1.0
@@ -242,7 +242,7 @@ def test_a_label_too_long_is_refused_with_a_message(client, campaign, researcher
 
 
 def test_one_answer_of_three_is_no_majority_on_the_dashboard(client, researcher):
-    from labeling.reports import campaign_report
+    from labeling.reports.campaign import campaign_report
 
     early = Campaign.objects.create(name="One answer in")
     worker = make_workers(1)
@@ -260,7 +260,7 @@ def test_one_answer_of_three_is_no_majority_on_the_dashboard(client, researcher)
 
 
 def test_a_worker_with_an_implausibly_fast_median_is_flagged(client, researcher, settings):
-    from labeling.reports import campaign_report
+    from labeling.reports.campaign import campaign_report
 
     settings.FAST_WORKER_MEDIAN_SECONDS, settings.FAST_WORKER_MIN_ANSWERS = 3.0, 5
     fast_campaign = Campaign.objects.create(name="Click-through")
@@ -301,7 +301,7 @@ def test_the_report_gives_gwet_ac1_and_the_confusion_matrix_computed_by_hand(cli
     # answers: [Angry, Angry, Furious], [Forgetful x2, Sad], [Sad, Joyful, Proud]; six categories.
     # P-bar = (1/3 + 1/3 + 0) / 3 = 2/9; mean shares pi = 2/9 (Angry, Forgetful, Sad), 1/9 (Furious,
     # Joyful, Proud); Pe = (3 * 2/9 * 7/9 + 3 * 1/9 * 8/9) / (6 - 1) = 22/135; AC1 = (2/9 - 22/135) / (1 - 22/135)
-    from labeling.reports import campaign_report
+    from labeling.reports.campaign import campaign_report
 
     report = campaign_report(campaign)
     assert report["agreement"]["gwet_ac1"] == round(8 / 113, 4)

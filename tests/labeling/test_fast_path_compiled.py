@@ -1,6 +1,6 @@
 """fast_path.Compiled: an ORM read compiled once per process gives what the ORM gives, call after
 call with other values, and refuses a query that would freeze a moment into its SQL. The claim's
-and home page's compiled reads (labeling.actions.claim, labeling.seats, labeling.hot_reads) against
+and home page's compiled reads (labeling.actions.claim, labeling.work.seats, labeling.fast_path.reads) against
 their ORM twins on random states of a campaign."""
 
 import random
@@ -10,15 +10,16 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from labeling import fast_path, seats
 from labeling.actions import claim
-from labeling.hits import build_hits
-from labeling.hot_reads import HISTORY as _HISTORY
-from labeling.hot_reads import OPEN_CAMPAIGNS as _OPEN_CAMPAIGNS
-from labeling.hot_reads import history as _history
-from labeling.hot_reads import open_campaigns as _open_campaigns
+from labeling.fast_path import compiled as fast_path
+from labeling.fast_path.reads import HISTORY as _HISTORY
+from labeling.fast_path.reads import OPEN_CAMPAIGNS as _OPEN_CAMPAIGNS
+from labeling.fast_path.reads import history as _history
+from labeling.fast_path.reads import open_campaigns as _open_campaigns
 from labeling.models import HIT, Assignment, Campaign, Worker
-from labeling.workers import worker_for_user
+from labeling.services.workers import worker_for_user
+from labeling.work import seats
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
 pytestmark = [pytest.mark.usefixtures("quiz_demo_bank"), pytest.mark.django_db]
@@ -124,8 +125,8 @@ def test_a_claim_postgresql_ended_to_break_a_deadlock_is_made_again(monkeypatch,
 
 @pytest.mark.parametrize("seed", [5, 6])
 def test_screens_and_the_quiz_score_read_alike_both_ways(seed, settings, django_user_model):
-    from labeling import screens
     from labeling.actions.submit import _unanswered
+    from labeling.fast_path import screen as screens
     from labeling.task_types.last_turn_label.quiz import score_quiz
     from tests.labeling.hit_factory import answer_everything
 

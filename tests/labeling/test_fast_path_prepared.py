@@ -10,10 +10,10 @@ from django.db import DataError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from labeling import fast_path
 from labeling.actions import claim
-from labeling.hits import build_hits
+from labeling.fast_path import compiled as fast_path
 from labeling.models import Assignment, Worker
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
 pytestmark = pytest.mark.usefixtures("quiz_demo_bank")

@@ -1,4 +1,4 @@
-"""ANNOTATOR_FAST_PATH: with it off nothing of the annotator fast path runs (labeling.fast_path,
+"""ANNOTATOR_FAST_PATH: with it off nothing of the annotator fast path runs (labeling.fast_path.compiled,
 config.rows, its session store and auth backend), and a whole HIT is claimed, autosaved, answered
 and submitted through Django's own session store, auth backend and the ORM alone. Hand-written
 SQL in labeling/ and config/ lives in the fast path only."""
@@ -13,9 +13,11 @@ from django.urls import reverse
 
 from config import auth as fast_auth
 from config import rows
-from labeling import fast_path, fast_pick, fast_seat
-from labeling.hits import build_hits
+from labeling.fast_path import claim as fast_seat
+from labeling.fast_path import compiled as fast_path
+from labeling.fast_path import pick as fast_pick
 from labeling.models import Assignment, Response
+from labeling.work.hits import build_hits
 from tests.conftest import REPO_ROOT
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
@@ -117,7 +119,7 @@ HAND_WRITTEN_SQL = re.compile(r"\.cursor\(|connection\.ops\.quote_name|\.raw\(|R
 # the helper of its config side), /healthz's SELECT 1, and the SQLite backend's flush (config/sqlite:
 # it reads the row triggers it lifts and restores, a database backend's own business)
 FENCE = {
-    "labeling/fast_path.py", "labeling/fast_pick.py", "labeling/fast_seat.py", "config/rows.py", "config/views.py",
+    "labeling/fast_path/compiled.py", "labeling/fast_path/pick.py", "labeling/fast_path/claim.py", "config/rows.py", "config/views.py",
     "config/sqlite/base.py",
 }  # fmt: skip
 

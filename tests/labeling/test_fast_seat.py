@@ -1,4 +1,4 @@
-"""A fast-path claim takes its seat in one statement (labeling.fast_seat): the count of the HIT's
+"""A fast-path claim takes its seat in one statement (labeling.fast_path.claim): the count of the HIT's
 seats, the slot, the assignment and the free-seat count, on the HIT the search locked. It writes
 what the full path writes (seats.taken, slot_for_new_seat, set_free and the ORM's create) for the
 same claims, with no savepoint; a model save listener on Assignment sends claims through the ORM."""
@@ -11,10 +11,10 @@ from django.db.models.signals import post_save
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from labeling import fast_seat
 from labeling.actions.claim import claim_next_hit, expire_stale_assignments
-from labeling.hits import build_hits
+from labeling.fast_path import claim as fast_seat
 from labeling.models import HIT, Assignment, Worker
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
 pytestmark = [

@@ -9,9 +9,15 @@ from django.core.management import CommandError, call_command
 from annotation.ingest.records import dialogue_hash
 from annotation.models import Dialogue, Turn, TurnLabel
 from labeling.crowd.majority import majority_vote
-from labeling.importers.edos_format import EdosFormatError, parse_answer, read_edos, row_content_hash, summarise
 from labeling.models import AggregatedLabel, Assignment, Campaign, HITItem, Response, Worker
-from labeling.reports import campaign_report
+from labeling.reports.campaign import campaign_report
+from labeling.services.importers.edos_format import (
+    EdosFormatError,
+    parse_answer,
+    read_edos,
+    row_content_hash,
+    summarise,
+)
 
 HEADER = "Count,Index,DialogID,Dialog,Agreed emotion (2/3 vote),Worker 1 answer,Worker 2 answer,Worker 3 answer\n"
 ROWS = (

@@ -20,11 +20,11 @@ TASK_TYPES = LABELING / "task_types"
 ABOVE_TASK_TYPES = (
     "labeling.services",
     "labeling.actions",
-    "labeling.campaigns",
-    "labeling.views",
-    "labeling.researcher_views",
-    "labeling.platform_views",
-    "labeling.api",
+    "labeling.services.campaigns",
+    "labeling.pages.annotator",
+    "labeling.pages.researcher",
+    "labeling.pages.landings",
+    "labeling.api.views",
     "labeling.jobs",
 )
 # the names a test of a campaign's task type is spelled with
@@ -240,8 +240,8 @@ def test_the_check_reads_the_task_types_and_their_edges():
     graph = import_graph(LABELING)
     targets = {name: {target for target, _ in edges} for name, edges in graph.items()}
     assert {"labeling.task_types.last_turn_label", "labeling.task_types.pairwise"} <= set(graph)
-    assert "labeling.task_types" in targets["labeling.hits"]  # the shell asks the type
-    assert "labeling.hits" in targets["labeling.task_types.last_turn_label.tiebreak"]  # a lower module
+    assert "labeling.task_types" in targets["labeling.work.hits"]  # the shell asks the type
+    assert "labeling.work.hits" in targets["labeling.task_types.last_turn_label.tiebreak"]  # a lower module
 
 
 def test_no_module_outside_the_task_types_asks_which_type_a_campaign_has():

@@ -11,10 +11,10 @@ import responses
 from django.test import Client
 from django.utils import timezone
 
-from labeling import prolific_checks
-from labeling.landing import session_refusal
 from labeling.models import Assignment, ProlificSessionCheck, Publication, Worker
+from labeling.platforms import prolific_checks
 from labeling.platforms.base import PlatformError
+from labeling.platforms.landing import session_refusal
 from labeling.platforms.prolific import API, ProlificPlatform, SubmissionLookupFailed, landing_submission
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 from tests.labeling.platform_helpers import prolific_landing, prolific_sessions
@@ -115,7 +115,7 @@ def test_prolific_stands_behind_an_active_session_of_this_study_and_participant_
 
 @pytest.fixture
 def campaign(db, settings):
-    from labeling.hits import build_hits
+    from labeling.work.hits import build_hits
 
     settings.QUIZ_DEMO_BANK = True  # its HITs take their quiz screens from the built-in bank
     campaign = open_campaign(dialogues_per_hit=2, quiz_per_hit=1)
@@ -149,7 +149,7 @@ def test_a_session_of_another_participant_is_refused(campaign, prolific_sessions
 
 
 def test_a_campaign_not_published_on_prolific_opens_to_no_prolific_landing(db, prolific_sessions, settings):
-    from labeling.hits import build_hits
+    from labeling.work.hits import build_hits
 
     settings.QUIZ_DEMO_BANK = True
     campaign = open_campaign(dialogues_per_hit=2, quiz_per_hit=1)

@@ -1,4 +1,4 @@
-"""A Prolific landing's check runs as a job, never in the web request (labeling.prolific_checks):
+"""A Prolific landing's check runs as a job, never in the web request (labeling.platforms.prolific_checks):
 the landing answers at once with a page that polls, one job per session id is queued, and the
 next poll reads the answer the job stored in the database. Here jobs are held in the queue until a
 test runs them, and Prolific is the stateful stand-in (labeling.platforms.standin), faults and all.
@@ -13,12 +13,11 @@ from django.utils import timezone
 from jobs.models import JobRun
 from jobs.registry import get as job_spec
 from jobs.tasks import run_job_task
-from labeling import prolific_checks
-from labeling.hits import build_hits
 from labeling.models import Assignment, ProlificSessionCheck, Publication, Worker
-from labeling.platforms import calls, standin
+from labeling.platforms import calls, prolific_checks, standin
 from labeling.platforms.standin.faults import SERVER, THROTTLED, TIMEOUT, FaultPlan
 from labeling.platforms.standin.prolific import RETRY_AFTER_SECONDS, ProlificStandIn, Submission
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 from tests.labeling.platform_helpers import prolific_landing
 

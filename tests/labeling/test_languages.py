@@ -13,8 +13,8 @@ from django.urls import reverse
 from django.utils import timezone, translation
 
 from config.db_unavailable import unavailable_response
-from labeling.hits import build_hits
 from labeling.models import Assignment, Response
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
 pytestmark = [pytest.mark.usefixtures("quiz_demo_bank"), pytest.mark.django_db]

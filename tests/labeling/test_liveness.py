@@ -87,7 +87,7 @@ def test_the_campaign_page_says_two_site_annotators_cannot_finish_hits_of_three_
 ):
     from django.urls import reverse
 
-    from labeling.workers import set_blocked, worker_for_user
+    from labeling.services.workers import set_blocked, worker_for_user
 
     client.force_login(researcher)
     url = reverse("labeling:campaign_detail", args=[two_hits.pk])

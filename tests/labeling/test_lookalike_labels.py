@@ -19,7 +19,7 @@ from labeling.crowd.label_text import (
     look_alike_of,
     mixed_scripts,
 )
-from labeling.reports import review_proposal
+from labeling.reports.campaign import review_proposal
 
 # (typed, the label it reads as): each a kind of look-alike the red team used, or one more
 LOOK_ALIKES = [

@@ -1,4 +1,4 @@
-"""A Next carrying one of its screen's three choices, in one statement (labeling.fast_pick.next_with_pick,
+"""A Next carrying one of its screen's three choices, in one statement (labeling.fast_path.pick.next_with_pick,
 through labeling.actions.answer.next_with_pick): it stores and shows what the full path (answer_item
 reading the assignment, then save_pick or save_answer) stores and shows, and whenever it is not
 that common case it writes nothing and the full path answers.
@@ -21,13 +21,14 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Label
-from labeling import fast_pick, screens
 from labeling.actions import answer as answer_action
 from labeling.actions import lock_live
 from labeling.actions.answer import save_response
 from labeling.actions.submit import submit_assignment
-from labeling.hits import build_hits
+from labeling.fast_path import pick as fast_pick
+from labeling.fast_path import screen as screens
 from labeling.models import HIT, Assignment, Response
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 from tests.labeling.test_save_pick import claim, item_at
 from tests.threads import run_together
@@ -52,7 +53,7 @@ def campaign(db):
 
 
 class Paths:
-    """labeling.fast_pick's statements behind a switch. `fast`: the real ones, each call of
+    """labeling.fast_path.pick's statements behind a switch. `fast`: the real ones, each call of
     next_with_pick counted (`calls`) and each Next it led (`moved`); off, next_with_pick does
     nothing, so the full path answers, and with `orm` save_pick does nothing too (the ORM writes)."""
 
@@ -610,7 +611,7 @@ def test_with_the_fast_path_off_the_action_writes_nothing(campaign, annotators):
 def test_the_assignment_a_next_hands_back_has_a_hit_of_its_own(annotators):
     """The route's HIT is shared by every request for the assignment: a campaign read on demand
     through one Next's assignment must not stay cached on it for the next requests."""
-    from labeling import fast_path
+    from labeling.fast_path import compiled as fast_path
 
     build_campaign()
     assignment = claim(annotators[0])

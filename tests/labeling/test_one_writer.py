@@ -1,5 +1,5 @@
 """One writer per state change: campaigns, HITs, campaign status, answer states, label lookups,
-Worker rows (labeling.workers); and view modules that neither lock nor write rows themselves.
+Worker rows (labeling.services.workers); and view modules that neither lock nor write rows themselves.
 
 The source-tree checks fail as soon as a second writer (or a second spelling of a state) appears
 outside the module that owns it; the behaviour tests pin what the one writer does.
@@ -18,14 +18,14 @@ from labeling import platforms
 from labeling.actions import SubmissionRefused
 from labeling.actions.answer import save_response
 from labeling.actions.claim import claim_next_hit
-from labeling.campaigns import CampaignRefused, create_campaign, set_campaign_status
-from labeling.hits import build_hits, write_hits
-from labeling.label_sets import campaign_labels
 from labeling.models import HIT, Assignment, Campaign, HITItem, Response, Worker
 from labeling.platforms import PlatformError, publish_campaign
 from labeling.platforms.local import LocalPlatform
+from labeling.services.campaigns import CampaignRefused, create_campaign, set_campaign_status
+from labeling.services.workers import worker_for_user
 from labeling.task_types.last_turn_label.label_set import DEFAULT_FALLBACK_CHOICES
-from labeling.workers import worker_for_user
+from labeling.work.hits import build_hits, write_hits
+from labeling.work.label_sets import campaign_labels
 from tests.conftest import REPO_ROOT
 from tests.labeling.hit_factory import make_dialogues
 
@@ -36,11 +36,11 @@ SOURCE_DIRS = ("annotation", "labeling", "mlworkers", "jobs", "config", "bench",
 
 # pattern -> the only files allowed to hold it
 SINGLE_WRITERS = {
-    r"Campaign\.objects\.(create|bulk_create|get_or_create|update_or_create)\(": {"labeling/campaigns.py"},
+    r"Campaign\.objects\.(create|bulk_create|get_or_create|update_or_create)\(": {"labeling/services/campaigns.py"},
     r"\bCampaign\(": {"labeling/models/campaign.py"},
-    r"\bHIT\.objects\.(create|bulk_create|get_or_create|update_or_create)\(": {"labeling/hits.py"},
-    r"\bHITItem\.objects\.(create|bulk_create|get_or_create|update_or_create)\(": {"labeling/hits.py"},
-    r"\.update\(\s*status=Campaign\.": {"labeling/campaigns.py"},
+    r"\bHIT\.objects\.(create|bulk_create|get_or_create|update_or_create)\(": {"labeling/work/hits.py"},
+    r"\bHITItem\.objects\.(create|bulk_create|get_or_create|update_or_create)\(": {"labeling/work/hits.py"},
+    r"\.update\(\s*status=Campaign\.": {"labeling/services/campaigns.py"},
     r"Assignment\.SUBMITTED,\s*Assignment\.APPROVED": {"labeling/models/work.py"},
     r"name__iexact": set(),
     r"Publication\.objects\.(create|bulk_create|get_or_create|update_or_create)\(": {
@@ -49,22 +49,22 @@ SINGLE_WRITERS = {
     r"PlatformSubmission\.objects\.(create|bulk_create|get_or_create|update_or_create)\(": {
         "labeling/platforms/sync.py"
     },
-    # the ledger's payment stamps and idempotency keys: labeling.payments only
-    r"\.update\(\s*(paid_at|pay_started_at|request_token|platform_reference)=": {"labeling/payments.py"},
+    # the ledger's payment stamps and idempotency keys: labeling.services.payments only
+    r"\.update\(\s*(paid_at|pay_started_at|request_token|platform_reference)=": {"labeling/services/payments.py"},
     r"\.update\(\s*platform_confirmed_at=": {"labeling/actions/submit.py"},
-    # a HIT's free-seat count: moved by labeling.seats (and add_seat, with required_workers)
-    r"\.update\(\s*seats_free=": {"labeling/seats.py"},
+    # a HIT's free-seat count: moved by labeling.work.seats (and add_seat, with required_workers)
+    r"\.update\(\s*seats_free=": {"labeling/work/seats.py"},
     # a participant's way through a study flow: steps, consent, practice, survey (issue 45)
     r"(StudyStep|ConsentDecision|PracticeAnswer|SurveyResponse)\.objects\.\w*\(?.*?(create|update|delete)\(": {
         "labeling/study_flow/progress.py"
     },
     # a campaign's stored figures: written by the refresh job's work only (stale while revalidate)
     r"CampaignFigures\.objects\.(create|bulk_create|get_or_create|update_or_create|update|delete)\(": {
-        "labeling/report_cache.py"
+        "labeling/reports/cache.py"
     },
 }
 
-# Worker rows: created, merged and blocked by labeling.workers only (the patterns are checked
+# Worker rows: created, merged and blocked by labeling.services.workers only (the patterns are checked
 # against planted examples below, so a second writer cannot slip past in another spelling)
 WORKER_BY_MANAGER = (  # any write through the manager, after any chain of calls (filter, select_for_update ...)
     r"\bWorker\.objects(?:\s*\.\s*\w+\((?:[^()]|\([^()]*\))*\))*\s*\.\s*"
@@ -72,21 +72,26 @@ WORKER_BY_MANAGER = (  # any write through the manager, after any chain of calls
 )
 WORKER_INSTANCE_SAVED = r"(?i)\b\w*worker\w*\.(?:save|delete)\("
 WORKER_WRITERS = {
-    WORKER_BY_MANAGER: {"labeling/workers.py"},
-    WORKER_INSTANCE_SAVED: {"labeling/workers.py"},
+    WORKER_BY_MANAGER: {"labeling/services/workers.py"},
+    WORKER_INSTANCE_SAVED: {"labeling/services/workers.py"},
     # a new row built by hand (Worker(pk=...) only names a row, as a compiled query's placeholder)
-    r"\bWorker\((?!models\.Model\)|pk=)": {"labeling/workers.py"},
+    r"\bWorker\((?!models\.Model\)|pk=)": {"labeling/services/workers.py"},
     # a worker blocked, merged or given an account on the instance
-    r"(?i)\b\w*worker\w*\.(?:status|user|user_id|landing_key)\s*=(?!=)": {"labeling/workers.py"},
-    r"\.merged_into(?:_id)?\s*=(?!=)": {"labeling/workers.py"},
-    r"\.status\s*=\s*Worker\.": {"labeling/workers.py"},
+    r"(?i)\b\w*worker\w*\.(?:status|user|user_id|landing_key)\s*=(?!=)": {"labeling/services/workers.py"},
+    r"\.merged_into(?:_id)?\s*=(?!=)": {"labeling/services/workers.py"},
+    r"\.status\s*=\s*Worker\.": {"labeling/services/workers.py"},
 }
 SINGLE_WRITERS.update(WORKER_WRITERS)
 
 # Views call services and render: no row lock and no row write is spelled in a view module.
-# (labeling/views.py's autosave still takes a lock through hot_reads.own_assignment(lock=True),
+# (labeling/pages/annotator.py's autosave still takes a lock through hot_reads.own_assignment(lock=True),
 # a call this check does not see: the annotator fast path's module owns that read.)
-VIEW_MODULES = ("labeling/views.py", "labeling/platform_views.py", "labeling/researcher_views.py", "labeling/api.py")
+VIEW_MODULES = (
+    "labeling/pages/annotator.py",
+    "labeling/pages/landings.py",
+    "labeling/pages/researcher.py",
+    "labeling/api/views.py",
+)
 ROW_LOCK = r"select_for_update\("
 ROW_WRITE = (
     r"\.objects(?:\s*\.\s*\w+\((?:[^()]|\([^()]*\))*\))*\s*\.\s*"
@@ -116,10 +121,10 @@ def test_each_state_change_has_one_writer(pattern):
 def test_the_source_check_sees_the_writers_it_allows():
     """The check above would pass vacuously if it read no files: the owners must hold the patterns."""
     texts = dict(_source_files())
-    assert "HITItem.objects.bulk_create(" in texts["labeling/hits.py"]
-    assert "Campaign.objects.create(" in texts["labeling/campaigns.py"]
+    assert "HITItem.objects.bulk_create(" in texts["labeling/work/hits.py"]
+    assert "Campaign.objects.create(" in texts["labeling/services/campaigns.py"]
     for pattern in (WORKER_BY_MANAGER, WORKER_INSTANCE_SAVED):
-        assert re.search(pattern, texts["labeling/workers.py"]), pattern
+        assert re.search(pattern, texts["labeling/services/workers.py"]), pattern
 
 
 WORKER_WRITES_PLANTED = [

@@ -19,16 +19,16 @@ from django.test import Client
 from django.urls import reverse
 
 from labeling.actions.submit import confirm_platform_submission
-from labeling.hits import build_hits
 from labeling.models import AggregatedLabel, Assignment, QuizCheck, Response, Worker
-from labeling.qualification import build_qualification_hit
+from labeling.services.qualification import build_qualification_hit
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 from tests.labeling.page_walk import NEW_LABEL, answer_screen, claim, landed, screen_items, submit
 from tests.labeling.platform_helpers import prolific_landing, prolific_sessions
 
 # the dashboard's Aggregate button queues a job: it runs at once here (tests/conftest.py)
 __all__ = ["prolific_sessions"]
-# every Prolific landing is asked of Prolific at landing (labeling.landing): its stand-in knows the
+# every Prolific landing is asked of Prolific at landing (labeling.platforms.landing): its stand-in knows the
 # sessions these tests open, whose work stays unconfirmed until a test confirms it
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("run_jobs_at_once", "prolific_sessions")]
 

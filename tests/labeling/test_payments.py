@@ -5,7 +5,7 @@ from decimal import Decimal
 import pytest
 
 from labeling.models import Assignment, Campaign, PaymentEntry
-from labeling.payments import (
+from labeling.services.payments import (
     ReviewRefused,
     approve_assignment,
     approve_submitted,

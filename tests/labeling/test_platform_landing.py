@@ -9,11 +9,11 @@ from django.db import connection
 from django.urls import reverse
 
 from labeling.actions.submit import submit_assignment
-from labeling.entry_tokens import publication_token
-from labeling.hits import build_hits
 from labeling.models import Assignment, Campaign, Worker
 from labeling.platforms import hit_url
-from labeling.workers import platform_worker
+from labeling.services.entry_tokens import publication_token
+from labeling.services.workers import platform_worker
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import (
     answer_everything,
     make_dialogues,
@@ -295,7 +295,7 @@ def test_another_workers_assignment_has_no_return(client, campaign):
 
 def test_a_site_assignment_has_no_platform_return(client, campaign, annotators):
     from labeling.actions.claim import claim_next_hit
-    from labeling.workers import worker_for_user
+    from labeling.services.workers import worker_for_user
 
     client.force_login(annotators[0])
     assignment = claim_next_hit(worker_for_user(annotators[0]), campaign)

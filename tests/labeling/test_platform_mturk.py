@@ -9,10 +9,10 @@ import pytest
 from botocore.stub import ANY, Stubber
 from django.urls import reverse
 
-from labeling import payments
 from labeling.models import HIT, Assignment, Campaign, PaymentEntry, PlatformSubmission, Publication, Worker
 from labeling.platforms import PlatformError, get_platform, hit_url, mturk, publish_campaign
 from labeling.platforms.sync import sync_publication
+from labeling.services import payments
 from labeling.task_types.last_turn_label.follow_up import hits_short_of_majority
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues
 from tests.labeling.platform_helpers import SANDBOX, draft_campaign, mturk_landing, slept, work_through_pages
@@ -393,7 +393,7 @@ def test_under_fixed_without_tie_breaking_a_split_hit_gets_no_more_assignments(s
 
 
 def test_a_hit_short_of_a_majority_gets_one_more_assignment_once(stub, monkeypatch):
-    from labeling import hits as hit_writer
+    from labeling.work import hits as hit_writer
 
     campaign = draft_campaign(hits=0, status=Campaign.OPEN, tie_breaking=True)
     publication = Publication.objects.create(campaign=campaign, platform="mturk", status=Publication.ACTIVE)
@@ -420,7 +420,7 @@ def test_a_hit_short_of_a_majority_gets_one_more_assignment_once(stub, monkeypat
 
 
 def test_a_settled_hit_is_not_listed_again_and_the_dashboard_button_leaves_tracked_work_to_sync(stub):
-    from labeling.payments import approve_submitted
+    from labeling.services.payments import approve_submitted
 
     campaign = draft_campaign(hits=0, status=Campaign.OPEN)
     publication = Publication.objects.create(campaign=campaign, platform="mturk", status=Publication.ACTIVE)

@@ -12,12 +12,12 @@ from django.urls import reverse
 from django.utils import timezone
 
 from jobs.models import JobRun
-from labeling import payments
 from labeling.models import HIT, Assignment, Campaign, PaymentEntry, Publication
 from labeling.platforms import PlatformError, base, get_platform, mturk, publish_campaign
 from labeling.platforms.costs import HourlyPay, hourly_rate
 from labeling.platforms.prolific import API, ProlificPlatform
 from labeling.platforms.sync import sync_publication
+from labeling.services import payments
 from tests.labeling.platform_helpers import draft_campaign, mturk_landing, prolific_sessions, slept, work_through_pages
 from tests.labeling.test_platform_mturk import expect_get_hit, expect_list, expect_publish, listed, short_hit, stub
 from tests.labeling.test_platform_prolific import (

@@ -9,11 +9,11 @@ import pytest
 from django.urls import reverse
 from responses import matchers
 
-from labeling import qualification
 from labeling.models import HIT, Assignment, PlatformQualification, Publication, QualificationResult
 from labeling.platforms import get_platform, publish_campaign
 from labeling.platforms.prolific import ALLOWLIST_FILTER, API
 from labeling.platforms.sync import sync_publication
+from labeling.services import qualification
 from tests.labeling.platform_helpers import (
     draft_campaign,
     prolific_landing,

@@ -1,5 +1,5 @@
 """Quiz items drawn to look like the HIT's own work (labeling.crowd.quiz_matching, pure) and the
-matched draw through build_hits (labeling.quiz_pool.draw with match_to)."""
+matched draw through build_hits (labeling.work.quiz_pool.draw with match_to)."""
 
 import random
 from collections import Counter
@@ -82,8 +82,8 @@ def test_matching_a_different_source_pool_brings_the_quiz_to_the_works_mix():
 
 @pytest.mark.django_db
 def test_build_hits_draws_the_pool_items_that_look_like_the_hits_work(settings):
-    from labeling.hits import build_hits
     from labeling.models import HITItem
+    from labeling.work.hits import build_hits
     from tests.labeling.hit_factory import make_dialogues, open_campaign
     from tests.labeling.test_quiz_pool import make_pool, suggest
 

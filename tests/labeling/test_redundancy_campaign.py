@@ -8,7 +8,7 @@ from rest_framework.test import APIClient
 
 from labeling.crowd.redundancy import RedundancyPolicy, first_seats, setting_errors
 from labeling.models import Campaign
-from labeling.policy import answers_bought
+from labeling.work.policy import answers_bought
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 pytestmark = pytest.mark.django_db

@@ -1,6 +1,6 @@
-"""The stored campaign figures (labeling.report_cache: computed by the refresh job, shown by every
-page) are the figures computed per view (REPORT_CACHE=0: labeling.reports.campaign_report and
-labeling.policy.answers_bought), on seeded random campaigns and after every kind of change: a new
+"""The stored campaign figures (labeling.reports.cache: computed by the refresh job, shown by every
+page) are the figures computed per view (REPORT_CACHE=0: labeling.reports.campaign.campaign_report and
+labeling.work.policy.answers_bought), on seeded random campaigns and after every kind of change: a new
 answered HIT, a submission, an aggregation, a block, an unblock, a platform's confirmation, an
 approval, a rejection, a merge of identities. The fingerprint leaves the answers out because an
 answer is written only to a live assignment, whose answers the report does not count: a test
@@ -23,14 +23,12 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from labeling import task_types, workers
+from labeling import task_types
 from labeling.actions import SubmissionRefused
 from labeling.actions.answer import save_response
 from labeling.actions.submit import confirm_platform_submission, submit_assignment
 from labeling.models import Assignment, Campaign, CampaignFigures, Response, Worker
-from labeling.payments import ReviewRefused, reject_assignment
-from labeling.policy import answers_bought
-from labeling.report_cache import (
+from labeling.reports.cache import (
     CSRF_PLACEHOLDER,
     as_json,
     cached_campaign_report,
@@ -38,7 +36,10 @@ from labeling.report_cache import (
     report_fingerprint,
     shown_figures,
 )
-from labeling.reports import campaign_report
+from labeling.reports.campaign import campaign_report
+from labeling.services import workers
+from labeling.services.payments import ReviewRefused, reject_assignment
+from labeling.work.policy import answers_bought
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quiz_demo_bank")]
@@ -180,7 +181,7 @@ def test_the_report_page_shows_a_block_made_after_it_was_cached(settings, admin_
 def test_turned_off_it_computes_every_time(settings, small_campaign, monkeypatch):
     settings.REPORT_CACHE = False
     calls = []
-    monkeypatch.setattr("labeling.report_cache.campaign_report", lambda c: calls.append(c) or {})
+    monkeypatch.setattr("labeling.reports.cache.campaign_report", lambda c: calls.append(c) or {})
     cached_campaign_report(small_campaign)
     cached_campaign_report(small_campaign)
     assert len(calls) == 2
@@ -228,7 +229,7 @@ def test_the_report_page_is_the_same_cached_or_not_and_its_forms_post(settings, 
 def held_back_job():
     """The refresh job queued but not run (as in production until a worker takes it)."""
     cache.clear()
-    with mock.patch("labeling.report_cache.refresh_report.delay") as delay:
+    with mock.patch("labeling.reports.cache.refresh_report.delay") as delay:
         yield delay
 
 
@@ -239,7 +240,7 @@ def test_a_page_after_a_change_shows_the_last_figures_labelled_and_polls(setting
     assert admin_client.get(url).status_code == 200  # computed by the job (run at once in tests)
     before = admin_client.get(api).json()
     computed_at = CampaignFigures.objects.get(campaign=small_campaign).computed_at
-    with mock.patch("labeling.report_cache.refresh_report.delay") as delay:
+    with mock.patch("labeling.reports.cache.refresh_report.delay") as delay:
         cache.clear()
         worker = Worker.objects.get(pk=before[0]["id"])
         workers.set_blocked(worker, True, reason="test")
@@ -286,7 +287,7 @@ def test_a_hundred_reloads_queue_one_job(settings, admin_client, small_campaign,
 
 def test_a_second_copy_of_the_job_returns_at_once(settings, small_campaign):
     settings.REPORT_CACHE = True
-    with mock.patch("labeling.report_cache._lock_campaign", return_value=False):
+    with mock.patch("labeling.reports.cache._lock_campaign", return_value=False):
         assert refresh_figures(small_campaign.pk) == {"campaign": small_campaign.pk, "busy": True, "computed": 0}
     assert not CampaignFigures.objects.filter(campaign=small_campaign).exists()
     assert refresh_figures(small_campaign.pk)["computed"] == 1
@@ -305,7 +306,7 @@ def test_the_job_computes_again_when_the_campaign_changed_under_it(settings, sma
             workers.set_blocked(worker, True, reason="test")
         return real(campaign)
 
-    with mock.patch("labeling.report_cache.campaign_report", side_effect=report_then_block):
+    with mock.patch("labeling.reports.cache.campaign_report", side_effect=report_then_block):
         result = refresh_figures(small_campaign.pk)
     assert result["computed"] == 2
     stored = CampaignFigures.objects.get(campaign=small_campaign)
@@ -320,7 +321,7 @@ def test_a_broker_away_leaves_the_page_showing_what_it_has(settings, admin_clien
     url = reverse("labeling:campaign_report", args=[small_campaign.pk])
     assert admin_client.get(url).status_code == 200
     workers.set_blocked(Assignment.objects.filter(hit__campaign=small_campaign).first().worker, True, reason="t")
-    with mock.patch("labeling.report_cache.refresh_report.delay", side_effect=BrokerUnavailable("away")) as delay:
+    with mock.patch("labeling.reports.cache.refresh_report.delay", side_effect=BrokerUnavailable("away")) as delay:
         page = admin_client.get(url)
         again = admin_client.get(url)
     assert page.status_code == again.status_code == 200 and b"updating" in page.content

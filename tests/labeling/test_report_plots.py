@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from labeling.models import Campaign
-from labeling.report_plots import report_plots
+from labeling.reports.plots import report_plots
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 REPORT = {

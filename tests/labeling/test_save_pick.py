@@ -2,7 +2,7 @@
 (save_response) stores for a pick among the three choices, and writes nothing, leaving the
 full path to answer, whenever anything about the request is not that common case.
 
-The write is the annotator fast path's (labeling.fast_path): with ANNOTATOR_FAST_PATH=0 its own
+The write is the annotator fast path's (labeling.fast_path.compiled): with ANNOTATOR_FAST_PATH=0 its own
 tests are skipped (save_pick then never writes); the Next tests at the end run both ways."""
 
 import threading
@@ -14,12 +14,13 @@ from django.db import connection, connections, transaction
 from django.utils import timezone
 
 from annotation.models import Label
-from labeling import fast_path, hot_reads
 from labeling.actions.answer import save_pick, save_response
 from labeling.actions.claim import claim_next_hit
-from labeling.hits import build_hits
+from labeling.fast_path import compiled as fast_path
+from labeling.fast_path import reads as hot_reads
 from labeling.models import Assignment, HITItem, Response
-from labeling.workers import worker_for_user
+from labeling.services.workers import worker_for_user
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign, screen_item
 
 # the HITs here take their quiz screens from the built-in one-turn quiz bank

@@ -1,7 +1,7 @@
 """The frame around a screen and the review, as they are formatted since a Next got cheaper:
 the form token an htmx swap leaves to the body's hx-headers, the heading, progress and time limit
-formatted in Python (labeling.screens.frame), the screen URLs from one reversed form
-(labeling.screens.urls) and the review's answers read as values (Response.answer_shown)."""
+formatted in Python (labeling.fast_path.screen.frame), the screen URLs from one reversed form
+(labeling.fast_path.screen.urls) and the review's answers read as values (Response.answer_shown)."""
 
 import re
 from datetime import UTC, datetime, timedelta
@@ -14,9 +14,9 @@ from django.urls import reverse, set_script_prefix
 from django.utils import timezone
 from django.utils.html import escape
 
-from labeling import screens
-from labeling.hits import build_hits
+from labeling.fast_path import screen as screens
 from labeling.models import Assignment, Response
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign, screen_item
 from tests.labeling.test_annotator_views import HTMX, answer, item_url, start_hit
 

@@ -8,7 +8,7 @@ from collections import defaultdict
 import pytest
 from django.core.management import CommandError, call_command
 
-from labeling.simulated_crowd import DEFAULT_CROWD, Profile, Truth, choose_answer
+from labeling.platforms.simulated_crowd import DEFAULT_CROWD, Profile, Truth, choose_answer
 
 # the campaigns here take their quiz screens from the built-in one-turn bank
 pytestmark = pytest.mark.usefixtures("quiz_demo_bank")
@@ -45,8 +45,8 @@ def demo_campaign(db, tmp_path):
     from annotation.demo_corpus.generator import TRUTH_FILE, generate, write_corpus
     from annotation.ingestion import IngestOptions, ingest_paths
     from annotation.models import Dialogue
-    from labeling.campaigns import create_campaign, set_campaign_status
-    from labeling.hits import build_hits
+    from labeling.services.campaigns import create_campaign, set_campaign_status
+    from labeling.work.hits import build_hits
 
     write_corpus(generate(200, seed=4), tmp_path)
     ingest_paths([tmp_path], IngestOptions())
@@ -62,8 +62,8 @@ def demo_campaign(db, tmp_path):
 # pytest-xdist, a different set each run).
 @pytest.mark.django_db(transaction=True, reset_sequences=True)
 def test_the_crowd_answers_through_the_services_and_agreement_follows_reliability(demo_campaign, monkeypatch):
-    from labeling import simulated_crowd
     from labeling.models import HIT, AggregatedLabel, Assignment, Response
+    from labeling.platforms import simulated_crowd
     from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
 
     campaign, truth_path = demo_campaign
@@ -116,7 +116,7 @@ def test_the_crowd_answers_through_the_services_and_agreement_follows_reliabilit
 
 def test_a_second_run_adds_nothing(demo_campaign):
     from labeling.models import Response
-    from labeling.simulated_crowd import read_truth, simulate_campaign
+    from labeling.platforms.simulated_crowd import read_truth, simulate_campaign
 
     campaign, truth_path = demo_campaign
     simulate_campaign(campaign, read_truth(truth_path), leave_open=1)
@@ -126,7 +126,7 @@ def test_a_second_run_adds_nothing(demo_campaign):
 
 
 def test_the_command_refuses_a_closed_campaign_and_a_missing_truth_file(demo_campaign, tmp_path):
-    from labeling.campaigns import set_campaign_status
+    from labeling.services.campaigns import set_campaign_status
 
     campaign, truth_path = demo_campaign
     with pytest.raises(CommandError, match="no such file"):
@@ -144,8 +144,8 @@ def policy_campaign(db, tmp_path):
     from annotation.demo_corpus.generator import TRUTH_FILE, generate, write_corpus
     from annotation.ingestion import IngestOptions, ingest_paths
     from annotation.models import Dialogue
-    from labeling.campaigns import create_campaign, set_campaign_status
-    from labeling.hits import build_hits
+    from labeling.services.campaigns import create_campaign, set_campaign_status
+    from labeling.work.hits import build_hits
 
     write_corpus(generate(60, seed=4), tmp_path)
     ingest_paths([tmp_path], IngestOptions())
@@ -159,9 +159,9 @@ def test_the_crowd_answers_a_policy_campaign_until_every_item_is_settled(policy_
     from django.db.models import Count
 
     from labeling.models import HIT, Response
-    from labeling.policy import answers_bought
-    from labeling.simulated_crowd import read_truth, simulate_until_settled
+    from labeling.platforms.simulated_crowd import read_truth, simulate_until_settled
     from labeling.task_types.last_turn_label.follow_up import create_follow_up_hits, turn_seats
+    from labeling.work.policy import answers_bought
 
     campaign, truth_path = policy_campaign
     simulate_until_settled(campaign, read_truth(truth_path))
@@ -183,10 +183,10 @@ def test_a_crowd_too_small_for_the_claim_rules_grows_and_every_seat_comes_from_t
     """Two workers cannot fill a HIT of three seats (no HIT twice), so workers join until every
     seat is taken; each seat comes from claim_next_hit."""
     from annotation.models import Dialogue
-    from labeling import simulated_crowd
-    from labeling.campaigns import create_campaign, set_campaign_status
-    from labeling.hits import build_hits
     from labeling.models import HIT, Assignment
+    from labeling.platforms import simulated_crowd
+    from labeling.services.campaigns import create_campaign, set_campaign_status
+    from labeling.work.hits import build_hits
 
     _, truth_path = demo_campaign
     campaign = create_campaign("Per seat", dialogues_per_hit=2, quiz_per_hit=5)

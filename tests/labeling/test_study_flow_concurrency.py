@@ -7,10 +7,10 @@ from django.db import connection
 
 from annotation.models import AuditEntry
 from labeling.models import ConsentDecision, PracticeAnswer, StudyStep, SurveyResponse
+from labeling.services.workers import worker_for_user
 from labeling.study_flow import progress
 from labeling.study_flow.config import clean_flow
 from labeling.study_flow.demo import DEMO_FLOW
-from labeling.workers import worker_for_user
 from tests.labeling.hit_factory import open_campaign
 from tests.threads import run_together
 

@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import AuditEntry
-from labeling.campaigns import CampaignRefused, change_campaign_settings, create_campaign
+from labeling.services.campaigns import CampaignRefused, change_campaign_settings, create_campaign
 from labeling.study_flow import config, markdown
 from labeling.study_flow.demo import DEMO_FLOW
 

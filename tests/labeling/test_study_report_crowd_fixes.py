@@ -9,13 +9,13 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Label
-from labeling.campaigns import CampaignRefused, create_campaign
 from labeling.models import HIT, Assignment, Campaign, HITItem, RaterAnswer
-from labeling.policy import answers_bought
-from labeling.study_report import build_report
-from labeling.study_report.crowd import crowd_figures
-from labeling.study_report.figures import dialogue_answers
-from labeling.study_report.provenance import campaign_provenance
+from labeling.reports.study import build_report
+from labeling.reports.study.crowd import crowd_figures
+from labeling.reports.study.figures import dialogue_answers
+from labeling.reports.study.provenance import campaign_provenance
+from labeling.services.campaigns import CampaignRefused, create_campaign
+from labeling.work.policy import answers_bought
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 

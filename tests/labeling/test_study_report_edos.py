@@ -9,8 +9,8 @@ import pytest
 from django.core.management import call_command
 
 from labeling.crowd.agreement import observed_agreement, rating_table
-from labeling.importers.edos_format import read_edos
 from labeling.models import Campaign
+from labeling.services.importers.edos_format import read_edos
 from tests.labeling.latex_check import latex_problems
 
 
@@ -103,7 +103,7 @@ def test_the_edos_results_give_the_papers_table_4_with_intervals(edos_csv):
 @pytest.mark.slow
 @pytest.mark.django_db
 def test_the_edos_card_shows_the_reports_figures_its_licence_and_no_hits(edos_csv, tmp_path, settings):
-    from labeling.study_report import build_report
+    from labeling.reports.study import build_report
 
     settings.STUDY_REPORT_RESAMPLES = 50  # the card and the report share resamples and seed
     settings.DATASET_LICENSE = "other"  # unset: the card takes the one licence its imported source gives

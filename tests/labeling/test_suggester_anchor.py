@@ -5,9 +5,9 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import ModelVersion
-from labeling.hits import record_suggestion_model
 from labeling.models import Campaign
-from labeling.reports import campaign_report
+from labeling.reports.campaign import campaign_report
+from labeling.work.hits import record_suggestion_model
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 pytestmark = pytest.mark.django_db

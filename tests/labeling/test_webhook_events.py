@@ -12,11 +12,11 @@ from jobs.webhooks.models import WebhookDelivery, WebhookEvent
 from labeling.actions import SubmissionRefused
 from labeling.actions.claim import claim_next_hit
 from labeling.actions.submit import submit_assignment
-from labeling.adjudication import announce_waiting
-from labeling.hits import build_hits
 from labeling.models import HIT, AggregatedLabel, Campaign, Publication, Worker
 from labeling.platforms import PlatformError
 from labeling.platforms.sync import sync_publication
+from labeling.services.adjudication import announce_waiting
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 from tests.labeling.platform_helpers import draft_campaign
 
@@ -126,7 +126,7 @@ def test_waiting_adjudication_is_announced_once_per_aggregation(queued, django_c
 
 def test_the_aggregation_job_announces_waiting_work_under_its_own_id(monkeypatch):
     from jobs.runtime import run_job, start_job
-    from labeling import adjudication
+    from labeling.services import adjudication
 
     campaign = open_campaign()
     announced = []

@@ -1,7 +1,7 @@
 """The demo's quiz pool: which ranked candidates become quiz dialogues (the rest stay work)."""
 
 from annotation.readability import Candidate, RankedCandidate
-from labeling.simulated_crowd import Truth
+from labeling.platforms.simulated_crowd import Truth
 from mlworkers.demo import quiz_pool_rows
 
 

@@ -14,8 +14,8 @@ from annotation.taxonomy import LABEL_NAMES
 from jobs import runtime as jobs
 from jobs.models import JobRun
 from jobs.registry import InvalidParameters
-from labeling.campaigns import create_campaign
 from labeling.models import AggregatedLabel, Campaign, HITItem
+from labeling.services.campaigns import create_campaign
 from mlworkers import gold, pipeline, rounds, weak_labeler
 from mlworkers.ml.sentence_classifier import read_labeled_sentences
 from mlworkers.registry import artifact_path

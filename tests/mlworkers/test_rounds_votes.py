@@ -7,8 +7,8 @@ from unittest import mock
 import pytest
 
 from annotation.models import Dialogue, TurnLabel
-from labeling.campaigns import create_campaign
 from labeling.models import AggregatedLabel
+from labeling.services.campaigns import create_campaign
 from mlworkers import gold, rounds
 from mlworkers.ml import dialogue_classifier as dc
 from mlworkers.ml import rounds as rounds_core

@@ -2,7 +2,7 @@
 
 Site accounts with a generated password each, printed once: annotators (who take HITs at
 /labeling/) by default, or researchers (staff: campaigns, jobs, models, analysis) with --researcher.
-An annotator's Worker row is made by labeling.workers, the one writer of workers.
+An annotator's Worker row is made by labeling.services.workers, the one writer of workers.
 """
 
 import secrets
@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from labeling.workers import worker_for_user
+from labeling.services.workers import worker_for_user
 
 
 class Command(BaseCommand):

@@ -4,8 +4,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from labeling import task_types
-from labeling.adjudication import announce_waiting
 from labeling.models import Campaign
+from labeling.services.adjudication import announce_waiting
 
 
 class Command(BaseCommand):

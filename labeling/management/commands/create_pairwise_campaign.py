@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from labeling.campaigns import CampaignRefused, create_pairwise_campaign
+from labeling.services.campaigns import CampaignRefused, create_pairwise_campaign
 from labeling.task_types.pairwise import DEFAULT_PAIR_COUNT, DEFAULT_QUESTIONS
 
 

@@ -4,8 +4,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from django.db import IntegrityError
 
-from labeling.importers.edos import import_edos_mturk
-from labeling.importers.edos_format import EdosFormatError
+from labeling.services.importers.edos import import_edos_mturk
+from labeling.services.importers.edos_format import EdosFormatError
 
 FORMATS = {"edos-mturk": import_edos_mturk}
 

@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from labeling.crowd.quiz_bank import QuizFileError
-from labeling.importers.quiz import import_quiz_file, import_unanimous
+from labeling.services.importers.quiz import import_quiz_file, import_unanimous
 
 
 class Command(BaseCommand):

@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from labeling.campaigns import StatusChangeRefused
 from labeling.models import Campaign
 from labeling.platforms import PlatformError, get_platform, publish_campaign
+from labeling.services.campaigns import StatusChangeRefused
 
 
 class Command(BaseCommand):

@@ -1,10 +1,10 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from labeling.models import Campaign
-from labeling.payments import approve_submitted as approve_submitted_work
-from labeling.payments import mark_paid as mark_entries_paid
-from labeling.payments import payments_due, record_payments
 from labeling.platforms.costs import money
+from labeling.services.payments import approve_submitted as approve_submitted_work
+from labeling.services.payments import mark_paid as mark_entries_paid
+from labeling.services.payments import payments_due, record_payments
 
 
 class Command(BaseCommand):

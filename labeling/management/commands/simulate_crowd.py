@@ -2,7 +2,7 @@
 
     python manage.py simulate_crowd CAMPAIGN_ID [--truth media/demo/subtitles/truth.jsonl] [--leave-open 2]
 
-Six workers (three careful, two noisy, one spammer; labeling.simulated_crowd.DEFAULT_CROWD) fill
+Six workers (three careful, two noisy, one spammer; labeling.platforms.simulated_crowd.DEFAULT_CROWD) fill
 every HIT but the last `--leave-open`, which stay open for people. A rerun adds nothing. Without
 --truth (a corpus of your own) they know only the quiz answers: on a work screen each gives the
 first suggestion, so a first campaign can be tried end to end before people are invited.
@@ -13,7 +13,7 @@ from pathlib import Path
 from django.core.management import BaseCommand, CommandError
 
 from labeling.models import Campaign
-from labeling.simulated_crowd import crowd_figures, read_truth, simulate_campaign
+from labeling.platforms.simulated_crowd import crowd_figures, read_truth, simulate_campaign
 
 
 class Command(BaseCommand):

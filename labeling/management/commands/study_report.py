@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from labeling.models import Campaign
-from labeling.study_report import build_report, to_json, to_latex, to_markdown, to_standalone_latex
+from labeling.reports.study import build_report, to_json, to_latex, to_markdown, to_standalone_latex
 
 RENDERERS = {"md": to_markdown, "tex": to_latex, "standalone-tex": to_standalone_latex, "json": to_json}
 

@@ -4,7 +4,7 @@ them, the study closed, and the ledger compared with what the stand-in paid.
 
 The participants act on both sides as real ones do: on the platform (the stand-in's `reserve` /
 `accept`, `complete` / `submit`, `return_submission`, `time_out`) and on our site through the same
-services as its pages (labeling.landing.land, save_response, submit_assignment). Every platform
+services as its pages (labeling.platforms.landing.land, save_response, submit_assignment). Every platform
 call goes through the adapters' one transport point, which `labeling.platforms.standin.install`
 points at the stand-in. Used by tests/labeling/test_platform_study_*.py and bench/platform_soak.py.
 """
@@ -59,7 +59,7 @@ _addresses = itertools.count(1)
 
 
 # the "checking your Prolific session" page reloads itself until the landing's check has Prolific's
-# answer (labeling.prolific_checks); a participant gives up after this many tries
+# answer (labeling.platforms.prolific_checks); a participant gives up after this many tries
 LANDING_RELOADS = 5
 
 
@@ -160,11 +160,16 @@ class StudyRun:
 
     def resolve_unsure_payments(self) -> None:
         """What the campaign page asks of a researcher: check on Prolific whether a bulk bonus whose
-        pay call lost its answer was paid, and say so (labeling.payments.resolve_unsure_payment);
+        pay call lost its answer was paid, and say so (labeling.services.payments.resolve_unsure_payment);
         read the share of each submission approved in part on Prolific's site, and record it
-        (labeling.payments.record_reward_share)."""
-        from labeling.payments import payment_unsure, record_reward_share, resolve_unsure_payment, shares_unknown
+        (labeling.services.payments.record_reward_share)."""
         from labeling.platforms.sync import SHARE_UNKNOWN
+        from labeling.services.payments import (
+            payment_unsure,
+            record_reward_share,
+            resolve_unsure_payment,
+            shares_unknown,
+        )
 
         if self.name != "prolific":
             return
@@ -219,8 +224,8 @@ class StudyRun:
         return "submitted"
 
     def _take(self, participant: str):
-        from labeling.landing import Landing
         from labeling.models import Worker
+        from labeling.platforms.landing import Landing
 
         if self.name == "prolific":
             for study, code in self._prolific_studies():
@@ -250,8 +255,8 @@ class StudyRun:
         return studies
 
     def _land(self, landing) -> Assignment | None:
-        from labeling.landing import LandingPending, LandingRefused, land
-        from labeling.prolific_checks import RECHECK_AFTER, run_check
+        from labeling.platforms.landing import LandingPending, LandingRefused, land
+        from labeling.platforms.prolific_checks import RECHECK_AFTER, run_check
 
         address = _address()
         for _reload in range(LANDING_RELOADS):

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from django.utils.translation import gettext_lazy
 
 from annotation.taxonomy import normalise_label_name
-from labeling import hot_reads
+from labeling.fast_path import reads as hot_reads
 from labeling.models import LAST_TURN_LABEL, AggregatedLabel
 from labeling.task_types.base import Export, QuizScore, ScreenPlan, TaskType, export_records
 from labeling.task_types.last_turn_label import aggregation, follow_up, label_set, planning, quiz, report, screen

@@ -26,10 +26,10 @@ from annotation.models import Label, TurnLabel
 from labeling.crowd.dawid_skene import DawidSkeneResult, dawid_skene
 from labeling.crowd.majority import MajorityResult, answer_normaliser, known_label_index, majority_vote
 from labeling.crowd.redundancy import MODEL_INFORMED, settle
-from labeling.label_sets import campaign_labels
 from labeling.models import AggregatedLabel, Campaign, Response, counted_assignment_q
-from labeling.policy import model_tops, policy_of
 from labeling.task_types.last_turn_label import gold_trail
+from labeling.work.label_sets import campaign_labels
+from labeling.work.policy import model_tops, policy_of
 
 _BATCH = 1000
 _UPDATE_BATCH = 200  # bulk_update builds one CASE per field and batch: keep the batches small

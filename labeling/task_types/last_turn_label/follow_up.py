@@ -24,9 +24,9 @@ from labeling.crowd.dawid_skene import dawid_skene
 from labeling.crowd.redundancy import FIXED, RedundancyPolicy, settle
 from labeling.models import HIT, Campaign, HITItem, counted_assignment_q
 from labeling.platforms.local import LOCAL_PREFIX
-from labeling.policy import model_tops, policy_of
 from labeling.task_types.last_turn_label.aggregation import campaign_votes
 from labeling.task_types.last_turn_label.tiebreak import bundle_again, create_tiebreak_hits
+from labeling.work.policy import model_tops, policy_of
 
 
 @dataclass(frozen=True)

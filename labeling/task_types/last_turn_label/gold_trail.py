@@ -1,6 +1,6 @@
 """The audit entries of aggregation's gold writes (AggregatedLabel and the crowd TurnLabel), made
 by the system job "aggregation" (for the person who started it, when one did), and the reviewers'
-labels that aggregation keeps (labeling.adjudication writes them)."""
+labels that aggregation keeps (labeling.services.adjudication writes them)."""
 
 from annotation import audit
 from annotation.audit_log import AuditEntry

@@ -2,8 +2,8 @@
 
 from annotation.models import Label
 from annotation.taxonomy import normalise_label_name
-from labeling.label_sets import campaign_labels, default_label_set
 from labeling.task_types.base import ConfigRefused
+from labeling.work.label_sets import campaign_labels, default_label_set
 
 # shown when a dialogue's target turn has no weak-labeler prediction, unless the campaign says otherwise
 DEFAULT_FALLBACK_CHOICES = ("Neutral", "Questioning", "Acknowledging")

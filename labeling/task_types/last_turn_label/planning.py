@@ -1,5 +1,5 @@
 """A label campaign's screens: each dialogue's last turn with three choices frozen at build time,
-bundled into HITs with quiz dialogues from the secret pool (labeling.quiz_pool).
+bundled into HITs with quiz dialogues from the secret pool (labeling.work.quiz_pool).
 
 The choices are the suggestion model's top 3 within the campaign's label set (the campaign
 records which model version), else the campaign's fallback three; a quiz dialogue's are built
@@ -17,24 +17,24 @@ from django.db.models.functions import Length
 
 from annotation.models import Dialogue, ModelVersion, Prediction, Turn
 from annotation.taxonomy import normalise_label_name
-from labeling import quiz_pool
 from labeling.crowd import quiz_matching
 from labeling.crowd.bundling import plan_bundles, quiz_sets_per_seat, top_choices
 from labeling.crowd.quiz_matching import ScreenProfile
-from labeling.label_sets import campaign_labels
 from labeling.models import HITItem, QuizQuestion
-from labeling.policy import first_seat_groups
 from labeling.task_types.base import ScreenPlan
 from labeling.task_types.last_turn_label.label_set import label_set_names
+from labeling.work import quiz_pool
+from labeling.work.label_sets import campaign_labels
+from labeling.work.policy import first_seat_groups
 
 
 def plan_screens(campaign, dialogues: Iterable[Dialogue], rng, *, suggester: ModelVersion | None = None) -> ScreenPlan:
     """Bundle the dialogues, in the order given, into HITs of `campaign.dialogues_per_hit` dialogues
     plus `campaign.quiz_per_hit` quiz dialogues from the secret pool, shuffled (see
-    labeling.crowd.bundling and labeling.quiz_pool). `suggester` overrides
+    labeling.crowd.bundling and labeling.work.quiz_pool). `suggester` overrides
     ModelVersion.objects.suggester() as the model whose top 3 the screens offer.
 
-    Each HIT needs the campaign's redundancy policy's first seats (labeling.policy.first_seat_groups):
+    Each HIT needs the campaign's redundancy policy's first seats (labeling.work.policy.first_seat_groups):
     `fixed` workers_per_hit; `until_agreement` two; `model_informed` one for dialogues whose model
     top probability reaches the threshold (bundled apart), two for the rest.
     """
@@ -51,7 +51,7 @@ def plan_screens(campaign, dialogues: Iterable[Dialogue], rng, *, suggester: Mod
 
 
 def _plan_group(campaign, dialogues, turns, workers: int, rng, suggester) -> tuple[list, dict]:
-    """The HITs of dialogues that all get `workers` first seats (see labeling.policy), and the
+    """The HITs of dialogues that all get `workers` first seats (see labeling.work.policy), and the
     suggestions their choices came from."""
     slots = workers if settings.QUIZ_ITEMS_PER_SEAT else 1
     names, fallback = label_set_names(campaign), campaign.fallback_choices
@@ -181,7 +181,7 @@ def quiz_item(
     ranked: dict[int, list[str]],
     fallback: Sequence[str],
 ) -> HITItem:
-    """The HIT screen of a quiz item (unsaved; `labeling.hits.write_hits` places it): its dialogue,
+    """The HIT screen of a quiz item (unsaved; `labeling.work.hits.write_hits` places it): its dialogue,
     last turn and three choices exactly as a work item's (bundling.top_choices over the
     suggestions within the label set, `ranked`, else `fallback`). The known answer is not added:
     a choice set that always held it would tell the quiz apart (the one missing from the "Other"

@@ -4,8 +4,8 @@ names it (labeling.crowd.qualification.answered_right); any other typed text is 
 
 from django.db import connection
 
-from labeling import fast_path
 from labeling.crowd.qualification import answered_right
+from labeling.fast_path import compiled as fast_path
 from labeling.models import Response
 from labeling.task_types.base import QuizScore, WrongQuizAnswer, quiz_items
 

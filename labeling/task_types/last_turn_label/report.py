@@ -1,4 +1,4 @@
-"""A label campaign's sections of the dashboard's report (labeling.reports): agreement, the label
+"""A label campaign's sections of the dashboard's report (labeling.reports.campaign): agreement, the label
 table, the confusion matrix, the worker table, "Other" answers and proposals, anchoring on the
 suggestions. Computed live from the counted answers (submitted or approved; a platform worker's
 once the platform confirmed it, see Assignment.objects.counted), with the same normalisation and

@@ -3,7 +3,7 @@ assignment's own order, and the "Other" list (the campaign's label set); and the
 
 The list and each choice's description are the bulk of every screen, so they are rendered once
 per process, campaign and cache period, and escaped when read; the turns come escaped from the
-per-process screens cache (labeling.screens). A quiz item is a real dialogue rendered by the same
+per-process screens cache (labeling.fast_path.screen). A quiz item is a real dialogue rendered by the same
 code as a work item, carrying nothing of its gold label or explanation.
 """
 
@@ -23,11 +23,11 @@ from django.utils.translation import get_language, gettext
 
 from annotation.models import Label
 from annotation.taxonomy import normalise_label_name
-from labeling import screens
 from labeling.crowd.bundling import choice_order
-from labeling.label_sets import campaign_labels
+from labeling.fast_path import screen as screens
 from labeling.models import Response
 from labeling.task_types.base import AnswerRefused, LabelPick
+from labeling.work.label_sets import campaign_labels
 
 NEW_LABEL = "__new__"  # the "Other: a new label" radio's value
 LABELS_CACHE_SECONDS = 60
@@ -49,7 +49,7 @@ def screen_context(assignment, item, saved: tuple | None) -> dict:
     The type's parts of the shared frame (labeling/partials/screen.html) come built here, escaped:
     the frame renders them as they are, with no {% extends %} of its own to resolve (that block
     bookkeeping was half of a Next's render), and every value put in is escaped or was escaped
-    when its cache was filled (the turns in labeling.screens, the label list and blurbs below)."""
+    when its cache was filled (the turns in labeling.fast_path.screen, the label list and blurbs below)."""
     blurbs = cached_labels(assignment.hit.campaign_id).blurbs
     parts = _parts(get_language())
     hit_screens = screens.screens_of(assignment.hit, assignment.seat)

@@ -15,14 +15,14 @@ from django.db import transaction
 from django.db.models import Count, F
 
 from annotation.models import ModelVersion
-from labeling import quiz_pool
 from labeling.crowd.bundling import bundle_count, plan_bundles
-from labeling.hits import write_hits
-from labeling.label_sets import campaign_labels
 from labeling.models import HIT, Campaign, HITItem, counted_assignment_q
 from labeling.task_types.last_turn_label.aggregation import campaign_votes
 from labeling.task_types.last_turn_label.label_set import label_set_names
 from labeling.task_types.last_turn_label.planning import last_turns, quiz_item, suggested_top_k
+from labeling.work import quiz_pool
+from labeling.work.hits import write_hits
+from labeling.work.label_sets import campaign_labels
 
 
 def items_needing_a_tie_break(campaign: Campaign) -> list[HITItem]:
