@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from config import auth as fast_auth
 from config import rows
-from labeling.fast_path import claim as fast_seat
+from labeling.fast_path import claim as fast_claim
 from labeling.fast_path import compiled as fast_path
 from labeling.fast_path import pick as fast_pick
 from labeling.models import Assignment, Response
@@ -79,15 +79,15 @@ def fast_path_off(settings, monkeypatch):
         "active_label_named",
         "response_to",
         "route_of",
-        "set_free_seats",
         "instances",
     ):
         monkeypatch.setattr(fast_path, name, refuse)
     for name in ("save_pick", "next_with_pick"):
         monkeypatch.setattr(fast_pick, name, refuse)
-    monkeypatch.setattr(fast_seat, "take_seat", refuse)
-    monkeypatch.setattr(fast_path.ClaimSearch, "first", refuse)
-    monkeypatch.setattr(fast_path.ClaimSearch, "count", refuse)
+    for name in ("take_seat", "set_free_seats", "probe"):
+        monkeypatch.setattr(fast_claim, name, refuse)
+    monkeypatch.setattr(fast_claim.ClaimSearch, "first", refuse)
+    monkeypatch.setattr(fast_claim.ClaimSearch, "count", refuse)
     for name in ("sql", "rows", "first_row", "count"):
         monkeypatch.setattr(fast_path.Compiled, name, refuse)
 
