@@ -50,7 +50,7 @@ to one seat per participant unless --hits says otherwise. Ends with
 (hit_*_s: seconds from a participant's first GET to the answer that holds a HIT; lost: the
 participants who never held one).
 
---compare-fast-path measures the annotator fast path (ANNOTATOR_FAST_PATH, labeling/fast_path/compiled.py)
+--compare-fast-path measures the annotator fast path (ANNOTATOR_FAST_PATH, labeling/fast_path/)
 on against off in one run: --rounds rounds (default 2) of off then on, each on a fresh database
 filled alike (same seed, same annotators) and a fresh gunicorn with the setting in its
 environment. It prints every run as above, the p95s of each round side by side, and ends with
