@@ -126,7 +126,7 @@ def test_a_claim_postgresql_ended_to_break_a_deadlock_is_made_again(monkeypatch,
 
 @pytest.mark.parametrize("seed", [5, 6])
 def test_screens_and_the_quiz_score_read_alike_both_ways(seed, settings, django_user_model):
-    from labeling.actions.submit import _unanswered
+    from labeling.fast_path.submit import unanswered
     from labeling.fast_path import screen as screens
     from labeling.task_types.last_turn_label.quiz import score_quiz
     from tests.labeling.hit_factory import answer_everything
@@ -145,7 +145,7 @@ def test_screens_and_the_quiz_score_read_alike_both_ways(seed, settings, django_
             hit.pk: [(p, s.item.pk, s.item.quiz_question_id, s.turns_html) for p, s in screens.screens_of(hit).items()]
             for hit in HIT.objects.all()
         }
-        return shown, score_quiz(assignment), _unanswered(assignment)
+        return shown, score_quiz(assignment), unanswered(assignment)
 
     fast = read()
     settings.ANNOTATOR_FAST_PATH = False
