@@ -1,7 +1,8 @@
 """A claim's statements, in the order a claim runs them: labeling.actions.claim (the one writer of
 assignments) calls one entry per step, and each runs its statement compiled once with
-ANNOTATOR_FAST_PATH on, its ORM twin with it off, but for `probe`, `ClaimSearch` and `take_seat`,
-which exist for the fast path alone (the claim calls them only with it on).
+ANNOTATOR_FAST_PATH on, its ORM twin with it off, but for `probe`, the search's `first_free` and
+`count`, and `take_seat`, which exist for the fast path alone (the claim calls them only with it on:
+their ORM twins are the claim's own, labeling.actions.claim's full path).
 
 1. `probe`: whether any seat comes back (`lapsed`) and whether any HIT of an open campaign has a free
    seat, in one statement; `any_lapsed` asks the first alone (before a claim the probe does not cover).

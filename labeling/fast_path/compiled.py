@@ -1,4 +1,5 @@
-"""The annotator's fast path: hand-written SQL, built once per process, behind ANNOTATOR_FAST_PATH.
+"""The annotator's fast path's machinery and the pages' reads: hand-written SQL, built once per
+process, behind ANNOTATOR_FAST_PATH.
 
 Every statement here has a plain ORM twin that runs when the setting is off (and nothing here runs
 then): the reads in labeling.fast_path.reads, the claim search in labeling.actions.claim (open_hits_for), the
@@ -8,7 +9,7 @@ config/sessions/ (the session row), which config/settings.py names only with the
 
 Why it exists: the ORM compiles a query anew on each call, 0.5 to 2 ms of CPU for a one-row
 read by key, several times PostgreSQL's own work. What it costs: made-up ids in compiled SQL
-(ClaimSearch), statements that write Response rows (labeling.fast_path.pick), and per-process routes.
+(labeling.fast_path.claim's ClaimSearch), statements that write Response rows (labeling.fast_path.pick), and per-process routes.
 
 Same rules as the ORM twins: an assignment is found only together with its owner (anyone else's
 id reads as missing, which the views turn into a 404); `lock` takes the assignment's row lock only
@@ -211,7 +212,7 @@ def forget_routes() -> None:
         _routes.clear()
 
 
-# --- The claim search, compiled once --------------------------------------------------------------
+# --- Reads compiled once --------------------------------------------------------------------------
 
 
 # Stand-ins for a Compiled query's parameters (values no real parameter has), named once for every
