@@ -47,10 +47,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 DEFAULT_FILE = ROOT.parent / "shared" / "data" / "edos" / "MTurk_groundtruth_labels_9K.csv"
 
-from labeling.services.importers.edos_format import read_edos
-
 from labeling.crowd.majority import majority_vote, normalise_answer
 from labeling.crowd.redundancy import RedundancyPolicy, replay
+from labeling.services.importers.edos_format import read_edos
 
 THRESHOLDS = [round(0.50 + 0.01 * step, 2) for step in range(50)]
 

@@ -83,12 +83,12 @@ def make_dialogues(count: int, offset: int, rng: random.Random) -> list:
 def build(args, rng: random.Random):
     """The campaign, its pool (exactly what the pre-publish check says it needs) and its HITs."""
     from django.conf import settings
-    from labeling.services.campaigns import create_campaign, set_campaign_status
-    from labeling.work.hits import build_hits
 
     from annotation.models import Label
     from labeling.crowd.liveness import pool_items_needed
     from labeling.models import Campaign, QuizQuestion
+    from labeling.services.campaigns import create_campaign, set_campaign_status
+    from labeling.work.hits import build_hits
 
     seats, quiz = 3, 5
     pool_size = pool_items_needed(args.hits, seats, quiz, settings.QUIZ_MAX_EXPOSURES, settings.QUIZ_ITEMS_PER_SEAT)
@@ -130,6 +130,7 @@ def crowd_shares(args, seats: int, rng: random.Random) -> list[int]:
 def make_workers(count: int, first: int = 0) -> list:
     from django.contrib.auth import get_user_model
     from django.contrib.auth.hashers import make_password
+
     from labeling.services.workers import worker_for_user
 
     unusable = make_password(None)

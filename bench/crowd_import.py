@@ -38,11 +38,11 @@ def main() -> None:
 
     django.setup()
     from django.core.management import call_command
-    from labeling.reports.campaign import campaign_report
-    from labeling.services.importers.edos import import_edos_mturk
 
     from annotation.models import Dialogue
     from labeling.models import Campaign
+    from labeling.reports.campaign import campaign_report
+    from labeling.services.importers.edos import import_edos_mturk
     from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
 
     call_command("migrate", verbosity=0)

@@ -174,11 +174,11 @@ def fill_database(
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
     from django.db import transaction
-    from labeling.services.campaigns import create_campaign, set_campaign_status
-    from labeling.work.hits import build_hits
 
     from annotation.models import Dialogue, Turn
     from labeling.models import Campaign
+    from labeling.services.campaigns import create_campaign, set_campaign_status
+    from labeling.work.hits import build_hits
 
     call_command("migrate", verbosity=0)
     campaign = create_campaign("Load test", fallback_choices=["Neutral", "Joyful", "Sad"], time_limit_minutes=60)
@@ -238,9 +238,8 @@ def mturk_landing_urls(annotators: int, hits_per_annotator: int) -> list[list[st
     """Per annotator, the MTurk landing URL of each HIT MTurk would hand them: seat s = round x
     annotators + annotator sits on HIT s // 3, so a HIT's 3 places go to 3 different workers and
     nobody lands twice on one HIT (each landing its own assignmentId, as MTurk's)."""
-    from labeling.services.entry_tokens import publication_token
-
     from labeling.models import Campaign, Worker
+    from labeling.services.entry_tokens import publication_token
 
     campaign = Campaign.objects.get(name="Load test")
     token = publication_token(campaign, Worker.MTURK)
@@ -988,10 +987,10 @@ def study_flow_prepared(on: bool) -> None:
     them during the load); with `on`, the campaign's study flow set (study_flow_flow) and every
     annotator taken through its steps before the work by the writers the flow's pages call."""
     from django.contrib.auth import get_user_model
-    from labeling.services.campaigns import change_campaign_settings
-    from labeling.services.workers import worker_for_user
 
     from labeling.models import Campaign
+    from labeling.services.campaigns import change_campaign_settings
+    from labeling.services.workers import worker_for_user
     from labeling.study_flow.progress import walk_as_simulated
 
     campaign = Campaign.objects.get(name="Load test")

@@ -327,10 +327,10 @@ def compare_study_flow(browsers: list, rng: random.Random, args) -> None:
     annotator has done the flow's steps before the work (as the demo's crowd does, through its
     writers), so the figure is what a participant who finished the flow costs per request."""
     from django.contrib.auth import get_user_model
-    from labeling.services.campaigns import change_campaign_settings
-    from labeling.services.workers import worker_for_user
 
     from labeling.models import Campaign
+    from labeling.services.campaigns import change_campaign_settings
+    from labeling.services.workers import worker_for_user
     from labeling.study_flow.demo import DEMO_FLOW
     from labeling.study_flow.progress import walk_as_simulated
 

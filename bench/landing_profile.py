@@ -94,15 +94,14 @@ def address(n: int) -> str:
 def prolific_campaign(hits: int, participants: int):
     """A second campaign, its study recorded as published on Prolific, and the Prolific stand-in
     installed with an active submission per participant; returns (campaign, landing URLs)."""
-    from labeling.services.campaigns import create_campaign, set_campaign_status
-    from labeling.services.entry_tokens import publication_token
-    from labeling.work.hits import build_hits
-
     from annotation.models import Dialogue, Turn
     from labeling.models import Campaign, Worker
     from labeling.platforms import standin
     from labeling.platforms.publications import publication_for
     from labeling.platforms.standin.prolific import ProlificStandIn, Submission
+    from labeling.services.campaigns import create_campaign, set_campaign_status
+    from labeling.services.entry_tokens import publication_token
+    from labeling.work.hits import build_hits
 
     campaign = create_campaign("Landing bench", fallback_choices=["Neutral", "Joyful", "Sad"], time_limit_minutes=60)
     dialogues = []

@@ -39,10 +39,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from labeling.services.importers.edos_format import EdosRow, read_edos
-
 from annotation.taxonomy import LABEL_NAMES, canonical_label
 from labeling.crowd.rater_agreement import seat_agreement
+from labeling.services.importers.edos_format import EdosRow, read_edos
 from mlworkers.ml.classifier.dialogue_classifier import MEASURED_RECIPE, predict_proba, train
 from mlworkers.ml.classifier.model import DialogueExample, TrainConfig
 

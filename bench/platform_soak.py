@@ -87,12 +87,11 @@ def campaign_for(platform: str, participants: int):
     seats (3 workers a HIT, one dialogue each) for about a third of them."""
     from decimal import Decimal
 
+    from annotation.models import Dialogue, Turn
+    from labeling.models import Campaign
     from labeling.services import qualification
     from labeling.services.campaigns import create_campaign
     from labeling.work.hits import build_hits
-
-    from annotation.models import Dialogue, Turn
-    from labeling.models import Campaign
 
     campaign = create_campaign(
         f"Soak on {platform}",

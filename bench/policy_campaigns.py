@@ -30,13 +30,12 @@ POLICIES = ("fixed", "until_agreement")
 
 
 def run_policy(policy: str, dialogues: list, truth_path: Path) -> dict:
+    from labeling.models import HIT
     from labeling.platforms.simulated_crowd import read_truth, simulate_until_settled
     from labeling.services.campaigns import create_campaign, set_campaign_status
+    from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
     from labeling.work.hits import build_hits
     from labeling.work.policy import answers_bought
-
-    from labeling.models import HIT
-    from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
 
     campaign = create_campaign(policy, dialogues_per_hit=3, quiz_per_hit=0, redundancy_policy=policy)
     build_hits(campaign, dialogues, seed=15)

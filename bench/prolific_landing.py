@@ -43,10 +43,9 @@ def participants(annotators: int) -> list[tuple[str, str]]:
 
 def record_study(campaign) -> None:
     """The campaign's study recorded as published on Prolific, and the campaign opened."""
-    from labeling.services.campaigns import set_campaign_status
-
     from labeling.models import Campaign, Worker
     from labeling.platforms.publications import publication_for
+    from labeling.services.campaigns import set_campaign_status
 
     publication_for(campaign, Worker.PROLIFIC, external_id=STUDY)
     set_campaign_status(campaign, Campaign.OPEN)
@@ -54,9 +53,8 @@ def record_study(campaign) -> None:
 
 def landing_urls(annotators: int) -> list[list[str]]:
     """Per participant, the one study link Prolific fills in for them (a participant takes a study once)."""
-    from labeling.services.entry_tokens import publication_token
-
     from labeling.models import Campaign, Worker
+    from labeling.services.entry_tokens import publication_token
 
     campaign = Campaign.objects.get(name="Load test")
     token = publication_token(campaign, Worker.PROLIFIC)

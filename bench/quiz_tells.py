@@ -190,9 +190,9 @@ def seat_screens(campaign, hit, username: str) -> list[tuple[dict, int, tuple]]:
     from django.contrib.auth import get_user_model
     from django.test import Client
     from django.urls import reverse
-    from labeling.services.workers import worker_for_user
 
     from labeling.actions.claim import claim_next_hit
+    from labeling.services.workers import worker_for_user
 
     user = get_user_model().objects.create_user(username)
     client = Client()
@@ -267,6 +267,7 @@ def synthetic(args, folder: str) -> tuple[float, float]:
     setup(args.database_url or f"sqlite:///{folder}/quiz_tells.sqlite3")
     contrasts(args)
     from django.conf import settings
+
     from labeling.services.campaigns import create_campaign
     from labeling.work.hits import build_hits
 
@@ -290,10 +291,9 @@ def sources(args, folder: str) -> tuple[float, float]:
     lines) and whose label mix is skewed, so a random draw is easy to tell apart."""
     setup(args.database_url or f"sqlite:///{folder}/quiz_tells_sources.sqlite3")
     contrasts(args)
+    from annotation.demo_corpus.generator import generate
     from labeling.services.campaigns import create_campaign
     from labeling.work.hits import build_hits
-
-    from annotation.demo_corpus.generator import generate
 
     rng = random.Random(args.seed)
     work_count, pool_count = args.hits * 15, args.hits * 5 * args.pool_factor
@@ -401,9 +401,8 @@ def demo(args, folder: str) -> tuple[float, float]:
 
 
 def measured(campaign, args) -> tuple[float, float]:
-    from labeling.services.campaigns import set_campaign_status
-
     from labeling.models import Campaign
+    from labeling.services.campaigns import set_campaign_status
 
     if campaign.status != Campaign.OPEN:
         set_campaign_status(campaign, Campaign.OPEN)
@@ -420,6 +419,7 @@ def contrasts(args) -> None:
     """The shipped behaviour switched off, for contrast (the bench's options, never a setting's
     default): quiz items per seat, or a random draw instead of the matched one."""
     from django.conf import settings
+
     from labeling.work import quiz_pool
 
     settings.QUIZ_ITEMS_PER_SEAT = settings.QUIZ_ITEMS_PER_SEAT or args.items_per_seat

@@ -60,12 +60,12 @@ def build_campaign(answers: int, seed: int):
     """A closed-to-nobody open campaign holding `answers` submitted answers (bulk inserts)."""
     from django.db import transaction
     from django.utils import timezone
-    from labeling.services.campaigns import create_campaign
-    from labeling.services.workers import imported_workers
-    from labeling.work.hits import write_hits
 
     from annotation.models import Dialogue, Label, Turn
     from labeling.models import Assignment, HITItem, Response, Worker
+    from labeling.services.campaigns import create_campaign
+    from labeling.services.workers import imported_workers
+    from labeling.work.hits import write_hits
 
     rng = random.Random(seed)
     items = answers // WORKERS_PER_ITEM
@@ -172,10 +172,10 @@ def measure(client, campaign, args) -> dict:
 
     from django.core.cache import cache
     from django.test import override_settings
-    from labeling.reports.cache import refresh_figures
-    from labeling.services.workers import set_blocked
 
     from labeling.models import Assignment
+    from labeling.reports.cache import refresh_figures
+    from labeling.services.workers import set_blocked
 
     with override_settings(REPORT_CACHE=False):
         uncached = time_pages(client, campaign, args.uncached_repeats)

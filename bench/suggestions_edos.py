@@ -55,9 +55,9 @@ def main() -> None:
 
     django.setup()
     from django.core.management import call_command
-    from labeling.services.importers.edos import import_edos_mturk
 
     from annotation.models import TurnLabel
+    from labeling.services.importers.edos import import_edos_mturk
 
     call_command("migrate", verbosity=0)
     started = time.perf_counter()

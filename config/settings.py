@@ -195,7 +195,7 @@ MEDIA_URL = "media/"
 # everywhere. A per-process cache in front of sessions (cached_db over LocMemCache) kept a
 # logged-out session alive in the processes that had cached it.
 REDIS_URL = env_url("REDIS_URL", default=None, schemes=("redis", "rediss", "unix"))
-# The annotator's fast path: hand-written SQL built once per process (labeling/fast_path/compiled.py, with
+# The annotator's fast path: hand-written SQL built once per process (labeling/fast_path/, with
 # config/rows.py, config/auth.py and config/sessions/). Off: Django's own session store and auth
 # backend and plain ORM queries, and nothing of the fast path runs.
 ANNOTATOR_FAST_PATH = env_bool("ANNOTATOR_FAST_PATH", default=True)

@@ -16,8 +16,8 @@ What every action shares is here: the refusal an annotator is shown, and the liv
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from labeling.fast_path import compiled as fast_path
-from labeling.models import Assignment, Worker
+from labeling.fast_path import submit as fast_submit
+from labeling.models import Assignment
 
 
 class SubmissionRefused(Exception):
@@ -39,28 +39,10 @@ def refusal_reason(assignment: Assignment) -> str | None:
     return None
 
 
-# of=("self",): the assignment's row only, never its worker's (read along, unlocked) nor a HIT's or
-# campaign's (that would queue every answer of a campaign behind one another)
-_LOCKED = fast_path.Compiled(
-    lambda pk: Assignment.objects.select_for_update(of=("self",)).select_related("worker").filter(pk=pk),
-    fast_path.STAND_IN_ASSIGNMENT,
-)
-
-
-def _locked(pk: int) -> Assignment:
-    if not fast_path.enabled():
-        return _LOCKED.queryset(pk).get()
-    row = _LOCKED.first_row(pk)
-    if row is None:
-        raise Assignment.DoesNotExist(f"assignment {pk}")
-    current, current.worker = fast_path.instances(row, Assignment, Worker)
-    return current
-
-
 def lock_live(assignment: Assignment) -> Assignment:
     """Lock the assignment row (answers and the submission queue behind one another) and check it
     can still change; raise SubmissionRefused saying why not."""
-    current = _locked(assignment.pk)
+    current = fast_submit.locked_assignment(assignment.pk)
     reason = refusal_reason(current)
     if reason is not None:
         raise SubmissionRefused(reason)

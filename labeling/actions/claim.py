@@ -10,6 +10,9 @@ A crowd-platform landing's identity (Worker.landing_key) gets one HIT, of the ca
 it came by (Worker.signup_campaign), ever: the platform gives each of its sessions one piece of
 work, so a second HIT (the home page's "Start another HIT", a reload after submitting, another
 campaign's page) would be a seat no platform stands behind.
+
+The claim reads top to bottom here, and the SQL it runs top to bottom in labeling.fast_path.claim,
+one call per step: the probe, the worker's lock, the HIT they hold, the search, the seat.
 """
 
 from datetime import datetime, timedelta
@@ -19,66 +22,16 @@ from django.db import OperationalError, transaction
 from django.db.models import Case, Exists, IntegerField, OuterRef, Q, QuerySet, Value, When
 from django.utils import timezone
 
-from config import rows
-from labeling.fast_path import claim as fast_seat
+from labeling.fast_path import claim as fast_claim
 from labeling.fast_path import compiled as fast_path
 from labeling.models import HIT, Assignment, Campaign, HITItem, Worker
 from labeling.services import qualification, workers
 from labeling.work import quiz_pool, seats
 
 
-def _lapsed_q(now: datetime, unconfirmed_before: datetime) -> Q:
-    """Seats that come back: accepted past the time limit, or unproven work its platform did not
-    confirm within the time limit and PLATFORM_UNCONFIRMED_GRACE_MINUTES (a made-up id's:
-    `unconfirmed_before` is now less the grace)."""
-    unconfirmed = Q(
-        status=Assignment.SUBMITTED,
-        unproven=True,
-        phantom=False,  # a phantom place holds no seat: sync alone decides its work
-        platform_confirmed_at__isnull=True,
-        expires_at__lte=unconfirmed_before,
-    )
-    return Q(status=Assignment.ACCEPTED, expires_at__lte=now) | unconfirmed
-
-
-def _lapsed(now: datetime, unconfirmed_before: datetime):
-    return Assignment.objects.filter(_lapsed_q(now, unconfirmed_before))
-
-
-_NOW, _BEFORE = fast_path.STAND_IN_MOMENTS[:2]
-_WORKER = fast_path.STAND_IN_WORKER
-# the reads of every claim, compiled once per process with the fast path on (their ORM twins
-# are these same querysets, run as they are with it off)
-_ANY_LAPSED = fast_path.Compiled(lambda now, before: _lapsed(now, before).values("pk")[:1], _NOW, _BEFORE)
-_LOCKED_WORKER = fast_path.Compiled(lambda worker_id: Worker.objects.select_for_update().filter(pk=worker_id), _WORKER)
-_LANDING_ASSIGNMENT = fast_path.Compiled(
-    lambda worker_id: (
-        Assignment.objects.filter(worker_id=worker_id).select_related("hit__campaign").order_by("-pk")[:1]
-    ),
-    _WORKER,
-)
-# with _ANY_LAPSED, one probe before every claim with the fast path on (fast_path.exist): whether
-# any HIT of an open campaign has a free seat. Without one, and no seat coming back, a claim can
-# take nothing and answers without a lock or a search: every annotator's last claim when a
-# campaign is done
-_ANY_FREE = fast_path.Compiled(
-    lambda: HIT.objects.filter(campaign__status=Campaign.OPEN, seats_free__gt=0).values("pk")[:1]
-)
-_LIVE = fast_path.Compiled(
-    lambda worker_id, now: (
-        Assignment.objects.live(now)
-        .filter(worker_id=worker_id, hit__campaign__status=Campaign.OPEN)
-        .select_related("hit__campaign")
-        .order_by("accepted_at")[:1]
-    ),
-    _WORKER,
-    _NOW,
-)
-
-
 def expire_stale_assignments(now: datetime | None = None) -> int:
-    """Mark the assignments whose seat comes back (`_lapsed_q`) expired, freeing their seat.
-    Returns how many. Expired unconfirmed work never counts and shows no feedback.
+    """Mark the assignments whose seat comes back (labeling.fast_path.claim.lapsed_q) expired,
+    freeing their seat. Returns how many. Expired unconfirmed work never counts and shows no feedback.
 
     Run before every claim (holding no lock), so the common case (nothing lapsed) is one read of
     the partial indexes `assignment_live_expiry` and `assignment_unproven_expiry` (one probe: a
@@ -92,17 +45,14 @@ def expire_stale_assignments(now: datetime | None = None) -> int:
     """
     now = now or timezone.now()
     before = _unconfirmed_before(now)
-    if fast_path.enabled():
-        if _ANY_LAPSED.first_row(now, before) is None:
-            return 0
-    elif not _ANY_LAPSED.queryset(now, before).exists():
+    if not fast_claim.any_lapsed(now, before):
         return 0
     return _expire_lapsed(now, before)
 
 
 def _expire_lapsed(now: datetime, before: datetime) -> int:
     """expire_stale_assignments past its probe (a claim's own probe found a seat coming back)."""
-    lapsed = _lapsed(now, before)
+    lapsed = fast_claim.lapsed(now, before)
     with transaction.atomic():
         locked = list(lapsed.select_for_update().order_by("pk").values_list("pk", "hit_id", "phantom"))
         Assignment.objects.filter(pk__in=[pk for pk, _, _ in locked]).update(status=Assignment.EXPIRED)
@@ -116,15 +66,7 @@ def _unconfirmed_before(now: datetime) -> datetime:
 
 def live_assignment(worker: Worker, campaign: Campaign | None = None) -> Assignment | None:
     """The worker's accepted, unexpired assignment in an open campaign, if any."""
-    if campaign is None and fast_path.enabled():  # every claim and home page asks this
-        row = _LIVE.first_row(worker.pk, timezone.now())
-        if row is None:
-            return None
-        return fast_path.assignment_with_hit(row)
-    assignments = Assignment.objects.live().filter(worker=worker, hit__campaign__status=Campaign.OPEN)
-    if campaign is not None:
-        assignments = assignments.filter(hit__campaign=campaign)
-    return assignments.select_related("hit__campaign").order_by("accepted_at").first()
+    return fast_claim.live_assignment(worker.pk, campaign.pk if campaign is not None else None)
 
 
 def claim_next_hit(
@@ -145,11 +87,11 @@ def claim_next_hit(
     if worker.is_blocked or (campaign is not None and campaign.status != Campaign.OPEN):
         return None
     probed = prefer_hit_id is None and fast_path.enabled()
-    fast = probed and fast_seat.usable()
+    fast = probed and fast_claim.usable()
     if probed and not worker.landing_key:
         now = timezone.now()
         before = _unconfirmed_before(now)
-        lapsed, free = fast_path.exist((_ANY_LAPSED, (now, before)), (_ANY_FREE, ()))
+        lapsed, free = fast_claim.probe(now, before)
         if lapsed:
             _expire_lapsed(now, before)
         elif not free:
@@ -186,12 +128,14 @@ def _claim(worker: Worker, campaign: Campaign | None, prefer_hit_id: int | None,
     by the search compiled once and labeling.fast_path.claim's one statement)."""
     with transaction.atomic():
         # One claim at a time per worker, so a double click cannot take two HITs.
-        locked_worker = _lock_worker(worker)
+        locked_worker = fast_claim.locked_worker(worker.pk)
         if locked_worker.is_blocked:
             return None
         # One live HIT per worker across campaigns: finish (or let expire) the current one first;
         # a platform landing's one HIT, whatever became of it
-        existing = _landing_assignment(locked_worker) if worker.landing_key else live_assignment(locked_worker)
+        existing = (
+            fast_claim.landing_assignment(locked_worker.pk) if worker.landing_key else live_assignment(locked_worker)
+        )
         if existing is not None:
             return existing if _is_live(existing) else None
         if fast:
@@ -214,26 +158,14 @@ def _take_first_free_seat(worker: Worker, campaign: Campaign | None) -> Assignme
     locked rows, or waiting when every candidate is locked: this transaction holds no HIT lock
     then) and a seat on it taken by one statement (labeling.fast_path.claim). _HitFull, to roll the
     claim back, when the HIT has no seat by its assignments."""
-    hit = _CLAIM_SEARCH.first(worker, campaign, skip_locked=True) or _CLAIM_SEARCH.first(
-        worker, campaign, skip_locked=False
-    )
+    hit = _CLAIM_SEARCH.first_free(worker, campaign)
     if hit is None:
         return None
     expires_at = timezone.now() + timedelta(minutes=hit.campaign.time_limit_minutes)
-    assignment = fast_seat.take_seat(hit, worker, expires_at=expires_at, unproven=worker.is_pending_identity)
+    assignment = fast_claim.take_seat(hit, worker, expires_at=expires_at, unproven=worker.is_pending_identity)
     if assignment is None:
         raise _HitFull(hit.pk)
     return assignment
-
-
-def _lock_worker(worker: Worker) -> Worker:
-    """The worker's row, read again under its lock (inside the caller's transaction)."""
-    if fast_path.enabled():
-        row = _LOCKED_WORKER.first_row(worker.pk)
-        if row is None:
-            raise Worker.DoesNotExist(f"worker {worker.pk}")
-        return rows.build(Worker, row)
-    return _LOCKED_WORKER.queryset(worker.pk).get()
 
 
 def _landing_campaign(worker: Worker, asked: Campaign | None) -> Campaign | None:
@@ -242,16 +174,6 @@ def _landing_campaign(worker: Worker, asked: Campaign | None) -> Campaign | None
     if asked is not None:
         return asked if asked.pk == worker.signup_campaign_id else None
     return Campaign.objects.filter(pk=worker.signup_campaign_id).first()
-
-
-def _landing_assignment(worker: Worker) -> Assignment | None:
-    """A platform landing's one assignment, in whatever state (one read, as live_assignment's)."""
-    if not fast_path.enabled():
-        return _LANDING_ASSIGNMENT.queryset(worker.pk).first()
-    row = _LANDING_ASSIGNMENT.first_row(worker.pk)
-    if row is None:
-        return None
-    return fast_path.assignment_with_hit(row)
 
 
 def _is_live(assignment: Assignment) -> bool:
@@ -279,11 +201,11 @@ def take_phantom_place(worker: Worker, campaign: Campaign, hit_id: int) -> Assig
         return None
     expire_stale_assignments()
     with transaction.atomic():
-        locked_worker = _lock_worker(worker)
-        existing = _landing_assignment(locked_worker)
+        locked_worker = fast_claim.locked_worker(worker.pk)
+        existing = fast_claim.landing_assignment(locked_worker.pk)
         if locked_worker.is_blocked or existing is not None:
             return existing if existing is not None and _is_live(existing) else None
-        hit = _phantom_hit(locked_worker, campaign, hit_id)
+        hit = _CLAIM_SEARCH.phantom_hit(locked_worker, campaign, hit_id)
         if hit is None:
             return None
         return Assignment.objects.create(
@@ -294,19 +216,6 @@ def take_phantom_place(worker: Worker, campaign: Campaign, hit_id: int) -> Assig
             unproven=locked_worker.is_pending_identity,
             phantom=True,
         )
-
-
-def _phantom_hit(worker: Worker, campaign: Campaign, hit_id: int) -> HIT | None:
-    """The HIT `hit_id` with its campaign when it is open to the worker (open_hits_for, no free seat
-    needed: a phantom place takes none); by SQL compiled once with the fast path on."""
-    values = (worker.pk, campaign.pk, hit_id, timezone.now())
-    if not fast_path.enabled():
-        return _PHANTOM_HIT.queryset(*values).first()
-    row = _PHANTOM_HIT.first_row(*values)
-    if row is None:
-        return None
-    hit, hit.campaign = fast_path.instances(row, HIT, Campaign)
-    return hit
 
 
 def open_hits_for(worker: Worker, campaign: Campaign | None, *, now: datetime | None = None, free_seat: bool = True):
@@ -406,20 +315,8 @@ def _seats_taken(hit: HIT) -> int:
     return seats.taken(hit.pk)
 
 
-_CLAIM_SEARCH = fast_path.ClaimSearch(open_hits_for)
-# an MTurk landing's HIT, open to its worker (the stand-in worker carries only an id: the search
-# reads nothing else of it, as ClaimSearch relies on too)
-_PHANTOM_HIT = fast_path.Compiled(
-    lambda worker_id, campaign_id, hit_id, now: (
-        open_hits_for(Worker(pk=worker_id), None, now=now, free_seat=False)
-        .filter(campaign_id=campaign_id, pk=hit_id)
-        .select_related("campaign")[:1]
-    ),
-    _WORKER,
-    fast_path.STAND_IN_CAMPAIGN,
-    fast_path.STAND_IN_HIT,
-    _NOW,
-)
+# the claim search compiled once (with the fast path on), over the claim's own rule
+_CLAIM_SEARCH = fast_claim.ClaimSearch(open_hits_for)
 
 
 def open_hit_count(worker: Worker, campaign: Campaign | None, *, cap: int | None = None) -> int:

@@ -14,8 +14,8 @@ from django.utils.translation import gettext
 from jobs.webhooks import events as webhook_events
 from labeling import task_types
 from labeling.actions import SubmissionRefused, lock_live
-from labeling.fast_path import compiled as fast_path
-from labeling.models import HIT, Assignment, Campaign, HITItem, Publication, Worker, seat_items_q
+from labeling.fast_path import submit as fast_submit
+from labeling.models import HIT, Assignment, Campaign, Publication, Worker
 from labeling.services import campaigns, qualification, workers
 from labeling.study_flow import config as study_config
 from labeling.study_flow import progress as study_progress
@@ -31,26 +31,6 @@ class SubmissionResult:
     completion_code: str = ""
 
 
-_UNANSWERED = fast_path.Compiled(
-    lambda assignment_id, hit_id, seat: (
-        HITItem.objects.filter(seat_items_q(seat), hit_id=hit_id)
-        .exclude(responses__assignment_id=assignment_id)
-        .values_list("position", flat=True)
-    ),
-    fast_path.STAND_IN_ASSIGNMENT,
-    fast_path.STAND_IN_HIT,
-    fast_path.STAND_IN_SEAT,
-)
-
-
-def _unanswered(assignment: Assignment) -> list[int]:
-    """The positions of the assignment's screens without an answer (compiled once with the fast path on)."""
-    values = (assignment.pk, assignment.hit_id, assignment.seat)
-    if not fast_path.enabled():
-        return list(_UNANSWERED.queryset(*values))
-    return [position for (position,) in _UNANSWERED.rows(*values)]
-
-
 def submit_assignment(assignment: Assignment) -> SubmissionResult:
     """Submit a live assignment whose every screen is answered; score its quiz questions.
 
@@ -61,7 +41,7 @@ def submit_assignment(assignment: Assignment) -> SubmissionResult:
         current = lock_live(assignment)
         if Assignment.hit.is_cached(assignment):
             current.hit = assignment.hit  # what the quiz needs of it (items, task type) never changes
-        unanswered = _unanswered(current)
+        unanswered = fast_submit.unanswered(current)
         if unanswered:
             positions = ", ".join(str(p) for p in unanswered)
             message = gettext("Answer every item before submitting (still open: %(positions)s).")

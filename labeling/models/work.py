@@ -12,6 +12,7 @@ from labeling.models.people import Worker
 
 class HIT(models.Model):
     REGULAR, TIE_BREAK, FOLLOW_UP, QUALIFICATION = "regular", "tiebreak", "followup", "qualify"
+    LOCAL_PREFIX = "local:"  # the external_id of a HIT "published" on this site (labeling.platforms.local)
     # follow-up: one more seat for items a redundancy policy has not settled yet; qualification:
     # quiz items only, one set per seat, feedback after each screen (labeling.services.qualification)
     KIND_CHOICES = [

@@ -7,8 +7,6 @@ from labeling.models import HIT, Campaign, PaymentEntry, Publication
 from labeling.platforms.base import ExternalResult
 from labeling.platforms.costs import CostPreview, cost_preview
 
-LOCAL_PREFIX = "local:"  # a HIT "published" on this site: its external_id
-
 
 class LocalPlatform:
     name = "local"
@@ -27,7 +25,7 @@ class LocalPlatform:
     def publish(self, campaign: Campaign, base_url: str) -> int:
         published = 0
         for hit in campaign.hits.filter(external_id="").order_by("position"):
-            published += HIT.objects.filter(pk=hit.pk, external_id="").update(external_id=f"{LOCAL_PREFIX}{hit.pk}")
+            published += HIT.objects.filter(pk=hit.pk, external_id="").update(external_id=f"{HIT.LOCAL_PREFIX}{hit.pk}")
         return published
 
     def fetch_results(self, publication: Publication) -> list[ExternalResult]:

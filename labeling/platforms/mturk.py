@@ -360,20 +360,15 @@ class MTurkPlatform(MTurkQualifications):
         return paid
 
     def _pay_bonus(self, entry: PaymentEntry) -> int:
-        from labeling.services.payments import (
-            mark_entries_paid,
-            renew_request_token,
-            request_token_age,
-            reserve_request_token,
-        )
+        from labeling.services import payments
 
         submission = entry.assignment.platform_submission
-        token = reserve_request_token(entry)
-        age = request_token_age(token)
+        token = payments.reserve_request_token(entry)
+        age = payments.request_token_age(token)
         if age is None or age > TOKEN_TRUSTED_FOR:
             if self._bonus_paid(submission.external_id, submission.worker_external_id, entry.amount):
-                return mark_entries_paid(ids=[entry.pk])
-            token = renew_request_token(entry, token)
+                return payments.mark_entries_paid(ids=[entry.pk])
+            token = payments.renew_request_token(entry, token)
         params = {
             "WorkerId": submission.worker_external_id,
             "AssignmentId": submission.external_id,
@@ -386,7 +381,7 @@ class MTurkPlatform(MTurkQualifications):
         except calls.PlatformCallError as error:
             if not _ALREADY_DONE.search(error.detail):
                 raise
-        return mark_entries_paid(ids=[entry.pk])
+        return payments.mark_entries_paid(ids=[entry.pk])
 
     def _bonus_paid(self, assignment_id: str, worker_id: str, amount: Decimal) -> bool:
         """Whether MTurk lists a bonus of `amount` to this worker for this assignment (our ledger

@@ -121,9 +121,8 @@ def rank_candidates(
     """Rank the candidates in `language` (an existing campaign's own language wins) by the
     suggestion model's calibrated confidence (the given version, else the one suggesting now);
     with a campaign (id or a new name) build its HITs from them."""
-    from labeling.work.hits import build_hits
-
     from labeling.models import Campaign
+    from labeling.work.hits import build_hits
 
     version = _suggestion_version(model_version_id)
     if campaign_id:
@@ -170,9 +169,8 @@ def _ranking_message(result: dict[str, Any]) -> str:
 
 
 def _new_campaign(name: str, job: JobRun, language: str = "en"):
-    from labeling.services.campaigns import create_campaign
-
     from labeling.models import Campaign
+    from labeling.services.campaigns import create_campaign
 
     # a name already taken (a re-run) carries the time, then " #2", ... if that is taken too
     taken = lambda candidate: Campaign.objects.filter(name=candidate).exists()  # noqa: E731

@@ -83,9 +83,8 @@ def demo_build(job: JobRun, truth_path: str, campaign_name: str = DEMO_CAMPAIGN,
 
 
 def _build(job: JobRun, truth_path: str, campaign_name: str, stage, done: dict[str, Any], options) -> dict[str, Any]:
-    from labeling.services.campaigns import set_campaign_status
-
     from labeling.models import Campaign
+    from labeling.services.campaigns import set_campaign_status
 
     stage(0, "weak labeler and campaign")
     campaign = _demo_campaign(campaign_name)
@@ -135,9 +134,8 @@ def _botstalk(job: JobRun) -> dict[str, Any]:
     interaction-response pairs (ingested before this job; the emotion agent ranks by the dialogue
     classifier the rounds trained), then a pairwise campaign (ACUTE-Eval) of its dialogues against
     the subtitles, left open for the demo annotators."""
-    from labeling.services.campaigns import create_pairwise_campaign, set_campaign_status
-
     from labeling.models import Campaign
+    from labeling.services.campaigns import create_pairwise_campaign, set_campaign_status
 
     done: dict[str, Any] = {
         "skill_train": _child(job, "skill_train", {"name": "demo skill classifier"}),
@@ -189,7 +187,6 @@ def _quiz_pool(truth_path: Path, min_confidence: float, per_label: int) -> int:
     are left out: a quiz answer should not be a coin toss. Returns the pool items imported."""
     from labeling.platforms.simulated_crowd import read_truth
     from labeling.services.importers.quiz import import_quiz_file
-
     from mlworkers.chain.candidates import ranked_candidates
 
     if not truth_path.is_file():
@@ -236,7 +233,6 @@ def _study_flow(campaign) -> None:
     three survey questions, Arabic texts): a participant new to it meets every step, and the
     simulated crowd walks it before its work (labeling.platforms.simulated_crowd)."""
     from labeling.services.campaigns import change_campaign_settings
-
     from labeling.study_flow.demo import DEMO_FLOW
 
     if not campaign.study_flow:
@@ -255,14 +251,13 @@ POLICY_DIALOGUES = 12
 
 
 def _policy_campaigns(truth_path: Path) -> dict[str, dict]:
+    from labeling.models import Campaign, QuizQuestion
     from labeling.pages.forms import candidate_dialogues
     from labeling.platforms.simulated_crowd import read_truth, simulate_until_settled
     from labeling.services.campaigns import create_campaign, set_campaign_status
+    from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
     from labeling.work.hits import build_hits
     from labeling.work.policy import answers_bought
-
-    from labeling.models import Campaign, QuizQuestion
-    from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
 
     done = {}
     for name, settings in POLICY_CAMPAIGNS:

@@ -15,12 +15,12 @@ from io import StringIO
 import pytest
 import yaml
 from django.core.management import CommandError, call_command
-from labeling.services.adjudication import settle
-from labeling.services.campaigns import create_campaign
 
 from annotation import audit
 from annotation.models import AuditEntry, TurnLabel
 from labeling.models import AggregatedLabel
+from labeling.services.adjudication import settle
+from labeling.services.campaigns import create_campaign
 from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
 from tests.conftest import REPO_ROOT
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers

@@ -11,8 +11,8 @@ import time
 
 import pytest
 import requests
-from labeling.pages.landings import CHECK_AGAIN_SECONDS
 
+from labeling.pages.landings import CHECK_AGAIN_SECONDS
 from labeling.platforms.prolific import ProlificPlatform, landing_submission
 from tests.conftest import REPO_ROOT
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 from django.db import connections
-from labeling.work.hits import build_hits
 
 from labeling.models import Assignment, Response
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls made here are safe.

@@ -4,9 +4,9 @@ No JavaScript console error, no serious accessibility finding, no horizontal scr
 screenshot of each page."""
 
 import pytest
-from labeling.work.hits import build_hits
 
 from labeling.models import Assignment, Response
+from labeling.work.hits import build_hits
 from tests.browser.support import DESKTOP, PHONE, Journey, browser_marks, chromium
 from tests.browser.test_annotator_hit import choose, is_autosave, key_for
 from tests.labeling.hit_factory import make_dialogues, open_campaign

@@ -3,9 +3,9 @@ loses no answer: the HIT page says so, sends the request again, and the answer i
 Headless Chromium; Playwright's routing plays the failing server. Needs /usr/bin/chromium."""
 
 import pytest
-from labeling.work.hits import build_hits
 
 from labeling.models import Assignment, Response
+from labeling.work.hits import build_hits
 from tests.browser.test_annotator_hit import (  # noqa: F401  (the page fixture)
     CHROMIUM,
     choose,

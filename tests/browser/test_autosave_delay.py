@@ -2,9 +2,8 @@
 AUTOSAVE_DELAY_MS when the annotator stays, and as the page is left when neither came first.
 Needs Debian's chromium package (/usr/bin/chromium)."""
 
-from labeling.work.hits import build_hits
-
 from labeling.models import Assignment, Response
+from labeling.work.hits import build_hits
 from tests.browser.test_annotator_hit import key_for, page, pytestmark, start_a_hit  # noqa: F401 (fixture, marks)
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 

@@ -2,9 +2,8 @@
 it in for the body and pushes the screen's URL; the screen is styled and its keys work; a reload
 Back and forward behave as after a redirect. Needs Debian's chromium package (/usr/bin/chromium)."""
 
-from labeling.work.hits import build_hits
-
 from labeling.models import Assignment, Response
+from labeling.work.hits import build_hits
 from tests.browser.test_annotator_hit import key_for, page, pytestmark  # noqa: F401 (fixture, marks)
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 

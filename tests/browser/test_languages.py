@@ -5,9 +5,9 @@ picks its first match, Enter and the left arrow go on, the right arrow goes back
 chromium (/usr/bin/chromium)."""
 
 import pytest
-from labeling.work.hits import build_hits
 
 from labeling.models import Response
+from labeling.work.hits import build_hits
 from tests.browser.support import DESKTOP, NARROW_PHONE, Journey, browser_marks, chromium
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 

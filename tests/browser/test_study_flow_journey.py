@@ -5,11 +5,11 @@ data-step. No JavaScript console error, no serious accessibility finding (axe), 
 scrolling, and a screenshot of each page."""
 
 import pytest
-from labeling.work.hits import build_hits
 
 from labeling.models import Assignment, StudyStep, SurveyResponse
 from labeling.study_flow.config import clean_flow
 from labeling.study_flow.demo import DEMO_FLOW
+from labeling.work.hits import build_hits
 from tests.browser.support import Journey, browser_marks, chromium
 from tests.browser.test_annotator_hit import is_autosave, key_for
 from tests.labeling.hit_factory import make_dialogues, open_campaign

@@ -1,9 +1,8 @@
 """A screen shown for about 3 seconds records about 3 seconds (the page measures, the server keeps it).
 Needs Debian's chromium package (/usr/bin/chromium)."""
 
-from labeling.work.hits import build_hits
-
 from labeling.models import Response
+from labeling.work.hits import build_hits
 from tests.browser.test_annotator_hit import key_for, page, pytestmark, start_a_hit  # noqa: F401 (fixture, marks)
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 

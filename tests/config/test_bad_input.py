@@ -23,11 +23,11 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from labeling.services.workers import worker_for_user
-from labeling.work.hits import build_hits
 
 from labeling.actions.claim import claim_next_hit
 from labeling.models import Assignment, Worker
+from labeling.services.workers import worker_for_user
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
 # the HITs here take their quiz screens from the built-in one-turn quiz bank
@@ -88,13 +88,28 @@ def field_names() -> list[str]:
 FIELD_IN_MARKUP = re.compile(r'<(?:input|select|textarea|button)\b[^>]*?\bname="([A-Za-z_][\w-]*)"')
 
 
-def _import_form_modules() -> None:
-    """Import every app's forms, serializers and views, so their classes are known subclasses."""
+PAGE_PACKAGES = {"pages", "api"}  # labeling's pages and API: every module in them posts or serves
+
+
+def form_modules() -> list[str]:
+    """Every module of an app, at any depth, named for forms, serializers, an API or views, or in a
+    package of pages or of an API."""
+    found = []
     for app in PROJECT_APPS:
         folder = REPO_ROOT / app
-        for module in folder.glob("*.py") if folder.is_dir() else ():
-            if re.search(r"(forms|serializers|api|views)$", module.stem):
-                import_module(f"{app}.{module.stem}")
+        for module in sorted(folder.rglob("*.py")) if folder.is_dir() else ():
+            parts = module.relative_to(REPO_ROOT).with_suffix("").parts
+            if "migrations" in parts or module.stem == "__init__":
+                continue
+            if re.search(r"(forms|serializers|api|views)$", module.stem) or PAGE_PACKAGES & set(parts[1:-1]):
+                found.append(".".join(parts))
+    return found
+
+
+def _import_form_modules() -> None:
+    """Import every app's forms, serializers and views, so their classes are known subclasses."""
+    for name in form_modules():
+        import_module(name)
 
 
 def _subclasses(base):
@@ -227,3 +242,9 @@ def test_the_walk_finds_the_pages_and_the_api():
     assert "labeling/assignments/<int:pk>/items/<int:position>/answer/" in routes
     assert any(route.startswith("api/") and "format" in route for route in routes)
     assert {"answer", "seconds", "name", "reward", "workers_per_hit"} <= set(NAMES)
+
+
+def test_the_field_names_come_from_every_page_form_and_serializer_module():
+    found = set(form_modules())
+    assert {"labeling.pages.forms", "labeling.pages.researcher", "labeling.pages.annotator"} <= found
+    assert {"labeling.api.views", "labeling.api.serializers", "labeling.api.audit", "annotation.api"} <= found

@@ -131,10 +131,10 @@ def test_a_hit_past_its_time_limit_gets_the_refusal_page_with_a_410(client, anno
     from datetime import timedelta
 
     from django.utils import timezone
-    from labeling.services.workers import worker_for_user
-    from labeling.work.hits import build_hits
 
     from labeling.actions.claim import claim_next_hit
+    from labeling.services.workers import worker_for_user
+    from labeling.work.hits import build_hits
     from tests.labeling import hit_factory
 
     campaign = hit_factory.open_campaign(dialogues_per_hit=2, quiz_per_hit=0)

@@ -7,9 +7,9 @@ from unittest import mock
 import pytest
 from django.db import IntegrityError, InterfaceError, OperationalError
 from django.urls import reverse
-from labeling.work.hits import build_hits
 
 from labeling.models import Assignment, Response
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign, screen_item
 
 # the HITs here take their quiz screens from the built-in one-turn quiz bank

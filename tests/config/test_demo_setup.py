@@ -187,11 +187,10 @@ def annotator_claims_a_demo_hit_and_answers_a_screen(campaign, client):
 def an_endpoint_rater_labels_the_demo_campaign_through_the_stand_in(campaign):
     """A chat model behind an OpenAI-compatible endpoint (the stand-in server of the raters' tests,
     on 127.0.0.1) rates the demo campaign's items; the study report shows it beside the crowd."""
+    from labeling.models import RaterAnswer
     from labeling.reports.study import build_report
     from labeling.services.raters.endpoint import Endpoint
     from labeling.services.raters.rate import rate_with_endpoint
-
-    from labeling.models import RaterAnswer
     from tests.labeling.test_model_raters import StandIn
 
     stand_in = StandIn()

@@ -13,9 +13,9 @@ from django.http import HttpResponse
 from django.test import RequestFactory, override_settings
 from django.urls import reverse
 from django.utils.functional import empty
-from labeling.work.hits import build_hits
 
 from config.messages import MessageMiddleware
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign, screen_item
 from tests.labeling.test_annotator_views import answer, item_url, start_hit
 

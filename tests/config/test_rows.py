@@ -4,13 +4,13 @@ from decimal import Decimal
 
 import pytest
 from django.test.utils import isolate_apps
-from labeling.services.workers import worker_for_user
-from labeling.work.hits import build_hits
 
 from config import rows
 from labeling.actions.claim import claim_next_hit
 from labeling.fast_path import reads as hot_reads
 from labeling.models import Assignment, Campaign, Worker
+from labeling.services.workers import worker_for_user
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
 pytestmark = [

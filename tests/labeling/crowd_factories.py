@@ -4,10 +4,10 @@ API can be tested without going through the annotator's screens."""
 from datetime import timedelta
 
 from django.utils import timezone
-from labeling.work import seats
 
 from annotation.models import Dialogue, Label, Turn
 from labeling.models import HIT, Assignment, Campaign, HITItem, QuizQuestion, Response, Worker
+from labeling.work import seats
 
 
 def make_workers(count: int, platform: str = Worker.SITE) -> list[Worker]:

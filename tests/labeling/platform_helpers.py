@@ -6,12 +6,12 @@ from urllib.parse import urlencode
 
 import pytest
 from django.urls import reverse
-from labeling.services.entry_tokens import publication_token
-from labeling.work.hits import build_hits
 
 from labeling.models import Assignment, Campaign, Publication, Worker
 from labeling.platforms import calls, prolific_checks
 from labeling.platforms.prolific import SubmissionLookupFailed
+from labeling.services.entry_tokens import publication_token
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 
 SANDBOX = "https://workersandbox.mturk.com"

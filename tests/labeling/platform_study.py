@@ -6,7 +6,6 @@ from decimal import Decimal
 
 import pytest
 from django.test import override_settings
-from labeling.services import qualification
 
 from labeling.models import Campaign
 from labeling.platforms import calls, standin
@@ -23,6 +22,7 @@ from labeling.platforms.standin.crowd import (
 )
 from labeling.platforms.standin.faults import KINDS, FaultPlan
 from labeling.platforms.standin.prolific_hooks import EventFaults, HookedProlificStandIn
+from labeling.services import qualification
 from tests.labeling.platform_helpers import draft_campaign
 
 PROJECT = "61pppppppppppppppppppppp"

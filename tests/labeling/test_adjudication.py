@@ -5,11 +5,11 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
-from labeling.services import adjudication
-from labeling.services.campaigns import create_campaign
 
 from annotation.models import AuditEntry, TurnLabel
 from labeling.models import HIT, AggregatedLabel, Assignment, HITItem, Worker
+from labeling.services import adjudication
+from labeling.services.campaigns import create_campaign
 from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
 from tests.labeling.crowd_factories import answer, make_answered_hit, make_dialogues, make_workers
 

@@ -13,15 +13,15 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
-from labeling.services import campaigns
-from labeling.services.campaigns import create_campaign
-from labeling.services.importers.quiz import import_quiz_file
 
 from annotation import audit
 from annotation.admin_guard import ADMIN_REASON, NeverDeleted
 from annotation.models import AuditEntry, Label, ModelVersion, Movie, SkillContext, SubtitleFile, TurnSkill
 from jobs.models import JobRun
 from labeling.models import Campaign, QuizQuestion, RaterAnswer, Worker
+from labeling.services import campaigns
+from labeling.services.campaigns import create_campaign
+from labeling.services.importers.quiz import import_quiz_file
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 pytestmark = pytest.mark.django_db

@@ -5,10 +5,10 @@ from decimal import Decimal
 
 import pytest
 from django.db import connection
-from labeling.services.payments import record_payments
 
 from annotation.models import TurnLabel
 from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, PaymentEntry
+from labeling.services.payments import record_payments
 from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
 from labeling.task_types.last_turn_label.follow_up import create_follow_up_hits
 from labeling.task_types.last_turn_label.tiebreak import create_tiebreak_hits

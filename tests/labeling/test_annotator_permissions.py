@@ -6,11 +6,11 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
-from labeling.services.workers import worker_for_user
-from labeling.work.hits import build_hits
 
 from labeling.actions.claim import claim_next_hit
 from labeling.models import Assignment, Response
+from labeling.services.workers import worker_for_user
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import (
     answer_everything,
     make_dialogues,

@@ -11,11 +11,11 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
-from labeling.services.workers import worker_for_user
-from labeling.work.hits import build_hits
 
 from annotation.models import Label
 from labeling.models import HIT, Assignment, Response
+from labeling.services.workers import worker_for_user
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import (
     make_dialogues,
     open_campaign,

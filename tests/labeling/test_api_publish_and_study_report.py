@@ -4,13 +4,13 @@ report (the study report page's figures as JSON), for the typed client (client/,
 from decimal import Decimal
 
 import pytest
-from labeling.reports.study import build_report
-from labeling.services.campaigns import create_campaign, create_pairwise_campaign
-from labeling.work.hits import build_hits
 from rest_framework.test import APIClient
 
 from jobs.models import JobRun
 from labeling.models import HIT, Campaign
+from labeling.reports.study import build_report
+from labeling.services.campaigns import create_campaign, create_pairwise_campaign
+from labeling.work.hits import build_hits
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quiz_demo_bank")]

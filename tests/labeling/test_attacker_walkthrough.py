@@ -11,14 +11,14 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
-from labeling.reports.campaign import campaign_report
-from labeling.services.entry_tokens import publication_token
-from labeling.services.payments import approve_submitted, record_payments
-from labeling.work.hits import build_hits
 
 from labeling.actions.submit import submit_assignment
 from labeling.models import AggregatedLabel, Assignment, PaymentEntry, Worker
+from labeling.reports.campaign import campaign_report
+from labeling.services.entry_tokens import publication_token
+from labeling.services.payments import approve_submitted, record_payments
 from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 
 pytestmark = [

@@ -13,13 +13,13 @@ from django.core.cache import cache
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
-from labeling.services import workers
-from labeling.services.workers import worker_for_user
 
 from labeling.actions.claim import claim_next_hit, expire_stale_assignments
 from labeling.actions.submit import confirm_platform_submission, submit_assignment
 from labeling.models import HIT, Assignment, Campaign, Publication, QuizQuestion, Worker
 from labeling.platforms import prolific_checks
+from labeling.services import workers
+from labeling.services.workers import worker_for_user
 from tests.labeling.clock import clock
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 from tests.labeling.platform_helpers import mturk_landing, prolific_landing, prolific_sessions

@@ -7,7 +7,6 @@ dashboard and refused on the accept page, which names the label it resembles."""
 import pytest
 from django.test import Client
 from django.urls import reverse
-from labeling.work.hits import build_hits
 
 from annotation.models import Label
 from annotation.taxonomy import TAXONOMY
@@ -21,6 +20,7 @@ from labeling.crowd.label_text import (
     visible,
 )
 from labeling.models import Response
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 from tests.labeling.page_walk import NEW_LABEL, answer_screen, claim, screen_items, submit, walk
 

@@ -7,11 +7,11 @@ import re
 import pytest
 from django.test import Client
 from django.urls import reverse
-from labeling.services import qualification
 
 from annotation.papers import QUIZ_ITEMS_PER_HIT
 from labeling.actions.submit import confirm_platform_submission
 from labeling.models import HIT, Assignment, Publication, QualificationResult, QuizCheck, QuizQuestion, Worker
+from labeling.services import qualification
 from tests.labeling.clock import clock
 from tests.labeling.platform_helpers import mturk_landing, prolific_landing, prolific_sessions
 from tests.labeling.test_qualification import GOLD, WRONG, make_pool, quiz_campaign

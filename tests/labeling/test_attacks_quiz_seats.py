@@ -9,10 +9,10 @@ import re
 import pytest
 from django.test import Client
 from django.urls import reverse
-from labeling.work.hits import build_hits
 
 from annotation.models import Label
 from labeling.models import Assignment, QuizQuestion
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
 pytestmark = pytest.mark.django_db

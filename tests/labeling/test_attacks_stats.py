@@ -15,12 +15,12 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
-from labeling.work.hits import build_hits
 
 from labeling.actions.submit import confirm_platform_submission
 from labeling.models import Assignment, Worker
 from labeling.platforms import get_platform
 from labeling.platforms.checks import measured_minutes
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 from tests.labeling.page_walk import claim, landed, submit, walk, worker_rows
 from tests.labeling.platform_helpers import mturk_landing, prolific_landing, prolific_sessions

@@ -6,11 +6,11 @@ from decimal import Decimal
 
 import pytest
 from django.db import DatabaseError, connection, transaction
-from labeling.services import adjudication, payments
 
 from annotation import audit
 from annotation.models import AuditEntry
 from labeling.models import AggregatedLabel, Assignment, Campaign
+from labeling.services import adjudication, payments
 from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 from tests.threads import run_together

@@ -10,9 +10,6 @@ from django.contrib import admin
 from django.test import RequestFactory
 from django.urls import reverse
 from django.utils import timezone
-from labeling.services import payments
-from labeling.services.campaigns import create_campaign
-from labeling.work.hits import record_suggestion_model
 
 from annotation import audit
 from annotation.audit_log import AppendOnly
@@ -21,6 +18,9 @@ from config.pages import CONFIRM_FIELD, CONFIRM_VALUE
 from labeling.models import Assignment, Campaign, Publication, Worker
 from labeling.platforms import base
 from labeling.platforms.sync import sync_publication
+from labeling.services import payments
+from labeling.services.campaigns import create_campaign
+from labeling.work.hits import record_suggestion_model
 from tests.conftest import REPO_ROOT
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 

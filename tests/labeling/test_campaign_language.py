@@ -1,11 +1,11 @@
 """A campaign shows only dialogues in its language (identified at ingest; unidentified ones pass)."""
 
 import pytest
-from labeling.pages.forms import candidate_dialogues
 from rest_framework.test import APIClient
 
 from annotation.models import Dialogue
 from labeling.models import Campaign, HITItem
+from labeling.pages.forms import candidate_dialogues
 from tests.labeling.crowd_factories import make_dialogues
 
 pytestmark = [

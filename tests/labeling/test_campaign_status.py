@@ -1,7 +1,7 @@
 import pytest
-from labeling.services.campaigns import StatusChangeRefused, set_campaign_status
 
 from labeling.models import Campaign
+from labeling.services.campaigns import StatusChangeRefused, set_campaign_status
 
 pytestmark = pytest.mark.django_db
 

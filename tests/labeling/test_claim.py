@@ -5,8 +5,6 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
-from labeling.services.workers import worker_for_user
-from labeling.work.hits import build_hits
 
 from labeling.actions.claim import (
     claim_next_hit,
@@ -16,6 +14,8 @@ from labeling.actions.claim import (
 )
 from labeling.actions.submit import submit_assignment
 from labeling.models import HIT, Assignment, Campaign, Worker
+from labeling.services.workers import worker_for_user
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import (
     answer_everything,
     make_dialogues,

@@ -8,12 +8,12 @@ from collections import Counter
 import pytest
 from django.db import connection
 from django.utils import timezone
-from labeling.work.hits import build_hits
 
 from labeling.actions import SubmissionRefused
 from labeling.actions.claim import claim_next_hit
 from labeling.actions.submit import submit_assignment
 from labeling.models import HIT, Assignment, Response, Worker
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 from tests.threads import run_together
 

@@ -4,11 +4,11 @@ and its buttons (aggregate, block, accept a proposed label, record payments), CS
 import pytest
 from django.test import Client
 from django.urls import reverse
-from labeling.services.workers import worker_for_user
 
 from annotation.models import Label
 from jobs.models import JobRun
 from labeling.models import HIT, AggregatedLabel, Campaign, HITItem, Response, Worker
+from labeling.services.workers import worker_for_user
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 pytestmark = [

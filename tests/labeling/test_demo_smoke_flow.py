@@ -6,11 +6,11 @@ reading of the flow's pages is checked whenever they change."""
 import importlib.util
 
 import pytest
-from labeling.work.hits import build_hits
 
 from labeling.models import Assignment, StudyStep
 from labeling.study_flow.config import clean_flow
 from labeling.study_flow.demo import DEMO_FLOW
+from labeling.work.hits import build_hits
 from tests.conftest import REPO_ROOT
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 

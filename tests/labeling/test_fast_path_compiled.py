@@ -9,17 +9,18 @@ from datetime import timedelta
 import pytest
 from django.db import transaction
 from django.utils import timezone
+
+from labeling.actions import claim
+from labeling.fast_path import claim as fast_claim
+from labeling.fast_path import compiled as fast_path
 from labeling.fast_path.reads import HISTORY as _HISTORY
 from labeling.fast_path.reads import OPEN_CAMPAIGNS as _OPEN_CAMPAIGNS
 from labeling.fast_path.reads import history as _history
 from labeling.fast_path.reads import open_campaigns as _open_campaigns
+from labeling.models import HIT, Assignment, Campaign, Worker
 from labeling.services.workers import worker_for_user
 from labeling.work import seats
 from labeling.work.hits import build_hits
-
-from labeling.actions import claim
-from labeling.fast_path import compiled as fast_path
-from labeling.models import HIT, Assignment, Campaign, Worker
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
 pytestmark = [pytest.mark.usefixtures("quiz_demo_bank"), pytest.mark.django_db]
@@ -53,15 +54,15 @@ def test_the_claims_compiled_reads_give_what_their_orm_twins_give(seed, django_u
 
     for moment in (now, now + timedelta(minutes=10), now + timedelta(hours=3)):
         before = moment - timedelta(minutes=30)
-        compiled = claim._ANY_LAPSED.first_row(moment, before)
-        assert (compiled is not None) == claim._ANY_LAPSED.queryset(moment, before).exists()
+        compiled = fast_claim.ANY_LAPSED.first_row(moment, before)
+        assert (compiled is not None) == fast_claim.ANY_LAPSED.queryset(moment, before).exists()
         for worker in team:
-            row = claim._LIVE.first_row(worker.pk, moment)
-            twin = claim._LIVE.queryset(worker.pk, moment).first()
+            row = fast_claim.LIVE.first_row(worker.pk, moment)
+            twin = fast_claim.LIVE.queryset(worker.pk, moment).first()
             assert (row and row[0]) == (twin and twin.pk)
     for worker in team:
         with transaction.atomic():
-            locked = claim._lock_worker(worker)
+            locked = fast_claim.locked_worker(worker.pk)
         assert locked == worker and locked.landing_key == worker.landing_key
         assert [a.pk for a in _history(worker)] == [a.pk for a in _HISTORY.queryset(worker.pk)]
         assert {a.hit.campaign.pk for a in _history(worker)} <= {c.pk for c in campaigns}
@@ -72,8 +73,8 @@ def test_the_claims_compiled_reads_give_what_their_orm_twins_give(seed, django_u
             expected and (expected.pk, expected.hit.pk, expected.hit.campaign.name)
         )
     for hit in HIT.objects.all():
-        assert seats.taken(hit.pk) == seats.TAKEN.queryset(hit.pk).count()
-        assert {s for (s,) in seats.SLOTS.rows(hit.pk)} == set(seats.SLOTS.queryset(hit.pk))
+        assert seats.taken(hit.pk) == fast_claim.TAKEN.queryset(hit.pk).count()
+        assert {s for (s,) in fast_claim.SLOTS.rows(hit.pk)} == set(fast_claim.SLOTS.queryset(hit.pk))
     assert [c.pk for c in _open_campaigns()] == [c.pk for c in _OPEN_CAMPAIGNS.queryset()]
 
 
@@ -125,8 +126,8 @@ def test_a_claim_postgresql_ended_to_break_a_deadlock_is_made_again(monkeypatch,
 
 @pytest.mark.parametrize("seed", [5, 6])
 def test_screens_and_the_quiz_score_read_alike_both_ways(seed, settings, django_user_model):
-    from labeling.actions.submit import _unanswered
     from labeling.fast_path import screen as screens
+    from labeling.fast_path.submit import unanswered
     from labeling.task_types.last_turn_label.quiz import score_quiz
     from tests.labeling.hit_factory import answer_everything
 
@@ -144,7 +145,7 @@ def test_screens_and_the_quiz_score_read_alike_both_ways(seed, settings, django_
             hit.pk: [(p, s.item.pk, s.item.quiz_question_id, s.turns_html) for p, s in screens.screens_of(hit).items()]
             for hit in HIT.objects.all()
         }
-        return shown, score_quiz(assignment), _unanswered(assignment)
+        return shown, score_quiz(assignment), unanswered(assignment)
 
     fast = read()
     settings.ANNOTATOR_FAST_PATH = False

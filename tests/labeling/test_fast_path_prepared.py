@@ -9,11 +9,11 @@ import pytest
 from django.db import DataError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
-from labeling.work.hits import build_hits
 
 from labeling.actions import claim
 from labeling.fast_path import compiled as fast_path
 from labeling.models import Assignment, Worker
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
 pytestmark = pytest.mark.usefixtures("quiz_demo_bank")

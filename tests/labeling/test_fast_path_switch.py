@@ -10,14 +10,14 @@ import sys
 
 import pytest
 from django.urls import reverse
-from labeling.work.hits import build_hits
 
 from config import auth as fast_auth
 from config import rows
-from labeling.fast_path import claim as fast_seat
+from labeling.fast_path import claim as fast_claim
 from labeling.fast_path import compiled as fast_path
 from labeling.fast_path import pick as fast_pick
 from labeling.models import Assignment, Response
+from labeling.work.hits import build_hits
 from tests.conftest import REPO_ROOT
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
@@ -79,15 +79,15 @@ def fast_path_off(settings, monkeypatch):
         "active_label_named",
         "response_to",
         "route_of",
-        "set_free_seats",
         "instances",
     ):
         monkeypatch.setattr(fast_path, name, refuse)
     for name in ("save_pick", "next_with_pick"):
         monkeypatch.setattr(fast_pick, name, refuse)
-    monkeypatch.setattr(fast_seat, "take_seat", refuse)
-    monkeypatch.setattr(fast_path.ClaimSearch, "first", refuse)
-    monkeypatch.setattr(fast_path.ClaimSearch, "count", refuse)
+    for name in ("take_seat", "set_free_seats", "probe"):
+        monkeypatch.setattr(fast_claim, name, refuse)
+    monkeypatch.setattr(fast_claim.ClaimSearch, "first", refuse)
+    monkeypatch.setattr(fast_claim.ClaimSearch, "count", refuse)
     for name in ("sql", "rows", "first_row", "count"):
         monkeypatch.setattr(fast_path.Compiled, name, refuse)
 

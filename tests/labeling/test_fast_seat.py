@@ -10,11 +10,11 @@ from django.db import connection
 from django.db.models.signals import post_save
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
-from labeling.work.hits import build_hits
 
 from labeling.actions.claim import claim_next_hit, expire_stale_assignments
 from labeling.fast_path import claim as fast_seat
 from labeling.models import HIT, Assignment, Worker
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
 pytestmark = [

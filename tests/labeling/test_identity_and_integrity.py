@@ -10,16 +10,13 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
-from labeling.fast_path.screen import screens_of
-from labeling.reports.campaign import campaign_report
-from labeling.services.workers import worker_for_user
-from labeling.work.hits import build_hits
 
 from annotation.models import Label, TurnLabel
 from labeling.actions import SubmissionRefused
 from labeling.actions.answer import save_response
 from labeling.actions.claim import claim_next_hit
 from labeling.actions.submit import confirm_platform_submission, free_unconfirmed_seats, submit_assignment
+from labeling.fast_path.screen import screens_of
 from labeling.models import (
     AggregatedLabel,
     Assignment,
@@ -30,7 +27,10 @@ from labeling.models import (
     Worker,
     seat_items_q,
 )
+from labeling.reports.campaign import campaign_report
+from labeling.services.workers import worker_for_user
 from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 from tests.labeling.platform_helpers import mturk_landing, prolific_landing, prolific_sessions
 

@@ -5,6 +5,11 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+
+from annotation.ingest.records import dialogue_hash
+from annotation.models import Dialogue, Turn, TurnLabel
+from labeling.crowd.majority import majority_vote
+from labeling.models import AggregatedLabel, Assignment, Campaign, HITItem, Response, Worker
 from labeling.reports.campaign import campaign_report
 from labeling.services.importers.edos_format import (
     EdosFormatError,
@@ -13,11 +18,6 @@ from labeling.services.importers.edos_format import (
     row_content_hash,
     summarise,
 )
-
-from annotation.ingest.records import dialogue_hash
-from annotation.models import Dialogue, Turn, TurnLabel
-from labeling.crowd.majority import majority_vote
-from labeling.models import AggregatedLabel, Assignment, Campaign, HITItem, Response, Worker
 
 HEADER = "Count,Index,DialogID,Dialog,Agreed emotion (2/3 vote),Worker 1 answer,Worker 2 answer,Worker 3 answer\n"
 ROWS = (

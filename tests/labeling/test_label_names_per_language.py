@@ -11,11 +11,11 @@ from django.template.loader import render_to_string
 from django.test import Client
 from django.urls import reverse
 from django.utils import translation
-from labeling.services.campaigns import change_campaign_settings
-from labeling.work.hits import build_hits
 
 from labeling.models import Assignment, Response
+from labeling.services.campaigns import change_campaign_settings
 from labeling.task_types.last_turn_label import screen
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
 pytestmark = [pytest.mark.usefixtures("quiz_demo_bank"), pytest.mark.django_db]

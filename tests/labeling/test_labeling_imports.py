@@ -1,6 +1,7 @@
-"""labeling/ as plug-ins: its import graph has no circle (imports inside functions included), a task
-type imports no service, action, campaign or view module, no module outside labeling/task_types/
-asks which task type a campaign has, and no module imports another module's private names.
+"""labeling/ as plug-ins: its import graph has no circle (imports inside functions included), no
+module imports a group above its own (LAYERS), a task type imports no service, action, page or
+platform, no module outside labeling/task_types/ asks which task type a campaign has, and no module
+imports another module's private names.
 
 Checked on the source (AST), so a function-level import counts like any other. Each check is
 also run on a planted example, so that it cannot pass by reading nothing.
@@ -16,15 +17,37 @@ from tests.conftest import REPO_ROOT
 
 LABELING = REPO_ROOT / "labeling"
 TASK_TYPES = LABELING / "task_types"
+# labeling's groups, top first: a module imports its own layer's and the layers below, never one
+# above (docs/architecture.md, "labeling/ by who it serves"); the longest prefix names a module's
+LAYERS = (
+    # the pages and their URLs by audience, the API, and what Django and the runtime find by name
+    (
+        "labeling.pages",
+        "labeling.api",
+        "labeling.admin",
+        "labeling.apps",
+        "labeling.jobs",
+        "labeling.tasks",
+        "labeling.management",
+        "labeling.templatetags",
+    ),
+    ("labeling.reports",),  # the researcher's reports and their cache
+    ("labeling.platforms",),  # the crowd platforms, their landings and the crowds that drive them
+    ("labeling.actions",),  # the annotator's actions
+    ("labeling.services", "labeling.study_flow"),  # the services, one writer each; the study flow
+    ("labeling.task_types.installed", "labeling.task_types.last_turn_label", "labeling.task_types.pairwise"),
+    ("labeling.work", "labeling.task_types"),  # a HIT and its parts; the task types' contract and registry
+    ("labeling.fast_path",),  # the annotator's hand-written SQL and compiled reads
+    ("labeling.models", "labeling.crowd"),  # the tables; the crowd's rules (pure)
+)
 # what a task type may never import: the shell above it (it stores nothing through a service)
 ABOVE_TASK_TYPES = (
     "labeling.services",
     "labeling.actions",
-    "labeling.services.campaigns",
-    "labeling.pages.annotator",
-    "labeling.pages.researcher",
-    "labeling.pages.landings",
-    "labeling.api.views",
+    "labeling.platforms",
+    "labeling.reports",
+    "labeling.pages",
+    "labeling.api",
     "labeling.jobs",
 )
 # the names a test of a campaign's task type is spelled with
@@ -147,6 +170,30 @@ def forbidden_imports(graph: dict[str, set[tuple[str, int]]], package: str, forb
     )
 
 
+def layer_of(module: str, layers=LAYERS) -> int | None:
+    """The index (0: the top) of the layer whose longest prefix names `module`; None for none."""
+    found = [
+        (len(prefix), index)
+        for index, prefixes in enumerate(layers)
+        for prefix in prefixes
+        if module == prefix or module.startswith(prefix + ".")
+    ]
+    return max(found)[1] if found else None
+
+
+def upward_imports(graph: dict[str, set[tuple[str, int]]], layers=LAYERS) -> list[str]:
+    """Every import of a module in a higher layer than the importer's, and every module (but the
+    package itself) that no layer names."""
+    top = {name.split(".")[0] for name in graph}
+    wrong = [f"{name} is in no layer" for name in sorted(graph) if name not in top and layer_of(name, layers) is None]
+    for source, edges in sorted(graph.items()):
+        for target, line in sorted(edges):
+            below, above = layer_of(source, layers), layer_of(target, layers)
+            if below is not None and above is not None and above < below:
+                wrong.append(f"{source}:{line} imports {target}, a layer above it")
+    return wrong
+
+
 def type_tests(path: Path) -> list[int]:
     """Lines that ask which task type a campaign has: a comparison with a type's name or value,
     `uses_labels`, an isinstance of a type's class, or a query filtered by a type's name."""
@@ -230,6 +277,10 @@ def project_modules() -> set[str]:
 
 def test_labeling_has_no_import_circle():
     assert cycles(import_graph(LABELING)) == []
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    assert upward_imports(import_graph(LABELING)) == []
 
 
 def test_a_task_type_imports_no_service_campaign_or_view_module():
@@ -326,6 +377,27 @@ def test_the_task_type_check_sees_a_service_imported_inside_a_method(tmp_path):
     )
     found = forbidden_imports(import_graph(top, tmp_path), "pkg.task_types", ("pkg.services",))
     assert found == ["pkg.task_types.mine:3 imports pkg.services"]
+
+
+def test_the_layer_check_sees_an_import_from_below_and_a_module_in_no_layer(tmp_path):
+    top = _plant(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/pages/__init__.py": "",
+            "pkg/pages/home.py": "from pkg.work import seats\n",  # down: allowed
+            "pkg/work/__init__.py": "",
+            "pkg/work/seats.py": "def f():\n    from pkg.pages.home import x\n",  # up, inside a function
+            "pkg/stray.py": "",
+        },
+    )
+    layers = (("pkg.pages",), ("pkg.work",))
+    assert upward_imports(import_graph(top, tmp_path), layers) == [
+        "pkg.stray is in no layer",
+        "pkg.work.seats:2 imports pkg.pages, a layer above it",  # (importing a module runs its package)
+        "pkg.work.seats:2 imports pkg.pages.home, a layer above it",
+    ]
+    assert layer_of("pkg.work.seats", (("pkg",), ("pkg.work",))) == 1  # the longest prefix
 
 
 @pytest.mark.parametrize(

@@ -10,11 +10,11 @@ import requests
 import responses
 from django.test import Client
 from django.utils import timezone
-from labeling.platforms.landing import session_refusal
 
 from labeling.models import Assignment, ProlificSessionCheck, Publication, Worker
 from labeling.platforms import prolific_checks
 from labeling.platforms.base import PlatformError
+from labeling.platforms.landing import session_refusal
 from labeling.platforms.prolific import API, ProlificPlatform, SubmissionLookupFailed, landing_submission
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 from tests.labeling.platform_helpers import prolific_landing, prolific_sessions

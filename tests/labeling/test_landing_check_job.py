@@ -11,7 +11,6 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
-from labeling.work.hits import build_hits
 
 from jobs.models import JobRun
 from jobs.registry import get as job_spec
@@ -20,6 +19,7 @@ from labeling.models import Assignment, ProlificSessionCheck, Publication, Worke
 from labeling.platforms import calls, prolific_checks, standin
 from labeling.platforms.standin.faults import SERVER, THROTTLED, TIMEOUT, FaultPlan
 from labeling.platforms.standin.prolific import RETRY_AFTER_SECONDS, ProlificStandIn, Submission
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 from tests.labeling.platform_helpers import prolific_landing
 

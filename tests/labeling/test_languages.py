@@ -11,10 +11,10 @@ from django.conf import settings
 from django.test import Client, RequestFactory
 from django.urls import reverse
 from django.utils import timezone, translation
-from labeling.work.hits import build_hits
 
 from config.db_unavailable import unavailable_response
 from labeling.models import Assignment, Response
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 
 pytestmark = [pytest.mark.usefixtures("quiz_demo_bank"), pytest.mark.django_db]

@@ -86,6 +86,7 @@ def test_the_campaign_page_says_two_site_annotators_cannot_finish_hits_of_three_
     client, researcher, annotators, two_hits
 ):
     from django.urls import reverse
+
     from labeling.services.workers import set_blocked, worker_for_user
 
     client.force_login(researcher)

@@ -9,7 +9,6 @@ labels written wholly in another script are still accepted."""
 import pytest
 from django.test import Client
 from django.urls import reverse
-from labeling.reports.campaign import review_proposal
 
 from annotation.models import Label
 from labeling.crowd import uts39
@@ -20,6 +19,7 @@ from labeling.crowd.label_text import (
     look_alike_of,
     mixed_scripts,
 )
+from labeling.reports.campaign import review_proposal
 
 # (typed, the label it reads as): each a kind of look-alike the red team used, or one more
 LOOK_ALIKES = [

@@ -11,15 +11,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from django.urls import reverse
-from labeling.reports.study import build_report, to_markdown
-from labeling.services.raters.endpoint import Endpoint, chat
-from labeling.services.raters.prompt import Example, build_messages, read_answer
-from labeling.services.raters.rate import rate_with_endpoint, rate_with_model_version
 from sklearn.metrics import cohen_kappa_score
 
 from annotation.models import Dialogue, Label, ModelVersion, Prediction
 from labeling.crowd.rater_agreement import cohen_kappa, expected_calibration_error, rater_agreement
 from labeling.models import Campaign, RaterAnswer
+from labeling.reports.study import build_report, to_markdown
+from labeling.services.raters.endpoint import Endpoint, chat
+from labeling.services.raters.prompt import Example, build_messages, read_answer
+from labeling.services.raters.rate import rate_with_endpoint, rate_with_model_version
 from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 

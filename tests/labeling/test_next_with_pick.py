@@ -19,7 +19,6 @@ from django.db import connection, connections, transaction
 from django.test import Client, override_settings
 from django.urls import reverse
 from django.utils import timezone
-from labeling.work.hits import build_hits
 
 from annotation.models import Label
 from labeling.actions import answer as answer_action
@@ -29,6 +28,7 @@ from labeling.actions.submit import submit_assignment
 from labeling.fast_path import pick as fast_pick
 from labeling.fast_path import screen as screens
 from labeling.models import HIT, Assignment, Response
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 from tests.labeling.test_save_pick import claim, item_at
 from tests.threads import run_together

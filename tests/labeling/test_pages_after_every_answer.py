@@ -17,11 +17,11 @@ from decimal import Decimal
 import pytest
 from django.test import Client
 from django.urls import reverse
-from labeling.services.qualification import build_qualification_hit
-from labeling.work.hits import build_hits
 
 from labeling.actions.submit import confirm_platform_submission
 from labeling.models import AggregatedLabel, Assignment, QuizCheck, Response, Worker
+from labeling.services.qualification import build_qualification_hit
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign
 from tests.labeling.page_walk import NEW_LABEL, answer_screen, claim, landed, screen_items, submit
 from tests.labeling.platform_helpers import prolific_landing, prolific_sessions

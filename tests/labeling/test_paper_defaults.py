@@ -2,10 +2,10 @@
 HIT, 3 workers, and the bonus at 3 of the 5 quiz items right (annotation/papers.py)."""
 
 import pytest
-from labeling.services.campaigns import create_campaign
-from labeling.services.payments import approve_assignment, record_payments
 
 from labeling.models import Assignment, PaymentEntry
+from labeling.services.campaigns import create_campaign
+from labeling.services.payments import approve_assignment, record_payments
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 pytestmark = pytest.mark.django_db

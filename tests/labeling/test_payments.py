@@ -3,6 +3,8 @@
 from decimal import Decimal
 
 import pytest
+
+from labeling.models import Assignment, Campaign, PaymentEntry
 from labeling.services.payments import (
     ReviewRefused,
     approve_assignment,
@@ -12,8 +14,6 @@ from labeling.services.payments import (
     record_payments,
     reject_assignment,
 )
-
-from labeling.models import Assignment, Campaign, PaymentEntry
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 pytestmark = pytest.mark.django_db

@@ -4,12 +4,12 @@ from decimal import Decimal
 
 import pytest
 from django.urls import reverse
-from labeling.reports.campaign import campaign_report
-from labeling.services.payments import ReviewRefused, approve_assignment, approve_submitted, record_payments
 
 from labeling.actions import SubmissionRefused
 from labeling.actions.submit import confirm_platform_submission
 from labeling.models import AggregatedLabel, Assignment, Campaign, PaymentEntry, Worker
+from labeling.reports.campaign import campaign_report
+from labeling.services.payments import ReviewRefused, approve_assignment, approve_submitted, record_payments
 from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 

@@ -7,13 +7,13 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.urls import reverse
-from labeling.services.entry_tokens import publication_token
-from labeling.services.workers import platform_worker
-from labeling.work.hits import build_hits
 
 from labeling.actions.submit import submit_assignment
 from labeling.models import Assignment, Campaign, Worker
 from labeling.platforms import hit_url
+from labeling.services.entry_tokens import publication_token
+from labeling.services.workers import platform_worker
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import (
     answer_everything,
     make_dialogues,
@@ -294,9 +294,8 @@ def test_another_workers_assignment_has_no_return(client, campaign):
 
 
 def test_a_site_assignment_has_no_platform_return(client, campaign, annotators):
-    from labeling.services.workers import worker_for_user
-
     from labeling.actions.claim import claim_next_hit
+    from labeling.services.workers import worker_for_user
 
     client.force_login(annotators[0])
     assignment = claim_next_hit(worker_for_user(annotators[0]), campaign)

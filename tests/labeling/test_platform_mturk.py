@@ -8,11 +8,11 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 from django.urls import reverse
-from labeling.services import payments
 
 from labeling.models import HIT, Assignment, Campaign, PaymentEntry, PlatformSubmission, Publication, Worker
 from labeling.platforms import PlatformError, get_platform, hit_url, mturk, publish_campaign
 from labeling.platforms.sync import sync_publication
+from labeling.services import payments
 from labeling.task_types.last_turn_label.follow_up import hits_short_of_majority
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues
 from tests.labeling.platform_helpers import SANDBOX, draft_campaign, mturk_landing, slept, work_through_pages

@@ -7,11 +7,11 @@ from decimal import Decimal
 
 import pytest
 from botocore.stub import ANY
-from labeling.services import qualification
 
 from labeling.models import HIT, Assignment, PlatformQualification, Publication, QualificationResult
 from labeling.platforms import get_platform, hit_url, mturk, publish_campaign
 from labeling.platforms.sync import sync_publication
+from labeling.services import qualification
 from tests.labeling.platform_helpers import draft_campaign, mturk_landing, slept, work_through_pages
 from tests.labeling.test_platform_mturk import LOCALES, expect_list, listed, stub
 

@@ -10,7 +10,6 @@ import pytest
 from botocore.stub import ANY
 from django.urls import reverse
 from django.utils import timezone
-from labeling.services import payments
 
 from jobs.models import JobRun
 from labeling.models import HIT, Assignment, Campaign, PaymentEntry, Publication
@@ -18,6 +17,7 @@ from labeling.platforms import PlatformError, base, get_platform, mturk, publish
 from labeling.platforms.costs import HourlyPay, hourly_rate
 from labeling.platforms.prolific import API, ProlificPlatform
 from labeling.platforms.sync import sync_publication
+from labeling.services import payments
 from tests.labeling.platform_helpers import draft_campaign, mturk_landing, prolific_sessions, slept, work_through_pages
 from tests.labeling.test_platform_mturk import expect_get_hit, expect_list, expect_publish, listed, short_hit, stub
 from tests.labeling.test_platform_prolific import (

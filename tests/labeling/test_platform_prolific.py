@@ -9,14 +9,14 @@ import pytest
 import requests
 import responses
 from django.urls import reverse
-from labeling.services import payments
-from labeling.services.entry_tokens import publication_token
 from responses import matchers
 
 from labeling.models import HIT, Assignment, Campaign, PaymentEntry, PlatformSubmission, Publication, Worker
 from labeling.platforms import PlatformError, get_platform, publish_campaign
 from labeling.platforms.prolific import API, MIN_REJECTION_MESSAGE
 from labeling.platforms.sync import sync_publication
+from labeling.services import payments
+from labeling.services.entry_tokens import publication_token
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues
 from tests.labeling.platform_helpers import (
     draft_campaign,

@@ -7,13 +7,13 @@ from decimal import Decimal
 
 import pytest
 from django.urls import reverse
-from labeling.services import qualification
 from responses import matchers
 
 from labeling.models import HIT, Assignment, PlatformQualification, Publication, QualificationResult
 from labeling.platforms import get_platform, publish_campaign
 from labeling.platforms.prolific import ALLOWLIST_FILTER, API
 from labeling.platforms.sync import sync_publication
+from labeling.services import qualification
 from tests.labeling.platform_helpers import (
     draft_campaign,
     prolific_landing,

@@ -9,12 +9,12 @@ from decimal import Decimal
 
 import pytest
 from django.utils import timezone
-from labeling.work.hits import build_hits
 
 from labeling.models import HIT, Assignment, PaymentEntry, PlatformSubmission, Publication
 from labeling.platforms import PlatformError, publish_campaign, standin
 from labeling.platforms.standin.crowd import BASE_URL, CARELESS, GOOD, SOFT_TIME_OUT, StudyRun
 from labeling.platforms.sync import close_publication
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues
 from tests.labeling.platform_study import platforms, study_campaign
 

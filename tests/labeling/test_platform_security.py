@@ -11,13 +11,13 @@ from django.db import connection
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
-from labeling.services.entry_tokens import publication_token
-from labeling.services.workers import platform_worker, worker_for_user
-from labeling.work.hits import build_hits
 
 from labeling.actions.claim import claim_next_hit
 from labeling.actions.submit import submit_assignment
 from labeling.models import Assignment, Campaign, Worker
+from labeling.services.entry_tokens import publication_token
+from labeling.services.workers import platform_worker, worker_for_user
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 from tests.labeling.platform_helpers import prolific_knows, prolific_sessions
 from tests.threads import run_together

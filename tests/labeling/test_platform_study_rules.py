@@ -8,7 +8,6 @@ when funds run out, auto-approval paid once."""
 from decimal import Decimal
 
 import pytest
-from labeling.services.campaigns import set_campaign_status
 
 from labeling.models import Assignment, Campaign, PaymentEntry, PlatformQualification, PlatformSubmission, Publication
 from labeling.platforms import PlatformError, get_platform, publish_campaign, standin
@@ -17,6 +16,7 @@ from labeling.platforms.prolific_studies import minimum_allowed_minutes
 from labeling.platforms.standin.crowd import BASE_URL, CARELESS, GOOD, PARTIAL, StudyRun
 from labeling.platforms.standin.faults import LOST, FaultPlan
 from labeling.platforms.standin.prolific import Refused
+from labeling.services.campaigns import set_campaign_status
 from tests.labeling.platform_study import platforms, study_campaign
 
 __all__ = ["platforms"]
@@ -183,9 +183,8 @@ def test_a_refused_bonus_set_up_blocks_nothing_else(platforms, monkeypatch):
 
 
 def test_a_partial_approval_made_on_prolific_is_owed_nothing_until_its_share_is_read_there(platforms):
-    from labeling.services.payments import record_reward_share, shares_unknown
-
     from labeling.platforms.sync import SHARE_UNKNOWN
+    from labeling.services.payments import record_reward_share, shares_unknown
 
     run = prolific_run()
     run.publish()

@@ -9,10 +9,6 @@ from decimal import Decimal
 import pytest
 from django.test import Client
 from django.urls import reverse
-from labeling.services import payments, qualification
-from labeling.services.workers import worker_for_user
-from labeling.work.hits import build_hits
-from labeling.work.quiz_pool import PoolTooSmall
 
 from annotation.models import Label
 from annotation.papers import QUIZ_BONUS_MARK, QUIZ_ITEMS_PER_HIT
@@ -20,6 +16,10 @@ from labeling.actions.claim import claim_next_hit
 from labeling.actions.submit import submit_assignment
 from labeling.crowd.qualification import passes, quiz_history, quiz_minutes
 from labeling.models import HIT, Assignment, QualificationResult, QuizCheck, QuizQuestion, Response
+from labeling.services import payments, qualification
+from labeling.services.workers import worker_for_user
+from labeling.work.hits import build_hits
+from labeling.work.quiz_pool import PoolTooSmall
 from tests.labeling import crowd_factories
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 

@@ -82,9 +82,8 @@ def test_matching_a_different_source_pool_brings_the_quiz_to_the_works_mix():
 
 @pytest.mark.django_db
 def test_build_hits_draws_the_pool_items_that_look_like_the_hits_work(settings):
-    from labeling.work.hits import build_hits
-
     from labeling.models import HITItem
+    from labeling.work.hits import build_hits
     from tests.labeling.hit_factory import make_dialogues, open_campaign
     from tests.labeling.test_quiz_pool import make_pool, suggest
 

@@ -12,9 +12,6 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import Client
 from django.urls import reverse
-from labeling.services.campaigns import create_campaign
-from labeling.work import quiz_pool
-from labeling.work.hits import build_hits
 
 from annotation.models import Label, ModelVersion, Prediction
 from labeling.actions.answer import save_response
@@ -22,6 +19,9 @@ from labeling.actions.claim import claim_next_hit
 from labeling.actions.submit import submit_assignment
 from labeling.crowd.bundling import choice_order
 from labeling.models import AggregatedLabel, Assignment, Campaign, HITItem, QuizQuestion, Response, Worker
+from labeling.services.campaigns import create_campaign
+from labeling.work import quiz_pool
+from labeling.work.hits import build_hits
 from tests.conftest import REPO_ROOT
 from tests.labeling.hit_factory import FALLBACK, answer_everything, make_dialogues, open_campaign
 from tests.threads import run_together

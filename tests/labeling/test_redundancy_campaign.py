@@ -4,11 +4,11 @@ API, and the campaign page's answers saved against what the fixed policy would h
 import pytest
 from django.test import Client
 from django.urls import reverse
-from labeling.work.policy import answers_bought
 from rest_framework.test import APIClient
 
 from labeling.crowd.redundancy import RedundancyPolicy, first_seats, setting_errors
 from labeling.models import Campaign
+from labeling.work.policy import answers_bought
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 pytestmark = pytest.mark.django_db

@@ -5,13 +5,13 @@ the cap; off by default."""
 import math
 
 import pytest
-from labeling.work.policy import policy_of
 from rest_framework.test import APIClient
 
 from labeling.crowd.redundancy import RedundancyPolicy, setting_errors, settle
 from labeling.models import Campaign, HITItem
 from labeling.task_types.last_turn_label.aggregation import campaign_votes
 from labeling.task_types.last_turn_label.follow_up import create_follow_up_hits, posterior_maxima
+from labeling.work.policy import policy_of
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 UNTIL = "until_agreement"

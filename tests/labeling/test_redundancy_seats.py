@@ -3,14 +3,14 @@ at a time for unsettled items only, the cap, the gold of an item settled by the 
 and never a worker answering an item twice."""
 
 import pytest
-from labeling.work import seats
-from labeling.work.hits import build_hits
 
 from annotation.models import Label, ModelVersion, Prediction
 from labeling.actions.claim import open_hits_for
 from labeling.models import HIT, AggregatedLabel, Assignment, Campaign, HITItem
 from labeling.task_types.last_turn_label.aggregation import aggregate_campaign
 from labeling.task_types.last_turn_label.follow_up import create_follow_up_hits
+from labeling.work import seats
+from labeling.work.hits import build_hits
 from tests.labeling import hit_factory
 from tests.labeling.crowd_factories import answer, make_answered_hit, make_dialogues, make_workers
 

@@ -22,6 +22,12 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
+
+from labeling import task_types
+from labeling.actions import SubmissionRefused
+from labeling.actions.answer import save_response
+from labeling.actions.submit import confirm_platform_submission, submit_assignment
+from labeling.models import Assignment, Campaign, CampaignFigures, Response, Worker
 from labeling.reports.cache import (
     CSRF_PLACEHOLDER,
     as_json,
@@ -34,12 +40,6 @@ from labeling.reports.campaign import campaign_report
 from labeling.services import workers
 from labeling.services.payments import ReviewRefused, reject_assignment
 from labeling.work.policy import answers_bought
-
-from labeling import task_types
-from labeling.actions import SubmissionRefused
-from labeling.actions.answer import save_response
-from labeling.actions.submit import confirm_platform_submission, submit_assignment
-from labeling.models import Assignment, Campaign, CampaignFigures, Response, Worker
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quiz_demo_bank")]

@@ -2,9 +2,9 @@
 
 import pytest
 from django.urls import reverse
-from labeling.reports.plots import report_plots
 
 from labeling.models import Campaign
+from labeling.reports.plots import report_plots
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 REPORT = {

@@ -12,8 +12,6 @@ from datetime import timedelta
 import pytest
 from django.db import connection, connections, transaction
 from django.utils import timezone
-from labeling.services.workers import worker_for_user
-from labeling.work.hits import build_hits
 
 from annotation.models import Label
 from labeling.actions.answer import save_pick, save_response
@@ -21,6 +19,8 @@ from labeling.actions.claim import claim_next_hit
 from labeling.fast_path import compiled as fast_path
 from labeling.fast_path import reads as hot_reads
 from labeling.models import Assignment, HITItem, Response
+from labeling.services.workers import worker_for_user
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign, screen_item
 
 # the HITs here take their quiz screens from the built-in one-turn quiz bank

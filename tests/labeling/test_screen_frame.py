@@ -13,10 +13,10 @@ from django.test import Client, override_settings
 from django.urls import reverse, set_script_prefix
 from django.utils import timezone
 from django.utils.html import escape
-from labeling.work.hits import build_hits
 
 from labeling.fast_path import screen as screens
 from labeling.models import Assignment, Response
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign, screen_item
 from tests.labeling.test_annotator_views import HTMX, answer, item_url, start_hit
 

@@ -7,6 +7,7 @@ from collections import defaultdict
 
 import pytest
 from django.core.management import CommandError, call_command
+
 from labeling.platforms.simulated_crowd import DEFAULT_CROWD, Profile, Truth, choose_answer
 
 # the campaigns here take their quiz screens from the built-in one-turn bank
@@ -41,12 +42,11 @@ def test_a_wrong_answer_is_never_the_truth():
 
 @pytest.fixture
 def demo_campaign(db, tmp_path):
-    from labeling.services.campaigns import create_campaign, set_campaign_status
-    from labeling.work.hits import build_hits
-
     from annotation.demo_corpus.generator import TRUTH_FILE, generate, write_corpus
     from annotation.ingestion import IngestOptions, ingest_paths
     from annotation.models import Dialogue
+    from labeling.services.campaigns import create_campaign, set_campaign_status
+    from labeling.work.hits import build_hits
 
     write_corpus(generate(200, seed=4), tmp_path)
     ingest_paths([tmp_path], IngestOptions())
@@ -115,9 +115,8 @@ def test_the_crowd_answers_through_the_services_and_agreement_follows_reliabilit
 
 
 def test_a_second_run_adds_nothing(demo_campaign):
-    from labeling.platforms.simulated_crowd import read_truth, simulate_campaign
-
     from labeling.models import Response
+    from labeling.platforms.simulated_crowd import read_truth, simulate_campaign
 
     campaign, truth_path = demo_campaign
     simulate_campaign(campaign, read_truth(truth_path), leave_open=1)
@@ -142,12 +141,11 @@ def test_the_command_refuses_a_closed_campaign_and_a_missing_truth_file(demo_cam
 
 @pytest.fixture
 def policy_campaign(db, tmp_path):
-    from labeling.services.campaigns import create_campaign, set_campaign_status
-    from labeling.work.hits import build_hits
-
     from annotation.demo_corpus.generator import TRUTH_FILE, generate, write_corpus
     from annotation.ingestion import IngestOptions, ingest_paths
     from annotation.models import Dialogue
+    from labeling.services.campaigns import create_campaign, set_campaign_status
+    from labeling.work.hits import build_hits
 
     write_corpus(generate(60, seed=4), tmp_path)
     ingest_paths([tmp_path], IngestOptions())
@@ -159,11 +157,11 @@ def policy_campaign(db, tmp_path):
 
 def test_the_crowd_answers_a_policy_campaign_until_every_item_is_settled(policy_campaign):
     from django.db.models import Count
-    from labeling.platforms.simulated_crowd import read_truth, simulate_until_settled
-    from labeling.work.policy import answers_bought
 
     from labeling.models import HIT, Response
+    from labeling.platforms.simulated_crowd import read_truth, simulate_until_settled
     from labeling.task_types.last_turn_label.follow_up import create_follow_up_hits, turn_seats
+    from labeling.work.policy import answers_bought
 
     campaign, truth_path = policy_campaign
     simulate_until_settled(campaign, read_truth(truth_path))
@@ -184,12 +182,11 @@ def test_the_crowd_answers_a_policy_campaign_until_every_item_is_settled(policy_
 def test_a_crowd_too_small_for_the_claim_rules_grows_and_every_seat_comes_from_the_claim(demo_campaign, monkeypatch):
     """Two workers cannot fill a HIT of three seats (no HIT twice), so workers join until every
     seat is taken; each seat comes from claim_next_hit."""
-    from labeling.services.campaigns import create_campaign, set_campaign_status
-    from labeling.work.hits import build_hits
-
     from annotation.models import Dialogue
     from labeling.models import HIT, Assignment
     from labeling.platforms import simulated_crowd
+    from labeling.services.campaigns import create_campaign, set_campaign_status
+    from labeling.work.hits import build_hits
 
     _, truth_path = demo_campaign
     campaign = create_campaign("Per seat", dialogues_per_hit=2, quiz_per_hit=5)

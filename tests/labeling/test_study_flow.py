@@ -9,13 +9,13 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
-from labeling.services.workers import worker_for_user
-from labeling.work.hits import build_hits
 
 from annotation.models import AuditEntry
 from labeling.models import Assignment, ConsentDecision, StudyStep, SurveyResponse
+from labeling.services.workers import worker_for_user
 from labeling.study_flow.config import clean_flow
 from labeling.study_flow.demo import DEMO_FLOW
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 
 pytestmark = pytest.mark.usefixtures("quiz_demo_bank")

@@ -4,10 +4,10 @@ arrives together (a double click, two tabs): the unique rows decide, never a rea
 
 import pytest
 from django.db import connection
-from labeling.services.workers import worker_for_user
 
 from annotation.models import AuditEntry
 from labeling.models import ConsentDecision, PracticeAnswer, StudyStep, SurveyResponse
+from labeling.services.workers import worker_for_user
 from labeling.study_flow import progress
 from labeling.study_flow.config import clean_flow
 from labeling.study_flow.demo import DEMO_FLOW

@@ -7,9 +7,9 @@ import json
 
 import pytest
 from django.urls import reverse
-from labeling.services.campaigns import CampaignRefused, change_campaign_settings, create_campaign
 
 from annotation.models import AuditEntry
+from labeling.services.campaigns import CampaignRefused, change_campaign_settings, create_campaign
 from labeling.study_flow import config, markdown, texts
 from labeling.study_flow.demo import DEMO_FLOW
 

@@ -9,12 +9,12 @@ from urllib.parse import urlencode
 
 import pytest
 from django.urls import reverse
-from labeling.services.campaigns import change_campaign_settings
-from labeling.services.entry_tokens import publication_token
 
 from labeling.models import Assignment, PaymentEntry, Worker
 from labeling.platforms import prolific_checks, standin
 from labeling.platforms.standin.crowd import StudyRun
+from labeling.services.campaigns import change_campaign_settings
+from labeling.services.entry_tokens import publication_token
 from labeling.study_flow.demo import DEMO_FLOW
 from tests.labeling.platform_helpers import mturk_landing
 from tests.labeling.platform_study import platforms, study_campaign

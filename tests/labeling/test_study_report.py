@@ -9,11 +9,11 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
-from labeling.reports.study import build_report, to_json, to_latex, to_markdown
-from labeling.reports.study.crowd import platform_minimum, spread
 
 from labeling.crowd.agreement import fleiss_kappa, gwet_ac1, rating_table
 from labeling.models import Assignment, Campaign, Response, Worker
+from labeling.reports.study import build_report, to_json, to_latex, to_markdown
+from labeling.reports.study.crowd import platform_minimum, spread
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 # as given: a typed label is its own category ("Forgetful (Other)")

@@ -7,15 +7,15 @@ from decimal import Decimal
 
 import pytest
 from django.urls import reverse
+
+from annotation.models import Label
+from labeling.models import HIT, Assignment, Campaign, HITItem, RaterAnswer
 from labeling.reports.study import build_report
 from labeling.reports.study.crowd import crowd_figures
 from labeling.reports.study.figures import dialogue_answers
 from labeling.reports.study.provenance import campaign_provenance
 from labeling.services.campaigns import CampaignRefused, create_campaign
 from labeling.work.policy import answers_bought
-
-from annotation.models import Label
-from labeling.models import HIT, Assignment, Campaign, HITItem, RaterAnswer
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 

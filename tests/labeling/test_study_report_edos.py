@@ -7,10 +7,10 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from labeling.services.importers.edos_format import read_edos
 
 from labeling.crowd.agreement import observed_agreement, rating_table
 from labeling.models import Campaign
+from labeling.services.importers.edos_format import read_edos
 from tests.labeling.latex_check import latex_problems
 
 

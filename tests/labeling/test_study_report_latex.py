@@ -9,11 +9,11 @@ import subprocess
 
 import pytest
 from django.urls import reverse
-from labeling.reports.study import build_report, to_latex, to_standalone_latex
-from labeling.reports.study.latex_escape import latex_escape
 
 from annotation.models import Label
 from labeling.models import Campaign
+from labeling.reports.study import build_report, to_latex, to_standalone_latex
+from labeling.reports.study.latex_escape import latex_escape
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 from tests.labeling.latex_check import latex_problems
 

@@ -2,13 +2,13 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from labeling.work.hits import build_hits
 
 from labeling.actions import SubmissionRefused
 from labeling.actions.answer import save_response
 from labeling.actions.claim import claim_next_hit
 from labeling.actions.submit import submit_assignment
 from labeling.models import Assignment, HITItem, Response, Worker
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign, screen_item
 
 # the HITs here take their quiz screens from the built-in one-turn quiz bank

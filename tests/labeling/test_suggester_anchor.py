@@ -3,11 +3,11 @@ top-1 suggestion wins, live on the campaign dashboard, with the weak-suggester w
 
 import pytest
 from django.urls import reverse
-from labeling.reports.campaign import campaign_report
-from labeling.work.hits import record_suggestion_model
 
 from annotation.models import ModelVersion
 from labeling.models import Campaign
+from labeling.reports.campaign import campaign_report
+from labeling.work.hits import record_suggestion_model
 from tests.labeling.crowd_factories import make_answered_hit, make_dialogues, make_workers
 
 pytestmark = pytest.mark.django_db

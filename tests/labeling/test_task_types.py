@@ -4,8 +4,6 @@ line. Runs on PostgreSQL when DATABASE_URL names one."""
 
 import pytest
 from django.urls import reverse
-from labeling.services.campaigns import CampaignRefused, create_campaign, create_pairwise_campaign, set_campaign_status
-from labeling.work.hits import build_hits, write_hits
 
 from annotation.models import Label
 from labeling import task_types
@@ -16,8 +14,10 @@ from labeling.actions.submit import submit_assignment
 from labeling.crowd.majority import majority_vote
 from labeling.crowd.win_rates import unshuffle, wilson_interval
 from labeling.models import LAST_TURN_LABEL, Assignment, Campaign, HITItem, QuizQuestion, Response, Worker
+from labeling.services.campaigns import CampaignRefused, create_campaign, create_pairwise_campaign, set_campaign_status
 from labeling.task_types import AnswerRefused, TaskType, export_records
 from labeling.task_types.pairwise import PAIRWISE, dialogue_of
+from labeling.work.hits import build_hits, write_hits
 from tests.labeling.hit_factory import make_dialogues
 
 # the HITs here take their quiz screens from the built-in one-turn quiz bank

@@ -4,8 +4,6 @@ occurrence, and a participant's submission only inserts rows (a worker delivers 
 from unittest import mock
 
 import pytest
-from labeling.services.adjudication import announce_waiting
-from labeling.work.hits import build_hits
 
 from jobs.tasks import deliver_webhook_task
 from jobs.webhooks import delivery
@@ -17,6 +15,8 @@ from labeling.actions.submit import submit_assignment
 from labeling.models import HIT, AggregatedLabel, Campaign, Publication, Worker
 from labeling.platforms import PlatformError
 from labeling.platforms.sync import sync_publication
+from labeling.services.adjudication import announce_waiting
+from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import answer_everything, make_dialogues, open_campaign
 from tests.labeling.platform_helpers import draft_campaign
 
@@ -125,9 +125,8 @@ def test_waiting_adjudication_is_announced_once_per_aggregation(queued, django_c
 
 
 def test_the_aggregation_job_announces_waiting_work_under_its_own_id(monkeypatch):
-    from labeling.services import adjudication
-
     from jobs.runtime import run_job, start_job
+    from labeling.services import adjudication
 
     campaign = open_campaign()
     announced = []

@@ -1,8 +1,7 @@
 """The demo's quiz pool: which ranked candidates become quiz dialogues (the rest stay work)."""
 
-from labeling.platforms.simulated_crowd import Truth
-
 from annotation.readability import Candidate, RankedCandidate
+from labeling.platforms.simulated_crowd import Truth
 from mlworkers.chain.demo import quiz_pool_rows
 
 

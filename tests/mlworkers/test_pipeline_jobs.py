@@ -7,7 +7,6 @@ from unittest import mock
 
 import pytest
 from django.core.management import call_command
-from labeling.services.campaigns import create_campaign
 
 from annotation.models import Dialogue, ModelVersion, Prediction, Turn, TurnLabel
 from annotation.splits import split_for
@@ -16,6 +15,7 @@ from jobs import runtime as jobs
 from jobs.models import JobRun
 from jobs.registry import InvalidParameters
 from labeling.models import AggregatedLabel, Campaign, HITItem
+from labeling.services.campaigns import create_campaign
 from mlworkers import gold
 from mlworkers.chain import pipeline
 from mlworkers.classifier import weak_labeler

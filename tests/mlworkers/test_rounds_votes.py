@@ -5,10 +5,10 @@ their votes alone (never validation or test ones, never as candidates for SBERT 
 from unittest import mock
 
 import pytest
-from labeling.services.campaigns import create_campaign
 
 from annotation.models import Dialogue, TurnLabel
 from labeling.models import AggregatedLabel
+from labeling.services.campaigns import create_campaign
 from mlworkers import gold
 from mlworkers.ml.classifier import dialogue_classifier as dc
 from mlworkers.ml.classifier.model import TrainConfig

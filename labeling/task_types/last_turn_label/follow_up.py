@@ -23,7 +23,6 @@ from django.db.models import Count, F, Q
 from labeling.crowd.dawid_skene import dawid_skene
 from labeling.crowd.redundancy import FIXED, RedundancyPolicy, settle
 from labeling.models import HIT, Campaign, HITItem, counted_assignment_q
-from labeling.platforms.local import LOCAL_PREFIX
 from labeling.task_types.last_turn_label.aggregation import campaign_votes
 from labeling.task_types.last_turn_label.tiebreak import bundle_again, create_tiebreak_hits
 from labeling.work.policy import model_tops, policy_of
@@ -121,7 +120,7 @@ def _wants_a_seat(policy: RedundancyPolicy, held: TurnSeats, votes, top: tuple, 
 
 def on_a_platform(hit: HIT) -> bool:
     """Published on MTurk or Prolific (the local platform's ids start with "local:")."""
-    return bool(hit.external_id) and not hit.external_id.startswith(LOCAL_PREFIX)
+    return bool(hit.external_id) and not hit.external_id.startswith(HIT.LOCAL_PREFIX)
 
 
 def turn_seats(campaign: Campaign) -> dict[int, TurnSeats]:

@@ -55,9 +55,8 @@ def _own_assignment(request: HttpRequest, pk: int, *, lock: bool = False) -> Ass
 
 
 def _own_assignment_with_answers(request: HttpRequest, pk: int, positions: list[int]) -> tuple[Assignment, dict | None]:
-    """_own_assignment, with the stored answers of the screens at `positions` (as the task type's
-    stored_answers) read by the same statement when this process knows the assignment's HIT
-    (hot_reads.route_of) and its type reads them so; else the answers are None, for the caller."""
+    """_own_assignment, with the stored answers (as the type's stored_answers) of the screens at `positions`, read by
+    the same statement when this process knows the HIT (route_of) and its type reads them so; else answers None."""
     route = hot_reads.route_of(pk, request.user.pk)
     reader = task_types.find(route.task_type) if route else None  # None: the route's type is gone
     if not reader:
@@ -83,9 +82,8 @@ def _is_live(assignment: Assignment) -> bool:
 
 
 def _live_among(history: list[Assignment], worker) -> Assignment | None:
-    """live_assignment(worker), taken from the worker's history when it holds every assignment
-    of theirs (fewer than hot_reads.HISTORY_SHOWN): the same rule (accepted, inside its time limit, in an
-    open campaign, the earliest accepted), one read less on every home page; else read."""
+    """live_assignment(worker) (accepted, inside its time limit, in an open campaign, the earliest accepted), taken
+    from the worker's history when that holds all of theirs (under HISTORY_SHOWN): one read less; else read."""
     if len(history) >= hot_reads.HISTORY_SHOWN:
         return live_assignment(worker)
     live = [a for a in history if _is_live(a) and a.hit.campaign.status == Campaign.OPEN]
@@ -174,12 +172,11 @@ def assignment_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def _where_it_stands(
     request: HttpRequest, assignment: Assignment, *, whole_page: bool = False, fresh: bool = False
 ) -> HttpResponse:
-    """A live assignment's first open screen, or its review once every screen is answered: a
-    redirect there, or with `whole_page` for htmx (a claim from the home page) the screen's whole
-    page in this answer, its URL pushed: the first second of a study is every arrival's claim and
-    first screen at once, and one request less each is what lets the burst drain (issue 37).
-    htmx pushes the URL it is sent (https://htmx.org/headers/hx-push-url/), so a reload or Back
-    behave as after a redirect.
+    """A live assignment's first open screen, or its review once every screen is answered: a redirect there, or with
+    `whole_page` for htmx (a claim from the home page) the screen's whole page in this answer, its URL pushed: the
+    first second of a study is every arrival's claim and first screen at once, and one request less each is what lets
+    the burst drain (issue 37). htmx pushes the URL it is sent (https://htmx.org/headers/hx-push-url/), so a reload or
+    Back behave as after a redirect.
     `fresh`: accepted just now, so no answer is read (there is none)."""
     first_open = _first_open(assignment, fresh=fresh)
     if first_open is None:
@@ -350,11 +347,10 @@ def _save_on_the_way(request: HttpRequest, assignment: Assignment, item: HITItem
 
 
 def _autosave(request: HttpRequest, pk: int, position: int) -> HttpResponse:
-    """The autosave (go=stay with an answer): the browser sends it when the answer changes, so it
-    is saved outright. With the annotator fast path on, the common case (one of the three
-    choices, on an assignment this process served before) is one SQL statement
-    (actions.answer.save_pick); anything else, and everything with it off, reads the assignment
-    once, locked, for both the ownership check and the save. Saving replaces the stored answer."""
+    """The autosave (go=stay with an answer): the browser sends it when the answer changes, so it is saved outright.
+    With the annotator fast path on, the common case (one of the three choices, on an assignment this process served
+    before) is one SQL statement (actions.answer.save_pick); anything else, and everything with it off, reads the
+    assignment once, locked, for both the ownership check and the save. Saving replaces the stored answer."""
     seconds = _posted_seconds(request)
     if save_pick(pk, request.user.pk, position, request.POST.get("answer", ""), seconds_spent=seconds):
         return _saved(request, pk, position)

@@ -1,7 +1,7 @@
 """A HIT's free seats, counted once and kept in `HIT.seats_free` so a claim never counts them.
 
 The count is by status: an assignment holds a seat while it is accepted, submitted or approved
-(SEAT_STATUSES), and `HIT.seats_free` is `required_workers` minus those. An accepted assignment
+(labeling.fast_path.claim.SEAT_STATUSES), and `HIT.seats_free` is `required_workers` minus those. An accepted assignment
 past its time limit still holds its seat in this count until `expire_stale_assignments` turns it
 expired and frees the seat, in one transaction. (Counting by time instead let a recount free a
 lapsed seat and the expiry free it again: the count drifted one too high.) Every service that takes
@@ -33,49 +33,20 @@ from collections import Counter
 from collections.abc import Iterable
 
 from django.db import transaction
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
 from django.db.models.functions import Coalesce
 
+from labeling.fast_path import claim as fast_claim
 from labeling.fast_path import compiled as fast_path
-from labeling.models import HIT, Assignment, HITItem, QuizCheck
-
-# the statuses that hold a seat in the count (a lapsed accepted one too, until it is expired)
-SEAT_STATUSES = (Assignment.ACCEPTED, *Assignment.DONE)
-
-
-def _holds_a_seat() -> Q:
-    """By status, or for good once shown a known answer (a qualification seat, see above); an
-    MTurk landing's phantom place (Assignment.phantom) never."""
-    held = Q(status__in=SEAT_STATUSES) | Q(Exists(QuizCheck.objects.filter(assignment=OuterRef("pk"))))
-    return held & Q(phantom=False)
-
-
-_HIT = fast_path.STAND_IN_HIT
-# the reads of every claim, compiled once per process with the annotator fast path on (its one
-# statement that takes a seat, labeling.fast_path.claim, is built around them): the seats held by the
-# count, the HIT's seat slots, and the assignments that hold or held a slot (not an expired one
-# that never held it, see slot_for_new_seat)
-TAKEN = fast_path.Compiled(lambda hit_id: Assignment.objects.filter(_holds_a_seat(), hit_id=hit_id).values("pk"), _HIT)
-SLOTS = fast_path.Compiled(
-    lambda hit_id: (
-        HITItem.objects.filter(hit_id=hit_id, seat__gt=0).order_by().values_list("seat", flat=True).distinct()
-    ),
-    _HIT,
-)
-HELD = fast_path.Compiled(
-    lambda hit_id: (
-        Assignment.objects.filter(hit_id=hit_id).exclude(Q(status=Assignment.EXPIRED) & ~_holds_a_seat()).values("seat")
-    ),
-    _HIT,
-)
+from labeling.models import HIT, Assignment
 
 
 def taken(hit_id: int) -> int:
     """Seats of one HIT held by status, counted from its assignments (index on hit, status). The
     caller holds the HIT's row lock (labeling.actions.claim)."""
     if fast_path.enabled():
-        return TAKEN.count(hit_id)
-    return TAKEN.queryset(hit_id).count()
+        return fast_claim.TAKEN.count(hit_id)
+    return fast_claim.TAKEN.queryset(hit_id).count()
 
 
 def slot_for_new_seat(hit_id: int) -> int:
@@ -85,10 +56,14 @@ def slot_for_new_seat(hit_id: int) -> int:
     has no per-seat items. A seat added past the slots (a tie-break seat, a seat freed by a
     rejection) takes the slot with the fewest holders: its quiz items were seen, never answered
     in feedback, by the earlier holder only if that one was rejected after confirmation."""
-    slots = {seat for (seat,) in SLOTS.rows(hit_id)} if fast_path.enabled() else set(SLOTS.queryset(hit_id))
+    slots = (
+        {seat for (seat,) in fast_claim.SLOTS.rows(hit_id)}
+        if fast_path.enabled()
+        else set(fast_claim.SLOTS.queryset(hit_id))
+    )
     if not slots:
         return 0
-    held = Counter(HELD.queryset(hit_id).filter(seat__in=slots).values_list("seat", flat=True))
+    held = Counter(fast_claim.HELD.queryset(hit_id).filter(seat__in=slots).values_list("seat", flat=True))
     return min(sorted(slots), key=lambda slot: held[slot])
 
 
@@ -102,7 +77,7 @@ def free(hit_ids: Iterable[int]) -> None:
 def set_free(hit_id: int, count: int) -> None:
     """Write the count a claim found under the HIT's row lock (labeling.actions.claim)."""
     if fast_path.enabled():
-        fast_path.set_free_seats(hit_id, count)  # the same UPDATE, written once
+        fast_claim.set_free_seats(hit_id, count)  # the same UPDATE, written once (labeling.fast_path.claim)
         return
     HIT.objects.filter(pk=hit_id).update(seats_free=count)
 
@@ -115,7 +90,10 @@ def recount(hits=None) -> int:
     waits for a row lock would re-check that row but keep counting with its old snapshot).
     For repairs, not for claims."""
     held = (
-        Assignment.objects.filter(_holds_a_seat(), hit=OuterRef("pk")).values("hit").annotate(n=Count("pk")).values("n")
+        Assignment.objects.filter(fast_claim.holds_a_seat(), hit=OuterRef("pk"))
+        .values("hit")
+        .annotate(n=Count("pk"))
+        .values("n")
     )
     hits = HIT.objects.all() if hits is None else hits
     with transaction.atomic():

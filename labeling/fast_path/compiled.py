@@ -1,4 +1,5 @@
-"""The annotator's fast path: hand-written SQL, built once per process, behind ANNOTATOR_FAST_PATH.
+"""The annotator's fast path's machinery and the pages' reads: hand-written SQL, built once per
+process, behind ANNOTATOR_FAST_PATH.
 
 Every statement here has a plain ORM twin that runs when the setting is off (and nothing here runs
 then): the reads in labeling.fast_path.reads, the claim search in labeling.actions.claim (open_hits_for), the
@@ -8,7 +9,7 @@ config/sessions/ (the session row), which config/settings.py names only with the
 
 Why it exists: the ORM compiles a query anew on each call, 0.5 to 2 ms of CPU for a one-row
 read by key, several times PostgreSQL's own work. What it costs: made-up ids in compiled SQL
-(ClaimSearch), statements that write Response rows (labeling.fast_path.pick), and per-process routes.
+(labeling.fast_path.claim's ClaimSearch), statements that write Response rows (labeling.fast_path.pick), and per-process routes.
 
 Same rules as the ORM twins: an assignment is found only together with its owner (anyone else's
 id reads as missing, which the views turn into a 404); `lock` takes the assignment's row lock only
@@ -26,7 +27,6 @@ from functools import cache
 
 from django.conf import settings
 from django.db import connection
-from django.utils import timezone
 
 from annotation.models import Label
 from annotation.taxonomy import normalise_label_name
@@ -212,7 +212,7 @@ def forget_routes() -> None:
         _routes.clear()
 
 
-# --- The claim search, compiled once --------------------------------------------------------------
+# --- Reads compiled once --------------------------------------------------------------------------
 
 
 # Stand-ins for a Compiled query's parameters (values no real parameter has), named once for every
@@ -221,59 +221,6 @@ def forget_routes() -> None:
 STAND_IN_WORKER, STAND_IN_CAMPAIGN, STAND_IN_HIT, STAND_IN_ASSIGNMENT = -7_000_001, -7_000_002, -7_000_003, -7_000_005
 STAND_IN_SEAT = 32_001
 STAND_IN_MOMENTS = tuple(datetime(2001, 2, 3, 4, 5, 6, 700 + i, tzinfo=UTC) for i in range(4))  # now, a cutoff...
-
-
-class ClaimSearch:
-    """labeling.actions.claim.open_hits_for's first HIT, locked (FOR UPDATE OF the HIT, SKIP LOCKED
-    or waiting), with its campaign, and its count for the home page: Compiled queries, one per
-    shape (with or without a campaign; skipping locked rows or waiting). The conditions stay
-    written once, in open_hits_for (handed in: `open_hits(worker, campaign, now=...)`)."""
-
-    def __init__(self, open_hits) -> None:
-        self._open_hits = open_hits
-        self._first = {
-            (with_campaign, skip_locked): self._compiled(
-                with_campaign,
-                lambda query, skip=skip_locked: query.select_related("campaign").select_for_update(
-                    skip_locked=skip, of=("self",)
-                )[:1],
-            )
-            for with_campaign in (False, True)
-            for skip_locked in (False, True)
-        }
-        self._count = {
-            with_campaign: self._compiled(with_campaign, lambda query: query.order_by().values("pk"))
-            for with_campaign in (False, True)
-        }
-
-    def first(self, worker: Worker, campaign: Campaign | None, *, skip_locked: bool) -> HIT | None:
-        """Inside the claim's transaction (the query locks)."""
-        row = self._first[(campaign is not None, skip_locked)].first_row(*self._values(worker, campaign))
-        if row is None:
-            return None
-        hit, hit.campaign = instances(row, HIT, Campaign)
-        return hit
-
-    def count(self, worker: Worker, campaign: Campaign | None, *, cap: int | None = None) -> int:
-        """open_hits_for(worker, campaign).count(), counting no further than `cap` when given:
-        what the home page shows per campaign."""
-        return self._count[campaign is not None].count(*self._values(worker, campaign), cap=cap)
-
-    def _compiled(self, with_campaign: bool, shape) -> "Compiled":
-        def build(worker_id, *rest):
-            *campaign_id, now = rest
-            query = self._open_hits(Worker(pk=worker_id), None, now=now)
-            if campaign_id:  # what open_hits_for(worker, campaign) adds
-                query = query.filter(campaign_id=campaign_id[0])
-            return shape(query)
-
-        stand_ins = (STAND_IN_WORKER, STAND_IN_CAMPAIGN) if with_campaign else (STAND_IN_WORKER,)
-        return Compiled(build, *stand_ins, STAND_IN_MOMENTS[0])
-
-    @staticmethod
-    def _values(worker: Worker, campaign: Campaign | None) -> tuple:
-        ids = (worker.pk, campaign.pk) if campaign is not None else (worker.pk,)
-        return (*ids, timezone.now())
 
 
 class Compiled:
@@ -397,19 +344,6 @@ def instances(row, *models) -> list:
         built.append(rows.build(model, row[start : start + size]))
         start += size
     return built
-
-
-def set_free_seats(hit_id: int, count: int) -> None:
-    """labeling.work.seats.set_free's UPDATE of one HIT's free-seat count, written once."""
-    with rows.cursor() as cursor:
-        cursor.execute(_set_free_seats_sql(), [count, hit_id])
-
-
-@cache
-def _set_free_seats_sql() -> str:
-    quote = connection.ops.quote_name
-    column = quote(HIT._meta.get_field("seats_free").column)
-    return f"UPDATE {quote(HIT._meta.db_table)} SET {column} = %s WHERE {quote(HIT._meta.pk.column)} = %s"
 
 
 def _hashable(value) -> bool:
