@@ -25,7 +25,7 @@ from labeling.fast_path import reads as hot_reads
 from labeling.fast_path import screen as screens
 from labeling.models import HIT, Assignment, Campaign, HITItem, Response
 from labeling.services import qualification
-from labeling.study_flow import texts as study_texts
+from labeling.work import label_texts as study_texts
 from labeling.work.label_sets import campaign_labels
 
 

@@ -36,6 +36,7 @@ from labeling.pages import annotator as work_views
 from labeling.services.workers import worker_for_user
 from labeling.study_flow import config, markdown, progress
 from labeling.study_flow import texts as flow_texts
+from labeling.work import label_texts
 from labeling.work.label_sets import campaign_labels
 
 LANDING_KEY = "study_landing"  # the session's record of a platform landing whose flow comes first
@@ -245,7 +246,7 @@ def _practice_answer(request: HttpRequest, worker: Worker, campaign: Campaign) -
 
 def _item_shown(texts: dict, index: int) -> dict:
     item = texts["practice"]["items"][index]
-    choices = [(name, flow_texts.label_shown(texts["labels"], name)) for name in item["choices"]]
+    choices = [(name, label_texts.label_shown(texts["labels"], name)) for name in item["choices"]]
     return {**item, "index": index, "number": index + 1, "options": choices}
 
 
@@ -272,8 +273,8 @@ def _practice_feedback(request, campaign, texts, state, index) -> HttpResponse:
         config.PRACTICE,
         item=item,
         total=state.total,
-        given=flow_texts.label_shown(texts["labels"], given),
-        right=flow_texts.label_shown(texts["labels"], item["answer"]),
+        given=label_texts.label_shown(texts["labels"], given),
+        right=label_texts.label_shown(texts["labels"], item["answer"]),
         correct=correct,
         last=state.result is not None,
     )

@@ -32,9 +32,8 @@ short of workers, the studies' restart, the grants and the blocks are tried on t
 their failures are noted (Publication.last_sync_error) for the next sync to try again. A closed
 publication is settled and paid, never offered again (no places added, no study restarted).
 
-Every step reads the state it changes, so running it again (after an interruption anywhere, or
-just again) converges: nothing is done twice and nothing is skipped. One run at a time per
-publication (a lease taken by a conditional UPDATE).
+Every step reads the state it changes, so running it again (after an interruption, or just again)
+converges: nothing done twice or skipped. One run at a time per publication (a conditional UPDATE).
 """
 
 from collections import Counter

@@ -8,7 +8,7 @@ typed new label, is shown as it is; the template escapes it either way."""
 from django import template
 from django.utils.translation import get_language
 
-from labeling.study_flow import texts
+from labeling.work import label_texts as texts
 
 register = template.Library()
 

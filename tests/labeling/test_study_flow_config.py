@@ -12,6 +12,7 @@ from annotation.models import AuditEntry
 from labeling.services.campaigns import CampaignRefused, change_campaign_settings, create_campaign
 from labeling.study_flow import config, markdown, texts
 from labeling.study_flow.demo import DEMO_FLOW
+from labeling.work import label_texts
 
 
 def flow(**changes) -> dict:
@@ -123,15 +124,18 @@ def test_a_labels_version_is_found_as_the_pages_find_the_languages_texts():
         }
     )
     translations = flow["translations"]
-    assert [texts.translation_key(translations, code) for code in ("ar", "AR", "pt-br", "pt", "fr", None)] == [
+    assert [label_texts.translation_key(translations, code) for code in ("ar", "AR", "pt-br", "pt", "fr", None)] == [
         "ar", "ar", "pt-br", "pt", "", ""
     ]  # fmt: skip
-    assert texts.labels_in(flow, "pt-br") == texts.texts_in(flow, "pt-br")["labels"] == {}
-    portuguese = texts.labels_in(flow, "pt")
-    assert texts.label_texts(portuguese, "Joyful") == {"name": "Alegre", "description": "Feliz"}  # any case
-    assert texts.label_shown(portuguese, "JOYFUL") == "Alegre" and texts.label_shown(portuguese, "Sad") == "Sad"
-    assert texts.label_named(texts.labels_in(flow, "ar"), " مبتهج ") == "Joyful"
-    assert texts.label_named(portuguese, "Joyful") is None  # only the name shown in that language
+    assert label_texts.labels_in(flow, "pt-br") == texts.texts_in(flow, "pt-br")["labels"] == {}
+    portuguese = label_texts.labels_in(flow, "pt")
+    assert label_texts.label_texts(portuguese, "Joyful") == {"name": "Alegre", "description": "Feliz"}  # any case
+    assert (
+        label_texts.label_shown(portuguese, "JOYFUL") == "Alegre"
+        and label_texts.label_shown(portuguese, "Sad") == "Sad"
+    )
+    assert label_texts.label_named(label_texts.labels_in(flow, "ar"), " مبتهج ") == "Joyful"
+    assert label_texts.label_named(portuguese, "Joyful") is None  # only the name shown in that language
 
 
 def test_markdown_is_rendered_with_raw_html_and_script_links_left_inert():

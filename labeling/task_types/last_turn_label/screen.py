@@ -29,8 +29,8 @@ from annotation.taxonomy import normalise_label_name
 from labeling.crowd.bundling import choice_order
 from labeling.fast_path import screen as screens
 from labeling.models import Campaign, Response
-from labeling.study_flow import texts as study_texts
 from labeling.task_types.base import AnswerRefused, LabelPick
+from labeling.work import label_texts as study_texts
 from labeling.work.label_sets import campaign_labels
 
 NEW_LABEL = "__new__"  # the "Other: a new label" radio's value
