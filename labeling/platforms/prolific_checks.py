@@ -29,13 +29,13 @@ import random
 import time
 from datetime import timedelta
 
+from config.web.client_ip import address_block
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone, translation
 from django.utils.translation import gettext
 
-from config.client_ip import address_block
 from config.scrub import scrub
 from jobs.runtime import start_job
 from labeling.models import Campaign, PlatformQualification, ProlificSessionCheck, Publication, Worker

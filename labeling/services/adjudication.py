@@ -9,11 +9,12 @@ sends it back for one more answer (`send_back`: a follow-up HIT through the task
 
 A settled item's AggregatedLabel says adjudicated, by whom, when and why; its crowd TurnLabel
 carries the same under provenance["adjudicated"]; aggregation keeps both. Every decision is an
-audit entry (annotation.audit) in the same transaction.
+audit entry (annotation.record.audit) in the same transaction.
 """
 
 from dataclasses import dataclass
 
+from annotation.record import audit
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
@@ -21,7 +22,6 @@ from django.db.models import Count, Max, Q, QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation import audit
 from annotation.models import Label, TurnLabel
 from jobs.webhooks import events as webhook_events
 from labeling.crowd.agreement import quiz_accuracy

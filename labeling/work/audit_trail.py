@@ -1,5 +1,5 @@
 """The audit entries of labeling's writers, each a call the writer makes beside its change
-(annotation.audit is the one writer of the log; this module only knows labeling's rows).
+(annotation.record.audit is the one writer of the log; this module only knows labeling's rows).
 
 Approvals and rejections (labeling.services.payments), payments stamped paid (labeling.services.payments, also as
 platform sync calls it), campaign settings (labeling.services.campaigns, labeling.services.entry_tokens), gold labels
@@ -11,10 +11,10 @@ from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
 
+from annotation.record import audit
 from django.db import transaction
 from django.db.models import QuerySet
 
-from annotation import audit
 from labeling.models import Assignment, Campaign, PaymentEntry
 
 AGGREGATION = "aggregation"

@@ -8,10 +8,10 @@ DATABASE_URL=sqlite:////tmp/audit.sqlite3 pytest tests/annotation/test_audit_app
 import json
 
 import pytest
+from annotation.record import audit
 from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
 
-from annotation import audit
 from annotation.models import AuditEntry
 
 REFUSED = "never updated or deleted"

@@ -14,9 +14,9 @@ from io import StringIO
 
 import pytest
 import yaml
+from annotation.record import audit
 from django.core.management import CommandError, call_command
 
-from annotation import audit
 from annotation.models import AuditEntry, TurnLabel
 from labeling.models import AggregatedLabel
 from labeling.services.adjudication import settle

@@ -8,14 +8,14 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from annotation.record import audit
+from annotation.record.admin_guard import ADMIN_REASON, NeverDeleted
 from django.contrib import admin
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
 
-from annotation import audit
-from annotation.admin_guard import ADMIN_REASON, NeverDeleted
 from annotation.models import AuditEntry, Label, ModelVersion, Movie, SkillContext, SubtitleFile, TurnSkill
 from jobs.models import JobRun
 from labeling.models import Campaign, QuizQuestion, RaterAnswer, Worker

@@ -5,9 +5,9 @@ itself refuses to change the log."""
 from decimal import Decimal
 
 import pytest
+from annotation.record import audit
 from django.db import DatabaseError, connection, transaction
 
-from annotation import audit
 from annotation.models import AuditEntry
 from labeling.models import AggregatedLabel, Assignment, Campaign
 from labeling.services import adjudication, payments

@@ -6,9 +6,9 @@ dialogues they verified, or a campaign's unanimous gold (every worker gave the s
 
 from pathlib import Path
 
+from annotation.record import audit
 from django.db import transaction
 
-from annotation import audit
 from annotation.models import Dialogue, Label, Turn
 from labeling.crowd.quiz_bank import PoolRow, QuizFileError, parse_quiz_csv
 from labeling.models import AggregatedLabel, QuizQuestion
