@@ -1,7 +1,7 @@
 from django.contrib import admin
 
 from annotation import models
-from annotation.admin_guard import NeverDeleted
+from annotation.record.admin_guard import NeverDeleted
 
 CORPUS_KEPT = (
     "{} is never deleted here: its dialogues and turns carry gold labels, answers and predictions "
@@ -70,7 +70,7 @@ class SkillContextAdmin(admin.ModelAdmin):
 
 @admin.register(models.AuditEntry)
 class AuditEntryAdmin(admin.ModelAdmin):
-    """Read-only: the audit log is append-only (annotation.audit writes it; nobody edits it)."""
+    """Read-only: the audit log is append-only (annotation.record.audit writes it; nobody edits it)."""
 
     list_display = ["at", "kind", "actor", "target_type", "target_id", "campaign_id", "reason"]
     list_filter = ["kind", "actor_kind"]

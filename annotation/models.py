@@ -387,4 +387,4 @@ class TurnSkill(models.Model):
         return sorted(self.distribution.items(), key=lambda item: (order.get(item[0], len(order)), item[0]))
 
 
-from annotation.audit_log import AuditEntry  # noqa: E402, F401  (the audit log, a table of this app)
+from annotation.record.audit_log import AuditEntry  # noqa: E402, F401  (the audit log, a table of this app)

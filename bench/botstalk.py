@@ -226,7 +226,7 @@ def read_edos_dialogues(path: Path, limit: int) -> list[list[str]]:
 
 
 def edos_coherence(args, folder: str, contexts: str, measure: Measure) -> None:
-    from annotation.pairs import turn_pairs
+    from annotation.ingest.pairs import turn_pairs
 
     if not args.edos_csv.is_file():
         print(f"EDOS: {args.edos_csv} not found, skipped")

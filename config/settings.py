@@ -59,19 +59,19 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # a database that is briefly away (restart, failover) answers 503 + Retry-After, not a 500
-    "config.db_unavailable.DatabaseUnavailableMiddleware",
+    "config.web.db_unavailable.DatabaseUnavailableMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # the participant's language (docs/crowd/languages.md; Django's LocaleMiddleware, leaner): the
     # cookie set_language writes, else the browser's Accept-Language; after the session, before
     # CommonMiddleware, as Django's
-    "config.locale.LocaleMiddleware",
+    "config.web.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # names the signed-in person as the actor of every audit entry a request writes
-    "annotation.audit.ActorMiddleware",
+    "annotation.record.audit.ActorMiddleware",
     # Django's, with the message store made on first use (most requests never touch it)
-    "config.messages.MessageMiddleware",
+    "config.web.messages.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # last, as django-axes asks: it turns a locked-out login into its lockout response
     "axes.middleware.AxesMiddleware",
@@ -240,7 +240,7 @@ if env_bool("TRUST_X_FORWARDED_PROTO", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 # behind our own reverse proxy: count clients by the address it appends to X-Forwarded-For
 TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", default=False)
-AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
+AXES_CLIENT_IP_CALLABLE = "config.web.client_ip.client_ip"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 

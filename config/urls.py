@@ -4,7 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.permissions import IsAdminUser
 
-from config import views
+from config.web import views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -15,7 +15,7 @@ urlpatterns = [
     # the language switcher's set_language (a POST: it sets the language cookie, then goes back)
     path("i18n/", include("django.conf.urls.i18n")),
     path("admin/", admin.site.urls),
-    path("corpus/", include("annotation.urls")),
+    path("corpus/", include("annotation.pages.urls")),
     path("labeling/", include("labeling.urls")),
     path("jobs/", include("jobs.urls")),
     path("webhooks/", include("jobs.webhooks.urls")),
@@ -27,7 +27,7 @@ urlpatterns = [
         SpectacularSwaggerView.as_view(url_name="api-schema", permission_classes=[IsAdminUser]),
         name="api-docs",
     ),
-    path("api/", include("annotation.api_urls")),
+    path("api/", include("annotation.api.urls")),
     path("api/", include("labeling.api_urls")),
     path("api/", include("jobs.api_urls")),
     path("api/", include("mlworkers.api_urls")),

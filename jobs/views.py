@@ -8,8 +8,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from config.access import staff_required
-from config.pages import confirmation_page, confirmed
+from config.web.access import staff_required
+from config.web.pages import confirmation_page, confirmed
 from jobs import registry
 from jobs.forms import JobForm
 from jobs.models import JobRun

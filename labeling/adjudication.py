@@ -9,7 +9,7 @@ sends it back for one more answer (`send_back`: a follow-up HIT through the task
 
 A settled item's AggregatedLabel says adjudicated, by whom, when and why; its crowd TurnLabel
 carries the same under provenance["adjudicated"]; aggregation keeps both. Every decision is an
-audit entry (annotation.audit) in the same transaction.
+audit entry (annotation.record.audit) in the same transaction.
 """
 
 from dataclasses import dataclass
@@ -21,8 +21,8 @@ from django.db.models import Count, Max, Q, QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation import audit
 from annotation.models import Label, TurnLabel
+from annotation.record import audit
 from jobs.webhooks import events as webhook_events
 from labeling.crowd.agreement import quiz_accuracy
 from labeling.crowd.dawid_skene import dawid_skene

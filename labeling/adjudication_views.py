@@ -18,7 +18,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.models import AuditEntry, Turn
-from config.access import gate, staff_required
+from config.web.access import gate, staff_required
 from labeling import adjudication
 from labeling.campaigns import EDITABLE_SETTINGS, CampaignRefused, change_campaign_settings
 from labeling.models import AggregatedLabel, Campaign, Worker

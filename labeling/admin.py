@@ -1,6 +1,6 @@
 from django.contrib import admin, messages
 
-from annotation.admin_guard import ADMIN_REASON, NeverDeleted
+from annotation.record.admin_guard import ADMIN_REASON, NeverDeleted
 from labeling import campaigns, models, workers
 
 

@@ -1,5 +1,5 @@
 """The audit entries of labeling's writers, each a call the writer makes beside its change
-(annotation.audit is the one writer of the log; this module only knows labeling's rows).
+(annotation.record.audit is the one writer of the log; this module only knows labeling's rows).
 
 Approvals and rejections (labeling.payments), payments stamped paid (labeling.payments, also as
 platform sync calls it), campaign settings (labeling.campaigns, labeling.entry_tokens), gold labels
@@ -14,7 +14,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import QuerySet
 
-from annotation import audit
+from annotation.record import audit
 from labeling.models import Assignment, Campaign, PaymentEntry
 
 AGGREGATION = "aggregation"

@@ -4,7 +4,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from annotation import audit
+from annotation.record import audit
 from jobs.registry import JobParameters, register
 from jobs.runtime import report_progress
 from labeling import audit_trail, task_types

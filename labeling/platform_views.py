@@ -49,8 +49,8 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from config.client_ip import client_ip
-from config.pages import refusal
+from config.web.client_ip import client_ip
+from config.web.pages import refusal
 from labeling import qualification, workers
 from labeling.actions.claim import live_assignment
 from labeling.entry_tokens import TOKEN_PARAMETER, token_matches

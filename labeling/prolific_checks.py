@@ -35,8 +35,8 @@ from django.db.models import Q
 from django.utils import timezone, translation
 from django.utils.translation import gettext
 
-from config.client_ip import address_block
 from config.scrub import scrub
+from config.web.client_ip import address_block
 from jobs.runtime import start_job
 from labeling.models import Campaign, PlatformQualification, ProlificSessionCheck, Publication, Worker
 from labeling.platforms import calls, get_platform

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
-from config.access import staff_required
+from config.web.access import staff_required
 from labeling import qualification
 from labeling.models import Assignment, Campaign, HITItem, QuizCheck, Response, seat_items_q
 from labeling.quiz_pool import PoolTooSmall

@@ -13,8 +13,8 @@ from decimal import Decimal
 from django.db import transaction
 from django.db.models import Count, Q, Sum
 
-from annotation import audit
 from annotation.models import AuditEntry, Label
+from annotation.record import audit
 from annotation.taxonomy import normalise_label_name
 from labeling import task_types
 from labeling.crowd.label_text import (

@@ -22,8 +22,8 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from config.access import staff_required
-from config.pages import confirmation_page, confirmed, refusal
+from config.web.access import staff_required
+from config.web.pages import confirmation_page, confirmed, refusal
 from jobs.runtime import start_job
 from labeling import answer_export, liveness, quiz_pool, task_types
 from labeling.actions.release import release_unproven, unproven_holdings
@@ -53,7 +53,7 @@ from labeling.workers import set_blocked
 
 @dataclass(frozen=True)
 class Ask:
-    """What the confirmation page (config.pages) says before an action that cannot be undone."""
+    """What the confirmation page (config.web.pages) says before an action that cannot be undone."""
 
     title: str
     consequence: str

@@ -22,7 +22,7 @@ from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Label
-from config.pages import refusal
+from config.web.pages import refusal
 from labeling import hot_reads, qualification, qualification_views, screens, task_types
 from labeling.actions import SubmissionRefused, refusal_reason
 from labeling.actions.answer import next_with_pick, save_answer, save_pick

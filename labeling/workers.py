@@ -28,8 +28,8 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from annotation import audit
-from config.client_ip import address_block
+from annotation.record import audit
+from config.web.client_ip import address_block
 from labeling import fast_path
 from labeling.models import Assignment, Campaign, Worker
 
@@ -296,7 +296,7 @@ def imported_workers(platform: str, external_ids: list[str] | tuple[str, ...]) -
 def set_blocked(worker: Worker, blocked: bool, *, reason: str = "") -> str:
     """Block (a blocked worker claims no more HITs and its submissions wait for review) or unblock
     the worker; returns its new status. The researcher pages and the API both call this; a real
-    change is recorded in the audit log (by whoever acts now, annotation.audit)."""
+    change is recorded in the audit log (by whoever acts now, annotation.record.audit)."""
     status = Worker.BLOCKED if blocked else Worker.ACTIVE
     with transaction.atomic():
         before = Worker.objects.select_for_update().values_list("status", flat=True).get(pk=worker.pk)

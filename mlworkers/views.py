@@ -6,7 +6,7 @@ from django.shortcuts import get_object_or_404, render
 
 from annotation.models import ModelVersion
 from annotation.papers import PREFILTER_CONFIDENCE
-from config.access import staff_required
+from config.web.access import staff_required
 from jobs.models import JobRun
 
 

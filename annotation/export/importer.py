@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from annotation import audit
 from annotation.export.reader import ImportedDialogue, ImportFileError
 from annotation.ingest.language import texts_language
 from annotation.models import Dialogue, Label, Movie, Turn, TurnLabel
+from annotation.record import audit
 from annotation.taxonomy import normalise_label_name
 
 IMPORT_ACTOR = "import-dataset"

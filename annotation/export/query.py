@@ -9,7 +9,6 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Q, QuerySet
 
-from annotation import audit
 from annotation.analysis import queries
 from annotation.analysis.records import GOLD, KINDS, SILVER
 from annotation.export.card import agreement_figures, card_metadata, dataset_card, dataset_license
@@ -25,6 +24,7 @@ from annotation.export.writers import (
     write_rows,
 )
 from annotation.models import AuditEntry, Label, Turn
+from annotation.record import audit
 
 CHUNK_SIZE = 2000
 SILVER_SOURCE = "model"
@@ -235,7 +235,7 @@ AUDIT_FIELDS += ("campaign_id", "turn_id", "old", "new", "reason")
 
 
 def write_audit_log(path: Path, labels: QuerySet) -> int:
-    """The audit entries about the exported labels (annotation.audit.DATASET_KINDS: gold changes,
+    """The audit entries about the exported labels (annotation.record.audit.DATASET_KINDS: gold changes,
     adjudications, proposals), oldest first, one JSON object a line; returns how many."""
     about_turns = AuditEntry.objects.filter(kind__in=audit.DATASET_KINDS, turn_id__in=labels.values("turn_id"))
     proposals = AuditEntry.objects.filter(kind__in=(audit.PROPOSAL_ACCEPTED, audit.PROPOSAL_REFUSED))

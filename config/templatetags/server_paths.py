@@ -6,7 +6,7 @@ from pathlib import Path
 from django import template
 from django.conf import settings
 
-from config.server_paths import hide_server_paths as _hide
+from config.web.server_paths import hide_server_paths as _hide
 
 register = template.Library()
 

@@ -9,8 +9,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from config.access import staff_required
-from config.pages import confirmation_page, confirmed
+from config.web.access import staff_required
+from config.web.pages import confirmation_page, confirmed
 from jobs.webhooks import delivery as deliveries
 from jobs.webhooks.endpoints import EndpointRefused, change_endpoint, create_endpoint, delete_endpoint
 from jobs.webhooks.models import EVENT_KINDS, WebhookAttempt, WebhookDelivery, WebhookEndpoint

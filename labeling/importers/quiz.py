@@ -8,8 +8,8 @@ from pathlib import Path
 
 from django.db import transaction
 
-from annotation import audit
 from annotation.models import Dialogue, Label, Turn
+from annotation.record import audit
 from labeling.crowd.quiz_bank import PoolRow, QuizFileError, parse_quiz_csv
 from labeling.models import AggregatedLabel, QuizQuestion
 

@@ -44,7 +44,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from annotation import audit
+from annotation.record import audit
 from config.scrub import scrub
 from jobs.webhooks import events as webhook_events
 from labeling import audit_trail, hits, payments, qualification, task_types

@@ -13,7 +13,7 @@ from datetime import datetime
 
 from django.db import IntegrityError, transaction
 
-from annotation import audit
+from annotation.record import audit
 from labeling.models import Campaign, ConsentDecision, PracticeAnswer, StudyStep, SurveyResponse, Worker
 from labeling.study_flow import config
 

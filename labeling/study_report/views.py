@@ -6,7 +6,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from annotation.models import ModelVersion
-from config.access import staff_required
+from config.web.access import staff_required
 from jobs.runtime import start_job
 from labeling import task_types
 from labeling.models import Campaign, RaterAnswer

@@ -25,9 +25,9 @@ from django.db.models import Exists, OuterRef
 
 from annotation.ingest.language import UNKNOWN as UNKNOWN_LANGUAGE
 from annotation.ingest.language import texts_language
+from annotation.ingest.pairs import DEFAULT_MAX_GAP, turn_pairs
 from annotation.ingest.records import dialogue_hash
 from annotation.models import Dialogue, ModelVersion, SkillContext, Turn, TurnSkill
-from annotation.pairs import DEFAULT_MAX_GAP, turn_pairs
 from jobs.models import JobRun
 from jobs.runtime import JobCannotRun, report_progress
 from mlworkers.ml.botstalk import files
@@ -201,7 +201,7 @@ def load_emotion_labeler(dialogue_model_version_id: int | None) -> tuple[Classif
 def corpus_pairs(
     max_gap: float = DEFAULT_MAX_GAP, limit: int = MAX_PAIRS, language: str = ""
 ) -> list[files.ResponsePair]:
-    """The SubTle pairs of the subtitle dialogues' consecutive turns (`annotation.pairs.turn_pairs`),
+    """The SubTle pairs of the subtitle dialogues' consecutive turns (`annotation.ingest.pairs.turn_pairs`),
     dialogues in id order, at most `limit`; with a `language`, only its dialogues (and those whose
     language is not known)."""
     turns = Turn.objects.filter(dialogue__source=Dialogue.SUBTITLES)

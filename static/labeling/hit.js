@@ -166,7 +166,7 @@
   });
 
   // A request that fails (no network, or the server answering 5xx while it restarts: a 503 with
-  // Retry-After from config/db_unavailable.py) leaves the screen and its answer as they were: htmx
+  // Retry-After from config/web/db_unavailable.py) leaves the screen and its answer as they were: htmx
   // swaps nothing on an error. Say so next to the buttons and send it again the way the annotator
   // would (pick the answer again, press the same button), after Retry-After or 1, 2, 4... s; after
   // RETRY_LIMIT tries, ask the annotator to press the button. The server stores a replayed answer

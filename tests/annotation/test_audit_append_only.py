@@ -11,8 +11,8 @@ import pytest
 from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
 
-from annotation import audit
 from annotation.models import AuditEntry
+from annotation.record import audit
 
 REFUSED = "never updated or deleted"
 

@@ -8,8 +8,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.export.cells import escape_cell
+from annotation.ingest.pairs import extract_pairs, pair_key, score_pairs
 from annotation.ingest.records import Cue
-from annotation.pairs import extract_pairs, pair_key, score_pairs
 
 
 def pairs(*cues, max_gap=1.0):

@@ -16,8 +16,8 @@ import pytest
 import yaml
 from django.core.management import CommandError, call_command
 
-from annotation import audit
 from annotation.models import AuditEntry, TurnLabel
+from annotation.record import audit
 from labeling.adjudication import settle
 from labeling.campaigns import create_campaign
 from labeling.models import AggregatedLabel

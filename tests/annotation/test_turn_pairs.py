@@ -1,7 +1,7 @@
-"""SubTle pairs from a stored dialogue's turns (`annotation.pairs.turn_pairs`): the rules for cues,
+"""SubTle pairs from a stored dialogue's turns (`annotation.ingest.pairs.turn_pairs`): the rules for cues,
 applied to consecutive turns (pure, no database)."""
 
-from annotation.pairs import turn_pairs
+from annotation.ingest.pairs import turn_pairs
 
 
 def test_it_pairs_consecutive_complete_turns_under_the_gap():

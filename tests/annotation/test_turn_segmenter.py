@@ -295,7 +295,7 @@ def test_the_lemmatiser_follows_the_language_and_leaves_punctuation_alone():
 
 def test_the_cores_import_neither_django_nor_sklearn():
     probe = (
-        "import sys, annotation.pairs, annotation.subtitle_paths, annotation.ingest.svm_segmenter, "
+        "import sys, annotation.ingest.pairs, annotation.ingest.subtitle_paths, annotation.ingest.svm_segmenter, "
         "annotation.ingest.segmenter_training; print(sorted({'django', 'sklearn', 'simplemma'} & set(sys.modules)))"
     )
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)

@@ -1,4 +1,4 @@
-"""A database that is briefly away answers 503 with Retry-After (config/db_unavailable.py), never a
+"""A database that is briefly away answers 503 with Retry-After (config/web/db_unavailable.py), never a
 500 with a traceback; sending the same answer or submit again afterwards stores it once."""
 
 import re

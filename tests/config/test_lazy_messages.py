@@ -1,4 +1,4 @@
-"""config.messages: Django's MessageMiddleware with the message store made on first use. A
+"""config.web.messages: Django's MessageMiddleware with the message store made on first use. A
 message added is still shown on the next page; a request that never touches messages makes no
 store, writes no cookie and leaves the session alone; the admin still finds its middleware."""
 
@@ -14,7 +14,7 @@ from django.test import RequestFactory, override_settings
 from django.urls import reverse
 from django.utils.functional import empty
 
-from config.messages import MessageMiddleware
+from config.web.messages import MessageMiddleware
 from labeling.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign, screen_item
 from tests.labeling.test_annotator_views import answer, item_url, start_hit
@@ -85,13 +85,13 @@ def test_it_is_djangos_middleware_and_the_admin_still_finds_it(settings):
     """The admin asks for a subclass of Django's MessageMiddleware in MIDDLEWARE (admin.E409;
     E410 is the session middleware before the auth one, which stays in place too)."""
     assert issubclass(MessageMiddleware, django_messages.MessageMiddleware)
-    assert "config.messages.MessageMiddleware" in settings.MIDDLEWARE
+    assert "config.web.messages.MessageMiddleware" in settings.MIDDLEWARE
     assert not admin_errors() & {"admin.E408", "admin.E409", "admin.E410"}
 
 
 def test_the_admins_check_would_see_the_middleware_missing(settings):
     """The check above can fail: without a message middleware the admin reports E409."""
-    without = [name for name in settings.MIDDLEWARE if name != "config.messages.MessageMiddleware"]
+    without = [name for name in settings.MIDDLEWARE if name != "config.web.messages.MessageMiddleware"]
     with override_settings(MIDDLEWARE=without):
         assert "admin.E409" in admin_errors()
 

@@ -1,4 +1,4 @@
-"""config.locale.LocaleMiddleware picks the language Django's own rule picks (the language cookie,
+"""config.web.locale.LocaleMiddleware picks the language Django's own rule picks (the language cookie,
 else Accept-Language, else LANGUAGE_CODE), remembers each choice in a bounded cache, and marks the
 response as Django's does."""
 
@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.test import RequestFactory, override_settings
 from django.utils import translation
 
-from config.locale import CHOICES_KEPT, LocaleMiddleware, chosen_language
+from config.web.locale import CHOICES_KEPT, LocaleMiddleware, chosen_language
 
 COOKIE = "django_language"
 

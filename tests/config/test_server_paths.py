@@ -6,7 +6,7 @@ import pytest
 from django.conf import settings
 from django.urls import reverse
 
-from config.server_paths import hide_server_paths
+from config.web.server_paths import hide_server_paths
 
 
 def test_the_longest_root_is_replaced_first():

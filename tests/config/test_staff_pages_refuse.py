@@ -8,7 +8,7 @@ from urllib.parse import quote
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from config.access import STAFF
+from config.web.access import STAFF
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""A web process does its first request's one-off work as it starts (config.warmup, called by
+"""A web process does its first request's one-off work as it starts (config.web.warmup, called by
 config.wsgi): the URLconf imported with every view, each namespace's reverse map built, the
 project's templates compiled into the cached loader; no database, and a template that does not
 compile is left for its page to report."""
@@ -15,7 +15,7 @@ from django.template.loaders.cached import Loader as CachedLoader
 from django.test import override_settings
 from django.utils.translation import trans_real
 
-from config import warmup
+from config.web import warmup
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -14,7 +14,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from config.pages import CONFIRM_FIELD, CONFIRM_VALUE
+from config.web.pages import CONFIRM_FIELD, CONFIRM_VALUE
 from jobs.tasks import deliver_webhook_task
 from jobs.webhooks import delivery, events, signing
 from jobs.webhooks.endpoints import EndpointRefused, change_endpoint, check_url, create_endpoint, secret_of
@@ -330,7 +330,7 @@ def test_switching_off_and_deleting_an_endpoint(client, researcher):
 
 
 def refused(response, who: str, url: str) -> None:
-    """As every staff page refuses (config.access): anonymous to the site's login, others the refusal page."""
+    """As every staff page refuses (config.web.access): anonymous to the site's login, others the refusal page."""
     if who == "anonymous":
         assert response.status_code == 302 and response["Location"].startswith("/accounts/login/"), url
     else:

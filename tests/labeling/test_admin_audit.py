@@ -14,9 +14,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
 
-from annotation import audit
-from annotation.admin_guard import ADMIN_REASON, NeverDeleted
 from annotation.models import AuditEntry, Label, ModelVersion, Movie, SkillContext, SubtitleFile, TurnSkill
+from annotation.record import audit
+from annotation.record.admin_guard import ADMIN_REASON, NeverDeleted
 from jobs.models import JobRun
 from labeling import campaigns
 from labeling.campaigns import create_campaign

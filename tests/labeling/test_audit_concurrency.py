@@ -7,8 +7,8 @@ from decimal import Decimal
 import pytest
 from django.db import DatabaseError, connection, transaction
 
-from annotation import audit
 from annotation.models import AuditEntry
+from annotation.record import audit
 from labeling import adjudication, payments
 from labeling.models import AggregatedLabel, Assignment, Campaign
 from labeling.task_types.last_turn_label.aggregation import aggregate_campaign

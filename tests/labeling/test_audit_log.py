@@ -11,10 +11,10 @@ from django.test import RequestFactory
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation import audit
-from annotation.audit_log import AppendOnly
 from annotation.models import AuditEntry, Label
-from config.pages import CONFIRM_FIELD, CONFIRM_VALUE
+from annotation.record import audit
+from annotation.record.audit_log import AppendOnly
+from config.web.pages import CONFIRM_FIELD, CONFIRM_VALUE
 from labeling import payments
 from labeling.campaigns import create_campaign
 from labeling.hits import record_suggestion_model

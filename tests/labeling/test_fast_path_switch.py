@@ -117,7 +117,7 @@ HAND_WRITTEN_SQL = re.compile(r"\.cursor\(|connection\.ops\.quote_name|\.raw\(|R
 # the helper of its config side), /healthz's SELECT 1, and the SQLite backend's flush (config/sqlite:
 # it reads the row triggers it lifts and restores, a database backend's own business)
 FENCE = {
-    "labeling/fast_path.py", "labeling/fast_pick.py", "labeling/fast_seat.py", "config/rows.py", "config/views.py",
+    "labeling/fast_path.py", "labeling/fast_pick.py", "labeling/fast_seat.py", "config/rows.py", "config/web/views.py",
     "config/sqlite/base.py",
 }  # fmt: skip
 

@@ -12,7 +12,7 @@ from django.test import Client, RequestFactory
 from django.urls import reverse
 from django.utils import timezone, translation
 
-from config.db_unavailable import unavailable_response
+from config.web.db_unavailable import unavailable_response
 from labeling.hits import build_hits
 from labeling.models import Assignment, Response
 from tests.labeling.hit_factory import make_dialogues, open_campaign

@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.audit_log import AuditEntry
+from annotation.record.audit_log import AuditEntry
 from labeling.models import HIT, Assignment, PlatformEvent, PlatformHook, Publication
 from labeling.platforms import publish_campaign, standin
 from labeling.platforms.prolific_hooks import seal, unseal

@@ -8,9 +8,7 @@ from pathlib import Path
 
 from django.core.management import BaseCommand, CommandError
 
-from annotation.ingest.records import SubtitleFormatError
-from annotation.ingest.srt_reader import read_srt_cues
-from annotation.pairs import (
+from annotation.ingest.pairs import (
     DEFAULT_MAX_GAP,
     GenreStats,
     PairWriter,
@@ -20,7 +18,9 @@ from annotation.pairs import (
     score_pairs,
     stats_table,
 )
-from annotation.subtitle_paths import FoundFile, NoSubtitleFiles, find_files
+from annotation.ingest.records import SubtitleFormatError
+from annotation.ingest.srt_reader import read_srt_cues
+from annotation.ingest.subtitle_paths import FoundFile, NoSubtitleFiles, find_files
 
 
 @contextmanager

@@ -12,8 +12,8 @@ from annotation.ingest.segmenter_training import (
     read_labelled_turns,
     train_on_files,
 )
+from annotation.ingest.subtitle_paths import NoSubtitleFiles, find_files
 from annotation.ingest.svm_segmenter import MODEL_VERSION
-from annotation.subtitle_paths import NoSubtitleFiles, find_files
 
 SUFFIXES = (".srt", ".xml", ".xml.gz")
 

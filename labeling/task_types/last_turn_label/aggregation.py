@@ -177,7 +177,7 @@ def agreed_with_the_model(campaign: Campaign, by_turn: dict[int, "TurnVotes"]) -
 
 
 def _write_aggregated(campaign, by_turn, majorities, opinion: DawidSkeneResult, labels) -> None:
-    """Every change of a row's label or status is recorded (annotation.audit, by the system job
+    """Every change of a row's label or status is recorded (annotation.record.audit, by the system job
     "aggregation"). A reviewer's label (status adjudicated) is kept: only the counts beside it move.
     A row a reviewer sent back for more answers returns to the queue once its answers changed."""
     existing = {row.turn_id: row for row in AggregatedLabel.objects.filter(campaign=campaign)}

@@ -2,8 +2,8 @@
 by the system job "aggregation" (for the person who started it, when one did), and the reviewers'
 labels that aggregation keeps (labeling.adjudication writes them)."""
 
-from annotation import audit
-from annotation.audit_log import AuditEntry
+from annotation.record import audit
+from annotation.record.audit_log import AuditEntry
 from labeling.models import AggregatedLabel, Campaign
 
 AGGREGATION = "aggregation"

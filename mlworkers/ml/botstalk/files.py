@@ -64,7 +64,7 @@ class ResponsePair:
     response: str
 
 
-# what `manage.py extract_pairs` writes besides the two texts (annotation.pairs.Pair)
+# what `manage.py extract_pairs` writes besides the two texts (annotation.ingest.pairs.Pair)
 PAIR_FILE_FIELDS = {
     "id", "file", "interaction_cue", "response_cue", "interaction_start", "interaction_end", "response_start",
     "response_end",

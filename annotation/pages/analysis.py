@@ -31,7 +31,7 @@ from annotation.export.query import ExportError, ExportFilters, check_request
 from annotation.export.rows import SPLITS
 from annotation.export.writers import FORMATS
 from annotation.models import ModelVersion, TurnSkill
-from config.access import staff_required
+from config.web.access import staff_required
 from jobs.models import JobRun
 from jobs.runtime import start_job
 

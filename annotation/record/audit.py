@@ -1,4 +1,4 @@
-"""The one writer of the audit log (annotation.audit_log.AuditEntry): who changed what, when, from
+"""The one writer of the audit log (annotation.record.audit_log.AuditEntry): who changed what, when, from
 what to what, and why.
 
 Every writer of a recorded kind calls `record` (or `record_many` for a bulk change) in the same
@@ -20,7 +20,7 @@ from typing import Any
 
 from django.db import models
 
-from annotation.audit_log import AuditEntry
+from annotation.record.audit_log import AuditEntry
 
 # the recorded kinds
 GOLD_CHANGED, GOLD_REMOVED = "gold.changed", "gold.removed"

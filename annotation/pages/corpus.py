@@ -4,7 +4,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from annotation.models import Dialogue, Movie, SkillContext, SubtitleFile, Turn, TurnSkill
-from config.access import staff_required
+from config.web.access import staff_required
 
 SOURCE_NAMES = dict(Dialogue.SOURCE_CHOICES)
 

@@ -2,7 +2,7 @@
 
 An anonymous visitor goes to the site's own login page (settings.LOGIN_URL, with ?next= back to
 the page); a signed-in user the rule refuses gets the site's one refusal page (403.html, which
-extends refusal.html; see config.pages) with a 403, never a login loop and never the Django
+extends refusal.html; see config.web.pages) with a 403, never a login loop and never the Django
 admin's login, which is for the admin alone (`staff_member_required` sends there).
 
 A guarded view carries `access_rule` (the rule's name), so a test can walk the URL resolver and

@@ -9,10 +9,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.analysis_views import start_export
+from annotation.api.serializers import ExportJobRequestSerializer, ExportJobSerializer, StreamExportSerializer
 from annotation.export.query import ExportError, ExportFilters, check_request, stream_export
 from annotation.export.writers import CONTENT_TYPES
-from annotation.serializers import ExportJobRequestSerializer, ExportJobSerializer, StreamExportSerializer
+from annotation.pages.analysis import start_export
 from jobs.models import JobRun
 
 

@@ -1,6 +1,6 @@
 """The audit log's table: one row per change of a recorded kind, never updated, never deleted.
 
-Written only through annotation.audit (the one writer). Rows name what they are about by plain
+Written only through annotation.record.audit (the one writer). Rows name what they are about by plain
 ids (no foreign keys): deleting a campaign, a worker or an account must neither cascade into the
 log nor rewrite it (SET_NULL would be an UPDATE). The model, its queryset and the admin refuse
 updates and deletes; on PostgreSQL a trigger (migration 0008) refuses them in the database too.
