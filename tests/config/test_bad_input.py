@@ -88,13 +88,28 @@ def field_names() -> list[str]:
 FIELD_IN_MARKUP = re.compile(r'<(?:input|select|textarea|button)\b[^>]*?\bname="([A-Za-z_][\w-]*)"')
 
 
-def _import_form_modules() -> None:
-    """Import every app's forms, serializers and views, so their classes are known subclasses."""
+PAGE_PACKAGES = {"pages", "api"}  # labeling's pages and API: every module in them posts or serves
+
+
+def form_modules() -> list[str]:
+    """Every module of an app, at any depth, named for forms, serializers, an API or views, or in a
+    package of pages or of an API."""
+    found = []
     for app in PROJECT_APPS:
         folder = REPO_ROOT / app
-        for module in folder.glob("*.py") if folder.is_dir() else ():
-            if re.search(r"(forms|serializers|api|views)$", module.stem):
-                import_module(f"{app}.{module.stem}")
+        for module in sorted(folder.rglob("*.py")) if folder.is_dir() else ():
+            parts = module.relative_to(REPO_ROOT).with_suffix("").parts
+            if "migrations" in parts or module.stem == "__init__":
+                continue
+            if re.search(r"(forms|serializers|api|views)$", module.stem) or PAGE_PACKAGES & set(parts[1:-1]):
+                found.append(".".join(parts))
+    return found
+
+
+def _import_form_modules() -> None:
+    """Import every app's forms, serializers and views, so their classes are known subclasses."""
+    for name in form_modules():
+        import_module(name)
 
 
 def _subclasses(base):
