@@ -1,8 +1,6 @@
 """The Jobs pages (staff only): start a job from its form, watch its progress, cancel or retry it.
 Starting a job only records a JobRun and queues it for a worker; no job work runs here."""
 
-from config.web.access import staff_required
-from config.web.pages import confirmation_page, confirmed
 from django.contrib import messages
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
@@ -10,6 +8,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from config.web.access import staff_required
+from config.web.pages import confirmation_page, confirmed
 from jobs import registry
 from jobs.forms import JobForm
 from jobs.models import JobRun

@@ -1,6 +1,6 @@
-from annotation.record.admin_guard import ADMIN_REASON, NeverDeleted
 from django.contrib import admin, messages
 
+from annotation.record.admin_guard import ADMIN_REASON, NeverDeleted
 from labeling import models
 from labeling.services import campaigns, workers
 

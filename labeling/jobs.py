@@ -2,9 +2,9 @@
 
 from typing import Literal
 
-from annotation.record import audit
 from pydantic import Field
 
+from annotation.record import audit
 from jobs.registry import JobParameters, register
 from jobs.runtime import report_progress
 from labeling import task_types

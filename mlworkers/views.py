@@ -1,12 +1,12 @@
 """The researcher's model pages (staff only): the trained model versions and each one's evaluation.
 The jobs that train them are started from the Jobs pages (jobs/)."""
 
-from config.web.access import staff_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from annotation.models import ModelVersion
 from annotation.papers import PREFILTER_CONFIDENCE
+from config.web.access import staff_required
 from jobs.models import JobRun
 
 

@@ -2,8 +2,6 @@
 switch it off or delete it, and follow the deliveries with their attempts, replaying one by hand.
 No delivery runs here: a replay only queues one more attempt for a worker."""
 
-from config.web.access import staff_required
-from config.web.pages import confirmation_page, confirmed
 from django.contrib import messages
 from django.db.models import Prefetch
 from django.http import HttpRequest, HttpResponse
@@ -11,6 +9,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from config.web.access import staff_required
+from config.web.pages import confirmation_page, confirmed
 from jobs.webhooks import delivery as deliveries
 from jobs.webhooks.endpoints import EndpointRefused, change_endpoint, create_endpoint, delete_endpoint
 from jobs.webhooks.models import EVENT_KINDS, WebhookAttempt, WebhookDelivery, WebhookEndpoint

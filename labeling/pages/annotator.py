@@ -9,7 +9,6 @@ id is a 404). htmx requests get partials; the same URLs serve whole pages withou
 import functools
 from typing import NamedTuple
 
-from config.web.pages import refusal
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -23,6 +22,7 @@ from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Label
+from config.web.pages import refusal
 from labeling import task_types
 from labeling.actions import SubmissionRefused, refusal_reason
 from labeling.actions.answer import next_with_pick, save_answer, save_pick

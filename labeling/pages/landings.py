@@ -38,8 +38,6 @@ Trust: MTurk's ExternalQuestion parameters (workerId, assignmentId, turkSubmitTo
 
 import re
 
-from config.web.client_ip import client_ip
-from config.web.pages import refusal
 from django.conf import settings
 from django.contrib.auth import login
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -51,6 +49,8 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from config.web.client_ip import client_ip
+from config.web.pages import refusal
 from labeling.actions.claim import live_assignment
 from labeling.models import HIT, Assignment, Campaign, Publication, Worker
 from labeling.pages import study as study_views

@@ -7,7 +7,6 @@ are shown, with a Next that leads on. An htmx request gets the partial in place 
 plain form post is redirected to the check's own page (GET, which changes nothing).
 """
 
-from config.web.access import staff_required
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
@@ -16,6 +15,7 @@ from django.urls import reverse
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
+from config.web.access import staff_required
 from labeling.models import Assignment, Campaign, HITItem, QuizCheck, Response, seat_items_q
 from labeling.services import qualification
 from labeling.work.quiz_pool import PoolTooSmall

@@ -11,8 +11,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
 
-from config.web.access import staff_required
-from config.web.pages import confirmation_page, confirmed, refusal
 from django.conf import settings
 from django.contrib import messages
 from django.db import transaction
@@ -24,6 +22,8 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from config.web.access import staff_required
+from config.web.pages import confirmation_page, confirmed, refusal
 from jobs.runtime import start_job
 from labeling import task_types
 from labeling.actions.release import release_unproven, unproven_holdings

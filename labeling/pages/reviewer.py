@@ -11,7 +11,6 @@ services (labeling.services.adjudication, labeling.services.campaigns, labeling.
 
 import json
 
-from config.web.access import gate, staff_required
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -19,6 +18,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.models import AuditEntry, Turn
+from config.web.access import gate, staff_required
 from labeling.models import AggregatedLabel, Campaign, Worker
 from labeling.reports.campaign import refuse_proposed_label
 from labeling.services import adjudication

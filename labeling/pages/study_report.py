@@ -1,12 +1,12 @@
 """The study report page (researchers only, linked from the campaign page) and its downloads."""
 
-from config.web.access import staff_required
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from annotation.models import ModelVersion
+from config.web.access import staff_required
 from jobs.runtime import start_job
 from labeling import task_types
 from labeling.models import Campaign, RaterAnswer

@@ -29,7 +29,6 @@ import random
 import time
 from datetime import timedelta
 
-from config.web.client_ip import address_block
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
@@ -37,6 +36,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext
 
 from config.scrub import scrub
+from config.web.client_ip import address_block
 from jobs.runtime import start_job
 from labeling.models import Campaign, PlatformQualification, ProlificSessionCheck, Publication, Worker
 from labeling.platforms import calls, get_platform

@@ -40,10 +40,10 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 
-from annotation.record import audit
 from django.conf import settings
 from django.utils import timezone
 
+from annotation.record import audit
 from config.scrub import scrub
 from jobs.webhooks import events as webhook_events
 from labeling import task_types

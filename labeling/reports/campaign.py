@@ -10,11 +10,11 @@ from collections import Counter
 from dataclasses import dataclass
 from decimal import Decimal
 
-from annotation.record import audit
 from django.db import transaction
 from django.db.models import Count, Q, Sum
 
 from annotation.models import AuditEntry, Label
+from annotation.record import audit
 from annotation.taxonomy import normalise_label_name
 from labeling import task_types
 from labeling.crowd.label_text import (

@@ -14,7 +14,6 @@ audit entry (annotation.record.audit) in the same transaction.
 
 from dataclasses import dataclass
 
-from annotation.record import audit
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
@@ -23,6 +22,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import Label, TurnLabel
+from annotation.record import audit
 from jobs.webhooks import events as webhook_events
 from labeling.crowd.agreement import quiz_accuracy
 from labeling.crowd.dawid_skene import dawid_skene

@@ -21,8 +21,6 @@
 
 from datetime import timedelta
 
-from annotation.record import audit
-from config.web.client_ip import address_block
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
@@ -30,6 +28,8 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from annotation.record import audit
+from config.web.client_ip import address_block
 from labeling.fast_path import compiled as fast_path
 from labeling.models import Assignment, Campaign, Worker
 

@@ -11,9 +11,9 @@ steps in the campaign, and none for a campaign without steps before the work.
 from dataclasses import dataclass
 from datetime import datetime
 
-from annotation.record import audit
 from django.db import IntegrityError, transaction
 
+from annotation.record import audit
 from labeling.models import Campaign, ConsentDecision, PracticeAnswer, StudyStep, SurveyResponse, Worker
 from labeling.study_flow import config
 

@@ -11,10 +11,10 @@ from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
 
-from annotation.record import audit
 from django.db import transaction
 from django.db.models import QuerySet
 
+from annotation.record import audit
 from labeling.models import Assignment, Campaign, PaymentEntry
 
 AGGREGATION = "aggregation"

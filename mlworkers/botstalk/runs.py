@@ -19,13 +19,13 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from annotation.ingest.pairs import DEFAULT_MAX_GAP, turn_pairs
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
 from annotation.ingest.language import UNKNOWN as UNKNOWN_LANGUAGE
 from annotation.ingest.language import texts_language
+from annotation.ingest.pairs import DEFAULT_MAX_GAP, turn_pairs
 from annotation.ingest.records import dialogue_hash
 from annotation.models import Dialogue, ModelVersion, SkillContext, Turn, TurnSkill
 from jobs.models import JobRun

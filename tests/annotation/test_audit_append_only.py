@@ -8,11 +8,11 @@ DATABASE_URL=sqlite:////tmp/audit.sqlite3 pytest tests/annotation/test_audit_app
 import json
 
 import pytest
-from annotation.record import audit
 from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
 
 from annotation.models import AuditEntry
+from annotation.record import audit
 
 REFUSED = "never updated or deleted"
 

@@ -5,10 +5,10 @@ import json
 from io import StringIO
 
 import pytest
-from annotation.ingest.pairs import extract_pairs, pair_key, score_pairs
 from django.core.management import CommandError, call_command
 
 from annotation.export.cells import escape_cell
+from annotation.ingest.pairs import extract_pairs, pair_key, score_pairs
 from annotation.ingest.records import Cue
 
 

@@ -14,10 +14,10 @@ from io import StringIO
 
 import pytest
 import yaml
-from annotation.record import audit
 from django.core.management import CommandError, call_command
 
 from annotation.models import AuditEntry, TurnLabel
+from annotation.record import audit
 from labeling.models import AggregatedLabel
 from labeling.services.adjudication import settle
 from labeling.services.campaigns import create_campaign

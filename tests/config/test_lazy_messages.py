@@ -5,7 +5,6 @@ store, writes no cookie and leaves the session alone; the admin still finds its 
 import re
 
 import pytest
-from config.web.messages import MessageMiddleware
 from django.contrib import messages
 from django.contrib.messages import middleware as django_messages
 from django.contrib.sessions.middleware import SessionMiddleware
@@ -15,6 +14,7 @@ from django.test import RequestFactory, override_settings
 from django.urls import reverse
 from django.utils.functional import empty
 
+from config.web.messages import MessageMiddleware
 from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign, screen_item
 from tests.labeling.test_annotator_views import answer, item_url, start_hit

@@ -3,10 +3,11 @@ else Accept-Language, else LANGUAGE_CODE), remembers each choice in a bounded ca
 response as Django's does."""
 
 import pytest
-from config.web.locale import CHOICES_KEPT, LocaleMiddleware, chosen_language
 from django.http import HttpRequest, HttpResponse
 from django.test import RequestFactory, override_settings
 from django.utils import translation
+
+from config.web.locale import CHOICES_KEPT, LocaleMiddleware, chosen_language
 
 COOKIE = "django_language"
 

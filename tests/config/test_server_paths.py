@@ -3,9 +3,10 @@
 import sys
 
 import pytest
-from config.web.server_paths import hide_server_paths
 from django.conf import settings
 from django.urls import reverse
+
+from config.web.server_paths import hide_server_paths
 
 
 def test_the_longest_root_is_replaced_first():

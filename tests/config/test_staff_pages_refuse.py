@@ -6,8 +6,9 @@ import re
 from urllib.parse import quote
 
 import pytest
-from config.web.access import STAFF
 from django.urls import URLPattern, URLResolver, get_resolver
+
+from config.web.access import STAFF
 
 pytestmark = pytest.mark.django_db
 

@@ -9,12 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from config.web import warmup
 from django.conf import settings
 from django.template import engines
 from django.template.loaders.cached import Loader as CachedLoader
 from django.test import override_settings
 from django.utils.translation import trans_real
+
+from config.web import warmup
 
 REPO = Path(__file__).resolve().parents[2]
 

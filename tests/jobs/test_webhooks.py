@@ -9,12 +9,12 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
-from config.web.pages import CONFIRM_FIELD, CONFIRM_VALUE
 from django.db import connection
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from config.web.pages import CONFIRM_FIELD, CONFIRM_VALUE
 from jobs.tasks import deliver_webhook_task
 from jobs.webhooks import delivery, events, signing
 from jobs.webhooks.endpoints import EndpointRefused, change_endpoint, check_url, create_endpoint, secret_of

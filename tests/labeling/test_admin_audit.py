@@ -8,8 +8,6 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
-from annotation.record import audit
-from annotation.record.admin_guard import ADMIN_REASON, NeverDeleted
 from django.contrib import admin
 from django.db import models
 from django.urls import reverse
@@ -17,6 +15,8 @@ from django.utils import timezone
 from django.utils.html import escape
 
 from annotation.models import AuditEntry, Label, ModelVersion, Movie, SkillContext, SubtitleFile, TurnSkill
+from annotation.record import audit
+from annotation.record.admin_guard import ADMIN_REASON, NeverDeleted
 from jobs.models import JobRun
 from labeling.models import Campaign, QuizQuestion, RaterAnswer, Worker
 from labeling.services import campaigns

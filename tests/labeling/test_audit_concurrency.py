@@ -5,10 +5,10 @@ itself refuses to change the log."""
 from decimal import Decimal
 
 import pytest
-from annotation.record import audit
 from django.db import DatabaseError, connection, transaction
 
 from annotation.models import AuditEntry
+from annotation.record import audit
 from labeling.models import AggregatedLabel, Assignment, Campaign
 from labeling.services import adjudication, payments
 from labeling.task_types.last_turn_label.aggregation import aggregate_campaign

@@ -6,15 +6,15 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
-from annotation.record import audit
-from annotation.record.audit_log import AppendOnly
-from config.web.pages import CONFIRM_FIELD, CONFIRM_VALUE
 from django.contrib import admin
 from django.test import RequestFactory
 from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import AuditEntry, Label
+from annotation.record import audit
+from annotation.record.audit_log import AppendOnly
+from config.web.pages import CONFIRM_FIELD, CONFIRM_VALUE
 from labeling.models import Assignment, Campaign, Publication, Worker
 from labeling.platforms import base
 from labeling.platforms.sync import sync_publication

@@ -7,12 +7,12 @@ import io
 import re
 
 import pytest
-from config.web.db_unavailable import unavailable_response
 from django.conf import settings
 from django.test import Client, RequestFactory
 from django.urls import reverse
 from django.utils import timezone, translation
 
+from config.web.db_unavailable import unavailable_response
 from labeling.models import Assignment, Response
 from labeling.work.hits import build_hits
 from tests.labeling.hit_factory import make_dialogues, open_campaign

@@ -8,11 +8,11 @@ import json
 from urllib.parse import urlsplit
 
 import pytest
-from annotation.record.audit_log import AuditEntry
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from annotation.record.audit_log import AuditEntry
 from labeling.models import HIT, Assignment, PlatformEvent, PlatformHook, Publication
 from labeling.platforms import publish_campaign, standin
 from labeling.platforms.prolific_hooks import seal, unseal

@@ -6,10 +6,10 @@ dialogues they verified, or a campaign's unanimous gold (every worker gave the s
 
 from pathlib import Path
 
-from annotation.record import audit
 from django.db import transaction
 
 from annotation.models import Dialogue, Label, Turn
+from annotation.record import audit
 from labeling.crowd.quiz_bank import PoolRow, QuizFileError, parse_quiz_csv
 from labeling.models import AggregatedLabel, QuizQuestion
 

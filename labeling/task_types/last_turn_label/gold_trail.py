@@ -4,7 +4,6 @@ labels that aggregation keeps (labeling.services.adjudication writes them)."""
 
 from annotation.record import audit
 from annotation.record.audit_log import AuditEntry
-
 from labeling.models import AggregatedLabel, Campaign
 
 AGGREGATION = "aggregation"

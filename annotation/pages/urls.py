@@ -1,6 +1,7 @@
 from django.urls import path
 
-from annotation import analysis_urls, views
+from annotation.pages import analysis_urls
+from annotation.pages import corpus as views
 
 app_name = "annotation"
 urlpatterns = [

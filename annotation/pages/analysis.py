@@ -5,7 +5,6 @@ import hashlib
 import io
 from pathlib import Path
 
-from config.web.access import staff_required
 from django import forms
 from django.conf import settings
 from django.contrib import messages
@@ -32,6 +31,7 @@ from annotation.export.query import ExportError, ExportFilters, check_request
 from annotation.export.rows import SPLITS
 from annotation.export.writers import FORMATS
 from annotation.models import ModelVersion, TurnSkill
+from config.web.access import staff_required
 from jobs.models import JobRun
 from jobs.runtime import start_job
 

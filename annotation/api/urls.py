@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation import api
+from annotation.api import views as api
 
 urlpatterns = [
     path("exports/", api.ExportJobCreateView.as_view(), name="api-export-create"),

@@ -1,10 +1,10 @@
-from config.web.access import staff_required
 from django.core.paginator import Paginator
 from django.db.models import OuterRef, Subquery
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from annotation.models import Dialogue, Movie, SkillContext, SubtitleFile, Turn, TurnSkill
+from config.web.access import staff_required
 
 SOURCE_NAMES = dict(Dialogue.SOURCE_CHOICES)
 

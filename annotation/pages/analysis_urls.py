@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation import analysis_views as views
+from annotation.pages import analysis as views
 
 urlpatterns = [
     path("analysis/", views.analysis, name="analysis"),

@@ -1,0 +1,1 @@
+"""The staff's export API: views (`views.py`), their serializers and URLs."""
