@@ -30,7 +30,7 @@ def python_files(top: Path, root: Path) -> dict[str, Path]:
     return {module_name(path, root): path for path in paths if "__pycache__" not in path.parts}
 
 
-def _absolute(node: ast.ImportFrom, importer: str, is_package: bool) -> str:
+def absolute_module(node: ast.ImportFrom, importer: str, is_package: bool) -> str:
     if not node.level:
         return node.module or ""
     base = importer.split(".") if is_package else importer.split(".")[:-1]
@@ -46,7 +46,7 @@ def imports(path: Path, importer: str) -> list[tuple[str, list[str], int]]:
         if isinstance(node, ast.Import):
             found += [(alias.name, [], node.lineno) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            found.append((_absolute(node, importer, is_package), [a.name for a in node.names], node.lineno))
+            found.append((absolute_module(node, importer, is_package), [a.name for a in node.names], node.lineno))
     return found
 
 

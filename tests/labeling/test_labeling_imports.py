@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import import_graph as graph_of
 from tests.conftest import REPO_ROOT
 
 LABELING = REPO_ROOT / "labeling"
@@ -64,100 +65,21 @@ PRIVATE_SCOPE = ("labeling", "mlworkers")
 # --- reading the source -------------------------------------------------------------------------
 
 
-def module_name(path: Path, root: Path = REPO_ROOT) -> str:
-    parts = list(path.relative_to(root).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
 def python_files(top: Path, root: Path = REPO_ROOT) -> dict[str, Path]:
     """Module name -> file, for every module under `top` except migrations."""
-    return {module_name(p, root): p for p in sorted(top.rglob("*.py")) if "migrations" not in p.parts}
+    return {name: path for name, path in graph_of.python_files(top, root).items() if "migrations" not in path.parts}
+
+
+def import_graph(top: Path, root: Path = REPO_ROOT) -> dict[str, set[tuple[str, int]]]:
+    """The import graph of the modules under `top` (tests/import_graph.py's, the whole project's check)."""
+    return graph_of.import_graph(python_files(top, root))
+
+
+cycles = graph_of.cycles
 
 
 def _parse(path: Path) -> ast.Module:
     return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-
-
-def _absolute(node: ast.ImportFrom, importer: str, is_package: bool) -> str:
-    if not node.level:
-        return node.module or ""
-    base = importer.split(".") if is_package else importer.split(".")[:-1]
-    base = base[: len(base) - (node.level - 1)]
-    return ".".join(base + ([node.module] if node.module else []))
-
-
-def imports(path: Path, importer: str) -> list[tuple[str, list[str], int]]:
-    """(module, names taken from it, line) of every import statement, wherever it stands."""
-    found = []
-    is_package = path.name == "__init__.py"
-    for node in ast.walk(_parse(path)):
-        if isinstance(node, ast.Import):
-            found += [(alias.name, [], node.lineno) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            found.append((_absolute(node, importer, is_package), [a.name for a in node.names], node.lineno))
-    return found
-
-
-def _ancestors(name: str) -> list[str]:
-    parts = name.split(".")
-    return [".".join(parts[:end]) for end in range(1, len(parts))]
-
-
-def import_edges(path: Path, importer: str, known: set[str]) -> set[tuple[str, int]]:
-    """The project modules an import runs: the module named (unless only its submodules are taken
-    from it), those submodules, and the packages above them that are not the importer's own (those
-    are loaded before the importer, and importing their submodules does not run them again)."""
-    own = set(_ancestors(importer))
-    edges = set()
-    for module, names, line in imports(path, importer):
-        submodules = {f"{module}.{name}" for name in names} & known
-        only_submodules = bool(names) and len(submodules) == len(names)
-        packages = {*_ancestors(module), module} if only_submodules else set(_ancestors(module))
-        targets = submodules | {package for package in packages if package not in own}
-        if not only_submodules:
-            targets.add(module)
-        edges |= {(target, line) for target in targets if target in known and target != importer}
-    return edges
-
-
-def import_graph(top: Path, root: Path = REPO_ROOT) -> dict[str, set[tuple[str, int]]]:
-    files = python_files(top, root)
-    return {name: import_edges(path, name, set(files)) for name, path in files.items()}
-
-
-def cycles(graph: dict[str, set[tuple[str, int]]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan), each sorted."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found = []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        for target, _line in graph.get(node, ()):
-            if target not in index:
-                visit(target)
-                low[node] = min(low[node], low[target])
-            elif target in on_stack:
-                low[node] = min(low[node], index[target])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                component.append(member)
-                if member == node:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    return found
 
 
 def forbidden_imports(graph: dict[str, set[tuple[str, int]]], package: str, forbidden) -> list[str]:
@@ -235,7 +157,7 @@ def private_imports(path: Path, importer: str, known: set[str]) -> list[str]:
     tree = _parse(path)
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            module = _absolute(node, importer, path.name == "__init__.py")
+            module = graph_of.absolute_module(node, importer, path.name == "__init__.py")
             for alias in node.names:
                 if f"{module}.{alias.name}" in known:
                     bound.add(alias.asname or alias.name)
