@@ -977,7 +977,10 @@ def compare_webhooks(args, secret_key: str) -> None:
     checks = [run.checks for mode in runs for run in runs[mode]]
     # the server's CPU per answered screen (gunicorn + PostgreSQL): what a participant's requests
     # cost, steadier than a latency percentile on a machine others share
-    cpu = {mode: [cpu_per_screen(run) for run in runs[mode]] for mode in runs}
+    cpu = {
+        mode: [cpu_ms_per_screen([run]) + cpu_ms_per_screen([run], database=True) for run in runs[mode]]
+        for mode in runs
+    }
     for mode in runs:
         print(f"CPU per answered screen, webhooks {mode}: " + ", ".join(f"{v:.2f} ms" for v in cpu[mode]))
     print(
@@ -989,11 +992,6 @@ def compare_webhooks(args, secret_key: str) -> None:
         + f" events={','.join(str(n) for n in recorded)}"
         + f" lost={sum(c['lost'] for c in checks)} doubled={sum(c['doubled'] for c in checks)}"
     )
-
-
-def cpu_per_screen(run: Run) -> float:
-    """Milliseconds of gunicorn and PostgreSQL CPU per answer sent in the run."""
-    return (run.server_cpu + run.database_cpu) / max(len(run.tally.sent), 1) * 1000
 
 
 # --- The study flow on against off, in one run ----------------------------------------------------

@@ -159,13 +159,11 @@ def _layer_probe(encoder: torch.nn.Module) -> tuple[float, float]:
     return timings[0], timings[1]
 
 
-def _best_ms(
-    model: torch.nn.Module, batch: dict[str, torch.Tensor], stop_above: float | None = None, runs: int = TRIAL_RUNS
-) -> float:
+def _best_ms(model: torch.nn.Module, batch: dict[str, torch.Tensor], stop_above: float | None = None) -> float:
     model.eval()
     best = float("inf")
     with torch.inference_mode():
-        for run in range(runs + 1):  # the first run warms the kernels' caches up, and is not counted
+        for run in range(TRIAL_RUNS + 1):  # the first run warms the kernels' caches up, and is not counted
             started = time.perf_counter()
             model(**batch)
             elapsed = (time.perf_counter() - started) * 1000
