@@ -1,7 +1,7 @@
 """CPU of one crowd-platform landing, measured in-process (no HTTP, no gunicorn): issue 37.
 
     .venv/bin/python bench/landing_profile.py [--landings 60] [--pending-polls 3] [--repo PATH]
-        [--profile mturk|prolific_first|prolific_pending|prolific_poll]
+        [--profile KIND] [--sql KIND]   (KIND: mturk, prolific_first, prolific_pending, prolific_poll)
 
 Fills a fresh PostgreSQL database (`land_bench` on 127.0.0.1 by default), publishes one campaign
 on the MTurk stand-in (as bench/labeling_load.py --landing mturk does) and one on Prolific (its
@@ -9,7 +9,8 @@ study recorded, the Prolific stand-in installed in this process, every participa
 active submission), then sends each landing URL straight to Django's WSGI handler, each from an
 address of its own, as gunicorn would once it parsed the request. It reports each kind's process
 CPU milliseconds (Django, templates, the database driver; PostgreSQL's own work is not counted)
-and SQL statements, and with --profile the cProfile top functions of that kind.
+and SQL statements, with --profile the cProfile top functions of that kind, and with --sql the
+statements of the last request of that kind.
 
 A Prolific landing whose check is a job (this tree) answers 202 at once and queues it; its page then
 polls --pending-polls times while the check waits (`prolific_pending`: what each waiting participant
@@ -43,15 +44,17 @@ from labeling_profile import keep_cookies, wsgi_environ
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/land_bench"
 PROLIFIC_STUDY = "60benchstudy0000000000000"
 PROFILER = cProfile.Profile(time.process_time)
+KINDS = ["mturk", "prolific_first", "prolific_pending", "prolific_poll"]
 
 
 class Sender:
     """Requests to the WSGI application in-process, each timed in process CPU with its SQL counted."""
 
-    def __init__(self, app, profile_kind: str | None) -> None:
-        self.app, self.profile_kind = app, profile_kind
+    def __init__(self, app, profile_kind: str | None, sql_kind: str | None = None) -> None:
+        self.app, self.profile_kind, self.sql_kind = app, profile_kind, sql_kind
         self.cpu_ms: dict[str, list[float]] = defaultdict(list)
         self.queries: dict[str, list[int]] = defaultdict(list)
+        self.last_sql: list[str] = []  # the statements of the last request of --sql's kind
 
     def get(self, kind: str, url: str, address: str, cookies: dict) -> tuple[int, dict]:
         from django.db import connection
@@ -59,9 +62,12 @@ class Sender:
         environ = wsgi_environ("GET", url, cookies, address=address)
         replies: list = []
         counted = [0]
+        statements: list[str] = []
 
         def count(execute, sql, params, many, context):
             counted[0] += 1
+            if kind == self.sql_kind:
+                statements.append(" ".join(sql.split())[:160])
             return execute(sql, params, many, context)
 
         with connection.execute_wrapper(count):
@@ -76,6 +82,8 @@ class Sender:
                 PROFILER.disable()
             self.cpu_ms[kind].append((time.process_time() - started) * 1000)
         self.queries[kind].append(counted[0])
+        if kind == self.sql_kind:
+            self.last_sql = statements
         status, headers = replies[0]
         keep_cookies(headers, cookies)
         return int(status.split()[0]), dict(headers)
@@ -158,8 +166,11 @@ def main() -> None:
         default=3,
         help="polls of each Prolific landing while its check waits (the 'Checking' page's refresh)",
     )
-    parser.add_argument("--profile", choices=["mturk", "prolific_first", "prolific_pending", "prolific_poll"])
+    parser.add_argument("--profile", choices=KINDS)
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument(
+        "--sql", choices=KINDS, help="print the SQL statements (shortened) of the last request of this kind"
+    )
     parser.add_argument("--callees", help="with --profile: also print what the functions matching this regex call")
     parser.add_argument("--database-url", default=DEFAULT_DATABASE_URL)
     args = parser.parse_args()
@@ -185,7 +196,7 @@ def main() -> None:
     fill_database(args.landings, hits, seed=1, landing="mturk")
     mturk_urls = [urls[0] for urls in mturk_landing_urls(args.landings, 1) if urls]
     _campaign, prolific_urls = prolific_campaign(hits, args.landings)
-    sender = Sender(WSGIHandler(), args.profile)
+    sender = Sender(WSGIHandler(), args.profile, args.sql)
 
     for n, url in enumerate(mturk_urls):
         status, _ = sender.get("mturk", url, address(n), {})
@@ -204,6 +215,9 @@ def main() -> None:
             f"{kind:>15}: {len(values):4d}, CPU median {statistics.median(values):7.2f} ms, "
             f"mean {statistics.fmean(values):7.2f} ms" + (f", SQL mean {statistics.fmean(sql):5.1f}" if sql else "")
         )
+    if args.sql:
+        print(f"--- the {len(sender.last_sql)} statements of the last {args.sql} request")
+        print("\n".join(sender.last_sql))
     if args.profile:
         stats = pstats.Stats(PROFILER)
         stats.sort_stats("cumulative").print_stats(args.top)

@@ -223,6 +223,8 @@ AXES_COOLOFF_TIME = timedelta(minutes=_LOCKOUT_MINUTES)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_RESET_ON_SUCCESS = True
+# axes' database handler, skipping what it does on a sign-in without a password (a platform landing's)
+AXES_HANDLER = "config.sign_in_log.SignInLog"
 if AXES_FAILURE_LIMIT < 1 or _LOCKOUT_MINUTES < 1:
     raise ConfigError("LOGIN_FAILURE_LIMIT and LOGIN_LOCKOUT_MINUTES must be positive")
 

@@ -6,9 +6,11 @@ import functools
 
 from django.conf import settings
 from django.contrib.auth import SESSION_KEY, get_user_model
+from django.contrib.sessions.backends.base import VALID_KEY_CHARS, CreateError
 from django.core import signing
 from django.core.exceptions import ValidationError
 from django.utils import timezone
+from django.utils.crypto import get_random_string
 
 from config import rows
 
@@ -66,6 +68,38 @@ class ReadOnceMixin:
         if text is None:
             return super().decode(session_data)
         return self.serializer().loads(text)
+
+    # A new session's key, and a first sign-in's row written once. Django's store looks each new
+    # key up before it inserts it (SessionBase._get_new_session_key), and a sign-in in a browser
+    # with no session yet (django.contrib.auth.login's cycle_key) inserts an empty row that the
+    # response's save then updates: three statements where one does, on every arrival of a study's
+    # launch burst (issue 46). The INSERT that creates the row (save(must_create=True)) is what
+    # keeps keys unique, as in Django's own create(): a key already taken raises CreateError there
+    # and another is drawn.
+    _insert_pending = False
+
+    def _get_new_session_key(self):
+        return get_random_string(32, VALID_KEY_CHARS)
+
+    def cycle_key(self):
+        """Django's, but with no row stored yet: the new key is drawn now (a signal handler of the
+        sign-in may read it) and the row inserted once, by the save that ends the request."""
+        if self.session_key is not None:
+            return super().cycle_key()
+        data = self._session
+        self._session_key = self._get_new_session_key()
+        self._session_cache = data
+        self._insert_pending = self.modified = True
+        return None
+
+    def save(self, must_create=False):
+        if not self._insert_pending or must_create or self.session_key is None:
+            return super().save(must_create=must_create)
+        self._insert_pending = False
+        try:
+            return super().save(must_create=True)
+        except CreateError:  # the key drawn is taken: another, as Django's create() does
+            return self.create()
 
     def create_model_instance(self, data):
         session = super().create_model_instance(data)

@@ -70,12 +70,14 @@ def live_assignment(worker: Worker, campaign: Campaign | None = None) -> Assignm
 
 
 def claim_next_hit(
-    worker: Worker, campaign: Campaign | None = None, *, prefer_hit_id: int | None = None
+    worker: Worker, campaign: Campaign | None = None, *, prefer_hit_id: int | None = None, bind_to: str = ""
 ) -> Assignment | None:
     """Give the worker a seat on a HIT: their live assignment if they have one (in whichever open
     campaign), else a new one on the first open HIT (of `campaign`, when given) with a free seat
     that they have never held, `prefer_hit_id` first when it has one (the HIT a platform offered
     them). None when nothing is left, the worker is blocked, or the campaign is not open.
+    `bind_to`: the platform's id of the work (a landing's), written on a new assignment as it is
+    made (labeling.platforms.landing binds a live one it is given back).
 
     The HIT is found by one indexed SELECT ... FOR UPDATE SKIP LOCKED on the free-seat count
     (labeling.work.seats); its seats are counted again under the lock before one is taken.
@@ -101,7 +103,7 @@ def claim_next_hit(
     deadlocks = 0
     while True:
         try:
-            return _claim(worker, campaign, prefer_hit_id, fast=fast)
+            return _claim(worker, campaign, prefer_hit_id, fast=fast, bind_to=bind_to)
         except _HitFull:
             # the fast path's HIT had no seat by its assignments (a count a hand edit left high):
             # nothing of this claim was kept; the full path repairs the count and searches on
@@ -123,7 +125,9 @@ def _is_deadlock(error: OperationalError) -> bool:
     return getattr(error.__cause__, "sqlstate", None) == "40P01"  # deadlock_detected
 
 
-def _claim(worker: Worker, campaign: Campaign | None, prefer_hit_id: int | None, *, fast: bool) -> Assignment | None:
+def _claim(
+    worker: Worker, campaign: Campaign | None, prefer_hit_id: int | None, *, fast: bool, bind_to: str = ""
+) -> Assignment | None:
     """claim_next_hit's transaction: lock the worker, return their live HIT or take a seat (`fast`:
     by the search compiled once and labeling.fast_path.claim's one statement)."""
     with transaction.atomic():
@@ -139,7 +143,7 @@ def _claim(worker: Worker, campaign: Campaign | None, prefer_hit_id: int | None,
         if existing is not None:
             return existing if _is_live(existing) else None
         if fast:
-            return _take_first_free_seat(locked_worker, campaign)
+            return _take_first_free_seat(locked_worker, campaign, bind_to)
         hit = _lock_hit_with_free_seat(locked_worker, campaign, prefer_hit_id)
         if hit is None:
             return None
@@ -150,10 +154,11 @@ def _claim(worker: Worker, campaign: Campaign | None, prefer_hit_id: int | None,
             expires_at=timezone.now() + timedelta(minutes=minutes),
             seat=seats.slot_for_new_seat(hit.pk),  # under the HIT's row lock, taken above
             unproven=locked_worker.is_pending_identity,
+            platform_assignment_id=bind_to,
         )
 
 
-def _take_first_free_seat(worker: Worker, campaign: Campaign | None) -> Assignment | None:
+def _take_first_free_seat(worker: Worker, campaign: Campaign | None, bind_to: str = "") -> Assignment | None:
     """The fast path's seat: the first claimable HIT locked by the search compiled once (skipping
     locked rows, or waiting when every candidate is locked: this transaction holds no HIT lock
     then) and a seat on it taken by one statement (labeling.fast_path.claim). _HitFull, to roll the
@@ -162,7 +167,9 @@ def _take_first_free_seat(worker: Worker, campaign: Campaign | None) -> Assignme
     if hit is None:
         return None
     expires_at = timezone.now() + timedelta(minutes=hit.campaign.time_limit_minutes)
-    assignment = fast_claim.take_seat(hit, worker, expires_at=expires_at, unproven=worker.is_pending_identity)
+    assignment = fast_claim.take_seat(
+        hit, worker, expires_at=expires_at, unproven=worker.is_pending_identity, bind_to=bind_to
+    )
     if assignment is None:
         raise _HitFull(hit.pk)
     return assignment
@@ -190,12 +197,12 @@ def held_status(worker: Worker) -> str | None:
     return Assignment.objects.filter(worker=worker).order_by("-pk").values_list("status", flat=True).first()
 
 
-def take_phantom_place(worker: Worker, campaign: Campaign, hit_id: int) -> Assignment | None:
+def take_phantom_place(worker: Worker, campaign: Campaign, hit_id: int, *, bind_to: str = "") -> Assignment | None:
     """An MTurk landing's place on the HIT of ours its MTurk HIT maps to, taking no seat
     (Assignment.phantom: MTurk admits only MaxAssignments real workers to its HIT, so the place
     a real worker needs is always there, and a made-up id's costs nothing). The landing's one
     HIT, as in claim_next_hit; None when the HIT is not open to this worker (its qualification
-    gate, or another landing of the same person holding a place on it)."""
+    gate, or another landing of the same person holding a place on it). `bind_to` as claim_next_hit's."""
     campaign = _landing_campaign(worker, campaign)
     if worker.is_blocked or campaign is None or campaign.status != Campaign.OPEN:
         return None
@@ -215,6 +222,7 @@ def take_phantom_place(worker: Worker, campaign: Campaign, hit_id: int) -> Assig
             seat=seats.slot_for_new_seat(hit.pk),
             unproven=locked_worker.is_pending_identity,
             phantom=True,
+            platform_assignment_id=bind_to,
         )
 
 

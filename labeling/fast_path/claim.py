@@ -264,11 +264,12 @@ HELD = Compiled(
 )
 
 
-def take_seat(hit: HIT, worker: Worker, *, expires_at, unproven: bool) -> Assignment | None:
+def take_seat(hit: HIT, worker: Worker, *, expires_at, unproven: bool, bind_to: str = "") -> Assignment | None:
     """A new assignment of `worker` on the locked `hit` (its seat slot chosen as
     seats.slot_for_new_seat chooses it, the HIT's free-seat count written as seats.set_free
-    writes it), or None when the HIT has no free seat by the count from its assignments."""
-    new = Assignment(hit=hit, worker=worker, expires_at=expires_at, unproven=unproven)
+    writes it), or None when the HIT has no free seat by the count from its assignments. `bind_to`:
+    the platform's id of the work it is taken for (Assignment.platform_assignment_id)."""
+    new = Assignment(hit=hit, worker=worker, expires_at=expires_at, unproven=unproven, platform_assignment_id=bind_to)
     columns = _inserted_fields()
     values = [field.get_db_prep_save(field.pre_save(new, add=True), connection) for field in columns]
     taken_sql, taken_params = TAKEN.sql(hit.pk)

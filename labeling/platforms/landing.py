@@ -110,9 +110,10 @@ def identify(landing: Landing, *, ip: str | None) -> Worker:
     """The landing's worker, every check of `land` but the claim made: what a landing whose
     campaign's study flow comes first gets (consent and practice take nothing scarce), before it
     comes back for its HIT (claim_for)."""
-    if workers.platform_id_blocked(landing.platform, landing.worker_id):
+    blocked, proven_before = workers.landing_standing(landing.platform, landing.worker_id, landing.external_assignment)
+    if blocked:
         raise LandingRefused(gettext_lazy("Not allowed"), BLOCKED, status=403)
-    proven = landing.platform == Worker.PROLIFIC and _prolific_proven(landing, ip)
+    proven = landing.platform == Worker.PROLIFIC and (proven_before or _prolific_proven(landing, ip))
     # a hitId of ours (prefer_hit_id) is one we published: the campaign is on MTurk, no query needed
     phantom = landing.platform == Worker.MTURK and (
         landing.prefer_hit_id is not None or _published_on_mturk(landing.campaign)
@@ -145,9 +146,13 @@ def claim_for(worker: Worker, landing: Landing) -> Assignment | None:
     """The landing's one HIT: a phantom place on the MTurk HIT's own HIT of ours, or a seat."""
     phantom = landing.platform == Worker.MTURK and landing.prefer_hit_id is not None
     if phantom:
-        assignment = claim.take_phantom_place(worker, landing.campaign, landing.prefer_hit_id)
+        assignment = claim.take_phantom_place(
+            worker, landing.campaign, landing.prefer_hit_id, bind_to=landing.external_assignment
+        )
     else:
-        assignment = claim.claim_next_hit(worker, landing.campaign, prefer_hit_id=landing.prefer_hit_id)
+        assignment = claim.claim_next_hit(
+            worker, landing.campaign, prefer_hit_id=landing.prefer_hit_id, bind_to=landing.external_assignment
+        )
     if assignment is None:
         _refuse_a_second_hit(worker, landing)
         if phantom:
@@ -176,7 +181,10 @@ def _refuse_a_second_hit(worker: Worker, landing: Landing) -> None:
 
 def _bound_to(assignment: Assignment, landing: Landing) -> bool:
     """Bind the assignment to the platform's id of the work at its first landing (one conditional
-    UPDATE, so two racing landings bind one id); True when it is bound to this landing's id."""
+    UPDATE, so two racing landings bind one id; a seat the claim just made for this landing came
+    bound); True when it is bound to this landing's id."""
+    if assignment.platform_assignment_id == landing.external_assignment:
+        return True  # made for this landing by its claim (claim_next_hit's bind_to), or bound before
     if Assignment.objects.filter(pk=assignment.pk, platform_assignment_id="").update(
         platform_assignment_id=landing.external_assignment
     ):
@@ -189,8 +197,8 @@ def _bound_to(assignment: Assignment, landing: Landing) -> bool:
 
 
 def _prolific_proven(landing: Landing, ip: str | None) -> bool:
-    """True when Prolific stands behind the landing (a proven landing's identity remembers it);
-    LandingRefused when it does not, LandingPending while its check waits for Prolific's answer
+    """True when Prolific stands behind the landing (asked of a landing whose identity was not
+    proven before: workers.landing_standing); LandingRefused when it does not, LandingPending while its check waits for Prolific's answer
     (or Prolific could not be asked). Prolific is asked by a job, never here
     (labeling.platforms.prolific_checks): this reads the session's check, or queues it.
 
@@ -199,8 +207,6 @@ def _prolific_proven(landing: Landing, ip: str | None) -> bool:
     the cap the page polls and nothing is queued until some are answered. What the address was
     refused never shuts it (honest participants share a university's or a carrier's address): past
     its refused sessions' caps it is asked about one session at a time."""
-    if workers.landing_proven(landing.platform, landing.worker_id, landing.external_assignment):
-        return True
     if ip is None:
         raise LandingRefused(gettext_lazy("Address not readable"), ADDRESS_UNREADABLE, status=403)
     check = prolific_checks.check_of(landing.external_assignment)

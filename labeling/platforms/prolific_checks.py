@@ -231,7 +231,7 @@ def prolific_studies(campaign: Campaign) -> set[str]:
     quiz = PlatformQualification.objects.filter(campaign=campaign, platform=Worker.PROLIFIC).values_list(
         "quiz_external_id"
     )
-    return {study for (study,) in [*studies, *quiz] if study}
+    return {study for (study,) in studies.union(quiz) if study}  # one statement
 
 
 def session_refusal(submission: dict | None, participant: str, studies: set[str]) -> str:

@@ -14,7 +14,7 @@
   once the platform confirms its submission; aggregation, agreement and reports count through it.
 - The proven workers of an imported results file (`imported_workers`).
 - Blocking and unblocking (`set_blocked`); a blocked worker claims no HIT, and blocking any
-  identity of a platform id blocks that id's landings (`platform_id_blocked`).
+  identity of a platform id blocks that id's landings (`landing_standing`).
 
 `tests/labeling/test_one_writer.py` fails when another module writes Worker rows.
 """
@@ -102,15 +102,17 @@ def platform_worker(
         keys = {"platform": platform, "external_id": external_id, "landing_key": landing_key}
         # the same landing again (a reload, a second tab): its row, locked, in one statement
         worker = Worker.objects.select_for_update().filter(**keys).first()
-        if worker is None and not proven:
-            _check_signup_limits(campaign, ip)
-        worker = worker or _new_landing(keys, ip, campaign)
+        if worker is None:
+            if not proven:
+                _check_signup_limits(campaign, ip)
+            # a proven landing's row is made pointing at the id's proven Worker (merged at once)
+            worker = _new_landing(keys, ip, campaign, _proven_worker_of(platform, external_id, ip) if proven else None)
         # a blocked worker is refused by the caller; no account is made for them
         if worker.user_id is None and not worker.is_blocked:
             worker.user = _new_account(f"{platform}-{external_id}-{landing_key}")
             worker.save(update_fields=["user"])
         if proven:
-            merge_proven_identity(worker)
+            merge_proven_identity(worker)  # a row made before it was proven: merged now
         user = worker.user
     if user is not None and not _may_sign_in_from_platform(user):
         raise AccountConflict(
@@ -119,25 +121,38 @@ def platform_worker(
     return worker
 
 
-def _new_landing(keys: dict, ip: str | None, campaign: Campaign | None) -> Worker:
-    """The landing's row, created (or, when a racing tab created it first, that one, locked)."""
-    worker, _ = Worker.objects.select_for_update().get_or_create(
-        **keys,
-        defaults={
-            "signup_ip": ip,
-            "signup_network": address_block(ip, settings.PLATFORM_IPV6_PREFIX),
-            "signup_site_network": address_block(ip, SITE_PREFIX),
-            "signup_campaign": campaign,
-        },
+def _new_landing(keys: dict, ip: str | None, campaign: Campaign | None, proven: Worker | None) -> Worker:
+    """The landing's row, created (`proven`: merged into that Worker from the start), or, when a
+    racing tab created it first, that one, locked. The caller's locking read found none, so the
+    INSERT comes first (get_or_create would read again) and a unique key held by the other tab
+    sends this one to its row."""
+    try:
+        with transaction.atomic():
+            return Worker.objects.create(
+                **keys,
+                signup_ip=ip,
+                signup_network=address_block(ip, settings.PLATFORM_IPV6_PREFIX),
+                signup_site_network=address_block(ip, SITE_PREFIX),
+                signup_campaign=campaign,
+                merged_into=proven,
+            )
+    except IntegrityError:
+        worker = Worker.objects.select_for_update().filter(**keys).first()
+        if worker is None:  # another constraint than the landing's key: get_or_create's rule
+            raise
+        return worker
+
+
+def landing_standing(platform: str, external_id: str, landing_key: str) -> tuple[bool, bool]:
+    """(blocked, proven) in one read of the platform id's rows: whether the id is blocked (blocking
+    any of its identities, or the proven one, blocks the platform id), and whether this landing's
+    identity exists and its platform stood behind it already."""
+    # the id's rows, by the unique index (platform, external_id, landing_key): one per landing
+    flags = Worker.objects.filter(platform=platform, external_id=external_id).aggregate(
+        blocked=Count("pk", filter=Q(status=Worker.BLOCKED)),
+        proven=Count("pk", filter=Q(landing_key=landing_key, merged_into__isnull=False)),
     )
-    return worker
-
-
-def landing_proven(platform: str, external_id: str, landing_key: str) -> bool:
-    """Whether this landing's identity exists and its platform stood behind it already."""
-    return Worker.objects.filter(
-        platform=platform, external_id=external_id, landing_key=landing_key, merged_into__isnull=False
-    ).exists()
+    return bool(flags["blocked"]), bool(flags["proven"])
 
 
 def _check_signup_limits(campaign: Campaign | None, ip: str | None) -> None:
@@ -257,11 +272,6 @@ def accounts_of_platform_id(platform: str, external_id: str) -> set[int | None]:
     return set(Worker.objects.filter(platform=platform, external_id=external_id).values_list("user_id", flat=True))
 
 
-def platform_id_blocked(platform: str, external_id: str) -> bool:
-    """Blocking a worker (any of its identities, or the proven one) blocks the platform id."""
-    return Worker.objects.filter(platform=platform, external_id=external_id, status=Worker.BLOCKED).exists()
-
-
 # --- Proven workers -----------------------------------------------------------------------------
 
 
@@ -271,14 +281,20 @@ def merge_proven_identity(identity: Worker) -> None:
     agreement and reports count it; its own account keeps its own pages (history, feedback)."""
     if not identity.is_pending_identity:
         return
-    proven, _ = Worker.objects.get_or_create(
-        platform=identity.platform,
-        external_id=identity.external_id,
-        landing_key="",
-        defaults={"signup_ip": identity.signup_ip, "signup_network": identity.signup_network},
-    )
+    proven = _proven_worker_of(identity.platform, identity.external_id, identity.signup_ip)
     Worker.objects.filter(pk=identity.pk, merged_into__isnull=True).update(merged_into=proven)
     identity.merged_into = proven
+
+
+def _proven_worker_of(platform: str, external_id: str, ip: str | None) -> Worker:
+    """The platform id's proven Worker (no landing key), made with the first proven landing."""
+    proven, _ = Worker.objects.get_or_create(
+        platform=platform,
+        external_id=external_id,
+        landing_key="",
+        defaults={"signup_ip": ip, "signup_network": address_block(ip, settings.PLATFORM_IPV6_PREFIX)},
+    )
+    return proven
 
 
 def imported_workers(platform: str, external_ids: list[str] | tuple[str, ...]) -> list[Worker]:

@@ -325,7 +325,9 @@ def test_a_poll_while_the_check_waits_only_reads_and_a_blocked_id_is_still_refus
     with CaptureQueriesContext(connection) as poll:
         assert browser.get(link).status_code == 202
     statements = [query["sql"] for query in poll.captured_queries]
-    assert statements and all(sql.startswith("SELECT") and "COUNT(" not in sql for sql in statements), statements
+    # the caps select by address block (network, site_network; signup_network for identities)
+    by_address = [sql for sql in statements if "network" in sql.partition(" WHERE ")[2]]
+    assert statements and all(sql.startswith("SELECT") for sql in statements) and not by_address, statements
     assert len(queued) == 1 and prolific.requests == []
     Worker.objects.create(platform=Worker.PROLIFIC, external_id="P1", status=Worker.BLOCKED)
     assert browser.get(link).status_code == 403
@@ -362,3 +364,27 @@ def test_the_jobs_tries_stop_before_a_waiting_check_counts_as_lost(campaign, pro
     assert waited + 3.05 + 30 <= prolific_checks.STALE_AFTER.total_seconds()
     assert 1 < prolific.faults.calls < 50
     assert ProlificSessionCheck.objects.get().status == ProlificSessionCheck.FAILED
+
+
+def test_the_poll_that_lands_makes_its_identity_proven_and_its_seat_bound_as_it_writes_them(
+    campaign, prolific, queued
+):
+    """What every participant of a launch burst sends once (issue 46): the identity is made merged
+    into the id's proven Worker and the seat made bound to the session, each by its INSERT (no
+    UPDATE after); the sign-in writes its session row once and no log of a password never used."""
+    started(prolific, "S1", "P1")
+    link = prolific_landing(campaign, worker="P1", session="S1", study=STUDY, made_up=True)
+    browser = Client(REMOTE_ADDR=ADDRESS)
+    assert browser.get(link).status_code == 202
+    run(queued)
+    with CaptureQueriesContext(connection) as poll:
+        assert browser.get(link).status_code == 302
+    statements = [query["sql"] for query in poll.captured_queries]
+    updates = [sql for sql in statements if sql.startswith("UPDATE")]
+    # the one UPDATE of a new identity's row is its account's; Django's sign-in sets last_login
+    assert not [sql for sql in updates if "merged_into" in sql or '"labeling_assignment"' in sql], updates
+    assert not [sql for sql in statements if "axes_" in sql], statements
+    identity = Worker.objects.get(external_id="P1", landing_key="S1")
+    assert identity.merged_into == Worker.objects.get(external_id="P1", landing_key="")
+    (assignment,) = Assignment.objects.filter(worker=identity)
+    assert assignment.platform_assignment_id == "S1" and not assignment.unproven
