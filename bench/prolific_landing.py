@@ -78,17 +78,35 @@ def refresh_seconds(page: str, default: float = 2.0) -> float:
 
 
 def procfile_landing_command(concurrency: int | None) -> list[str]:
-    """The Procfile's `landing` line, run with this interpreter (and --landing-concurrency, if given)."""
+    """The Procfile's `landing` line, run with this interpreter (and --landing-concurrency, if given);
+    the line's leading NAME=value settings (the shell honcho runs it in reads them) are
+    procfile_landing_environment's."""
     line = next(
         line.split(":", 1)[1] for line in (REPO / "Procfile").read_text().splitlines() if line.startswith("landing:")
     )
     words = shlex.split(line)
+    while "=" in words[0]:
+        words.pop(0)
     if words[0] == "python":
         words[0] = sys.executable
     if concurrency is not None:
         at = words.index("--concurrency")
         words[at + 1] = str(concurrency)
     return words
+
+
+def procfile_landing_environment() -> dict[str, str]:
+    """The NAME=value settings the Procfile's `landing` line starts its command with."""
+    line = next(
+        line.split(":", 1)[1] for line in (REPO / "Procfile").read_text().splitlines() if line.startswith("landing:")
+    )
+    settings = {}
+    for word in shlex.split(line):
+        if "=" not in word:
+            break
+        name, value = word.split("=", 1)
+        settings[name] = value
+    return settings
 
 
 def _post(url: str, payload: dict) -> dict:
@@ -142,6 +160,7 @@ class Services:
         """The landing worker, as the Procfile starts it, with gunicorn's environment; its command."""
         command = procfile_landing_command(concurrency)
         log = self.folder / "worker.log"
+        env = env | procfile_landing_environment()
         worker = subprocess.Popen(command, cwd=REPO, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
         self.processes.append(worker)
         _wait_for_line(worker, log, " ready.", "the landing worker")

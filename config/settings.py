@@ -141,6 +141,13 @@ else:
         _options["options"] = f"{_options.get('options', '')} -c plan_cache_mode=force_generic_plan".strip()
     else:
         _options["prepare_threshold"] = None
+    # A process of many threads that mostly wait on something else (the landing worker's checks
+    # wait on Prolific's answer) shares a pool of at most DB_POOL_MAX_SIZE connections instead of
+    # holding one per thread (Django's pool over psycopg_pool, which needs CONN_MAX_AGE 0:
+    # https://docs.djangoproject.com/en/5.2/ref/databases/#connection-pool). 0: no pool.
+    if env_int("DB_POOL_MAX_SIZE", 0) > 0:
+        _options["pool"] = {"min_size": 1, "max_size": env_int("DB_POOL_MAX_SIZE", 0), "timeout": 30}
+        DATABASES["default"]["CONN_MAX_AGE"] = 0
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -30,7 +30,7 @@ import time
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone, translation
 from django.utils.translation import gettext
@@ -152,6 +152,7 @@ def run_check(session_id: str) -> dict:
     check = check_of(session_id)
     if check is None or check.status != ProlificSessionCheck.PENDING:
         return {"session": session_id, "skipped": check.status if check else "no check"}
+    _release_pooled_connection()
     try:
         answer = _lookup_with_retries(session_id)
     except PlatformError as error:
@@ -175,6 +176,14 @@ def run_check(session_id: str) -> dict:
     if not final:
         return {"session": session_id, "status": ProlificSessionCheck.FAILED, "recheck": refusal}
     return {"session": session_id, "status": ProlificSessionCheck.ANSWERED, "proven": not refusal}
+
+
+def _release_pooled_connection() -> None:
+    """In a process with a connection pool (DB_POOL_MAX_SIZE: the landing worker, whose threads each
+    wait seconds on Prolific), give the connection back while this thread waits: the next query
+    takes one from the pool again. Without a pool the thread keeps its own (nothing to share)."""
+    if getattr(connection, "pool", None) is not None and not connection.in_atomic_block:
+        connection.close()
 
 
 def _maybe_not_listed_yet(answer: dict | None, check: ProlificSessionCheck) -> bool:

@@ -80,6 +80,7 @@ def test_the_bench_waits_the_checking_pages_own_refresh_and_runs_the_procfiles_l
     assert command[command.index("--queues") + 1] == "landing"
     widened = prolific_landing.procfile_landing_command(concurrency=32)
     assert widened[widened.index("--concurrency") + 1] == "32"
+    assert prolific_landing.procfile_landing_environment() == {"DB_POOL_MAX_SIZE": "16"}
 
 
 def test_loading_the_bench_in_the_projects_process_leaves_the_stand_in_package_whole():

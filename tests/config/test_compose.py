@@ -59,11 +59,16 @@ def test_the_landing_check_has_a_worker_of_its_own_that_no_other_queue_shares():
     landing = services["landing-worker"]
     assert landing["command"].split("--queues")[1].split()[0] == "landing"
     assert "landing" not in services["worker"]["command"].split("--queues")[1].split()[0].split(",")
-    assert landing["environment"] == services["worker"]["environment"]
+    # the worker's settings, and a pool of connections its threads share (held by none while it waits)
+    assert landing["environment"] == services["worker"]["environment"] | {"DB_POOL_MAX_SIZE": "16"}
     procfile = dict(
         line.split(":", 1) for line in (REPO_ROOT / "Procfile").read_text().splitlines() if line[:1].isalpha()
     )
     assert "--queues landing" in procfile["landing"] and "landing" not in procfile["worker"]
+    # the Procfile and compose run it alike
+    assert procfile["landing"].split()[0] == "DB_POOL_MAX_SIZE=16"
+    concurrency = procfile["landing"].split("--concurrency")[1].split()[0]
+    assert landing["command"].split("--concurrency")[1].split()[0] == concurrency
 
 
 def test_the_gpu_override_reserves_a_gpu_for_the_worker_only():

@@ -366,9 +366,7 @@ def test_the_jobs_tries_stop_before_a_waiting_check_counts_as_lost(campaign, pro
     assert ProlificSessionCheck.objects.get().status == ProlificSessionCheck.FAILED
 
 
-def test_the_poll_that_lands_makes_its_identity_proven_and_its_seat_bound_as_it_writes_them(
-    campaign, prolific, queued
-):
+def test_the_poll_that_lands_makes_its_identity_proven_and_its_seat_bound_as_it_writes_them(campaign, prolific, queued):
     """What every participant of a launch burst sends once (issue 46): the identity is made merged
     into the id's proven Worker and the seat made bound to the session, each by its INSERT (no
     UPDATE after); the sign-in writes its session row once and no log of a password never used."""
