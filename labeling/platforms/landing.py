@@ -198,9 +198,10 @@ def _bound_to(assignment: Assignment, landing: Landing) -> bool:
 
 def _prolific_proven(landing: Landing, ip: str | None) -> bool:
     """True when Prolific stands behind the landing (asked of a landing whose identity was not
-    proven before: workers.landing_standing); LandingRefused when it does not, LandingPending while its check waits for Prolific's answer
-    (or Prolific could not be asked). Prolific is asked by a job, never here
-    (labeling.platforms.prolific_checks): this reads the session's check, or queues it.
+    proven before: workers.landing_standing); LandingRefused when it does not, LandingPending
+    while its check waits for Prolific's answer (or Prolific could not be asked). Prolific is asked
+    by a job, never here (labeling.platforms.prolific_checks): this reads the session's check, or
+    queues it.
 
     Made-up sessions cost a call to Prolific and a place in the queue each, so the checks an
     address holds are capped before anything is queued (prolific_checks.checks_in_flight): past
