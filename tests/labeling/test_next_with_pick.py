@@ -282,8 +282,9 @@ def test_a_next_after_back_shows_the_next_screens_stored_answer(db, settings, an
 @on_postgres
 @pytest.mark.parametrize("orm", [False, True], ids=["full-path", "full-path-orm-writes"])
 def test_seconds_are_bounded_as_the_full_path_bounds_them(
-    campaign, annotators, clock, monkeypatch, fast_path_only, orm
+    campaign, annotators, frozen_clock, monkeypatch, fast_path_only, orm
 ):
+    clock = frozen_clock
     paths, fast, full, clients = fast_and_full(monkeypatch, annotators, orm)
     steps = [  # (clock advance, position, choice, posted seconds, seconds stored on that screen)
         (12, 1, 0, 500, 12),  # bounded by the time since acceptance
