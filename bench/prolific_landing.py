@@ -77,16 +77,24 @@ def refresh_seconds(page: str, default: float = 2.0) -> float:
     return float(found.group(1)) if found else default
 
 
-def procfile_landing_command(concurrency: int | None) -> list[str]:
-    """The Procfile's `landing` line, run with this interpreter (and --landing-concurrency, if given);
-    the line's leading NAME=value settings (the shell honcho runs it in reads them) are
-    procfile_landing_environment's."""
+def _procfile_landing_line() -> tuple[dict[str, str], list[str]]:
+    """The Procfile's `landing` line: its leading NAME=value settings (the shell honcho runs it in
+    reads them) and its command's words."""
     line = next(
         line.split(":", 1)[1] for line in (REPO / "Procfile").read_text().splitlines() if line.startswith("landing:")
     )
     words = shlex.split(line)
+    settings = {}
     while "=" in words[0]:
-        words.pop(0)
+        name, value = words.pop(0).split("=", 1)
+        settings[name] = value
+    return settings, words
+
+
+def procfile_landing_command(concurrency: int | None) -> list[str]:
+    """The Procfile's `landing` command, run with this interpreter (and --landing-concurrency, if
+    given); its settings are procfile_landing_environment's."""
+    words = _procfile_landing_line()[1]
     if words[0] == "python":
         words[0] = sys.executable
     if concurrency is not None:
@@ -97,16 +105,7 @@ def procfile_landing_command(concurrency: int | None) -> list[str]:
 
 def procfile_landing_environment() -> dict[str, str]:
     """The NAME=value settings the Procfile's `landing` line starts its command with."""
-    line = next(
-        line.split(":", 1)[1] for line in (REPO / "Procfile").read_text().splitlines() if line.startswith("landing:")
-    )
-    settings = {}
-    for word in shlex.split(line):
-        if "=" not in word:
-            break
-        name, value = word.split("=", 1)
-        settings[name] = value
-    return settings
+    return _procfile_landing_line()[0]
 
 
 def _post(url: str, payload: dict) -> dict:

@@ -145,8 +145,9 @@ else:
     # wait on Prolific's answer) shares a pool of at most DB_POOL_MAX_SIZE connections instead of
     # holding one per thread (Django's pool over psycopg_pool, which needs CONN_MAX_AGE 0:
     # https://docs.djangoproject.com/en/5.2/ref/databases/#connection-pool). 0: no pool.
-    if env_int("DB_POOL_MAX_SIZE", 0) > 0:
-        _options["pool"] = {"min_size": 1, "max_size": env_int("DB_POOL_MAX_SIZE", 0), "timeout": 30}
+    _pool_size = env_int("DB_POOL_MAX_SIZE", 0)
+    if _pool_size > 0:
+        _options["pool"] = {"min_size": 1, "max_size": _pool_size, "timeout": 30}
         DATABASES["default"]["CONN_MAX_AGE"] = 0
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
